@@ -1,0 +1,16 @@
+// linear.h: the Linear layer (torch.nn.Linear), y = x W^T + b.
+#ifndef TW_LINEAR_H
+#define TW_LINEAR_H
+
+// y = x W^T + b, with W stored (C_out, C_in) as in torch.nn.Linear.
+//   y: (T, C_out)   x: (T, C_in)   W: (C_out, C_in)   b: (C_out) or NULL for no bias
+// y must not alias x. Accumulates each dot product in float, in index order (the naive loop);
+// this is the readable reference that faster kernels are checked against.
+void tw_linear_forward(float *y, const float *x, const float *W, const float *b,
+                       int T, int C_in, int C_out);
+
+// Multiply-adds and parameters of one Linear layer applied to T rows (for lessons).
+long long tw_linear_flops(int T, int C_in, int C_out);        // 2 * T * C_in * C_out
+long long tw_linear_params(int C_in, int C_out, int has_bias); // C_in*C_out (+ C_out)
+
+#endif

@@ -1,0 +1,12 @@
+// softmax.h: numerically stable softmax over the last axis.
+#ifndef TW_SOFTMAX_H
+#define TW_SOFTMAX_H
+
+// y[r] = softmax(x[r] / temperature), computed as exp((x - max) / temperature) / sum so that
+// large logits (1e4, 1e30) never overflow.
+//   y: (rows, cols)   x: (rows, cols); y may alias x.   temperature > 0 (1.0f for plain softmax).
+// A row whose entries are all -inf (every position masked) has no defined softmax; this function
+// returns a row of zeros for it, so attention over it contributes nothing and no NaN appears.
+void tw_softmax_rows(float *y, const float *x, int rows, int cols, float temperature);
+
+#endif

@@ -1,0 +1,46 @@
+// testutil.c: see testutil.h.
+#include <stdio.h>
+#include <stdlib.h>
+#include "testutil.h"
+
+long tw_worst_mismatch(const float *got, const float *want, long n, double atol, double rtol) {
+    long worst = -1;
+    double worst_excess = 0.0;
+    for (long i = 0; i < n; i++) {
+        double g = got[i], w = want[i];
+        if (isinf(w) || isinf(g)) {
+            if (g != w) return i;
+            continue;
+        }
+        double excess = fabs(g - w) - (atol + rtol * fabs(w));
+        if (isnan(excess)) return i;
+        if (excess > worst_excess) { worst_excess = excess; worst = i; }
+    }
+    return worst;
+}
+
+tw_npy tt_load(const char *rel, long expect_count) {
+    char path[512], err[256] = "";
+    snprintf(path, sizeof path, "data/golden/%s.npy", rel);
+    tw_npy a;
+    tw_status st = tw_npy_read(&a, path, err, sizeof err);
+    ck_assert_msg(st == TW_OK, "cannot load golden %s: %s (%s); regenerate with "
+                  "/usr/bin/python3 tests/golden/<script>.py", path, tw_status_str(st), err);
+    ck_assert_msg(expect_count < 0 || a.count == expect_count,
+                  "golden %s has %ld elements, the test expects %ld", path, a.count, expect_count);
+    return a;
+}
+
+float *tt_zeros(long n) {
+    float *p = calloc((size_t)(n > 0 ? n : 1), sizeof(float));
+    ck_assert_msg(p != NULL, "out of memory allocating %ld floats", n);
+    return p;
+}
+
+float *tt_rand(long n, float lo, float hi, uint64_t seed) {
+    float *p = tt_zeros(n);
+    tw_rng r;
+    tw_rng_init(&r, seed);
+    tw_rng_fill_uniform(&r, p, n, lo, hi);
+    return p;
+}

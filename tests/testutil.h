@@ -1,0 +1,17 @@
+// testutil.h: helpers shared by the test files: golden loading and scratch arrays.
+// Goldens live in data/golden/<group>/<name>.npy, written by the generator scripts beside them
+// (tests/golden/*.py, run with Debian's /usr/bin/python3 and python3-torch). Tests run from the
+// top of the checkout (make test does), so paths are relative to it.
+#ifndef TESTUTIL_H
+#define TESTUTIL_H
+#include "tw.h"
+#include "check_close.h"
+
+// Loads data/golden/<rel>.npy (float32 or int32) and fails the test with the file's name if it is
+// missing or its element count differs from expect_count (pass -1 to accept any count).
+// The caller frees the array with tw_npy_free.
+tw_npy tt_load(const char *rel, long expect_count);
+float *tt_zeros(long n);                     // calloc'd; fails the test if out of memory
+float *tt_rand(long n, float lo, float hi, uint64_t seed);   // uniform, from tw_rng
+
+#endif
