@@ -32,9 +32,20 @@ typedef struct {
 tw_status tw_model_config_preset(tw_model_config *c, const char *style);
 tw_status tw_model_config_check(const tw_model_config *c);
 
+// What a parameter is, which decides its random initialisation.
+typedef enum {
+    TW_PARAM_WEIGHT = 0,   // a Linear layer's (C_out, C_in) matrix
+    TW_PARAM_BIAS,         // a Linear layer's bias
+    TW_PARAM_GAIN,         // a norm's multiplicative weight (LayerNorm gamma, RMSNorm weight, QK-norm)
+    TW_PARAM_BETA,         // LayerNorm's additive bias
+    TW_PARAM_EMBED,        // token or learned position table
+} tw_param_kind;
+
 // One named parameter tensor, named as in PyTorch-style state dicts, e.g. "layers.0.attn.wq".
+// The full list of names is in docs/model.md and in the comment above tw_model_init.
 typedef struct {
     char   name[48];
+    tw_param_kind kind;
     float *data;
     int    ndim;
     long   shape[2];
@@ -55,6 +66,15 @@ typedef struct {
 } tw_model;
 
 // Allocates zeroed parameters for c. tw_model_free releases them (safe on a zeroed struct).
+// Parameters, in this order (L = layer index; a name appears only if the config needs it):
+//   tok_emb (V, C)                      pos_emb (max_seq, C)            learned positions only
+//   layers.L.norm1.w (C)  layers.L.norm1.b (C)                          .b: LayerNorm with bias
+//   layers.L.attn.wq (H*D, C)  .bq (H*D)   .wk (G*D, C)  .bk (G*D)   .wv (G*D, C)  .bv (G*D)
+//   layers.L.attn.wo (C, H*D)  .bo (C)     .q_norm (D)  .k_norm (D)       (biases if bias=1)
+//   layers.L.norm2.w (C)  layers.L.norm2.b (C)
+//   layers.L.ffn.w1 (F, C) .b1 (F) .w2 (C, F) .b2 (C)                   classic FFN
+//   layers.L.ffn.gate (F, C)  .up (F, C)  .down (C, F)                  SwiGLU
+//   final_norm.w (C)  final_norm.b (C)  head (V, C)                     head only when untied
 tw_status tw_model_init(tw_model *m, const tw_model_config *c);
 void      tw_model_free(tw_model *m);
 // Seeded random weights: Linear weights ~ N(0, 0.02) (GPT-2's init), biases ~ N(0, 0.02), norm
@@ -74,6 +94,7 @@ typedef struct {
     float            *final;      // (T_max, C) after the final norm (a copy of resid if none)
     float            *logits;     // (T_max, V)
     tw_kv_cache      *cache;      // (n_layer) or NULL when made without a cache
+    int               n_layer;
 } tw_model_state;
 
 // with_cache: 1 allocates a KV cache of max_seq positions per layer (for tw_model_step).
