@@ -1,0 +1,265 @@
+// test_lessons.c: smoke tests of the numbered lessons. For every lessons/NN_topic.c it runs the
+// built ./lessonN (make test builds them first) and checks that
+//   - it exits 0 and writes every file its header promises ("// Writes:" lines; "// Pictures:"
+//     PNGs too when gnuplot is installed) into the folder given with --out, and nothing else;
+//   - a second run writes byte-identical .npy files (lessons are deterministic);
+//   - --help exits 0 and prints a usage line; an unknown flag exits 2 with one line on stderr.
+// Files a lesson "// Needs:" (lesson 11's model) must exist; `make model` makes them.
+// The lessons' numbers come from lib/ functions that have their own PyTorch-checked tests; what
+// this file checks is that the programs run, keep their promises and fail cleanly on bad flags.
+// Uses POSIX opendir, mkdtemp, stat and system(), available on Linux and macOS.
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include "testutil.h"
+
+#define MAX_LESSONS 40
+#define MAX_FILES   48
+
+typedef struct {
+    int  number;
+    char source[256];
+    int  n_writes, n_pictures, n_needs;
+    char writes[MAX_FILES][96], pictures[MAX_FILES][96], needs[8][256];
+} lesson_spec;
+
+static lesson_spec LESSONS[MAX_LESSONS];
+static int n_lessons;
+
+// Appends the space-separated words after "tag" on this line to list.
+static void take_words(const char *after, char *list, int *n, int max, size_t width) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", after);
+    for (char *w = strtok(buf, " \t\r\n"); w && *n < max; w = strtok(NULL, " \t\r\n")) {
+        snprintf(list + (size_t)(*n) * width, width, "%s", w);
+        (*n)++;
+    }
+}
+
+static void read_spec(lesson_spec *s) {
+    FILE *f = fopen(s->source, "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        const char *p;
+        if ((p = strstr(line, "// Writes:")))
+            take_words(p + 10, s->writes[0], &s->n_writes, MAX_FILES, sizeof s->writes[0]);
+        else if ((p = strstr(line, "// Pictures:")))
+            take_words(p + 12, s->pictures[0], &s->n_pictures, MAX_FILES, sizeof s->pictures[0]);
+        else if ((p = strstr(line, "// Needs:")))
+            take_words(p + 9, s->needs[0], &s->n_needs, 8, sizeof s->needs[0]);
+    }
+    fclose(f);
+}
+
+static int by_number(const void *a, const void *b) {
+    return ((const lesson_spec *)a)->number - ((const lesson_spec *)b)->number;
+}
+
+// Finds lessons/NN_*.c (run from the top of the checkout, as make test does).
+static void scan_lessons(void) {
+    DIR *d = opendir("lessons");
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) && n_lessons < MAX_LESSONS) {
+        const char *n = e->d_name;
+        size_t len = strlen(n);
+        if (len < 6 || n[0] < '0' || n[0] > '9' || n[1] < '0' || n[1] > '9' || n[2] != '_' ||
+            strcmp(n + len - 2, ".c") != 0)
+            continue;
+        lesson_spec *s = &LESSONS[n_lessons++];
+        memset(s, 0, sizeof *s);
+        s->number = (n[0] - '0') * 10 + (n[1] - '0');
+        snprintf(s->source, sizeof s->source, "lessons/%s", n);
+        read_spec(s);
+    }
+    closedir(d);
+    qsort(LESSONS, (size_t)n_lessons, sizeof LESSONS[0], by_number);
+}
+
+// ---- helpers ----
+
+static int run(const char *cmd) {
+    int rc = system(cmd);
+    if (rc == -1 || !WIFEXITED(rc)) return -1;
+    return WEXITSTATUS(rc);
+}
+
+static long file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+// The whole file in a malloc'd buffer (NUL-terminated), or NULL.
+static char *slurp(const char *path, long *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
+    fclose(f);
+    if (b) b[n] = '\0';
+    if (len) *len = n;
+    return b;
+}
+
+static int have_gnuplot(void) {
+    return run("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+static void require_binary(const lesson_spec *s, char *bin, size_t len) {
+    snprintf(bin, len, "./lesson%d", s->number);
+    ck_assert_msg(file_size(bin) > 0, "%s is missing: run `make lessons` (it is built from %s)",
+                  bin, s->source);
+}
+
+static int declared(const lesson_spec *s, const char *name) {
+    for (int i = 0; i < s->n_writes; i++) if (strcmp(s->writes[i], name) == 0) return 1;
+    for (int i = 0; i < s->n_pictures; i++) if (strcmp(s->pictures[i], name) == 0) return 1;
+    return 0;
+}
+
+// ---- tests ----
+
+START_TEST(lesson_runs_and_writes_the_files_it_promises)
+{
+    const lesson_spec *s = &LESSONS[_i];
+    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[2048], path[1024];
+    require_binary(s, bin, sizeof bin);
+    ck_assert_msg(s->n_writes > 0, "%s has no \"// Writes:\" line naming the files it writes",
+                  s->source);
+    for (int i = 0; i < s->n_needs; i++)
+        ck_assert_msg(file_size(s->needs[i]) > 0, "%s needs %s: run `make model` first",
+                      bin, s->needs[i]);
+
+    char *dir = mkdtemp(tmpl);
+    ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
+    snprintf(cmd, sizeof cmd, "%s --out %s/run1 > %s/stdout1.txt 2> %s/stderr1.txt",
+             bin, dir, dir, dir);
+    int rc = run(cmd);
+    snprintf(path, sizeof path, "%s/stderr1.txt", dir);
+    char *err = slurp(path, NULL);
+    ck_assert_msg(rc == 0, "%s exited with %d; its stderr: %s", bin, rc, err ? err : "(none)");
+    free(err);
+
+    for (int i = 0; i < s->n_writes; i++) {
+        snprintf(path, sizeof path, "%s/run1/%s", dir, s->writes[i]);
+        ck_assert_msg(file_size(path) > 0, "%s promised %s but did not write it (or it is empty)",
+                      bin, s->writes[i]);
+    }
+    if (have_gnuplot()) {
+        for (int i = 0; i < s->n_pictures; i++) {
+            snprintf(path, sizeof path, "%s/run1/%s", dir, s->pictures[i]);
+            ck_assert_msg(file_size(path) > 0, "%s promised the picture %s but did not draw it "
+                          "(gnuplot is installed)", bin, s->pictures[i]);
+        }
+    }
+    // Nothing undeclared: the header comment is the list of what the lesson writes.
+    snprintf(path, sizeof path, "%s/run1", dir);
+    DIR *d = opendir(path);
+    ck_assert_msg(d != NULL, "cannot list %s", path);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        ck_assert_msg(declared(s, e->d_name), "%s wrote %s, which its \"// Writes:\" or "
+                      "\"// Pictures:\" lines do not list", bin, e->d_name);
+    }
+    closedir(d);
+
+    // Deterministic: a second run (without pictures) gives the same bytes in every .npy.
+    snprintf(cmd, sizeof cmd, "%s --no-plot --out %s/run2 > /dev/null 2>&1", bin, dir);
+    ck_assert_msg(run(cmd) == 0, "%s failed on its second run", bin);
+    for (int i = 0; i < s->n_writes; i++) {
+        size_t L = strlen(s->writes[i]);
+        if (L < 4 || strcmp(s->writes[i] + L - 4, ".npy") != 0) continue;
+        char p1[1024], p2[1024];
+        long n1 = 0, n2 = 0;
+        snprintf(p1, sizeof p1, "%s/run1/%s", dir, s->writes[i]);
+        snprintf(p2, sizeof p2, "%s/run2/%s", dir, s->writes[i]);
+        char *a = slurp(p1, &n1), *b = slurp(p2, &n2);
+        int same = a && b && n1 == n2 && memcmp(a, b, (size_t)n1) == 0;
+        free(a);
+        free(b);
+        ck_assert_msg(same, "%s wrote a different %s on its second run: lessons must be "
+                      "deterministic", bin, s->writes[i]);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    run(cmd);
+}
+END_TEST
+
+START_TEST(lesson_help_exits_0_and_describes_the_lesson)
+{
+    const lesson_spec *s = &LESSONS[_i];
+    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[1024], path[1024];
+    require_binary(s, bin, sizeof bin);
+    char *dir = mkdtemp(tmpl);
+    ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
+    snprintf(path, sizeof path, "%s/help.txt", dir);
+    snprintf(cmd, sizeof cmd, "%s --help > %s 2>&1", bin, path);
+    int rc = run(cmd);
+    char *text = slurp(path, NULL);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    run(cmd);
+    ck_assert_msg(rc == 0, "%s --help exited with %d", bin, rc);
+    ck_assert_msg(text && strstr(text, "Usage:") && strlen(text) > 200,
+                  "%s --help printed no usage or no description: %s", bin, text ? text : "");
+    free(text);
+}
+END_TEST
+
+START_TEST(lesson_rejects_an_unknown_flag_with_exit_2_and_one_line)
+{
+    const lesson_spec *s = &LESSONS[_i];
+    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[1024], path[1024];
+    require_binary(s, bin, sizeof bin);
+    char *dir = mkdtemp(tmpl);
+    ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
+    snprintf(path, sizeof path, "%s/err.txt", dir);
+    snprintf(cmd, sizeof cmd, "%s --out %s/o --no-such-flag > /dev/null 2> %s", bin, dir, path);
+    int rc = run(cmd);
+    char *text = slurp(path, NULL);
+    snprintf(path, sizeof path, "%s/o", dir);
+    long made = file_size(path);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    run(cmd);
+    ck_assert_msg(rc == 2, "%s --no-such-flag exited with %d, want 2", bin, rc);
+    ck_assert_msg(text && strstr(text, "--no-such-flag") && strchr(text, '\n') &&
+                  strchr(text, '\n')[1] == '\0',
+                  "%s --no-such-flag should print one line naming the flag, printed: %s",
+                  bin, text ? text : "");
+    ck_assert_msg(made < 0, "%s created its output folder before rejecting a bad flag", bin);
+    free(text);
+}
+END_TEST
+
+START_TEST(lesson_rejects_a_bad_seed_value_with_exit_2)
+{
+    const lesson_spec *s = &LESSONS[_i];
+    char bin[64], cmd[256];
+    require_binary(s, bin, sizeof bin);
+    snprintf(cmd, sizeof cmd, "%s --seed banana > /dev/null 2>&1", bin);
+    int rc = run(cmd);
+    ck_assert_msg(rc == 2, "%s --seed banana exited with %d, want 2", bin, rc);
+}
+END_TEST
+
+Suite *suite_lessons(void) {
+    Suite *s = suite_create("lessons");
+    scan_lessons();
+    TCase *tc = tcase_create("lessons");
+    tcase_set_timeout(tc, 120);   // generous: lesson 12 times kernels, others take well under 1 s
+    tcase_add_loop_test(tc, lesson_runs_and_writes_the_files_it_promises, 0, n_lessons);
+    tcase_add_loop_test(tc, lesson_help_exits_0_and_describes_the_lesson, 0, n_lessons);
+    tcase_add_loop_test(tc, lesson_rejects_an_unknown_flag_with_exit_2_and_one_line, 0, n_lessons);
+    tcase_add_loop_test(tc, lesson_rejects_a_bad_seed_value_with_exit_2, 0, n_lessons);
+    suite_add_tcase(s, tc);
+    return s;
+}
