@@ -25,7 +25,7 @@ written = []
 
 def save(name, arr):
     """Writes arr as data/golden/core/<name>.npy, float32 or int32 only (what lib/npy.c reads)."""
-    a = np.ascontiguousarray(arr)
+    a = np.array(arr, order="C")     # (np.ascontiguousarray would turn a 0-d array into 1-d)
     if a.dtype == np.float64:
         a = a.astype(np.float32)
     assert a.dtype in (np.float32, np.int32), (name, a.dtype)
