@@ -1,0 +1,17 @@
+# mk/params.mk: the parameter counter (docs/params.md).
+#
+#   make params    ./params [--context N] [--layers] CONFIG.json: parameters per component and per
+#                  layer from a Hugging Face config.json (gpt2, llama, mistral, qwen2, qwen3),
+#                  weight memory at fp32/bf16/int8, KV cache at a context length; ends `total N`.
+# The counting is lib/params.c and the JSON reader lib/json.c (both part of libtw.a); the configs
+# with their published totals are in data/configs/ (README.md there).
+
+PROGRAMS    += params
+
+params: $(BUILD)/tools/params.o $(LIB)        ## ./params CONFIG.json: parameter breakdown of a model
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# tests/test_params.c runs ./params (exit codes, the `total N` line), so build it first.
+TEST_DEPS += params
+
+-include $(BUILD)/tools/params.d
