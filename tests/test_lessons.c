@@ -198,7 +198,7 @@ END_TEST
 START_TEST(lesson_help_exits_0_and_describes_the_lesson)
 {
     const lesson_spec *s = &LESSONS[_i];
-    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[1024], path[1024];
+    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[2600], path[1024];
     require_binary(s, bin, sizeof bin);
     char *dir = mkdtemp(tmpl);
     ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
@@ -218,7 +218,7 @@ END_TEST
 START_TEST(lesson_rejects_an_unknown_flag_with_exit_2_and_one_line)
 {
     const lesson_spec *s = &LESSONS[_i];
-    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[1024], path[1024];
+    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[2600], path[1024];
     require_binary(s, bin, sizeof bin);
     char *dir = mkdtemp(tmpl);
     ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
