@@ -16,6 +16,8 @@ void tw_print_matrix(FILE *f, const char *name, const float *x, int rows, int co
 // Labels are written in double quotes with '"' and '\\' escaped and control bytes shown as \xHH,
 // so token strings such as "\n" or a lone quote cannot break the file. Labels may be NULL, in
 // which case the row/column index is used. Written to a temporary file and renamed into place.
+// ('"' is written as \x22, since gnuplot has no escape for a quote inside a quoted field; '\' as
+// \\. gnuplot's enhanced text shows \x22 as "x22": `set termoption noenhanced` shows it as is.)
 //   x: (rows, cols)   row_labels: (rows)   col_labels: (cols)
 tw_status tw_write_labelled_matrix(const char *path, const float *x, int rows, int cols,
                                    const char *const *row_labels, const char *const *col_labels,

@@ -7,6 +7,8 @@
 //   y: (rows, cols)   x: (rows, cols); y may alias x.   temperature > 0 (1.0f for plain softmax).
 // A row whose entries are all -inf (every position masked) has no defined softmax; this function
 // returns a row of zeros for it, so attention over it contributes nothing and no NaN appears.
+// A row with +inf entries gets the limit as those logits grow together: the +inf entries share
+// the mass equally and the rest get 0 (PyTorch gives NaN). A NaN anywhere makes the row NaN.
 void tw_softmax_rows(float *y, const float *x, int rows, int cols, float temperature);
 
 #endif

@@ -62,6 +62,10 @@ START_TEST(row_with_plus_inf_shares_mass_among_inf_entries)
     tw_softmax_rows(y, x, 1, 5, 0.5f);
     const float want[5] = { 0.5f, 0.0f, 0.0f, 0.5f, 0.0f };
     ck_assert_allclose(y, want, 5, 0.0, 0.0);
+    // A NaN logit has no meaningful result: the whole row is NaN, so the error is visible.
+    float z[3] = { 1.0f, NAN, 2.0f };
+    tw_softmax_rows(z, z, 1, 3, 1.0f);
+    for (int j = 0; j < 3; j++) ck_assert(isnan(z[j]));
 }
 END_TEST
 
