@@ -128,12 +128,9 @@ static int parse_number(parser *p, tw_json *v) {
 // ---- strings ----
 
 static int hex4(parser *p, unsigned *out) {
-    if (p->len - p->pos < 4) {
-        p->pos = p->len;
-        return fail(p, "unexpected end of input in a \\u escape");
-    }
     unsigned u = 0;
     for (int i = 0; i < 4; i++) {
+        if (at_end(p)) return fail(p, "unexpected end of input in a \\u escape");
         int c = (unsigned char)p->text[p->pos];
         unsigned d;
         if (c >= '0' && c <= '9') d = (unsigned)(c - '0');
