@@ -1,0 +1,278 @@
+// test_model.c: the four tiny models (lib/model.c). The whole forward of each style against
+// float64 PyTorch (data/golden/model/models/<style>/, from tests/golden/gen_model.py, which loads
+// the same tensors by their tw_param names), and properties for every style: logits of a prefix
+// do not change when tokens are appended, and KV-cache prefill + one-token decode equals the
+// cache-free forward.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "golden_case.h"
+
+static const char *const STYLES[] = { "2017", "gpt2", "llama", "qwen3" };
+#define N_STYLES ((int)(sizeof STYLES / sizeof STYLES[0]))
+#define GOLDEN_T 7   // MODEL_T in gen_model.py
+
+// Builds the preset model of a style with every parameter loaded from its golden directory.
+static void load_golden_model(tw_model *m, const char *dir, const char *style) {
+    tw_model_config c;
+    ck_assert_int_eq(tw_model_config_preset(&c, style), TW_OK);
+    ck_assert_int_eq(tw_model_init(m, &c), TW_OK);
+    // Both sides must agree on the parameter list: same count here, and every C name must exist
+    // in the golden directory with the C element count (gc_load fails the test otherwise).
+    int *n = gc_load_i32(dir, "n_params", 1);
+    ck_assert_int_eq(m->n_params, n[0]);
+    free(n);
+    for (int i = 0; i < m->n_params; i++) {
+        tw_param *p = &m->params[i];
+        ck_assert_ptr_eq(tw_model_param(m, p->name), p);
+        float *data = gc_load(dir, p->name, p->count);
+        memcpy(p->data, data, (size_t)p->count * sizeof(float));
+        free(data);
+    }
+}
+
+START_TEST(model_forward_matches_torch_float64)
+{
+    const char *style = STYLES[_i];
+    char dir[96];
+    snprintf(dir, sizeof dir, "model/models/%s", style);
+    tw_model m;
+    load_golden_model(&m, dir, style);
+    const int T = GOLDEN_T, C = m.cfg.block.attn.d_model, V = m.cfg.vocab, H = m.cfg.block.attn.n_head;
+    int *tokens = gc_load_i32(dir, "tokens", T);
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+
+    // Tolerance 1e-4 abs + 1e-4 rel for the whole model: two blocks (each ~10 float32 steps,
+    // measured worst 1.5e-6 abs in test_block.c) plus embedding, final norm and a 24-term head,
+    // on activations that grow to O(10) along the residual stream; float32 roundings of such
+    // values are ~1e-6, and two norms may amplify them by 1/std of a row. Measured worst error:
+    // 1.4e-5 abs on the 2017 logits (values up to 18), 1e-6 .. 3e-6 elsewhere, so 1e-4 leaves a
+    // margin of 7x or more and is still far below any real bug, which moves logits by O(0.1). Intermediates come first so a failure
+    // names the earliest stage that diverged.
+    struct { const char *name; const float *got; long n; } steps[] = {
+        { "x", s.x, (long)T * C },
+        { "layer0_q_rot", s.layers[0].attn.q_rot, (long)T * H * m.cfg.block.attn.head_dim },
+        { "layer0_attn_weights", s.layers[0].attn.weights, (long)H * T * T },
+        { "layer0_out", s.layers[1].attn_in, (long)T * C },
+        { "layer1_out", s.resid, (long)T * C },
+        { "final", s.final, (long)T * C },
+        { "logits", s.logits, (long)T * V },
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        float *want = gc_load(dir, steps[i].name, steps[i].n);
+        long bad = tw_worst_mismatch(steps[i].got, want, steps[i].n, 1e-4, 1e-4);
+        ck_assert_msg(bad < 0, "%s: %s differs at [%ld]: got %.9g want %.9g (atol 1e-4, rtol 1e-4)",
+                      style, steps[i].name, bad, (double)steps[i].got[bad < 0 ? 0 : bad],
+                      (double)want[bad < 0 ? 0 : bad]);
+        free(want);
+    }
+    tw_model_state_free(&s);
+    tw_model_free(&m);
+    free(tokens);
+}
+END_TEST
+
+// ---- properties on random models ----
+
+// tw_model_randomize, then Linear weights redrawn as N(0, 1/C_in) and embeddings N(0, 0.25), so
+// that attention maps are far from uniform and every path carries signal a bug would disturb.
+static void randomize_strong(tw_model *m, uint64_t seed) {
+    tw_model_randomize(m, seed);
+    tw_rng r;
+    tw_rng_init(&r, seed ^ 0x5eed);
+    for (int i = 0; i < m->n_params; i++) {
+        tw_param *p = &m->params[i];
+        if (p->kind == TW_PARAM_WEIGHT)
+            tw_rng_fill_normal(&r, p->data, p->count, 1.0f / sqrtf((float)p->shape[1]));
+        else if (p->kind == TW_PARAM_EMBED)
+            tw_rng_fill_normal(&r, p->data, p->count, 0.5f);
+    }
+}
+
+static void make_random_model(tw_model *m, const char *style, uint64_t seed) {
+    tw_model_config c;
+    ck_assert_int_eq(tw_model_config_preset(&c, style), TW_OK);
+    ck_assert_int_eq(tw_model_init(m, &c), TW_OK);
+    randomize_strong(m, seed);
+}
+
+static void random_tokens(int *tokens, int T, int V, uint64_t seed) {
+    tw_rng r;
+    tw_rng_init(&r, seed);
+    for (int t = 0; t < T; t++) tokens[t] = (int)(tw_rng_next(&r) % (uint64_t)V);
+}
+
+START_TEST(prefix_logits_do_not_change_when_tokens_are_appended)
+{
+    const char *style = STYLES[_i];
+    tw_model m;
+    make_random_model(&m, style, 40u + (uint64_t)_i);
+    const int T = 9, P = 4, V = m.cfg.vocab;
+    int tokens[9];
+    random_tokens(tokens, T, V, 7);
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, P, 0), TW_OK);
+    float *prefix = tt_zeros((long)P * V);
+    memcpy(prefix, s.logits, (size_t)P * V * sizeof(float));
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+    // Rows 0..P-1 see the same tokens and, under the causal mask, nothing after them; hidden keys
+    // add exact zeros, so the logits agree to the last bit in practice. Stated tolerance: 1e-6 abs
+    // + 1e-5 rel (one-op float32), far below the O(0.1) change any leak from the future makes.
+    ck_assert_allclose(s.logits, prefix, (long)P * V, 1e-6, 1e-5);
+    // The appended tokens do change the later logits (they are not ignored altogether).
+    float *changed = tt_zeros((long)V);
+    tokens[P] = (tokens[P] + 1) % V;
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, P + 1, 0), TW_OK);
+    memcpy(changed, s.logits + (size_t)P * V, (size_t)V * sizeof(float));
+    tokens[P] = (tokens[P] + 1) % V;
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, P + 1, 0), TW_OK);
+    ck_assert(gc_max_abs_err(changed, s.logits + (size_t)P * V, V) > 1e-3);
+    tw_model_state_free(&s);
+    tw_model_free(&m);
+    free(prefix); free(changed);
+}
+END_TEST
+
+START_TEST(kv_cache_decode_equals_full_forward)
+{
+    const char *style = STYLES[_i];
+    tw_model m;
+    make_random_model(&m, style, 60u + (uint64_t)_i);
+    const int T = 11, P = 4, V = m.cfg.vocab, C = m.cfg.block.attn.d_model;
+    int tokens[11];
+    random_tokens(tokens, T, V, 8);
+
+    tw_model_state full;
+    ck_assert_int_eq(tw_model_state_init(&full, &m, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&full, &m, tokens, T, 0), TW_OK);
+
+    tw_model_state dec;
+    ck_assert_int_eq(tw_model_state_init(&dec, &m, P, 1), TW_OK);
+    float *logits = tt_zeros((long)T * V), *resid = tt_zeros((long)T * C);
+    ck_assert_int_eq(tw_model_forward(&dec, &m, tokens, P, 0), TW_OK);          // prefill 0..P-1
+    memcpy(logits, dec.logits, (size_t)P * V * sizeof(float));
+    memcpy(resid, dec.resid, (size_t)P * C * sizeof(float));
+    for (int p = P; p < T; p++) {                                               // decode P..T-1
+        ck_assert_int_eq(tw_model_forward(&dec, &m, tokens + p, 1, p), TW_OK);
+        memcpy(logits + (size_t)p * V, dec.logits, (size_t)V * sizeof(float));
+        memcpy(resid + (size_t)p * C, dec.resid, (size_t)C * sizeof(float));
+        // The last decode step's attention map over all p + 1 positions equals row p of the
+        // full forward's map, head by head.
+        const tw_attn_scratch *a = &dec.layers[1].attn, *b = &full.layers[1].attn;
+        ck_assert_int_eq(a->S, p + 1);
+        for (int h = 0; h < a->H; h++)
+            ck_assert_allclose(a->weights + (size_t)h * (p + 1),
+                               b->weights + ((size_t)h * T + p) * T, p + 1, 1e-6, 1e-5);
+    }
+    // The same arithmetic in the same order on the same values (RoPE at the same positions,
+    // cached keys identical to recomputed ones): agreement to the last bit in practice. Stated
+    // tolerance: 1e-6 abs + 1e-5 rel (one-op float32) on the residual stream and the logits.
+    ck_assert_allclose(resid, full.resid, (long)T * C, 1e-6, 1e-5);
+    ck_assert_allclose(logits, full.logits, (long)T * V, 1e-6, 1e-5);
+    tw_model_state_free(&full);
+    tw_model_state_free(&dec);
+    tw_model_free(&m);
+    free(logits); free(resid);
+}
+END_TEST
+
+// ---- configuration, parameters and errors ----
+
+START_TEST(presets_have_the_documented_shapes)
+{
+    tw_model_config c;
+    ck_assert_int_eq(tw_model_config_preset(&c, "gpt3"), TW_ERR_ARG);
+    ck_assert_int_eq(tw_model_config_preset(&c, NULL), TW_ERR_ARG);
+    // gpt2: V*C + max_seq*C + L*(2 LayerNorms + qkv + proj + FFN, all with biases) + final LN.
+    ck_assert_int_eq(tw_model_config_preset(&c, "gpt2"), TW_OK);
+    tw_model m;
+    ck_assert_int_eq(tw_model_init(&m, &c), TW_OK);
+    const long C = 24, V = 65, S = 16, F = 96;
+    long per_layer = 2 * 2 * C + (3 * C * C + 3 * C) + (C * C + C) + (F * C + F) + (C * F + C);
+    ck_assert_int_eq(tw_model_count_params(&m), V * C + S * C + 2 * per_layer + 2 * C);
+    ck_assert_ptr_eq(m.head, m.tok_emb);   // tied
+    ck_assert_ptr_null(tw_model_param(&m, "head"));
+    ck_assert_ptr_nonnull(tw_model_param(&m, "layers.1.attn.bo"));
+    tw_model_free(&m);
+    // llama: untied head, RMSNorm without beta, GQA 4/2 with D 6, SwiGLU 64, no biases.
+    ck_assert_int_eq(tw_model_config_preset(&c, "llama"), TW_OK);
+    ck_assert_int_eq(tw_model_init(&m, &c), TW_OK);
+    const long HD = 4 * 6, GD = 2 * 6, FL = 64;
+    per_layer = 2 * C + (HD * C + 2 * GD * C + C * HD) + 3 * FL * C;
+    ck_assert_int_eq(tw_model_count_params(&m), 2 * V * C + 2 * per_layer + C);
+    ck_assert_ptr_nonnull(tw_model_param(&m, "head"));
+    ck_assert_ptr_null(tw_model_param(&m, "layers.0.attn.bq"));
+    ck_assert_ptr_null(tw_model_param(&m, "layers.0.norm1.b"));
+    tw_model_free(&m);
+    // qwen3: explicit head_dim (H*D = 32 != C = 24) and QK-norm gains of size D.
+    ck_assert_int_eq(tw_model_config_preset(&c, "qwen3"), TW_OK);
+    ck_assert_int_eq(tw_model_init(&m, &c), TW_OK);
+    tw_param *wq = tw_model_param(&m, "layers.0.attn.wq"), *qn = tw_model_param(&m, "layers.1.attn.q_norm");
+    ck_assert_ptr_nonnull(wq);
+    ck_assert_ptr_nonnull(qn);
+    ck_assert_int_eq(wq->shape[0], 32);
+    ck_assert_int_eq(wq->shape[1], 24);
+    ck_assert_int_eq(qn->count, 8);
+    tw_model_free(&m);
+}
+END_TEST
+
+START_TEST(randomize_is_deterministic_and_follows_the_kinds)
+{
+    tw_model_config c;
+    ck_assert_int_eq(tw_model_config_preset(&c, "gpt2"), TW_OK);
+    tw_model a, b;
+    ck_assert_int_eq(tw_model_init(&a, &c), TW_OK);
+    ck_assert_int_eq(tw_model_init(&b, &c), TW_OK);
+    tw_model_randomize(&a, 5);
+    tw_model_randomize(&b, 5);
+    ck_assert_allclose(a.memory, b.memory, a.n_floats, 0.0, 0.0);
+    // Gains scatter around 1 (std 0.1), weights around 0 (std 0.02): check the means.
+    tw_param *g = tw_model_param(&a, "layers.0.norm1.w"), *w = tw_model_param(&a, "layers.0.ffn.w1");
+    double sg = 0, sw = 0;
+    for (long i = 0; i < g->count; i++) sg += g->data[i];
+    for (long i = 0; i < w->count; i++) sw += w->data[i];
+    ck_assert_double_eq_tol(sg / g->count, 1.0, 0.1);   // 5 sigma of the mean of 24 draws: 0.1
+    ck_assert_double_eq_tol(sw / w->count, 0.0, 0.003); // 5 sigma of the mean of 2304: 0.002
+    tw_model_free(&a);
+    tw_model_free(&b);
+}
+END_TEST
+
+START_TEST(forward_rejects_bad_tokens_and_sizes)
+{
+    tw_model m;
+    make_random_model(&m, "llama", 1);
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, 4, 0), TW_OK);
+    int ok[4] = { 1, 2, 3, 64 }, bad[4] = { 1, 65, 3, 4 }, neg[1] = { -1 };
+    ck_assert_int_eq(tw_model_forward(&s, &m, ok, 4, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&s, &m, bad, 4, 0), TW_ERR_SHAPE);
+    ck_assert_int_eq(tw_model_forward(&s, &m, neg, 1, 0), TW_ERR_SHAPE);
+    ck_assert_int_eq(tw_model_forward(&s, &m, ok, 5, 0), TW_ERR_SHAPE);    // T > T_max
+    ck_assert_int_eq(tw_model_forward(&s, &m, ok, 1, 2), TW_ERR_ARG);      // pos0 without a cache
+    tw_model_state_free(&s);
+    ck_assert_int_eq(tw_model_state_init(&s, &m, 4, 1), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&s, &m, ok, 1, m.cfg.max_seq), TW_ERR_SHAPE);   // past the cache
+    tw_model_state_free(&s);
+    tw_model_free(&m);
+}
+END_TEST
+
+Suite *suite_model(void) {
+    Suite *s = suite_create("model");
+    TCase *tc = tcase_create("golden");
+    tcase_add_loop_test(tc, model_forward_matches_torch_float64, 0, N_STYLES);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("properties");
+    tcase_add_loop_test(tc, prefix_logits_do_not_change_when_tokens_are_appended, 0, N_STYLES);
+    tcase_add_loop_test(tc, kv_cache_decode_equals_full_forward, 0, N_STYLES);
+    tcase_add_test(tc, presets_have_the_documented_shapes);
+    tcase_add_test(tc, randomize_is_deterministic_and_follows_the_kinds);
+    tcase_add_test(tc, forward_rejects_bad_tokens_and_sizes);
+    suite_add_tcase(s, tc);
+    return s;
+}
