@@ -36,9 +36,10 @@ typedef struct {
     tw_attn_scratch attn;
     float *attn_in;    // (T_max, C) the residual stream entering the block
     float *norm1;      // (T_max, C) pre-norm: Norm1(x); post-norm: Norm1(x + attn_out)
-    float *attn_out;   // (T_max, C) after the output projection
-    float *resid_mid;  // (T_max, C) h, the stream between the two sub-layers
-    float *norm2;      // (T_max, C) pre-norm: Norm2(h); post-norm: Norm2(h + ffn_out)
+    float *attn_out;   // (T_max, C) after the output projection (Wo, bo)
+    float *resid_mid;  // (T_max, C) h, the stream between the two sub-layers: pre-norm x + attn_out,
+                       // post-norm a copy of norm1
+    float *norm2;      // (T_max, C) pre-norm: Norm2(h); post-norm: Norm2(h + ffn_out) = the output
     float *ffn_hidden; // (T_max, F) classic: act(x W1^T + b1); SwiGLU: x Wg^T (before SiLU)
     float *ffn_up;     // (T_max, F) SwiGLU: x Wu^T (unused for the classic FFN)
     float *ffn_act;    // (T_max, F) SwiGLU: silu(gate) * up (unused for the classic FFN)
@@ -48,11 +49,15 @@ typedef struct {
 } tw_block_scratch;
 
 tw_status tw_block_config_check(const tw_block_config *cfg);
+// S_max: the most keys a query may see (T_max without a cache, the cache length with one).
 tw_status tw_block_scratch_init(tw_block_scratch *s, const tw_block_config *cfg, int T_max, int S_max);
 void      tw_block_scratch_free(tw_block_scratch *s);   // safe on a zeroed struct
 
-// out = block(x) for T positions starting at pos0 (see mha.h for cache, which may be NULL).
+// out = block(x) for T positions starting at pos0 (see mha.h for cache, which may be NULL; with a
+// cache, s must have been made with S_max >= pos0 + T).
 //   out: (T, C)   x: (T, C). out may alias x (x is copied to s->attn_in first).
+// The block's attention is always self-attention without an extra mask (cfg->attn.causal decides
+// causality). All intermediates are left in s, T rows each; ffn_out = out - resid_mid (pre-norm).
 void tw_block_forward(float *out, tw_block_scratch *s, tw_kv_cache *cache, const float *x,
                       const tw_block_config *cfg, const tw_block_weights *w, int T, int pos0);
 

@@ -48,18 +48,25 @@ size_t    tw_kv_cache_bytes(int S_max, int G, int D);
 
 // Scratch that holds every intermediate of one call, so lessons and dumps can read them.
 // Sized for up to T_max queries and S_max keys (keys = T for self-attention without a cache,
-// pos0 + T with a cache, the encoder length for cross-attention).
+// pos0 + T with a cache, the encoder length S for cross-attention).
+// After a call, with n_new = T for self-attention and S for cross-attention:
+//   q, q_rot: T rows used; k, v, k_rot: n_new rows used (only the rows this call projected; with a
+//   cache the earlier positions are in the cache, which holds k_rot and v rows for 0 .. pos0+T-1).
+//   scores, weights: head h's (T, S) block starts at h*T*S, with T = s->T and S = s->S of this
+//   call (packed, not strided by S_max). Causally hidden entries of scores are -inf (so without a
+//   cache everything above the diagonal, with one every s > pos0 + t), and their weights are 0.
 typedef struct {
     int    T_max, S_max, H, G, D;
-    float *q;        // (T_max, H*D)  after the projection, before QK-norm and RoPE
-    float *k, *v;    // (S_max, G*D)  after the projection, before QK-norm and RoPE (new rows only)
+    float *q;        // (T_max, H*D)  x Wq^T + bq: before QK-norm and RoPE
+    float *k, *v;    // (S_max, G*D)  x Wk^T + bk, x Wv^T + bv: before QK-norm and RoPE (v is never
+                     //               normed or rotated)
     float *q_rot;    // (T_max, H*D)  after QK-norm and RoPE: what the scores use
-    float *k_rot;    // (S_max, G*D)  after QK-norm and RoPE (new rows only)
-    float *scores;   // (H, T_max, S_max) pre-softmax, row stride S of the last call
-    float *weights;  // (H, T_max, S_max) the attention map, same layout
-    float *z;        // (T_max, H*D)  weighted sums of values, heads side by side
+    float *k_rot;    // (S_max, G*D)  after QK-norm and RoPE: what is stored in the cache
+    float *scores;   // (H, T, S) used of (H, T_max, S_max): q_h k_g^T / sqrt(D) + mask, -inf if hidden
+    float *weights;  // (H, T, S) the attention map: softmax of each scores row
+    float *z;        // (T_max, H*D)  weights v per head, heads side by side (input of Wo)
     float *qh, *kh, *vh, *zh;   // one head's contiguous copies: (T_max, D), (S_max, D) x2, (T_max, D)
-    int    T, S;     // sizes of the last call: scores for head h are scores + h*T*S, (T, S)
+    int    T, S;     // sizes of the last call
 } tw_attn_scratch;
 
 tw_status tw_attn_scratch_init(tw_attn_scratch *s, const tw_attn_config *cfg, int T_max, int S_max);
@@ -69,12 +76,18 @@ void      tw_attn_scratch_free(tw_attn_scratch *s);   // safe on a zeroed struct
 tw_status tw_attn_config_check(const tw_attn_config *cfg);
 
 // Self-attention (x_kv == NULL) or cross-attention (x_kv != NULL: keys and values come from the
-// S rows of x_kv, e.g. the encoder's output; no RoPE on them and no causal mask).
+// S rows of x_kv, e.g. the encoder's output; neither side is rotated by RoPE, there is no causal
+// mask, and cache is ignored).
 //   out: (T, C)   x: (T, C) at positions pos0 .. pos0+T-1   x_kv: (S, C) or NULL
-//   mask: (T, S_total) additive mask (e.g. padding), or NULL
-//   cache: NULL, or a cache for self-attention: the new keys/values are stored at rows
-//          pos0 .. pos0+T-1 and the queries attend to rows 0 .. pos0+T-1 (S_total = pos0 + T).
-//          Without a cache, self-attention keys are the T new rows (S_total = T).
+//   S: rows of x_kv; ignored for self-attention
+//   mask: (T, S_total) additive mask (0 or -inf, e.g. padding), shared by every head, or NULL
+//   cache: NULL, or a cache for self-attention: the new rotated keys and values are stored at
+//          rows pos0 .. pos0+T-1 and the queries attend to rows 0 .. pos0+T-1 (S_total = pos0 + T)
+//          with causal offset pos0. Prefill is one call with pos0 = 0 and T tokens; decoding is
+//          then one call per token with T = 1 and pos0 = its position. The result equals the
+//          cache-free call on the whole sequence, row for row.
+//          Without a cache, self-attention keys are the T new rows (S_total = T), still rotated
+//          at positions pos0 .., with causal offset 0.
 // out must not alias x. s must be sized for T and S_total.
 void tw_mha_forward(float *out, tw_attn_scratch *s, tw_kv_cache *cache,
                     const float *x, const float *x_kv, const float *mask,

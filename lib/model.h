@@ -97,7 +97,9 @@ typedef struct {
     int               n_layer;
 } tw_model_state;
 
-// with_cache: 1 allocates a KV cache of max_seq positions per layer (for tw_model_step).
+// with_cache: 1 allocates a KV cache of max_seq positions per layer, and sizes every layer's
+// attention scratch for max_seq keys (after a decode step at position p, layer l's scores are
+// s->layers[l].attn.scores, (H, 1, p + 1)).
 tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, int with_cache);
 void      tw_model_state_free(tw_model_state *s);
 
