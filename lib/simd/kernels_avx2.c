@@ -1,0 +1,265 @@
+// kernels_avx2.c: the vector kernels of simd.h for x86-64 with AVX2 and FMA (8 floats per
+// register). Compiled with -mavx2 -mfma on this object only (mk/simd.mk), and called only after
+// tw_simd_init has seen the CPU report both features, so the rest of the binary runs anywhere.
+// Each function has the contract of its _naive twin in ref.c; the sums are taken in a different
+// order (several accumulators, then a tree), which is why tests compare within a rounding bound.
+#include <immintrin.h>
+#include <math.h>
+#include "simd.h"
+
+// ---- helpers ----
+
+static float hsum256(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static float hmax256(__m256 v) {
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+// exp(x) for 8 floats. Range reduction x = n ln2 + r with n = round(x / ln2), |r| <= ln2/2;
+// ln2 is split in a high part (exact in float, so n*ln2_hi is exact) and a low part so r keeps
+// full precision. e^r by its Taylor series to r^7 (truncation error < 6e-9 relative for
+// |r| <= 0.347), Horner form with FMA. Then 2^n is built in the exponent field, in two halves
+// so that n = 128 (x near 88.72) and n = -126 both stay in range.
+// Limits: x > 88.7228 gives +inf, x < -87.3365 (where expf is subnormal) gives 0, NaN stays NaN.
+// Measured error: see tests/test_simd.c (exp_vector_matches_expf).
+static __m256 exp256(__m256 x) {
+    const __m256 hi = _mm256_set1_ps(88.72283935546875f), lo = _mm256_set1_ps(-87.33654022216797f);
+    // min(hi, x) returns x when x is NaN (the second operand), so NaN survives the clamp.
+    __m256 xc = _mm256_max_ps(lo, _mm256_min_ps(hi, x));
+    __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 5040.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    __m256i ni = _mm256_cvtps_epi32(n);
+    __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
+    __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
+    __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
+    __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+    y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
+    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
+    return y;
+}
+
+// The same function for the last n % 8 elements, through a zero-padded buffer.
+static void exp_tail(float *y, const float *x, int n) {
+    float buf[8] = {0};
+    for (int i = 0; i < n; i++) buf[i] = x[i];
+    _mm256_storeu_ps(buf, exp256(_mm256_loadu_ps(buf)));
+    for (int i = 0; i < n; i++) y[i] = buf[i];
+}
+
+// ---- reductions ----
+
+// Four accumulators: an FMA has a latency of 4-5 cycles and two can start per cycle, so one
+// accumulator would leave the units idle most of the time.
+float tw_dot_avx2(const float *a, const float *b, int n) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    __m256 s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 32 <= n; i += 32) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i),      _mm256_loadu_ps(b + i),      s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8),  _mm256_loadu_ps(b + i + 8),  s1);
+        s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
+        s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 24), _mm256_loadu_ps(b + i + 24), s3);
+    }
+    for (; i + 8 <= n; i += 8)
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
+    float sum = hsum256(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+    for (; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
+// Four rows at a time: each load of x feeds four FMAs, and four independent chains hide the
+// FMA latency. The kernel is still bound by reading W from memory once per call.
+void tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K) {
+    int i = 0;
+    for (; i + 4 <= N; i += 4) {
+        const float *w0 = W + (long)i * K, *w1 = w0 + K, *w2 = w1 + K, *w3 = w2 + K;
+        __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+        __m256 s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+        int k = 0;
+        for (; k + 8 <= K; k += 8) {
+            __m256 xv = _mm256_loadu_ps(x + k);
+            s0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + k), xv, s0);
+            s1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + k), xv, s1);
+            s2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + k), xv, s2);
+            s3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + k), xv, s3);
+        }
+        float r0 = hsum256(s0), r1 = hsum256(s1), r2 = hsum256(s2), r3 = hsum256(s3);
+        for (; k < K; k++) {
+            r0 += w0[k] * x[k]; r1 += w1[k] * x[k]; r2 += w2[k] * x[k]; r3 += w3[k] * x[k];
+        }
+        y[i] = r0; y[i + 1] = r1; y[i + 2] = r2; y[i + 3] = r3;
+    }
+    for (; i < N; i++) y[i] = tw_dot_avx2(W + (long)i * K, x, K);
+}
+
+// ---- element-wise maps ----
+
+void tw_exp_avx2(float *y, const float *x, long n) {
+    long i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp256(_mm256_loadu_ps(x + i)));
+    exp_tail(y + i, x + i, (int)(n - i));
+}
+
+// silu(x) = x / (1 + e^-x); for x < -88.7, e^-x is +inf and the quotient is -0, as in libm.
+static __m256 silu256(__m256 x) {
+    __m256 e = exp256(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+void tw_silu_avx2(float *y, const float *x, long n) {
+    long i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, silu256(_mm256_loadu_ps(x + i)));
+    if (i < n) {
+        float buf[8] = {0};
+        for (long j = i; j < n; j++) buf[j - i] = x[j];
+        _mm256_storeu_ps(buf, silu256(_mm256_loadu_ps(buf)));
+        for (long j = i; j < n; j++) y[j] = buf[j - i];
+    }
+}
+
+void tw_swiglu_avx2(float *y, const float *gate, const float *up, long n) {
+    long i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(silu256(_mm256_loadu_ps(gate + i)),
+                                              _mm256_loadu_ps(up + i)));
+    if (i < n) {
+        float g[8] = {0}, u[8] = {0};
+        for (long j = i; j < n; j++) { g[j - i] = gate[j]; u[j - i] = up[j]; }
+        _mm256_storeu_ps(g, _mm256_mul_ps(silu256(_mm256_loadu_ps(g)), _mm256_loadu_ps(u)));
+        for (long j = i; j < n; j++) y[j] = g[j - i];
+    }
+}
+
+// ---- softmax and norms (one row) ----
+
+void tw_softmax_avx2(float *y, const float *x, int n) {
+    __m256 vmax = _mm256_set1_ps(-INFINITY);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
+    float max = hmax256(vmax);
+    for (; i < n; i++) if (x[i] > max) max = x[i];
+    if (max == -INFINITY) {
+        for (i = 0; i < n; i++) y[i] = 0.0f;
+        return;
+    }
+    __m256 m = _mm256_set1_ps(max), vsum = _mm256_setzero_ps();
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+        _mm256_storeu_ps(y + i, e);
+        vsum = _mm256_add_ps(vsum, e);
+    }
+    float sum = hsum256(vsum);
+    if (i < n) {
+        float buf[8];
+        for (int j = 0; j < 8; j++) buf[j] = i + j < n ? x[i + j] - max : -INFINITY;
+        _mm256_storeu_ps(buf, exp256(_mm256_loadu_ps(buf)));
+        for (int j = i; j < n; j++) { y[j] = buf[j - i]; sum += buf[j - i]; }
+    }
+    __m256 inv = _mm256_set1_ps(1.0f / sum);
+    for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), inv));
+    for (; i < n; i++) y[i] *= 1.0f / sum;
+}
+
+float tw_rmsnorm_avx2(float *out, const float *x, const float *w, int n, float eps) {
+    float rms = sqrtf(tw_dot_avx2(x, x, n) / (float)n + eps);
+    __m256 inv = _mm256_set1_ps(1.0f / rms);
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), inv);
+        if (w) v = _mm256_mul_ps(v, _mm256_loadu_ps(w + i));
+        _mm256_storeu_ps(out + i, v);
+    }
+    for (; i < n; i++) out[i] = x[i] * (1.0f / rms) * (w ? w[i] : 1.0f);
+    return rms;
+}
+
+void tw_layernorm_avx2(float *out, const float *x, const float *gamma, const float *beta,
+                       int n, float eps) {
+    __m256 vs = _mm256_setzero_ps();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) vs = _mm256_add_ps(vs, _mm256_loadu_ps(x + i));
+    float sum = hsum256(vs);
+    for (; i < n; i++) sum += x[i];
+    float mean = sum / (float)n;
+    __m256 m = _mm256_set1_ps(mean), vv = _mm256_setzero_ps();
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + i), m);
+        vv = _mm256_fmadd_ps(d, d, vv);
+    }
+    float var = hsum256(vv);
+    for (; i < n; i++) var += (x[i] - mean) * (x[i] - mean);
+    float rstd = 1.0f / sqrtf(var / (float)n + eps);
+    __m256 r = _mm256_set1_ps(rstd);
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), m), r),
+                                 _mm256_loadu_ps(gamma + i));
+        if (beta) v = _mm256_add_ps(v, _mm256_loadu_ps(beta + i));
+        _mm256_storeu_ps(out + i, v);
+    }
+    for (; i < n; i++) out[i] = (x[i] - mean) * rstd * gamma[i] + (beta ? beta[i] : 0.0f);
+}
+
+// ---- RoPE and attention ----
+
+// Four pairs (a, b) per register: out = x * (c, c) + swap(x) * (-s, s), where swap exchanges
+// the two members of each pair.
+void tw_rope_avx2(float *x, const float *cos_t, const float *sin_t, int n_head, int D) {
+    const __m256 flip = _mm256_setr_ps(-0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f);
+    for (int h = 0; h < n_head; h++) {
+        float *xh = x + (long)h * D;
+        int i = 0;
+        for (; 2 * i + 8 <= D; i += 4) {
+            __m128 c = _mm_loadu_ps(cos_t + i), s = _mm_loadu_ps(sin_t + i);
+            __m256 cc = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_unpacklo_ps(c, c)),
+                                             _mm_unpackhi_ps(c, c), 1);
+            __m256 ss = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_unpacklo_ps(s, s)),
+                                             _mm_unpackhi_ps(s, s), 1);
+            ss = _mm256_xor_ps(ss, flip);
+            __m256 v = _mm256_loadu_ps(xh + 2 * i);
+            __m256 sw = _mm256_permute_ps(v, 0xB1);   // (b0, a0, b1, a1, ...)
+            _mm256_storeu_ps(xh + 2 * i, _mm256_fmadd_ps(v, cc, _mm256_mul_ps(sw, ss)));
+        }
+        for (; i < D / 2; i++) {
+            float a = xh[2 * i], b = xh[2 * i + 1];
+            xh[2 * i]     = a * cos_t[i] - b * sin_t[i];
+            xh[2 * i + 1] = a * sin_t[i] + b * cos_t[i];
+        }
+    }
+}
+
+void tw_attend_avx2(float *out, float *att, const float *q, const float *k, const float *v,
+                    int S, int D, int kv_stride) {
+    float scale = 1.0f / sqrtf((float)D);
+    for (int s = 0; s < S; s++) att[s] = tw_dot_avx2(q, k + (long)s * kv_stride, D) * scale;
+    tw_softmax_avx2(att, att, S);
+    int d = 0;
+    for (; d + 8 <= D; d += 8) {
+        __m256 acc = _mm256_setzero_ps();
+        for (int s = 0; s < S; s++)
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(att[s]), _mm256_loadu_ps(v + (long)s * kv_stride + d), acc);
+        _mm256_storeu_ps(out + d, acc);
+    }
+    for (; d < D; d++) {
+        float acc = 0.0f;
+        for (int s = 0; s < S; s++) acc += att[s] * v[(long)s * kv_stride + d];
+        out[d] = acc;
+    }
+}

@@ -1,0 +1,122 @@
+// kernels_avx512.c: the AVX-512 versions of the kernels where the wider registers pay: dot,
+// matvec, exp and softmax (16 floats per register). Compiled with -mavx512f -mfma on this object
+// only. The other kernels of the avx512 level are the AVX2 ones (every AVX-512 CPU has AVX2);
+// dispatch.c says which is which. Tails use masked loads and stores instead of scalar loops.
+#include <immintrin.h>
+#include <math.h>
+#include "simd.h"
+
+static __mmask16 tail_mask(int n) { return (__mmask16)((1u << n) - 1u); }
+
+// exp(x) for 16 floats: the same range reduction and Taylor polynomial as exp256 in
+// kernels_avx2.c, but the final scaling by 2^n uses vscalefps, which handles overflow (+inf)
+// and gradual underflow (subnormals) exactly, so no thresholds are needed beyond a clamp that
+// keeps n in range. NaN stays NaN (min/max return their second operand when one is NaN).
+static __m512 exp512(__m512 x) {
+    // Below -104 the true value rounds to 0 even as a subnormal; above 89 it is +inf.
+    __m512 xc = _mm512_max_ps(_mm512_set1_ps(-104.0f), _mm512_min_ps(_mm512_set1_ps(89.0f), x));
+    __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(p, n);
+}
+
+float tw_dot_avx512(const float *a, const float *b, int n) {
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    __m512 s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+    int i = 0;
+    for (; i + 64 <= n; i += 64) {
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i),      _mm512_loadu_ps(b + i),      s0);
+        s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
+        s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
+        s3 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 48), _mm512_loadu_ps(b + i + 48), s3);
+    }
+    for (; i + 16 <= n; i += 16)
+        s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
+    if (i < n) {
+        __mmask16 m = tail_mask(n - i);
+        s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s1);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+}
+
+// Four rows at a time, as in tw_matvec_avx2; the K tail is a masked load, not a scalar loop.
+void tw_matvec_avx512(float *y, const float *W, const float *x, int N, int K) {
+    int i = 0;
+    for (; i + 4 <= N; i += 4) {
+        const float *w0 = W + (long)i * K, *w1 = w0 + K, *w2 = w1 + K, *w3 = w2 + K;
+        __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+        __m512 s2 = _mm512_setzero_ps(), s3 = _mm512_setzero_ps();
+        int k = 0;
+        for (; k + 16 <= K; k += 16) {
+            __m512 xv = _mm512_loadu_ps(x + k);
+            s0 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + k), xv, s0);
+            s1 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + k), xv, s1);
+            s2 = _mm512_fmadd_ps(_mm512_loadu_ps(w2 + k), xv, s2);
+            s3 = _mm512_fmadd_ps(_mm512_loadu_ps(w3 + k), xv, s3);
+        }
+        if (k < K) {
+            __mmask16 m = tail_mask(K - k);
+            __m512 xv = _mm512_maskz_loadu_ps(m, x + k);
+            s0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w0 + k), xv, s0);
+            s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w1 + k), xv, s1);
+            s2 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w2 + k), xv, s2);
+            s3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w3 + k), xv, s3);
+        }
+        y[i] = _mm512_reduce_add_ps(s0);
+        y[i + 1] = _mm512_reduce_add_ps(s1);
+        y[i + 2] = _mm512_reduce_add_ps(s2);
+        y[i + 3] = _mm512_reduce_add_ps(s3);
+    }
+    for (; i < N; i++) y[i] = tw_dot_avx512(W + (long)i * K, x, K);
+}
+
+void tw_exp_avx512(float *y, const float *x, long n) {
+    long i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, exp512(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        __mmask16 m = tail_mask((int)(n - i));
+        _mm512_mask_storeu_ps(y + i, m, exp512(_mm512_maskz_loadu_ps(m, x + i)));
+    }
+}
+
+void tw_softmax_avx512(float *y, const float *x, int n) {
+    __m512 vmax = _mm512_set1_ps(-INFINITY);
+    int i = 0;
+    for (; i + 16 <= n; i += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(x + i));
+    if (i < n)
+        vmax = _mm512_max_ps(vmax, _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY),
+                                                        tail_mask(n - i), x + i));
+    float max = _mm512_reduce_max_ps(vmax);
+    if (max == -INFINITY) {
+        for (i = 0; i < n; i++) y[i] = 0.0f;
+        return;
+    }
+    __m512 m = _mm512_set1_ps(max), vsum = _mm512_setzero_ps();
+    for (i = 0; i + 16 <= n; i += 16) {
+        __m512 e = exp512(_mm512_sub_ps(_mm512_loadu_ps(x + i), m));
+        _mm512_storeu_ps(y + i, e);
+        vsum = _mm512_add_ps(vsum, e);
+    }
+    if (i < n) {
+        __mmask16 t = tail_mask(n - i);
+        __m512 e = _mm512_maskz_mov_ps(t, exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(t, x + i), m)));
+        _mm512_mask_storeu_ps(y + i, t, e);
+        vsum = _mm512_add_ps(vsum, e);
+    }
+    __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(vsum));
+    for (i = 0; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_mul_ps(_mm512_loadu_ps(y + i), inv));
+    if (i < n) {
+        __mmask16 t = tail_mask(n - i);
+        _mm512_mask_storeu_ps(y + i, t, _mm512_mul_ps(_mm512_maskz_loadu_ps(t, y + i), inv));
+    }
+}

@@ -1,0 +1,197 @@
+// matmul_packed.c: rung 4 of the matmul ladder, packed panels around a register-blocked
+// micro-kernel (the GotoBLAS/BLIS scheme), and rung 5, the same loops shared among OpenMP threads.
+//   C: (M, N)   A: (M, K)   op(B): (K, N); C must not alias A or B.
+//
+// What changes from rung 3 (matmul_blocked.c):
+//  1. A micro-kernel (one per ISA: matmul_avx2.c, matmul_avx512.c, matmul_neon.c, and the
+//     portable one below) keeps an mr x nr tile of C in registers for the whole k loop. Per k it
+//     loads nr floats of B and mr floats of A and does mr x nr multiply-adds: C is loaded and
+//     stored once per kc multiply-adds instead of once per multiply-add, so the FMA units, not
+//     the load ports, set the speed.
+//  2. Packing copies the blocks the micro-kernel reads into contiguous buffers, in exactly the
+//     order it reads them (A as mr-row micro-panels, k-major; B as nr-column micro-panels,
+//     k-major). Every load is then unit stride, aligned, and free of TLB misses and cache-set
+//     conflicts (a power-of-two N otherwise maps a column of B onto a handful of cache sets).
+//     Padding the last panels with zeros lets the micro-kernel always run full tiles.
+//  3. Three block sizes pick which cache holds what: a kc x nr micro-panel of B stays in L1 while
+//     the micro-kernel sweeps down the mc rows of the packed A block, which stays in L2; the
+//     kc x nc packed B panel is reused by every A block from L2/L3.
+// Rung 5: inside one parallel region every thread walks the same jc/pc/ic loops, the packing and
+// the jr loop over micro-panels are split among threads with `omp for` (its implied barrier
+// keeps packing and use apart). No tile is split, so the result does not depend on the number
+// of threads. Built without OpenMP, the pragmas vanish and this is rung 4.
+//
+// The sum for C[i][j] is taken in blocks of kc, and within a block in order of k, so it differs
+// from the naive loop by rounding only (the tests bound the difference).
+#include <stdint.h>
+#include <stdlib.h>
+#include "simd.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#define TW_OMP(directive) _Pragma(directive)
+#else
+#define TW_OMP(directive)
+#endif
+
+enum { TILE_MAX = 32 * 32 };   // the largest mr * nr of any micro-kernel here
+
+int tw_matmul_threads(void) {
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static int min_int(int a, int b) { return a < b ? a : b; }
+static int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+// The fallback when no packing memory can be had: plain loops over the strided B.
+static void matmul_strided(float *C, const float *A, const float *B, long rs_b, long cs_b,
+                           int M, int N, int K) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float sum = 0.0f;
+            for (int k = 0; k < K; k++) sum += A[(long)i * K + k] * B[k * rs_b + j * cs_b];
+            C[(long)i * N + j] = sum;
+        }
+}
+
+// Ap: micro-panels of mr rows; element (i, k) of panel p at Ap[p*mr*kb + k*mr + i].
+// Rows past mb are zero. Panels are shared out among the threads.
+static void pack_A(float *Ap, const float *A, int K, int i0, int k0, int mb, int kb, int mr) {
+    int n_panels = (mb + mr - 1) / mr;
+    TW_OMP("omp for schedule(static)")
+    for (int p = 0; p < n_panels; p++) {
+        float *dst = Ap + (long)p * mr * kb;
+        for (int i = 0; i < mr; i++) {
+            int row = p * mr + i;
+            if (row < mb) {
+                const float *src = A + (long)(i0 + row) * K + k0;
+                for (int k = 0; k < kb; k++) dst[k * mr + i] = src[k];
+            } else {
+                for (int k = 0; k < kb; k++) dst[k * mr + i] = 0.0f;
+            }
+        }
+    }
+}
+
+// Bp: micro-panels of nr columns; element (k, j) of panel p at Bp[p*nr*kb + k*nr + j].
+// Columns past nb are zero. The loop order follows B's unit stride (rows for NN, columns for NT).
+static void pack_B(float *Bp, const float *B, long rs_b, long cs_b, int k0, int j0,
+                   int kb, int nb, int nr) {
+    int n_panels = (nb + nr - 1) / nr;
+    TW_OMP("omp for schedule(static)")
+    for (int p = 0; p < n_panels; p++) {
+        float *dst = Bp + (long)p * nr * kb;
+        int cols = min_int(nr, nb - p * nr);
+        const float *src = B + (long)k0 * rs_b + (long)(j0 + p * nr) * cs_b;
+        if (cs_b == 1) {
+            for (int k = 0; k < kb; k++) {
+                for (int j = 0; j < cols; j++) dst[k * nr + j] = src[k * rs_b + j];
+                for (int j = cols; j < nr; j++) dst[k * nr + j] = 0.0f;
+            }
+        } else {
+            for (int j = 0; j < cols; j++)
+                for (int k = 0; k < kb; k++) dst[k * nr + j] = src[k * rs_b + j * cs_b];
+            for (int j = cols; j < nr; j++)
+                for (int k = 0; k < kb; k++) dst[k * nr + j] = 0.0f;
+        }
+    }
+}
+
+// Runs the micro-kernel over one packed A block (mb x kb) and one packed B panel (kb x nb).
+// Full tiles write straight into C; edge tiles go through a small buffer and only the valid
+// part is copied, so the micro-kernel never needs to know about edges.
+static void macro_kernel(const tw_ukernel *uk, float *C, int N, const float *Ap, const float *Bp,
+                         int mb, int nb, int kb, int accumulate) {
+    const int mr = uk->mr, nr = uk->nr;
+    int n_panels = (nb + nr - 1) / nr;
+    TW_OMP("omp for schedule(static)")
+    for (int jp = 0; jp < n_panels; jp++) {
+        int jr = jp * nr;
+        _Alignas(64) float tile[TILE_MAX];
+        for (int ir = 0; ir < mb; ir += mr) {
+            const float *a = Ap + (long)ir * kb, *b = Bp + (long)jr * kb;
+            float *c = C + (long)ir * N + jr;
+            int rows = min_int(mr, mb - ir), cols = min_int(nr, nb - jr);
+            if (rows == mr && cols == nr) {
+                uk->fn(kb, a, b, c, N, accumulate);
+            } else {
+                uk->fn(kb, a, b, tile, nr, 0);
+                for (int i = 0; i < rows; i++)
+                    for (int j = 0; j < cols; j++)
+                        c[(long)i * N + j] = (accumulate ? c[(long)i * N + j] : 0.0f)
+                                             + tile[i * nr + j];
+            }
+        }
+    }
+}
+
+// Packing buffers start on a 64-byte boundary so the micro-kernels' loads never split a line.
+static float *align64(void *p) {
+    return (float *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
+void tw_matmul_packed(const tw_ukernel *uk, float *C, const float *A, const float *B,
+                      long rs_b, long cs_b, int M, int N, int K, int threads) {
+    if (M <= 0 || N <= 0) return;
+    if (K <= 0) {
+        for (long i = 0; i < (long)M * N; i++) C[i] = 0.0f;
+        return;
+    }
+    const int kc = uk->kc, mc = uk->mc, nc = uk->nc;
+    size_t b_floats = (size_t)kc * round_up(min_int(nc, N), uk->nr);
+    size_t a_floats = (size_t)kc * round_up(min_int(mc, M), uk->mr);
+    void *mem = malloc((b_floats + a_floats) * sizeof(float) + 128);
+    if (!mem) {
+        matmul_strided(C, A, B, rs_b, cs_b, M, N, K);
+        return;
+    }
+    float *Bp = align64(mem);
+    float *Ap = align64(Bp + b_floats);
+    if (threads < 1) threads = 1;
+    (void)threads;
+
+    TW_OMP("omp parallel num_threads(threads) if(threads > 1)")
+    for (int jc = 0; jc < N; jc += nc) {
+        int nb = min_int(nc, N - jc);
+        for (int pc = 0; pc < K; pc += kc) {
+            int kb = min_int(kc, K - pc);
+            pack_B(Bp, B, rs_b, cs_b, pc, jc, kb, nb, uk->nr);
+            for (int ic = 0; ic < M; ic += mc) {
+                int mb = min_int(mc, M - ic);
+                pack_A(Ap, A, K, ic, pc, mb, kb, uk->mr);
+                macro_kernel(uk, C + (long)ic * N + jc, N, Ap, Bp, mb, nb, kb, pc > 0);
+            }
+        }
+    }
+    free(mem);
+}
+
+// ---- the portable micro-kernel: the packing rung without any SIMD ----
+
+enum { SC_MR = 4, SC_NR = 8 };
+
+// A 4 x 8 tile of C in 32 local accumulators. Written with plain arrays, the compiler keeps
+// them in registers (and may use SSE on x86-64); the point of this rung is to show how much
+// packing plus register blocking gives before any intrinsic is written.
+static void ukernel_scalar(int kc, const float *Ap, const float *Bp, float *C, long ldc,
+                           int accumulate) {
+    float c[SC_MR][SC_NR] = {{0}};
+    for (int k = 0; k < kc; k++) {
+        const float *a = Ap + k * SC_MR, *b = Bp + k * SC_NR;
+        for (int i = 0; i < SC_MR; i++)
+            for (int j = 0; j < SC_NR; j++) c[i][j] += a[i] * b[j];
+    }
+    for (int i = 0; i < SC_MR; i++)
+        for (int j = 0; j < SC_NR; j++)
+            C[i * ldc + j] = (accumulate ? C[i * ldc + j] : 0.0f) + c[i][j];
+}
+
+const tw_ukernel tw_ukernel_scalar = { "scalar 4x8", SC_MR, SC_NR, 256, 128, 2048, ukernel_scalar };
+
+void tw_matmul_packed_scalar(float *C, const float *A, const float *B, int M, int N, int K) {
+    tw_matmul_packed(&tw_ukernel_scalar, C, A, B, N, 1, M, N, K, 1);
+}

@@ -1,0 +1,181 @@
+// simd.h: optional fast kernels beside the naive reference loops, and the one dispatch table that
+// chooses between them at run time.
+//
+// Every kernel here has a scalar twin with the suffix _naive (lib/simd/ref.c, matmul_naive.c):
+// the twin is the specification, written to be read; each faster variant is checked against it
+// (tests/test_simd.c) before it is ever timed (bench/bench.c). Variants by suffix:
+//   _naive   plain C, always built
+//   _avx2    x86-64 AVX2 + FMA   (built when the compiler targets x86-64; used if the CPU has it)
+//   _avx512  x86-64 AVX-512F     (idem)
+//   _neon    AArch64 Advanced SIMD (baseline on every 64-bit Arm, Apple silicon included)
+// `make SIMD=0` builds none of the SIMD files; only the naive level exists then.
+//
+// The dispatch table (the only global state of the library, set once):
+//   tw_simd starts as the naive table, so a program that never calls tw_simd_init computes
+//   exactly what the naive loops compute. A program opts in with
+//       const char *got = tw_simd_init(flag_value_or_NULL);
+//   which picks, in order: the level named by the argument; else the environment variable
+//   TW_SIMD=naive|avx2|avx512|neon|auto; else the best level this CPU supports. It returns the
+//   chosen level's name, or NULL (table unchanged) if the requested level is unknown or not
+//   available here; the program then reports the problem (lib/ never prints).
+//   Call it once at start-up, before any thread is started; afterwards the table is read-only.
+//   tw_linear_forward consults it (see tw_simd_linear): at any level other than naive the Linear
+//   layer runs the selected matvec (T = 1) or matmul kernel.
+//
+// Matrix layout: row-major. "C = A B" means C(M, N) = A(M, K) B(K, N); "_nt" means the second
+// operand is stored transposed, B(N, K), as torch.nn.Linear stores weights.
+#ifndef TW_SIMD_H
+#define TW_SIMD_H
+
+// ---- the kernels of one level, behind one set of names ----
+
+typedef float (*tw_dot_fn)(const float *a, const float *b, int n);
+typedef void  (*tw_matvec_fn)(float *y, const float *W, const float *x, int N, int K);
+typedef void  (*tw_matmul_fn)(float *C, const float *A, const float *B, int M, int N, int K);
+typedef void  (*tw_softmax_fn)(float *y, const float *x, int n);
+typedef float (*tw_rmsnorm_fn)(float *out, const float *x, const float *w, int n, float eps);
+typedef void  (*tw_layernorm_fn)(float *out, const float *x, const float *gamma,
+                                 const float *beta, int n, float eps);
+typedef void  (*tw_rope_fn)(float *x, const float *cos_t, const float *sin_t, int n_head, int D);
+typedef void  (*tw_map_fn)(float *y, const float *x, long n);
+typedef void  (*tw_swiglu_fn)(float *y, const float *gate, const float *up, long n);
+typedef void  (*tw_attend_fn)(float *out, float *att, const float *q, const float *k,
+                              const float *v, int S, int D, int kv_stride);
+
+typedef struct {
+    const char     *level;      // "naive", "avx2", "avx512" or "neon"
+    tw_dot_fn       dot;        // sum_i a[i] b[i]                         a, b: (n)
+    tw_matvec_fn    matvec;     // y = W x                 y: (N)  W: (N, K)  x: (K)
+    tw_matmul_fn    matmul;     // C = A B, one thread     C: (M, N)  A: (M, K)  B: (K, N)
+    tw_matmul_fn    matmul_nt;  // C = A B^T, one thread   C: (M, N)  A: (M, K)  B: (N, K)
+    tw_matmul_fn    matmul_mt;  // C = A B with OpenMP threads (== matmul when built without OpenMP)
+    tw_matmul_fn    matmul_nt_mt;
+    tw_softmax_fn   softmax;    // one row: y = exp(x - max) / sum            y, x: (n), may alias
+    tw_rmsnorm_fn   rmsnorm;    // one row: out = x / rms * w, returns rms = sqrt(mean(x^2) + eps)
+    tw_layernorm_fn layernorm;  // one row: out = (x - mean) / sqrt(var + eps) * gamma + beta
+    tw_rope_fn      rope;       // one position, adjacent pairs, angles given (see below)
+    tw_map_fn       exp;        // y = exp(x) elementwise
+    tw_map_fn       silu;       // y = x / (1 + exp(-x))
+    tw_swiglu_fn    swiglu;     // y = silu(gate) * up
+    tw_attend_fn    attend;     // one query over a KV cache (see tw_attend_naive)
+} tw_simd_ops;
+
+// The dispatch table the library calls. Starts as the naive table; only tw_simd_init writes it.
+extern tw_simd_ops tw_simd;
+
+// Chooses the level (see the header comment); returns its name, or NULL if `level` (or TW_SIMD
+// when level is NULL) is unknown or unavailable on this machine.
+const char *tw_simd_init(const char *level);
+
+// The table of one level without touching tw_simd (tests and benchmarks force each level this
+// way); NULL if the level was not built or this CPU cannot run it. "auto" means the best one.
+const tw_simd_ops *tw_simd_ops_for(const char *level);
+
+// The levels usable here, best last, separated by spaces, e.g. "naive avx2 avx512".
+const char *tw_simd_available(void);
+
+// The Linear layer's hook (lib/linear.c calls it first): if the table's level is not naive,
+// computes y = x W^T + b with the selected matvec (T = 1) or threaded matmul_nt, and returns 1;
+// at the naive level it does nothing and returns 0, and the caller runs its own loop.
+//   y: (T, C_out)   x: (T, C_in)   W: (C_out, C_in)   b: (C_out) or NULL.  y must not alias x.
+int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
+                   int T, int C_in, int C_out);
+
+// ---- the naive reference of every kernel (lib/simd/ref.c) ----
+
+float tw_dot_naive(const float *a, const float *b, int n);
+void  tw_matvec_naive(float *y, const float *W, const float *x, int N, int K);
+void  tw_softmax_naive(float *y, const float *x, int n);
+float tw_rmsnorm_naive(float *out, const float *x, const float *w, int n, float eps);
+void  tw_layernorm_naive(float *out, const float *x, const float *gamma, const float *beta,
+                         int n, float eps);
+// RoPE for one position with the angles precomputed (cos_t[i] = cos(pos * theta^(-2i/D)),
+// i < D/2), so the kernels do no transcendental work per head; pairs (2i, 2i+1) as in llama2.c.
+//   x: (n_head, D) rotated in place   cos_t, sin_t: (D/2)
+void  tw_rope_naive(float *x, const float *cos_t, const float *sin_t, int n_head, int D);
+void  tw_rope_angles(float *cos_t, float *sin_t, int pos, int D, float theta);
+void  tw_exp_naive(float *y, const float *x, long n);
+void  tw_silu_naive(float *y, const float *x, long n);
+void  tw_swiglu_naive(float *y, const float *gate, const float *up, long n);
+// Attention of one query over S cached positions (the decode step of one head):
+//   att[s] = softmax_s(q . k_s / sqrt(D)),  out = sum_s att[s] v_s
+//   out: (D)   att: (S) scratch that receives the weights   q: (D)
+//   k, v: S rows of D floats, row s at k + s * kv_stride (kv_stride = G * D inside a cache)
+void  tw_attend_naive(float *out, float *att, const float *q, const float *k, const float *v,
+                      int S, int D, int kv_stride);
+
+// ---- the matmul ladder, C = A B (one file per rung; each comment says what it changes) ----
+
+void tw_matmul_naive(float *C, const float *A, const float *B, int M, int N, int K);     // i-j-k
+void tw_matmul_reordered(float *C, const float *A, const float *B, int M, int N, int K); // i-k-j
+void tw_matmul_blocked(float *C, const float *A, const float *B, int M, int N, int K);   // tiles
+void tw_matmul_nt_naive(float *C, const float *A, const float *B, int M, int N, int K);  // A B^T
+
+// The packed-panel scheme (GotoBLAS/BLIS), lib/simd/matmul_packed.c. A micro-kernel computes an
+// mr x nr tile of C from kc columns of packed A and kc rows of packed B; the driver packs and
+// loops around it. Block sizes: kc x nr of B stays in L1, mc x kc of A in L2, kc x nc of B in L3.
+typedef void (*tw_ukernel_fn)(int kc, const float *Ap, const float *Bp, float *C, long ldc,
+                              int accumulate);
+typedef struct {
+    const char   *name;
+    int           mr, nr, kc, mc, nc;
+    tw_ukernel_fn fn;   // C[i*ldc + j] (=, or += if accumulate) sum_k Ap[k*mr + i] Bp[k*nr + j]
+} tw_ukernel;
+
+// C = A op(B), with op(B)(k, j) = B[k * rs_b + j * cs_b] (NN: rs_b = N, cs_b = 1; NT: rs_b = 1,
+// cs_b = K). threads > 1 splits the work over OpenMP threads when built with OpenMP (make OMP=1);
+// the summation order, hence the result, does not depend on the thread count.
+// Allocates its packing buffers (freed before it returns): the one kernel in lib/ that does,
+// because their size is the kernel's private business; if malloc fails it falls back to
+// tw_matmul_blocked-style loops and still computes C.
+void tw_matmul_packed(const tw_ukernel *uk, float *C, const float *A, const float *B,
+                      long rs_b, long cs_b, int M, int N, int K, int threads);
+int  tw_matmul_threads(void);   // OpenMP's default thread count, or 1 without OpenMP
+
+extern const tw_ukernel tw_ukernel_scalar;   // portable C, 4 x 8: the packing rung without SIMD
+void tw_matmul_packed_scalar(float *C, const float *A, const float *B, int M, int N, int K);
+
+// ---- per-ISA variants (declared unconditionally; defined only where built) ----
+
+float tw_dot_avx2(const float *a, const float *b, int n);
+void  tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K);
+void  tw_softmax_avx2(float *y, const float *x, int n);
+float tw_rmsnorm_avx2(float *out, const float *x, const float *w, int n, float eps);
+void  tw_layernorm_avx2(float *out, const float *x, const float *gamma, const float *beta,
+                        int n, float eps);
+void  tw_rope_avx2(float *x, const float *cos_t, const float *sin_t, int n_head, int D);
+void  tw_exp_avx2(float *y, const float *x, long n);
+void  tw_silu_avx2(float *y, const float *x, long n);
+void  tw_swiglu_avx2(float *y, const float *gate, const float *up, long n);
+void  tw_attend_avx2(float *out, float *att, const float *q, const float *k, const float *v,
+                     int S, int D, int kv_stride);
+extern const tw_ukernel tw_ukernel_avx2;     // 6 x 16
+void  tw_matmul_avx2(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_nt_avx2(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_avx2_mt(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_nt_avx2_mt(float *C, const float *A, const float *B, int M, int N, int K);
+
+float tw_dot_avx512(const float *a, const float *b, int n);
+void  tw_matvec_avx512(float *y, const float *W, const float *x, int N, int K);
+void  tw_softmax_avx512(float *y, const float *x, int n);
+void  tw_exp_avx512(float *y, const float *x, long n);
+extern const tw_ukernel tw_ukernel_avx512;   // 14 x 32
+void  tw_matmul_avx512(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_nt_avx512(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_avx512_mt(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_nt_avx512_mt(float *C, const float *A, const float *B, int M, int N, int K);
+
+float tw_dot_neon(const float *a, const float *b, int n);
+void  tw_matvec_neon(float *y, const float *W, const float *x, int N, int K);
+void  tw_softmax_neon(float *y, const float *x, int n);
+float tw_rmsnorm_neon(float *out, const float *x, const float *w, int n, float eps);
+void  tw_exp_neon(float *y, const float *x, long n);
+void  tw_silu_neon(float *y, const float *x, long n);
+void  tw_swiglu_neon(float *y, const float *gate, const float *up, long n);
+extern const tw_ukernel tw_ukernel_neon;     // 8 x 8
+void  tw_matmul_neon(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_nt_neon(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_neon_mt(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_nt_neon_mt(float *C, const float *A, const float *B, int M, int N, int K);
+
+#endif

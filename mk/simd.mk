@@ -1,0 +1,91 @@
+# mk/simd.mk: the optional SIMD kernels (lib/simd/), their benchmark, the Arm cross-test and the
+# kernel exercises. See docs/kernels.md.
+#
+#   make SIMD=0 ...        build without any SIMD object (only the naive level exists)
+#   make OMP=1 ...         compile the packed matmul with OpenMP (rung 5); off by default
+#   make bench             verify every kernel, then time it (./bench; OpenMP on if the compiler has it)
+#   make bench BLAS=openblas   the same, with cblas_sgemm/cblas_sgemv measured beside ours
+#   make test-arm          cross-build the kernel self-test for AArch64 and run it under qemu
+#   make exerciseN         build and check exercise N (lessons/exercises/), N = 1..4
+#
+# ISA flags go on the objects that need them only, so the rest of the library and every program
+# still run on any x86-64; the dispatcher (lib/simd/dispatch.c) asks the CPU before using them.
+
+SIMD ?= 1
+OMP  ?= 0
+# The compiler's target, not the build machine's: `make CC=aarch64-linux-gnu-gcc` builds NEON.
+SIMD_TARGET := $(shell $(CC) -dumpmachine 2>/dev/null)
+
+SIMD_BASE_SRC := lib/simd/dispatch.c lib/simd/ref.c lib/simd/matmul_naive.c \
+                 lib/simd/matmul_reordered.c lib/simd/matmul_blocked.c lib/simd/matmul_packed.c
+SIMD_ISA_SRC  :=
+ifeq ($(SIMD),1)
+  ifneq ($(filter x86_64% amd64%,$(SIMD_TARGET)),)
+    SIMD_ISA_SRC += lib/simd/kernels_avx2.c lib/simd/matmul_avx2.c \
+                    lib/simd/kernels_avx512.c lib/simd/matmul_avx512.c
+    CPPFLAGS += -DTW_HAVE_AVX2 -DTW_HAVE_AVX512
+    $(BUILD)/lib/simd/kernels_avx2.o $(BUILD)/lib/simd/matmul_avx2.o: ISAFLAGS := -mavx2 -mfma
+    $(BUILD)/lib/simd/kernels_avx512.o $(BUILD)/lib/simd/matmul_avx512.o: ISAFLAGS := -mavx512f -mfma
+  endif
+  ifneq ($(filter aarch64% arm64%,$(SIMD_TARGET)),)
+    # Advanced SIMD is baseline on AArch64: no flag needed.
+    SIMD_ISA_SRC += lib/simd/kernels_neon.c lib/simd/matmul_neon.c
+    CPPFLAGS += -DTW_HAVE_NEON
+  endif
+endif
+SIMD_SRC := $(SIMD_BASE_SRC) $(SIMD_ISA_SRC)
+LIB_SRC  += $(SIMD_SRC)
+SIMD_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SIMD_SRC))
+
+# OpenMP only on the packed matmul's object (and the link). Apple clang has no -fopenmp: there,
+# `brew install libomp` and pass OMPFLAGS='-Xclang -fopenmp -I/opt/homebrew/opt/libomp/include'
+# and OMPLIBS='-L/opt/homebrew/opt/libomp/lib -lomp'.
+OMPFLAGS ?= -fopenmp
+OMPLIBS  ?= -fopenmp
+ifeq ($(OMP),1)
+  $(BUILD)/lib/simd/matmul_packed.o: ISAFLAGS := $(OMPFLAGS)
+  LDFLAGS += $(OMPLIBS)
+endif
+
+# ---- benchmark ----
+# ./bench is built in its own build directory, with OpenMP when the compiler supports it, so
+# the library build used by `make test` is never changed by benchmarking.
+BENCH_BUILD := $(BUILD)/bench-build
+HAVE_OMP = $(shell echo 'int main(void){return 0;}' | $(CC) $(OMPFLAGS) -x c - -o /dev/null 2>/dev/null && echo 1 || echo 0)
+BLAS ?=
+ifeq ($(BLAS),openblas)
+  BLAS_CFLAGS := -DTW_BENCH_OPENBLAS $(shell pkg-config --cflags openblas 2>/dev/null)
+  BLAS_LIBS   := $(shell pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
+endif
+BENCH_ARGS ?=
+
+.PHONY: bench bench-bin test-arm
+bench:                                         ## verify, then time every kernel (BLAS=openblas to compare)
+	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OMP=$(HAVE_OMP) BLAS=$(BLAS) bench-bin
+	./bench $(BENCH_ARGS)
+
+bench-bin: $(BUILD)/bench/bench.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(BLAS_LIBS) $(LDLIBS) -o bench
+
+$(BUILD)/bench/bench.o: CPPFLAGS += $(BLAS_CFLAGS)
+$(BUILD)/bench/bench.o: lib/simd/simd.h
+CLEAN_FILES += bench
+
+# ---- Arm: cross-build and run the NEON self-test under qemu ----
+ARM_CC   ?= aarch64-linux-gnu-gcc
+ARM_ROOT ?= /usr/aarch64-linux-gnu
+ARM_BUILD ?= $(BUILD)-arm
+test-arm:                                      ## cross-build the kernel self-test for AArch64, run it in qemu
+	@$(MAKE) --no-print-directory CC=$(ARM_CC) BUILD=$(ARM_BUILD) OMP=0 $(ARM_BUILD)/tests/arm/simd_selftest
+	qemu-aarch64 -L $(ARM_ROOT) $(ARM_BUILD)/tests/arm/simd_selftest
+
+# The self-test links only the kernels (lib/simd), so the rest of lib/ need not cross-build.
+$(BUILD)/tests/arm/simd_selftest: $(BUILD)/tests/arm/simd_selftest.o $(SIMD_OBJ) $(BUILD)/lib/rng.o
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/tests/arm/simd_selftest.o: CPPFLAGS += -Itests -Ilib/simd
+$(BUILD)/tests/arm/simd_selftest.o: tests/simd_cases.h lib/simd/simd.h
+
+# The same self-test on this machine (all levels the CPU has): `make simd-selftest`.
+.PHONY: simd-selftest
+simd-selftest: $(BUILD)/tests/arm/simd_selftest   ## run the Check-free kernel self-test natively
+	./$(BUILD)/tests/arm/simd_selftest
