@@ -173,10 +173,6 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    unsigned long long seed = o.seed > 0 ? (unsigned long long)o.seed : (unsigned long long)time(NULL);
-    fprintf(stderr, "seed: %llu (rerun with -s %llu to repeat)\n", seed, seed);
-    if (o.cache_info) print_cache_info(&m, steps, o.no_cache);
-
     if (o.dump_dir != NULL) {
         const char **strings = malloc((size_t)n_prompt * sizeof *strings);
         if (strings == NULL) { fprintf(stderr, "generate: --dump: out of memory\n"); return 1; }
@@ -189,6 +185,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "dump: %d tokens, %d tensors in %s (see %s/manifest.tsv)\n", n_prompt,
                 3 + 18 * c->n_layers, o.dump_dir, o.dump_dir);
     }
+
+    unsigned long long seed = o.seed > 0 ? (unsigned long long)o.seed : (unsigned long long)time(NULL);
+    fprintf(stderr, "seed: %llu (rerun with -s %llu to repeat)\n", seed, seed);
+    if (o.cache_info) print_cache_info(&m, steps, o.no_cache);
 
     // Activations: with the cache, room for the prompt in one prefill call; without, for the
     // whole sequence (recomputed every step).

@@ -1,0 +1,335 @@
+// test_generate.c: the ./generate and ./npydiff programs, run as a user runs them (make test
+// builds both first): llama2.c-identical stdout, the dump with and without the KV cache compared
+// by npydiff, reproducible sampling, and bad input (unknown flags, missing, truncated or
+// inconsistent model and tokenizer files, a prompt longer than seq_len): one line on stderr,
+// a non-zero exit, and no dump folder left behind.
+#define _POSIX_C_SOURCE 200809L   // getpid, mkdir, rmdir, WEXITSTATUS
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "testutil.h"
+
+#define MODEL "data/models/stories260K.bin"
+#define TOK   "data/models/tok512.bin"
+#define GEN   "./generate " MODEL " -z " TOK " "
+
+typedef struct { int rc; char *out, *err; } run_result;
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return calloc(1, 1);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = calloc((size_t)n + 1, 1);
+    if (fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = '\0';
+    fclose(f);
+    return s;
+}
+
+static void scratch_path(char *out, size_t len, const char *tag) {
+    mkdir("out", 0777);   // may exist already
+    snprintf(out, len, "out/test_generate_%ld_%s", (long)getpid(), tag);
+}
+
+// Runs a shell command with stdout and stderr captured.
+static run_result run(const char *cmd) {
+    char o[256], e[256], full[8192];
+    scratch_path(o, sizeof o, "stdout");
+    scratch_path(e, sizeof e, "stderr");
+    snprintf(full, sizeof full, "%s > %s 2> %s", cmd, o, e);
+    int status = system(full);
+    run_result r = { WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(o), slurp(e) };
+    remove(o);
+    remove(e);
+    return r;
+}
+
+static void run_free(run_result *r) { free(r->out); free(r->err); }
+
+static int count_lines(const char *s) {
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static int exists(const char *path) {
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+// Removes a dump folder (the files its manifest names, then the folder).
+static void remove_dump(const char *dir) {
+    char path[2048], line[512];
+    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
+    FILE *f = fopen(path, "r");
+    if (f != NULL) {
+        while (fgets(line, sizeof line, f) != NULL) {
+            line[strcspn(line, "\t\n")] = '\0';
+            snprintf(path, sizeof path, "%s/%s.npy", dir, line);
+            remove(path);
+        }
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/tokens.txt", dir);
+    remove(path);
+    rmdir(dir);
+}
+
+START_TEST(greedy_run_prints_the_documented_story_with_and_without_cache)
+{
+    char *want = slurp("data/stories260K_greedy.txt");
+    ck_assert_int_gt((int)strlen(want), 500);
+    for (int no_cache = 0; no_cache <= 1; no_cache++) {
+        run_result r = run(no_cache ? GEN "-t 0 -n 256 --no-cache" : GEN "-t 0 -n 256");
+        ck_assert_int_eq(r.rc, 0);
+        ck_assert_str_eq(r.out, want);
+        ck_assert_ptr_nonnull(strstr(r.err, "achieved tok/s"));   // the speed goes to stderr
+        run_free(&r);
+    }
+    free(want);
+}
+END_TEST
+
+START_TEST(the_prompt_is_printed_first_and_steps_count_it)
+{
+    // -n 4 runs positions 0..3: each prints the next prompt token (the first loses its space).
+    run_result r = run(GEN "-t 0 -n 4 -i \"Once upon a time\"");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_str_eq(r.out, "Once upon a time\n");
+    run_free(&r);
+    r = run(GEN "-t 0 -n 2 -i \"Once upon a time\"");
+    ck_assert_str_eq(r.out, "Once upon\n");
+    run_free(&r);
+    r = run(GEN "-t 0 -n 40 -i \"Once upon a time\" --cache-info");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_msg(strncmp(r.out, "Once upon a time, there was", 27) == 0, "got '%s'", r.out);
+    // 5 layers x 2 x 40 positions x 4 kv heads x 8 x 4 bytes
+    ck_assert_msg(strstr(r.err, "= 51200 bytes") != NULL, "cache info: %s", r.err);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(sampling_is_reproducible_for_a_seed)
+{
+    run_result a = run(GEN "-t 1.0 -p 0.9 -s 42 -n 64 -i \"Lily\"");
+    run_result b = run(GEN "-t 1.0 -p 0.9 -s 42 -n 64 -i \"Lily\"");
+    run_result c = run(GEN "-t 1.0 -p 0.9 -s 43 -n 64 -i \"Lily\"");
+    ck_assert_int_eq(a.rc, 0);
+    ck_assert_str_eq(a.out, b.out);
+    ck_assert_str_ne(a.out, c.out);   // 60 sampled tokens: equal stories would be a broken RNG
+    ck_assert_ptr_nonnull(strstr(a.err, "seed: 42"));
+    run_free(&a);
+    run_free(&b);
+    run_free(&c);
+}
+END_TEST
+
+// The cache path (one token at a time) and the no-cache path (one pass) dump the same tensors:
+// npydiff with its default tolerance (atol 1e-5, rtol 1e-4) passes all 94, and a dump of another
+// prompt does not.
+START_TEST(dumps_with_and_without_cache_agree_under_npydiff)
+{
+    char a[256], b[256], c[256], cmd[2048];
+    scratch_path(a, sizeof a, "dumpA");
+    scratch_path(b, sizeof b, "dumpB");
+    scratch_path(c, sizeof c, "dumpC");
+    snprintf(cmd, sizeof cmd, GEN "-t 0 -n 8 -i \"Lily saw a ball\" --dump %s", a);
+    run_result r = run(cmd);
+    ck_assert_msg(r.rc == 0, "%s", r.err);
+    run_free(&r);
+    snprintf(cmd, sizeof cmd, GEN "-t 0 -n 8 -i \"Lily saw a ball\" --dump %s --no-cache", b);
+    r = run(cmd);
+    ck_assert_int_eq(r.rc, 0);
+    run_free(&r);
+    snprintf(cmd, sizeof cmd, "./npydiff %s %s", a, b);
+    r = run(cmd);
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_msg(strstr(r.out, "\n94 passed, 0 failed\n") != NULL, "%s", r.out);
+    run_free(&r);
+
+    snprintf(cmd, sizeof cmd, GEN "-t 0 -n 8 -i \"Lily saw a cat\" --dump %s", c);
+    r = run(cmd);
+    run_free(&r);
+    snprintf(cmd, sizeof cmd, "./npydiff %s %s", a, c);
+    r = run(cmd);
+    ck_assert_int_eq(r.rc, 1);   // the last token differs: its rows differ from embed on
+    ck_assert_ptr_nonnull(strstr(r.out, "embed "));
+    ck_assert_ptr_nonnull(strstr(r.out, " failed\n"));
+    run_free(&r);
+
+    char path[512];
+    snprintf(path, sizeof path, "%s/tokens.txt", a);
+    char *toks = slurp(path);
+    ck_assert_ptr_nonnull(strstr(toks, "\t1\t<s>\n"));
+    free(toks);
+    snprintf(path, sizeof path, "%s/L4.pattern.npy", a);
+    ck_assert(exists(path));
+    remove_dump(a);
+    remove_dump(b);
+    remove_dump(c);
+}
+END_TEST
+
+// ---- bad input ----
+
+// Writes a copy of src with the int32 at byte offset `at` replaced (at < 0: none) and `cut` bytes
+// removed from the end.
+static void write_variant(const char *dst, const char *src, long at, int32_t value, long cut) {
+    FILE *f = fopen(src, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)n);
+    ck_assert_int_eq((long)fread(b, 1, (size_t)n, f), n);
+    fclose(f);
+    if (at >= 0) memcpy(b + at, &value, 4);
+    f = fopen(dst, "wb");
+    ck_assert_ptr_nonnull(f);
+    fwrite(b, 1, (size_t)(n - cut), f);
+    fclose(f);
+    free(b);
+}
+
+static const struct {
+    const char *args;     // after ./generate; %M = a broken model, %T = a broken tokenizer
+    int         rc;
+    const char *needle;   // what the one stderr line must say
+    long        at;       // the broken file: int32 at this offset replaced ...
+    int32_t     value;
+    long        cut;      // ... and this many bytes cut from the end
+    int         broken;   // 0 none, 1 model, 2 tokenizer
+} BAD[] = {
+    { MODEL " -z " TOK " --bogus", 2, "unknown flag '--bogus'", -1, 0, 0, 0 },
+    { MODEL " -z " TOK " -x 1", 2, "unknown flag '-x'", -1, 0, 0, 0 },
+    { MODEL " -z " TOK " -t", 2, "'-t' needs a value", -1, 0, 0, 0 },
+    { MODEL " -z " TOK " -t warm", 2, "-t: 'warm' is not a number", -1, 0, 0, 0 },
+    { MODEL " -z " TOK " -n -5", 2, "-n: -5 is negative", -1, 0, 0, 0 },
+    { MODEL " -z " TOK " -m chat", 2, "mode 'chat' is not supported", -1, 0, 0, 0 },
+    { "-t 0", 2, "no model given", -1, 0, 0, 0 },
+    { "data/models/no-such-model.bin -z " TOK, 1, "no-such-model.bin: cannot open", -1, 0, 0, 0 },
+    { "%M -z " TOK, 1, "truncated", -1, 0, 100, 1 },
+    { "%M -z " TOK, 1, "n_heads = 0 must be positive", 12, 0, 0, 1 },
+    { "%M -z " TOK, 1, "dim 64 is not divisible by n_heads 7", 12, 7, 0, 1 },
+    { "%M -z " TOK, 1, "n_heads 8 is not divisible by n_kv_heads 3", 16, 3, 0, 1 },
+    { "%M -z " TOK, 1, "implies", 8, 6, 0, 1 },                   // 6 layers: wrong size
+    { MODEL " -z %T", 1, "run past the end of the file", -1, 0, 2, 2 },
+    { MODEL " -z %T", 1, "outside 0..max_token_length", 8, 99, 0, 2 },
+    { MODEL " -z data/models/no-such-tok.bin", 1, "no-such-tok.bin: cannot open", -1, 0, 0, 0 },
+};
+
+START_TEST(bad_input_gives_one_line_an_exit_code_and_no_dump)
+{
+    char broken[256], dump[256], args[1024], cmd[2048];
+    scratch_path(broken, sizeof broken, "broken.bin");
+    scratch_path(dump, sizeof dump, "baddump");
+    if (BAD[_i].broken)
+        write_variant(broken, BAD[_i].broken == 1 ? MODEL : TOK, BAD[_i].at, BAD[_i].value, BAD[_i].cut);
+    // Substitute %M / %T with the broken file.
+    const char *src = BAD[_i].args;
+    size_t k = 0;
+    for (; *src && k + 300 < sizeof args; src++) {
+        if (src[0] == '%' && (src[1] == 'M' || src[1] == 'T')) {
+            k += (size_t)snprintf(args + k, sizeof args - k, "%s", broken);
+            src++;
+        } else {
+            args[k++] = *src;
+        }
+    }
+    args[k] = '\0';
+    snprintf(cmd, sizeof cmd, "./generate --dump %s %s", dump, args);
+    run_result r = run(cmd);
+    ck_assert_msg(r.rc == BAD[_i].rc, "%s: exit %d, want %d (stderr: %s)", cmd, r.rc, BAD[_i].rc, r.err);
+    ck_assert_msg(count_lines(r.err) == 1, "%s: stderr should be one line: '%s'", cmd, r.err);
+    ck_assert_msg(strstr(r.err, BAD[_i].needle) != NULL, "%s: stderr '%s' should say '%s'",
+                  cmd, r.err, BAD[_i].needle);
+    ck_assert_str_eq(r.out, "");
+    ck_assert_msg(!exists(dump), "%s: a dump folder was left behind", cmd);
+    run_free(&r);
+    remove(broken);
+}
+END_TEST
+
+START_TEST(prompt_longer_than_seq_len_is_refused_before_any_dump)
+{
+    // 200 copies of U+4E2D, which tok512 lacks: 3 byte tokens each, 600 + 2 > seq_len 512.
+    char cmd[4096], dump[256];
+    scratch_path(dump, sizeof dump, "longdump");
+    size_t k = (size_t)snprintf(cmd, sizeof cmd, GEN "-n 0 --dump %s -i \"", dump);
+    for (int i = 0; i < 200; i++) k += (size_t)snprintf(cmd + k, sizeof cmd - k, "\xe4\xb8\xad");
+    snprintf(cmd + k, sizeof cmd - k, "\"");
+    run_result r = run(cmd);
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_int_eq(count_lines(r.err), 1);
+    ck_assert_msg(strstr(r.err, "prompt is 602 tokens") && strstr(r.err, "seq_len of 512"), "%s", r.err);
+    ck_assert(!exists(dump));
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(dump_into_a_non_empty_folder_is_refused_and_leaves_it_alone)
+{
+    char dump[256], keep[512], cmd[1024];
+    scratch_path(dump, sizeof dump, "fulldump");
+    mkdir(dump, 0777);
+    snprintf(keep, sizeof keep, "%s/mine.txt", dump);
+    FILE *f = fopen(keep, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("keep me\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, GEN "-t 0 -n 4 -i \"Lily\" --dump %s", dump);
+    run_result r = run(cmd);
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert_int_eq(count_lines(r.err), 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "not empty"));
+    char *kept = slurp(keep);
+    ck_assert_str_eq(kept, "keep me\n");
+    free(kept);
+    // Nothing else appeared in the folder, and no temporary folder was left beside it.
+    snprintf(cmd, sizeof cmd, "test \"$(ls -A %s)\" = mine.txt && ! ls -d %s.tmp-* >/dev/null 2>&1", dump, dump);
+    ck_assert_int_eq(system(cmd), 0);
+    remove(keep);
+    rmdir(dump);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(npydiff_rejects_bad_usage)
+{
+    run_result r = run("./npydiff only-one-dir");
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_int_eq(count_lines(r.err), 1);
+    run_free(&r);
+    r = run("./npydiff data/golden/stories data/golden/stories --tol 1");
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "unknown flag --tol"));
+    run_free(&r);
+    r = run("./npydiff data/golden/stories data/golden/stories");
+    ck_assert_int_eq(r.rc, 0);   // a folder against itself: every tensor passes, exact
+    run_free(&r);
+}
+END_TEST
+
+Suite *suite_generate(void) {
+    Suite *s = suite_create("generate");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, greedy_run_prints_the_documented_story_with_and_without_cache);
+    tcase_add_test(tc, the_prompt_is_printed_first_and_steps_count_it);
+    tcase_add_test(tc, sampling_is_reproducible_for_a_seed);
+    tcase_add_test(tc, dumps_with_and_without_cache_agree_under_npydiff);
+    tcase_add_loop_test(tc, bad_input_gives_one_line_an_exit_code_and_no_dump, 0,
+                        (int)(sizeof BAD / sizeof BAD[0]));
+    tcase_add_test(tc, prompt_longer_than_seq_len_is_refused_before_any_dump);
+    tcase_add_test(tc, dump_into_a_non_empty_folder_is_refused_and_leaves_it_alone);
+    tcase_add_test(tc, npydiff_rejects_bad_usage);
+    suite_add_tcase(s, tc);
+    return s;
+}
