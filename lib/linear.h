@@ -8,6 +8,11 @@
 // this is the readable reference that faster kernels are checked against.
 void tw_linear_forward(float *y, const float *x, const float *W, const float *b,
                        int T, int C_in, int C_out);
+// tw_linear_forward is this loop unless a program selected a SIMD level with tw_simd_init
+// (lib/simd/simd.h): then it runs the selected matvec/matmul kernel. tw_linear_naive always
+// runs the loop, whatever was selected.
+void tw_linear_naive(float *y, const float *x, const float *W, const float *b,
+                     int T, int C_in, int C_out);
 
 // Multiply-adds and parameters of one Linear layer applied to T rows (for lessons).
 long long tw_linear_flops(int T, int C_in, int C_out);        // 2 * T * C_in * C_out

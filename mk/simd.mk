@@ -3,7 +3,7 @@
 #
 #   make SIMD=0 ...        build without any SIMD object (only the naive level exists)
 #   make OMP=1 ...         compile the packed matmul with OpenMP (rung 5); off by default
-#   make bench             verify every kernel, then time it (./bench; OpenMP on if the compiler has it)
+#   make bench             verify every kernel, then time it (./run_bench; OpenMP on if the compiler has it)
 #   make bench BLAS=openblas   the same, with cblas_sgemm/cblas_sgemv measured beside ours
 #   make test-arm          cross-build the kernel self-test for AArch64 and run it under qemu
 #   make exerciseN         build and check exercise N (lessons/exercises/), N = 1..4
@@ -48,7 +48,7 @@ ifeq ($(OMP),1)
 endif
 
 # ---- benchmark ----
-# ./bench is built in its own build directory, with OpenMP when the compiler supports it, so
+# ./run_bench (bench/bench.c; ./bench would clash with the directory) is built in its own build directory, with OpenMP when the compiler supports it, so
 # the library build used by `make test` is never changed by benchmarking.
 BENCH_BUILD := $(BUILD)/bench-build
 HAVE_OMP = $(shell echo 'int main(void){return 0;}' | $(CC) $(OMPFLAGS) -x c - -o /dev/null 2>/dev/null && echo 1 || echo 0)
@@ -62,14 +62,21 @@ BENCH_ARGS ?=
 .PHONY: bench bench-bin test-arm
 bench:                                         ## verify, then time every kernel (BLAS=openblas to compare)
 	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OMP=$(HAVE_OMP) BLAS=$(BLAS) bench-bin
-	./bench $(BENCH_ARGS)
+	./run_bench $(BENCH_ARGS)
 
-bench-bin: $(BUILD)/bench/bench.o $(LIB)
-	$(CC) $(LDFLAGS) $^ $(BLAS_LIBS) $(LDLIBS) -o bench
+BENCH_OBJ := $(BUILD)/bench/bench.o
+ifneq ($(filter -DTW_HAVE_AVX2,$(CPPFLAGS)),)
+  # The FMA-throughput probes, each with its own ISA flags.
+  BENCH_OBJ += $(BUILD)/bench/probe_avx2.o $(BUILD)/bench/probe_avx512.o
+  $(BUILD)/bench/probe_avx2.o: ISAFLAGS := -mavx2 -mfma
+  $(BUILD)/bench/probe_avx512.o: ISAFLAGS := -mavx512f -mfma
+endif
+bench-bin: $(BENCH_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) $^ $(BLAS_LIBS) $(LDLIBS) -o run_bench
 
-$(BUILD)/bench/bench.o: CPPFLAGS += $(BLAS_CFLAGS)
-$(BUILD)/bench/bench.o: lib/simd/simd.h
-CLEAN_FILES += bench
+$(BUILD)/bench/bench.o: CPPFLAGS += -Itests $(BLAS_CFLAGS)
+$(BUILD)/bench/bench.o: lib/simd/simd.h tests/simd_cases.h
+CLEAN_FILES += run_bench
 
 # ---- Arm: cross-build and run the NEON self-test under qemu ----
 ARM_CC   ?= aarch64-linux-gnu-gcc

@@ -41,8 +41,8 @@ static void ukernel_avx2(int kc, const float *Ap, const float *Bp, float *C, lon
     }
 }
 
-// kc x nr of B = 256 x 16 x 4 B = 16 KiB in L1; mc x kc of A = 144 x 256 x 4 B = 144 KiB in L2.
-const tw_ukernel tw_ukernel_avx2 = { "avx2 6x16", MR, NR, 256, 144, 3072, ukernel_avx2 };
+// mr x kc of A = 6 x 256 x 4 B = 6 KiB in L1; kc x nc of B = 256 x 1024 x 4 B = 1 MiB in L2.
+const tw_ukernel tw_ukernel_avx2 = { "avx2 6x16", MR, NR, 256, 144, 1024, ukernel_avx2 };
 
 void tw_matmul_avx2(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_avx2, C, A, B, N, 1, M, N, K, 1);

@@ -36,7 +36,7 @@ static void ukernel_neon(int kc, const float *Ap, const float *Bp, float *C, lon
     }
 }
 
-const tw_ukernel tw_ukernel_neon = { "neon 8x8", MR, NR, 256, 128, 2048, ukernel_neon };
+const tw_ukernel tw_ukernel_neon = { "neon 8x8", MR, NR, 256, 128, 1024, ukernel_neon };
 
 void tw_matmul_neon(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_neon, C, A, B, N, 1, M, N, K, 1);

@@ -65,14 +65,12 @@ static void pack_A(float *Ap, const float *A, int K, int i0, int k0, int mb, int
     TW_OMP("omp for schedule(static)")
     for (int p = 0; p < n_panels; p++) {
         float *dst = Ap + (long)p * mr * kb;
-        for (int i = 0; i < mr; i++) {
-            int row = p * mr + i;
-            if (row < mb) {
-                const float *src = A + (long)(i0 + row) * K + k0;
-                for (int k = 0; k < kb; k++) dst[k * mr + i] = src[k];
-            } else {
-                for (int k = 0; k < kb; k++) dst[k * mr + i] = 0.0f;
-            }
+        int rows = min_int(mr, mb - p * mr);
+        const float *src = A + (long)(i0 + p * mr) * K + k0;
+        // k outside, rows inside: the writes are contiguous, the reads are `rows` short streams.
+        for (int k = 0; k < kb; k++) {
+            for (int i = 0; i < rows; i++) dst[k * mr + i] = src[(long)i * K + k];
+            for (int i = rows; i < mr; i++) dst[k * mr + i] = 0.0f;
         }
     }
 }
@@ -101,18 +99,19 @@ static void pack_B(float *Bp, const float *B, long rs_b, long cs_b, int k0, int 
     }
 }
 
-// Runs the micro-kernel over one packed A block (mb x kb) and one packed B panel (kb x nb).
+// Runs the micro-kernel over one packed A block (mb x kb) and one packed B panel (kb x nb):
+// A micro-panels outside (each stays in L1), B micro-panels inside (streamed from L2).
 // Full tiles write straight into C; edge tiles go through a small buffer and only the valid
 // part is copied, so the micro-kernel never needs to know about edges.
 static void macro_kernel(const tw_ukernel *uk, float *C, int N, const float *Ap, const float *Bp,
                          int mb, int nb, int kb, int accumulate) {
     const int mr = uk->mr, nr = uk->nr;
-    int n_panels = (nb + nr - 1) / nr;
+    int n_panels = (mb + mr - 1) / mr;
     TW_OMP("omp for schedule(static)")
-    for (int jp = 0; jp < n_panels; jp++) {
-        int jr = jp * nr;
+    for (int ip = 0; ip < n_panels; ip++) {
+        int ir = ip * mr;
         _Alignas(64) float tile[TILE_MAX];
-        for (int ir = 0; ir < mb; ir += mr) {
+        for (int jr = 0; jr < nb; jr += nr) {
             const float *a = Ap + (long)ir * kb, *b = Bp + (long)jr * kb;
             float *c = C + (long)ir * N + jr;
             int rows = min_int(mr, mb - ir), cols = min_int(nr, nb - jr);
@@ -190,7 +189,7 @@ static void ukernel_scalar(int kc, const float *Ap, const float *Bp, float *C, l
             C[i * ldc + j] = (accumulate ? C[i * ldc + j] : 0.0f) + c[i][j];
 }
 
-const tw_ukernel tw_ukernel_scalar = { "scalar 4x8", SC_MR, SC_NR, 256, 128, 2048, ukernel_scalar };
+const tw_ukernel tw_ukernel_scalar = { "scalar 4x8", SC_MR, SC_NR, 256, 128, 1024, ukernel_scalar };
 
 void tw_matmul_packed_scalar(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_scalar, C, A, B, N, 1, M, N, K, 1);

@@ -113,7 +113,7 @@ void tw_matmul_nt_naive(float *C, const float *A, const float *B, int M, int N, 
 
 // The packed-panel scheme (GotoBLAS/BLIS), lib/simd/matmul_packed.c. A micro-kernel computes an
 // mr x nr tile of C from kc columns of packed A and kc rows of packed B; the driver packs and
-// loops around it. Block sizes: kc x nr of B stays in L1, mc x kc of A in L2, kc x nc of B in L3.
+// loops around it. Block sizes: mr x kc of A stays in L1, kc x nc of packed B in L2.
 typedef void (*tw_ukernel_fn)(int kc, const float *Ap, const float *Bp, float *C, long ldc,
                               int accumulate);
 typedef struct {
