@@ -19,7 +19,7 @@
 #include "testutil.h"
 
 #define MAX_LESSONS 40
-#define MAX_FILES   48
+#define MAX_FILES   128
 
 typedef struct {
     int  number;
