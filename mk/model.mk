@@ -53,7 +53,7 @@ $(MODEL_DIR)/%.bin:
 	@got=$$($(SHA256) $@.tmp | cut -d' ' -f1); \
 	if [ "$$got" != "$(MODEL_SHA_$*.bin)" ]; then \
 	  rm -f $@.tmp; \
-	  echo "model: ERROR: $*.bin has sha256 $$got, expected $(MODEL_SHA_$*.bin): the file is corrupted or a different version; delete it and run 'make model' again" >&2; exit 1; \
+	  echo "model: ERROR: $*.bin has sha256 $$got, expected $(MODEL_SHA_$*.bin): the source is corrupted or a different version, so nothing was installed" >&2; exit 1; \
 	fi
 	@mv $@.tmp $@
 	@echo "model: $@ ok (sha256 verified)"
