@@ -18,8 +18,9 @@ static const char USAGE[] =
     "  --layers     also list the running total after every layer\n"
     "example: ./params --context 4096 data/configs/Qwen3-8B.json\n";
 
+// Bad usage: one line naming the problem (the usage text is what --help prints).
 static int usage_error(const char *why) {
-    fprintf(stderr, "params: %s\n%s", why, USAGE);
+    fprintf(stderr, "params: %s (./params --help for usage)\n", why);
     return 2;
 }
 

@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""make_corpus.py: writes the corrupted-input corpus data/corrupt/ and the fuzzers' seed files.
+
+Run from the top of the checkout (`make corpus` does): python3 tests/corrupt/make_corpus.py
+Needs only the Python standard library: every file is written byte by byte, so what each one
+holds is visible here, and the output is identical on every run.
+
+For each reader (npy, json config, llama2.c checkpoint, llama2.c tokenizer) it writes one valid
+file (the control: the test expects it to load) and many broken variants: truncated at many
+points, header fields flipped, zero/negative/huge sizes, bad magic, wrong dtype or
+fortran_order, malformed and deeply nested JSON, token lengths past the end, dims that do not
+divide. data/corrupt/MANIFEST.tsv lists every file with the reader to run on it, the status the
+reader must return and a word its error message must contain ("-": any non-empty message).
+tests/test_corrupt.c runs them all.
+
+fuzz/corpus/<target>/ gets the valid files (in each fuzz target's input layout) as seeds.
+"""
+import os
+import shutil
+import struct
+import sys
+
+OUT = "data/corrupt"
+FUZZ = "fuzz/corpus"
+manifest = []  # (reader, relative path, expected status, message word, vocab size or -)
+
+
+def write(kind, name, data, status, word="-", vocab="-"):
+    path = os.path.join(OUT, kind, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    manifest.append((kind, f"{kind}/{name}", status, word, str(vocab)))
+
+
+def seed(target, name, data):
+    os.makedirs(os.path.join(FUZZ, target), exist_ok=True)
+    with open(os.path.join(FUZZ, target, name), "wb") as f:
+        f.write(data)
+
+
+def cut_points(n, header_end):
+    """Many truncation lengths: inside the header, at its edges, inside the data, one short."""
+    pts = {0, 1, 2, 3, 4, 7, 8, 9, header_end - 1, header_end, header_end + 1,
+           (header_end + n) // 2, n - 4, n - 1}
+    return sorted(p for p in pts if 0 <= p < n)
+
+
+# ---------------------------------------------------------------------------------------------
+# .npy (format 1.0: magic, version, uint16 header length, dict literal padded to 64, raw data)
+
+def npy_bytes(header_dict, payload, magic=b"\x93NUMPY", version=b"\x01\x00", hlen=None):
+    h = header_dict.encode("latin-1")
+    total = 10 + len(h) + 1
+    h = h + b" " * ((64 - total % 64) % 64) + b"\n"
+    if hlen is None:
+        hlen = len(h)
+    return magic + version + struct.pack("<H", hlen & 0xFFFF) + h + payload
+
+
+def npy_header(descr="'<f4'", fortran="False", shape="(2, 3)"):
+    return "{'descr': %s, 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape)
+
+
+def make_npy():
+    f32 = struct.pack("<6f", 0.0, 1.0, 2.0, 3.0, 4.0, 5.0)
+    good = npy_bytes(npy_header(), f32)
+    write("npy", "valid_f32.npy", good, "OK")
+    write("npy", "valid_i32.npy", npy_bytes(npy_header("'<i4'"), struct.pack("<6i", *range(6))), "OK")
+    write("npy", "valid_zero_rows.npy", npy_bytes(npy_header(shape="(0, 3)"), b""), "OK")
+    write("npy", "valid_scalar.npy", npy_bytes(npy_header(shape="()"), struct.pack("<f", 7.0)), "OK")
+    seed("npy", "valid_f32.npy", good)
+    seed("npy", "valid_i32.npy", npy_bytes(npy_header("'<i4'", shape="(3,)"), struct.pack("<3i", 1, 2, 3)))
+
+    header_end = 10 + struct.unpack("<H", good[8:10])[0]
+    for n in cut_points(len(good), header_end):
+        write("npy", f"truncated_at_{n}.npy", good[:n], "FORMAT")
+    write("npy", "extra_byte.npy", good + b"\0", "FORMAT", "length")
+    write("npy", "bad_magic_first_byte.npy", b"\x94" + good[1:], "FORMAT", "magic")
+    write("npy", "bad_magic_text.npy", b"\x93NUMPZ" + good[6:], "FORMAT", "magic")
+    write("npy", "version_2.npy", npy_bytes(npy_header(), f32, version=b"\x02\x00"), "FORMAT", "version")
+    write("npy", "version_0.npy", npy_bytes(npy_header(), f32, version=b"\x00\x00"), "FORMAT", "version")
+    write("npy", "header_len_0.npy", npy_bytes(npy_header(), f32, hlen=0), "FORMAT")
+    write("npy", "header_len_past_end.npy", npy_bytes(npy_header(), f32, hlen=0xFFFF), "FORMAT", "truncated")
+    for name, descr in [("f8", "'<f8'"), ("big_endian", "'>f4'"), ("u1", "'|u1'"), ("f2", "'<f2'"),
+                        ("unquoted", "f4"), ("unterminated", "'<f4"), ("empty", "''")]:
+        write("npy", f"dtype_{name}.npy", npy_bytes(npy_header(descr), f32), "FORMAT", "dtype")
+    write("npy", "no_descr.npy", npy_bytes("{'fortran_order': False, 'shape': (2, 3), }", f32), "FORMAT", "descr")
+    write("npy", "fortran_true.npy", npy_bytes(npy_header(fortran="True"), f32), "FORMAT", "fortran_order")
+    write("npy", "fortran_int.npy", npy_bytes(npy_header(fortran="1"), f32), "FORMAT", "fortran_order")
+    write("npy", "no_fortran_order.npy", npy_bytes("{'descr': '<f4', 'shape': (2, 3), }", f32), "FORMAT", "fortran_order")
+    write("npy", "no_shape.npy", npy_bytes("{'descr': '<f4', 'fortran_order': False, }", f32), "FORMAT", "shape")
+    write("npy", "shape_list.npy", npy_bytes(npy_header(shape="[2, 3]"), f32), "FORMAT", "shape")
+    write("npy", "shape_negative.npy", npy_bytes(npy_header(shape="(-1, 3)"), f32), "FORMAT", "shape")
+    write("npy", "shape_letters.npy", npy_bytes(npy_header(shape="(two, 3)"), f32), "FORMAT", "shape")
+    write("npy", "shape_unterminated.npy", npy_bytes(npy_header(shape="(2, 3"), f32), "FORMAT", "shape")
+    write("npy", "shape_float.npy", npy_bytes(npy_header(shape="(2.5, 3)"), f32), "FORMAT")
+    write("npy", "shape_huge_2e19.npy", npy_bytes(npy_header(shape="(20000000000000000000,)"), f32), "FORMAT", "range")
+    write("npy", "shape_huge_product.npy", npy_bytes(npy_header(shape="(1099511627776, 1099511627776)"), f32), "FORMAT", "large")
+    write("npy", "shape_2_63.npy", npy_bytes(npy_header(shape="(9223372036854775807,)"), f32), "FORMAT")
+    write("npy", "shape_lies_bigger.npy", npy_bytes(npy_header(shape="(2, 4)"), f32), "FORMAT", "length")
+    write("npy", "shape_lies_smaller.npy", npy_bytes(npy_header(shape="(2, 2)"), f32), "FORMAT", "length")
+    write("npy", "shape_zero_with_data.npy", npy_bytes(npy_header(shape="(0, 3)"), f32), "FORMAT", "length")
+    write("npy", "nine_dims.npy", npy_bytes(npy_header(shape="(1, 1, 1, 1, 1, 1, 1, 1, 6)"), f32), "FORMAT", "dimensions")
+    write("npy", "header_nul_byte.npy", npy_bytes("{'descr'\0: '<f4', 'fortran_order': False, 'shape': (2, 3), }", f32), "FORMAT")
+    write("npy", "empty.npy", b"", "FORMAT", "magic")
+    write("npy", "text_file.npy", b"this is not a numpy file\n", "FORMAT", "magic")
+
+
+# ---------------------------------------------------------------------------------------------
+# config.json: the JSON reader, then the parameter counter behind ./params
+
+LLAMA = ('{"model_type": "llama", "vocab_size": 32000, "hidden_size": 4096, '
+         '"intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, '
+         '"num_key_value_heads": 32, "max_position_embeddings": 4096}')
+GPT2 = ('{"model_type": "gpt2", "vocab_size": 50257, "n_embd": 768, "n_layer": 12, '
+        '"n_head": 12, "n_positions": 1024}')
+
+
+def cfg(**over):
+    """The llama config with some keys replaced (value None drops the key); values are raw JSON."""
+    base = {"model_type": '"llama"', "vocab_size": "32000", "hidden_size": "4096",
+            "intermediate_size": "11008", "num_hidden_layers": "32", "num_attention_heads": "32",
+            "num_key_value_heads": "32"}
+    for k, v in over.items():
+        if v is None:
+            base.pop(k, None)
+        else:
+            base[k] = v
+    return ("{" + ", ".join(f'"{k}": {v}' for k, v in base.items()) + "}").encode()
+
+
+def make_json():
+    good = LLAMA.encode()
+    write("json", "valid_llama.json", good, "OK")
+    write("json", "valid_gpt2.json", GPT2.encode(), "OK")
+    seed("json", "valid_llama.json", good)
+    seed("json", "valid_gpt2.json", GPT2.encode())
+    seed("json", "escapes.json", b'{"a": "\\u00e9\\ud83d\\ude00\\n\\"", "b": [1, -0.5e+3, true, false, null, {}]}')
+    for n in sorted({0, 1, 2, 14, 15, 16, len(good) // 2, len(good) - 2, len(good) - 1}):
+        write("json", f"truncated_at_{n}.json", good[:n], "FORMAT")
+    bad = {
+        "open_brace.json": (b"{", "end of input"),
+        "missing_value.json": (b'{"a": }', "-"),
+        "missing_colon.json": (b'{"a" 1}', "':'"),
+        "trailing_comma_object.json": (b'{"a": 1,}', "-"),
+        "trailing_comma_array.json": (b"[1, 2,]", "-"),
+        "single_quotes.json": (b"{'a': 1}", "-"),
+        "unquoted_key.json": (b"{a: 1}", "-"),
+        "unterminated_string.json": (b'{"model_type": "llama', "unterminated"),
+        "bad_escape.json": (b'{"a": "\\x41"}', "escape"),
+        "lone_low_surrogate.json": (b'{"a": "\\udc00"}', "surrogate"),
+        "lone_high_surrogate.json": (b'{"a": "\\ud800"}', "surrogate"),
+        "high_surrogate_bad_pair.json": (b'{"a": "\\ud800\\u0041"}', "surrogate"),
+        "short_u_escape.json": (b'{"a": "\\u12"}', "-"),
+        "nul_escape.json": (b'{"a": "\\u0000"}', "u0000"),
+        "control_char.json": (b'{"a": "x\x01y"}', "control"),
+        "raw_newline_in_string.json": (b'{"a": "x\ny"}', "control"),
+        "leading_zero.json": (b'{"a": 012}', "leading zero"),
+        "bare_minus.json": (b'{"a": -}', "-"),
+        "dot_no_digits.json": (b'{"a": 1.}', "digit"),
+        "exponent_no_digits.json": (b'{"a": 1e}', "exponent"),
+        "number_overflow.json": (b'{"a": 1e999}', "range"),
+        "nan.json": (b'{"a": NaN}', "-"),
+        "infinity.json": (b'{"a": Infinity}', "-"),
+        "comment.json": (b'// config\n{"a": 1}', "-"),
+        "utf8_bom.json": (b"\xef\xbb\xbf" + good, "-"),
+        "two_values.json": (b"{} {}", "after the top-level"),
+        "tru.json": (b"tru", "-"),
+        "empty.json": (b"", "end of input"),
+        "only_spaces.json": (b"   \n\t ", "end of input"),
+        "nested_arrays_65.json": (b"[" * 65 + b"]" * 65, "nesting"),
+        "nested_objects_65.json": (b'{"a":' * 65 + b"1" + b"}" * 65, "nesting"),
+        "nested_5000_open.json": (b"[" * 5000, "nesting"),
+        "nested_mixed_deep.json": (b'[{"a":' * 40 + b"1" + b"}]" * 40, "nesting"),
+    }
+    for name, (data, word) in bad.items():
+        write("json", name, data, "FORMAT", word)
+    # Valid JSON, wrong config: the parameter counter's checks.
+    sem = {
+        "top_level_array.json": (b"[1, 2]", "FORMAT", "object"),
+        "nested_64_ok_but_array.json": (b"[" * 64 + b"]" * 64, "FORMAT", "object"),
+        "no_model_type.json": (cfg(model_type=None), "FORMAT", "model_type"),
+        "model_type_number.json": (cfg(model_type="7"), "FORMAT", "model_type"),
+        "model_type_bert.json": (cfg(model_type='"bert"'), "FORMAT", "not supported"),
+        "missing_hidden_size.json": (cfg(hidden_size=None), "FORMAT", "hidden_size"),
+        "hidden_size_zero.json": (cfg(hidden_size="0"), "FORMAT", "hidden_size"),
+        "hidden_size_negative.json": (cfg(hidden_size="-4096"), "FORMAT", "hidden_size"),
+        "hidden_size_fraction.json": (cfg(hidden_size="4096.5"), "FORMAT", "fraction"),
+        "hidden_size_string.json": (cfg(hidden_size='"4096"'), "FORMAT", "string"),
+        "hidden_size_huge.json": (cfg(hidden_size="9223372036854775807"), "FORMAT", "hidden_size"),
+        "hidden_size_beyond_int64.json": (cfg(hidden_size="99999999999999999999"), "FORMAT", "hidden_size"),
+        "vocab_1e30.json": (cfg(vocab_size="1e30"), "FORMAT", "vocab_size"),
+        "heads_do_not_divide.json": (cfg(num_attention_heads="30", num_key_value_heads="30"), "SHAPE", "multiple"),
+        "kv_heads_do_not_divide.json": (cfg(num_key_value_heads="5"), "SHAPE", "multiple"),
+        "kv_heads_more_than_heads.json": (cfg(num_key_value_heads="64"), "SHAPE", "multiple"),
+        "tie_not_bool.json": (cfg(tie_word_embeddings='"yes"'), "FORMAT", "tie_word_embeddings"),
+        "counts_overflow_int64.json": (cfg(hidden_size="4294967296", intermediate_size="4294967296",
+                                           vocab_size="4294967296", num_attention_heads="1",
+                                           num_key_value_heads="1", num_hidden_layers="4294967296"),
+                                       "ARG", "-"),
+    }
+    for name, (data, status, word) in sem.items():
+        write("json", name, data, status, word)
+
+
+# ---------------------------------------------------------------------------------------------
+# llama2.c checkpoint: 7 int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size,
+# seq_len), then float32 weights (see lib/llama2c.h for the order)
+
+def lcg_floats(n, state=12345):
+    out = []
+    for _ in range(n):
+        state = (state * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        out.append(((state >> 40) / float(1 << 24) - 0.5) * 0.2)
+    return out
+
+
+def ckpt(header, n_floats=None, floats=None):
+    dim, hidden, layers, heads, kv, vocab, seq = header
+    if floats is None:
+        V = abs(vocab)
+        D = dim // heads
+        n = (V * dim + layers * dim + 2 * layers * dim * dim + 2 * layers * kv * D * dim +
+             layers * dim + 3 * layers * hidden * dim + dim + seq * D + (V * dim if vocab < 0 else 0))
+        if n_floats is not None:
+            n = n_floats
+        floats = lcg_floats(n)
+    return struct.pack("<7i", *header) + struct.pack(f"<{len(floats)}f", *floats)
+
+
+TINY = (8, 8, 2, 2, 1, 16, 8)   # dim 8, hidden 8, 2 layers, 2 heads (D = 4), 1 kv head, V 16, T 8
+
+
+def with_field(i, value, keep_length=True):
+    h = list(TINY)
+    h[i] = value
+    body = ckpt(TINY)[28:] if keep_length else b""
+    return struct.pack("<7i", *h) + body
+
+
+def make_llama2c():
+    good = ckpt(TINY)
+    write("llama2c", "valid_tiny.bin", good, "OK")
+    write("llama2c", "valid_separate_classifier.bin", ckpt(TINY[:5] + (-16,) + TINY[6:]), "OK")
+    seed("llama2c", "valid_tiny.bin", good)
+    for n in cut_points(len(good), 28):
+        write("llama2c", f"truncated_at_{n}.bin", good[:n], "FORMAT")
+    write("llama2c", "extra_bytes.bin", good + b"\0\0\0\0", "FORMAT", "extra bytes")
+    names = ["dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len"]
+    for i, name in enumerate(names):
+        write("llama2c", f"{name}_zero.bin", with_field(i, 0), "FORMAT", name)
+        if name != "vocab_size":   # a negative vocab_size is legal (separate classifier)
+            write("llama2c", f"{name}_negative.bin", with_field(i, -8), "FORMAT", name)
+        write("llama2c", f"{name}_huge.bin", with_field(i, 0x7FFFFFFF), "FORMAT", name)
+        write("llama2c", f"{name}_doubled.bin", with_field(i, TINY[i] * 2), "FORMAT", "bytes")
+    write("llama2c", "vocab_int_min.bin", with_field(5, -0x80000000), "FORMAT", "vocab_size")
+    write("llama2c", "dim_not_divisible_by_heads.bin", with_field(3, 3), "FORMAT", "divisible")
+    write("llama2c", "heads_not_divisible_by_kv.bin", struct.pack("<7i", 8, 8, 2, 4, 3, 16, 8) + good[28:], "FORMAT", "divisible")
+    write("llama2c", "odd_head_size.bin", struct.pack("<7i", 6, 8, 2, 2, 1, 16, 8) + good[28:], "FORMAT", "odd")
+    write("llama2c", "negative_vocab_no_classifier.bin", with_field(5, -16), "FORMAT", "truncated")
+    # Sizes whose byte count overflows 64-bit arithmetic if multiplied naively.
+    write("llama2c", "overflowing_sizes.bin", struct.pack("<7i", 65536, 1048576, 1024, 2, 1, 4194304, 1048576) + good[28:], "FORMAT")
+    # llama2.c's newer export (version 1+) starts with the magic "ak42": not the legacy format.
+    write("llama2c", "magic_ak42_v1.bin", struct.pack("<Ii", 0x616B3432, 1) + good[8:], "FORMAT")
+    nan = bytearray(good)
+    nan[28 + 4 * 100:28 + 4 * 101] = struct.pack("<I", 0x7FC00000)
+    write("llama2c", "nan_weight.bin", bytes(nan), "FORMAT", "nan")
+    inf = bytearray(good)
+    inf[len(good) - 4:] = struct.pack("<f", float("inf"))
+    write("llama2c", "inf_weight.bin", bytes(inf), "FORMAT", "inf")
+    write("llama2c", "npy_file.bin", npy_bytes(npy_header(), struct.pack("<6f", *range(6))), "FORMAT")
+    write("llama2c", "empty.bin", b"", "FORMAT", "too short")
+
+
+# ---------------------------------------------------------------------------------------------
+# llama2.c tokenizer: int32 max_token_length, then per token float32 score, int32 length, bytes
+
+def tok_records():
+    toks = [(0.0, b"<unk>"), (0.0, b"\n<s>\n"), (0.0, b"\n</s>\n")]
+    toks += [(0.0, b"<0x%02X>" % b) for b in range(256)]
+    words = [b" ", b"e", b"t", b"a", b"o", b"n", b"h", b"s", b"i", b"r", b"d", b"l", b"u", b"c",
+             b"m", b"w", b"y", b"O", b"T", b"b", b"p", b"g", b"k", b"v", b"f", b".", b","]
+    merges = [b"he", b" t", b"th", b" the", b"the", b" a", b"an", b"nd", b" and", b"in", b"on",
+              b" O", b"On", b"nc", b"Once", b" Once", b" u", b"up", b"upon", b" upon", b"ti",
+              b"me", b"time", b" time", b"er", b"re", b"ou", b"at", b"it", b"is", b" s", b" w"]
+    rank = 0
+    for w in words:
+        toks.append((-1000.0 - rank, w))
+        rank += 1
+    for w in merges:
+        toks.append((-float(rank), w))
+        rank += 1
+    i = 0
+    while len(toks) < 512:   # pad to stories260K's vocabulary of 512 with unmergeable pieces
+        toks.append((-1e12, b"<pad%03d>" % i))
+        i += 1
+    return toks
+
+
+def tok_bytes(toks, max_len=None, lens=None):
+    if max_len is None:
+        max_len = max(len(s) for _, s in toks)
+    out = [struct.pack("<i", max_len)]
+    for i, (score, s) in enumerate(toks):
+        n = len(s) if lens is None or i not in lens else lens[i]
+        out.append(struct.pack("<fi", score, n) + s)
+    return b"".join(out)
+
+
+def make_tokenizer():
+    toks = tok_records()
+    V = len(toks)
+    good = tok_bytes(toks)
+    write("tokenizer", "valid_tok512.bin", good, "OK", vocab=V)
+    text = b"Once upon a time"
+    seed("tokenizer", "valid_tok512.seed", struct.pack("<HH", V, len(text)) + text + good)
+    small = tok_bytes(toks[:3] + [(0.0, b" "), (1.0, b"a"), (2.0, b" a")])
+    seed("tokenizer", "small_vocab.seed", struct.pack("<HH", 6, 3) + b"aa\xff" + small)
+    for t in [b"Once upon a time", b"\xff\xfe\x80 caf\xc3\xa9 \xe2\x82\xac\xf0\x9f\x98\x80 <s> <0x41>", b"  a\n\tb"]:
+        seed("encode", "text_%d" % len(t), t)
+
+    first = 4 + 8 + len(toks[0][1])   # end of token 0's record
+    for n in sorted({0, 1, 3, 4, 5, 8, 11, 12, first - 1, first, first + 3, len(good) // 2,
+                     len(good) - 1}):
+        write("tokenizer", f"truncated_at_{n}.bin", good[:n], "FORMAT", vocab=V)
+    write("tokenizer", "extra_bytes.bin", good + b"\0", "FORMAT", "follow", vocab=V)
+    write("tokenizer", "fewer_tokens_than_vocab.bin", tok_bytes(toks[:-1]), "FORMAT", "ends", vocab=V)
+    write("tokenizer", "vocab_too_small.bin", good, "FORMAT", "too small", vocab=2)
+    write("tokenizer", "vocab_zero.bin", good, "FORMAT", "too small", vocab=0)
+    write("tokenizer", "max_len_zero.bin", tok_bytes(toks, max_len=0), "FORMAT", "max_token_length", vocab=V)
+    write("tokenizer", "max_len_negative.bin", tok_bytes(toks, max_len=-1), "FORMAT", "max_token_length", vocab=V)
+    write("tokenizer", "max_len_huge.bin", tok_bytes(toks, max_len=0x7FFFFFFF), "FORMAT", "max_token_length", vocab=V)
+    write("tokenizer", "token_longer_than_max.bin", tok_bytes(toks, max_len=3), "FORMAT", "length", vocab=V)
+    write("tokenizer", "token_length_negative.bin", tok_bytes(toks, lens={5: -1}), "FORMAT", "length", vocab=V)
+    write("tokenizer", "token_length_int_min.bin", tok_bytes(toks, lens={5: -0x80000000}), "FORMAT", "length", vocab=V)
+    last = len(toks) - 1
+    # The last token claims more bytes than remain: its length runs past the end of the file.
+    write("tokenizer", "last_token_past_end.bin", tok_bytes(toks, max_len=64, lens={last: len(toks[last][1]) + 5}), "FORMAT", "past the end", vocab=V)
+    write("tokenizer", "token_past_end_huge.bin", tok_bytes(toks, max_len=65536, lens={10: 65536}), "FORMAT", "past the end", vocab=V)
+    nan_toks = list(toks)
+    nan_toks[7] = (float("nan"), toks[7][1])
+    write("tokenizer", "nan_score.bin", tok_bytes(nan_toks), "FORMAT", "NaN", vocab=V)
+    write("tokenizer", "empty.bin", b"", "FORMAT", "too short", vocab=V)
+    write("tokenizer", "model_file.bin", ckpt(TINY), "FORMAT", vocab=V)
+
+
+def main():
+    if not os.path.isdir("lib") or not os.path.isdir("tests"):
+        sys.exit("make_corpus.py: run from the top of the checkout (make corpus)")
+    shutil.rmtree(OUT, ignore_errors=True)
+    for kind in ("npy", "json", "llama2c", "tokenizer"):
+        os.makedirs(os.path.join(OUT, kind))
+    for target in ("npy", "json", "llama2c", "tokenizer", "encode"):
+        d = os.path.join(FUZZ, target)
+        if os.path.isdir(d):   # keep crash reproducers (crash-*, oom-*, timeout-*), rewrite seeds
+            for f in os.listdir(d):
+                if not f.startswith(("crash-", "oom-", "timeout-", "leak-", "slow-")):
+                    os.remove(os.path.join(d, f))
+    make_npy()
+    make_json()
+    make_llama2c()
+    make_tokenizer()
+    with open(os.path.join(OUT, "MANIFEST.tsv"), "w") as f:
+        f.write("# reader\tfile (under data/corrupt/)\texpected status\tword the message contains (- any)\tvocab size (tokenizer)\n")
+        for row in manifest:
+            f.write("\t".join(row) + "\n")
+    size = sum(os.path.getsize(os.path.join(OUT, r[1])) for r in manifest)
+    print(f"make_corpus: {len(manifest)} files, {size} bytes in {OUT}/ (MANIFEST.tsv lists them)")
+
+
+if __name__ == "__main__":
+    main()

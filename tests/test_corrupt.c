@@ -1,0 +1,468 @@
+// test_corrupt.c: every reader of the toolkit, and every program, against hostile input.
+//
+// 1. Each file listed in data/corrupt/MANIFEST.tsv (written by tests/corrupt/make_corpus.py) is
+//    given to its reader: tw_npy_read, the config reader (tw_json_read_file, then
+//    tw_params_config_from_json and tw_params_count), tw_llama2c_load or tw_tokenizer_load. The
+//    status must be the one the manifest documents, and a failure must come with a message that
+//    contains the manifest's word (and the file's path, for the readers that promise it). One
+//    valid control file per reader must load, so a test that "fails" everything cannot pass.
+// 2. The programs (./params, ./generate, ./npydiff and every ./lessonN; `make test` builds them)
+//    run on the corrupt files and on bad flags: each must exit non-zero (1 for bad data, 2 for
+//    bad usage), not crash, and print exactly one line on stderr naming the file or the flag.
+// Runs from the top of the checkout (make test does). Uses POSIX system(), mkdtemp and stat.
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "testutil.h"
+#include "json.h"
+#include "params.h"
+#include "llama2c.h"
+#include "tokenizer.h"
+
+#define CORRUPT_DIR "data/corrupt"
+#define MAX_CASES   512
+
+typedef struct {
+    char reader[16];   // npy, json, llama2c, tokenizer
+    char path[192];    // data/corrupt/<kind>/<name>
+    char status[8];    // OK, FORMAT, SHAPE, ARG, IO, NOMEM
+    char word[64];     // the message must contain it ("-": any non-empty message)
+    int  vocab;        // tokenizer: the vocabulary size to load with
+} corrupt_case;
+
+static corrupt_case CASES[MAX_CASES];
+static int n_cases;
+
+static void load_manifest(void) {
+    if (n_cases) return;
+    FILE *f = fopen(CORRUPT_DIR "/MANIFEST.tsv", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f) && n_cases < MAX_CASES) {
+        if (line[0] == '#' || line[0] == '\n') continue;
+        corrupt_case *c = &CASES[n_cases];
+        char file[160], vocab[16];
+        if (sscanf(line, "%15[^\t]\t%159[^\t]\t%7[^\t]\t%63[^\t]\t%15[^\t\n]", c->reader, file,
+                   c->status, c->word, vocab) != 5)
+            continue;
+        snprintf(c->path, sizeof c->path, CORRUPT_DIR "/%s", file);
+        c->vocab = atoi(vocab);
+        n_cases++;
+    }
+    fclose(f);
+}
+
+static const char *status_name(tw_status s) {
+    switch (s) {
+    case TW_OK:         return "OK";
+    case TW_ERR_NOMEM:  return "NOMEM";
+    case TW_ERR_IO:     return "IO";
+    case TW_ERR_FORMAT: return "FORMAT";
+    case TW_ERR_SHAPE:  return "SHAPE";
+    case TW_ERR_ARG:    return "ARG";
+    }
+    return "?";
+}
+
+// Case-insensitive substring test (strcasestr is not in C11 or POSIX).
+static int contains_nocase(const char *hay, const char *needle) {
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i])) i++;
+        if (i == n) return 1;
+    }
+    return n == 0;
+}
+
+// Runs the case's reader. msg receives its error message; *names_path says whether the reader
+// promises to put the path in it (npy's message is only the problem, the caller adds the path).
+static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *names_path) {
+    msg[0] = '\0';
+    *names_path = 1;
+    if (strcmp(c->reader, "npy") == 0) {
+        tw_npy a;
+        *names_path = 0;
+        tw_status st = tw_npy_read(&a, c->path, msg, len);
+        if (st == TW_OK) tw_npy_free(&a);
+        return st;
+    }
+    if (strcmp(c->reader, "json") == 0) {
+        tw_json *root;
+        tw_status st = tw_json_read_file(&root, c->path, msg, len);
+        if (st != TW_OK) return st;
+        tw_params_config cfg;
+        *names_path = 0;   // the config checks work on a tree; ./params adds the path
+        st = tw_params_config_from_json(&cfg, root, msg, len);
+        tw_json_free(root);
+        if (st != TW_OK) return st;
+        tw_param_counts pc;
+        st = tw_params_count(&pc, &cfg);
+        if (st != TW_OK) snprintf(msg, len, "tw_params_count: the count overflows");
+        return st;
+    }
+    if (strcmp(c->reader, "llama2c") == 0) {
+        tw_llama2c m;
+        tw_status st = tw_llama2c_load(&m, c->path, msg, len);
+        if (st == TW_OK) tw_llama2c_free(&m);
+        return st;
+    }
+    if (strcmp(c->reader, "tokenizer") == 0) {
+        tw_tokenizer t;
+        tw_status st = tw_tokenizer_load(&t, c->path, c->vocab, msg, len);
+        if (st == TW_OK) tw_tokenizer_free(&t);
+        return st;
+    }
+    ck_abort_msg("MANIFEST.tsv: unknown reader '%s' for %s", c->reader, c->path);
+    return TW_ERR_ARG;
+}
+
+START_TEST(manifest_lists_a_control_and_corrupt_files_for_every_reader)
+{
+    load_manifest();
+    ck_assert_msg(n_cases > 0, "cannot read " CORRUPT_DIR "/MANIFEST.tsv: run `make corpus`");
+    static const char *const readers[] = { "npy", "json", "llama2c", "tokenizer" };
+    for (int r = 0; r < 4; r++) {
+        int ok = 0, bad = 0;
+        for (int i = 0; i < n_cases; i++) {
+            if (strcmp(CASES[i].reader, readers[r]) != 0) continue;
+            if (strcmp(CASES[i].status, "OK") == 0) ok++;
+            else bad++;
+        }
+        ck_assert_msg(ok >= 1 && bad >= 10, "%s: %d valid and %d corrupt files in the manifest",
+                      readers[r], ok, bad);
+    }
+}
+END_TEST
+
+START_TEST(every_reader_answers_every_corrupt_file_as_documented)
+{
+    load_manifest();
+    ck_assert_msg(n_cases > 0, "cannot read " CORRUPT_DIR "/MANIFEST.tsv: run `make corpus`");
+    int failures = 0;
+    char first[600] = "";
+    for (int i = 0; i < n_cases; i++) {
+        const corrupt_case *c = &CASES[i];
+        char msg[512];
+        int names_path;
+        tw_status st = run_reader(c, msg, sizeof msg, &names_path);
+        char why[600] = "";
+        if (strcmp(status_name(st), c->status) != 0)
+            snprintf(why, sizeof why, "%s: %s returned %s, expected %s (message: %s)", c->path,
+                     c->reader, status_name(st), c->status, msg);
+        else if (st != TW_OK && msg[0] == '\0')
+            snprintf(why, sizeof why, "%s: %s failed with %s but gave no message", c->path, c->reader,
+                     c->status);
+        else if (st != TW_OK && strcmp(c->word, "-") != 0 && !contains_nocase(msg, c->word))
+            snprintf(why, sizeof why, "%s: message '%s' does not mention '%s'", c->path, msg, c->word);
+        else if (st != TW_OK && names_path && !strstr(msg, c->path))
+            snprintf(why, sizeof why, "%s: message '%s' does not name the file", c->path, msg);
+        else if (st != TW_OK && strchr(msg, '\n'))
+            snprintf(why, sizeof why, "%s: message '%s' is more than one line", c->path, msg);
+        if (why[0]) {
+            if (!failures) snprintf(first, sizeof first, "%s", why);
+            fprintf(stderr, "test_corrupt: %s\n", why);
+            failures++;
+        }
+    }
+    ck_assert_msg(failures == 0, "%d of %d corrupt-corpus files misread; first: %s", failures,
+                  n_cases, first);
+}
+END_TEST
+
+// ---- running the programs ----
+
+static int file_exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+typedef struct {
+    int  exit_code;        // -1: killed by a signal (a crash)
+    int  stderr_lines;
+    char stderr_text[1024];
+    char stdout_text[16384];
+} run_result;
+
+static void slurp(char *out, size_t len, const char *path) {
+    out[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    size_t n = fread(out, 1, len - 1, f);
+    out[n] = '\0';
+    fclose(f);
+}
+
+// Runs cmd through the shell with stdout and stderr captured in temporary files.
+static run_result run(const char *cmd) {
+    run_result r;
+    memset(&r, 0, sizeof r);
+    const char *tmp = getenv("TMPDIR");
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/tw_corrupt_XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp failed");
+    char out[300], err[300], full[2048];
+    snprintf(out, sizeof out, "%s/out", dir);
+    snprintf(err, sizeof err, "%s/err", dir);
+    snprintf(full, sizeof full, "( %s ) > %s 2> %s < /dev/null", cmd, out, err);
+    int s = system(full);
+    r.exit_code = (s != -1 && WIFEXITED(s)) ? WEXITSTATUS(s) : -1;
+    slurp(r.stdout_text, sizeof r.stdout_text, out);
+    slurp(r.stderr_text, sizeof r.stderr_text, err);
+    for (const char *p = r.stderr_text; *p; p++) r.stderr_lines += *p == '\n';
+    size_t n = strlen(r.stderr_text);
+    if (n && r.stderr_text[n - 1] != '\n') r.stderr_lines++;   // an unterminated last line
+    remove(out);
+    remove(err);
+    rmdir(dir);
+    return r;
+}
+
+// Checks one failing run; returns 0 and describes the problem in why if it misbehaved.
+static int check_failure(const run_result *r, const char *cmd, int want_exit, const char *name,
+                         char *why, size_t len) {
+    if (r->exit_code != want_exit)
+        snprintf(why, len, "`%s` exited %d, expected %d (stderr: %s)", cmd, r->exit_code, want_exit,
+                 r->stderr_text);
+    else if (r->stderr_lines != 1)
+        snprintf(why, len, "`%s` printed %d lines on stderr, expected exactly 1: %s", cmd,
+                 r->stderr_lines, r->stderr_text);
+    else if (name && !strstr(r->stderr_text, name))
+        snprintf(why, len, "`%s`: stderr '%s' does not name '%s'", cmd, r->stderr_text, name);
+    else
+        return 1;
+    return 0;
+}
+
+// A program must have been built if its source is in the tree (make test builds every one).
+static int program_expected(const char *binary, const char *source) {
+    if (!file_exists(source)) return 0;
+    ck_assert_msg(file_exists(binary), "%s is not built (run `make test`, which builds it)", binary);
+    return 1;
+}
+
+#define MODEL "data/models/stories260K.bin"
+#define TOKENIZER "data/models/tok512.bin"
+
+START_TEST(programs_reject_every_corrupt_file_with_one_line)
+{
+    load_manifest();
+    ck_assert_msg(n_cases > 0, "cannot read " CORRUPT_DIR "/MANIFEST.tsv: run `make corpus`");
+    int has_params = program_expected("./params", "tools/params.c");
+    int has_generate = program_expected("./generate", "tools/generate.c");
+    int has_npydiff = program_expected("./npydiff", "tools/npydiff.c");
+    if (has_generate)
+        ck_assert_msg(file_exists(MODEL) && file_exists(TOKENIZER), "%s missing: run `make model`", MODEL);
+    int checked = 0, failures = 0;
+    char first[1400] = "";
+    for (int i = 0; i < n_cases; i++) {
+        const corrupt_case *c = &CASES[i];
+        if (strcmp(c->status, "OK") == 0) continue;
+        char cmd[1024] = "", why[1400] = "";
+        if (strcmp(c->reader, "json") == 0 && has_params) {
+            snprintf(cmd, sizeof cmd, "./params %s", c->path);
+            run_result r = run(cmd);
+            check_failure(&r, cmd, 1, c->path, why, sizeof why);
+        } else if (strcmp(c->reader, "llama2c") == 0 && has_generate) {
+            snprintf(cmd, sizeof cmd, "./generate %s -z " TOKENIZER " -n 4 -t 0", c->path);
+            run_result r = run(cmd);
+            check_failure(&r, cmd, 1, c->path, why, sizeof why);
+        } else if (strcmp(c->reader, "tokenizer") == 0 && has_generate && c->vocab == 512) {
+            snprintf(cmd, sizeof cmd, "./generate " MODEL " -z %s -n 4 -t 0", c->path);
+            run_result r = run(cmd);
+            check_failure(&r, cmd, 1, c->path, why, sizeof why);
+        } else if (strcmp(c->reader, "npy") == 0 && has_npydiff) {
+            // npydiff reports an unreadable tensor as a FAIL row of its table (stdout) naming the
+            // file, and exits 1: a comparison tool keeps going through the other tensors.
+            snprintf(cmd, sizeof cmd, "d=$(mktemp -d) && mkdir $d/a $d/b && cp %s $d/a/x.npy && "
+                     "cp " CORRUPT_DIR "/npy/valid_f32.npy $d/b/x.npy && ./npydiff $d/a $d/b; "
+                     "s=$?; rm -rf $d; exit $s", c->path);
+            run_result r = run(cmd);
+            if (r.exit_code != 1 || !strstr(r.stdout_text, "a/x.npy") || !strstr(r.stdout_text, "FAIL"))
+                snprintf(why, sizeof why, "npydiff on %s: exit %d, stdout: %.600s", c->path,
+                         r.exit_code, r.stdout_text);
+        } else {
+            continue;
+        }
+        checked++;
+        if (why[0]) {
+            if (!failures) snprintf(first, sizeof first, "%s", why);
+            fprintf(stderr, "test_corrupt: %s\n", why);
+            failures++;
+        }
+    }
+    ck_assert_msg(failures == 0, "%d of %d program runs on corrupt files misbehaved; first: %s",
+                  failures, checked, first);
+    if (has_params || has_generate) ck_assert_int_gt(checked, 50);
+}
+END_TEST
+
+START_TEST(programs_accept_the_valid_controls)
+{
+    // The corrupt-file test above is only meaningful if the same programs succeed on good files.
+    if (program_expected("./params", "tools/params.c")) {
+        run_result r = run("./params " CORRUPT_DIR "/json/valid_llama.json");
+        ck_assert_msg(r.exit_code == 0 && strstr(r.stdout_text, "total "),
+                      "./params valid_llama.json: exit %d, stderr %s", r.exit_code, r.stderr_text);
+    }
+    if (program_expected("./generate", "tools/generate.c")) {
+        run_result r = run("./generate " MODEL " -z " CORRUPT_DIR "/tokenizer/valid_tok512.bin -n 8 -t 0 -i \"Once upon a time\"");
+        ck_assert_msg(r.exit_code == 0, "./generate with the synthetic valid tokenizer: exit %d, stderr %s",
+                      r.exit_code, r.stderr_text);
+    }
+    if (program_expected("./npydiff", "tools/npydiff.c")) {
+        run_result r = run("./npydiff " CORRUPT_DIR "/npy " CORRUPT_DIR "/npy");
+        ck_assert_msg(r.exit_code == 1 && strstr(r.stdout_text, "valid_f32") &&
+                      strstr(r.stdout_text, "PASS"),
+                      "./npydiff on the corpus folder: exit %d (its corrupt files must FAIL, valid PASS)",
+                      r.exit_code);
+    }
+}
+END_TEST
+
+// Bad flags: command, expected exit code, what stderr must name. "P" stands for the program's
+// valid input, filled in below.
+typedef struct {
+    const char *program, *source, *args;
+    int         exit_code;
+    const char *names;
+} flag_case;
+
+static const flag_case FLAG_CASES[] = {
+    { "./params", "tools/params.c", "--bogus P", 2, "--bogus" },
+    { "./params", "tools/params.c", "P --context", 2, "--context" },
+    { "./params", "tools/params.c", "--context abc P", 2, "--context" },
+    { "./params", "tools/params.c", "--context 0 P", 2, "--context" },
+    { "./params", "tools/params.c", "--context -5 P", 2, "--context" },
+    { "./params", "tools/params.c", "--context 99999999999999999999999 P", 2, "--context" },
+    { "./params", "tools/params.c", "", 2, "CONFIG" },
+    { "./params", "tools/params.c", "P P", 2, "CONFIG" },
+    { "./params", "tools/params.c", "data/corrupt/no_such_file.json", 1, "no_such_file.json" },
+    { "./params", "tools/params.c", "data/corrupt", 1, "data/corrupt" },
+    { "./generate", "tools/generate.c", "", 2, "model" },
+    { "./generate", "tools/generate.c", "P --bogus", 2, "--bogus" },
+    { "./generate", "tools/generate.c", "P -t abc", 2, "-t" },
+    { "./generate", "tools/generate.c", "P -t nan", 2, "-t" },
+    { "./generate", "tools/generate.c", "P -p 0.5x", 2, "-p" },
+    { "./generate", "tools/generate.c", "P -s 1.5", 2, "-s" },
+    { "./generate", "tools/generate.c", "P -s 99999999999999999999999", 2, "-s" },
+    { "./generate", "tools/generate.c", "P -n -1", 2, "-n" },
+    { "./generate", "tools/generate.c", "P -n ''", 2, "-n" },
+    { "./generate", "tools/generate.c", "P -z", 2, "-z" },
+    { "./generate", "tools/generate.c", "P -m chat", 2, "-m" },
+    { "./generate", "tools/generate.c", "P P", 2, "unexpected" },
+    { "./generate", "tools/generate.c", "data/corrupt/no_such_model.bin", 1, "no_such_model.bin" },
+    { "./generate", "tools/generate.c", "P -z data/corrupt/no_such_tok.bin", 1, "no_such_tok.bin" },
+    { "./generate", "tools/generate.c", "data/corrupt -z " TOKENIZER, 1, "data/corrupt" },
+    { "./npydiff", "tools/npydiff.c", "", 2, "two folders" },
+    { "./npydiff", "tools/npydiff.c", "P", 2, "two folders" },
+    { "./npydiff", "tools/npydiff.c", "P P P", 2, "unexpected" },
+    { "./npydiff", "tools/npydiff.c", "P P --atol", 2, "--atol" },
+    { "./npydiff", "tools/npydiff.c", "P P --rtol -1", 2, "--rtol" },
+    { "./npydiff", "tools/npydiff.c", "P P --atol nan", 2, "--atol" },
+    { "./npydiff", "tools/npydiff.c", "P P --bogus", 2, "--bogus" },
+    { "./npydiff", "tools/npydiff.c", "P data/corrupt/no_such_dir", 1, "no_such_dir" },
+};
+#define N_FLAG_CASES ((int)(sizeof FLAG_CASES / sizeof FLAG_CASES[0]))
+
+static const char *valid_input(const char *program) {
+    if (strcmp(program, "./params") == 0) return CORRUPT_DIR "/json/valid_llama.json";
+    if (strcmp(program, "./generate") == 0) return MODEL " -z " TOKENIZER;
+    return CORRUPT_DIR "/npy";
+}
+
+// Replaces each standalone "P" in args with the program's valid input.
+static void expand_args(char *out, size_t len, const char *program, const char *args) {
+    size_t k = 0;
+    out[0] = '\0';
+    for (const char *p = args; *p && k + 1 < len; p++) {
+        if (*p == 'P' && (p == args || p[-1] == ' ') && (p[1] == ' ' || p[1] == '\0'))
+            k += (size_t)snprintf(out + k, len - k, "%s", valid_input(program));
+        else
+            out[k++] = *p;
+        if (k >= len) k = len - 1;
+        out[k] = '\0';
+    }
+}
+
+START_TEST(programs_reject_bad_flags_with_one_line_naming_the_flag)
+{
+    const flag_case *fc = &FLAG_CASES[_i];
+    if (!program_expected(fc->program, fc->source)) return;   // the program is not in this tree
+    char args[512], cmd[700], why[1400];
+    expand_args(args, sizeof args, fc->program, fc->args);
+    snprintf(cmd, sizeof cmd, "%s %s", fc->program, args);
+    run_result r = run(cmd);
+    ck_assert_msg(check_failure(&r, cmd, fc->exit_code, fc->names, why, sizeof why), "%s", why);
+}
+END_TEST
+
+// Every lesson (lessons/NN_topic.c -> ./lessonN) with bad common options.
+static const struct { const char *args; int exit_code; const char *names; } LESSON_FLAGS[] = {
+    { "--seed abc", 2, "--seed" },
+    { "--seed -1", 2, "--seed" },
+    { "--seed 99999999999999999999", 2, "--seed" },
+    { "--seed", 2, "--seed" },
+    { "--out ''", 2, "--out" },
+    { "--bogus", 2, "--bogus" },
+    { "--out /dev/null/x --no-plot", 1, "/dev/null" },
+};
+#define N_LESSON_FLAGS ((int)(sizeof LESSON_FLAGS / sizeof LESSON_FLAGS[0]))
+
+START_TEST(lessons_reject_bad_options_with_one_line)
+{
+    DIR *d = opendir("lessons");
+    ck_assert_msg(d != NULL, "no lessons/ folder: run from the top of the checkout");
+    struct dirent *e;
+    int n = 0, failures = 0;
+    char first[1400] = "";
+    while ((e = readdir(d))) {
+        const char *nm = e->d_name;
+        size_t len = strlen(nm);
+        if (len < 6 || !isdigit((unsigned char)nm[0]) || !isdigit((unsigned char)nm[1]) ||
+            nm[2] != '_' || strcmp(nm + len - 2, ".c") != 0)
+            continue;
+        char bin[32], cmd[256], why[1400] = "";
+        snprintf(bin, sizeof bin, "./lesson%d", (nm[0] - '0') * 10 + (nm[1] - '0'));
+        ck_assert_msg(file_exists(bin), "%s is not built (make test builds every lesson)", bin);
+        for (int k = 0; k < N_LESSON_FLAGS; k++) {
+            snprintf(cmd, sizeof cmd, "%s %s", bin, LESSON_FLAGS[k].args);
+            run_result r = run(cmd);
+            why[0] = '\0';
+            check_failure(&r, cmd, LESSON_FLAGS[k].exit_code, LESSON_FLAGS[k].names, why, sizeof why);
+            if (why[0]) {
+                if (!failures) snprintf(first, sizeof first, "%s", why);
+                fprintf(stderr, "test_corrupt: %s\n", why);
+                failures++;
+            }
+        }
+        n++;
+    }
+    closedir(d);
+    ck_assert_msg(n > 0, "no lessons/NN_*.c found");
+    ck_assert_msg(failures == 0, "%d lesson runs with bad options misbehaved; first: %s", failures, first);
+}
+END_TEST
+
+Suite *suite_corrupt(void) {
+    Suite *s = suite_create("corrupt");
+    TCase *tc = tcase_create("readers");
+    tcase_add_test(tc, manifest_lists_a_control_and_corrupt_files_for_every_reader);
+    tcase_add_test(tc, every_reader_answers_every_corrupt_file_as_documented);
+    suite_add_tcase(s, tc);
+    TCase *tp = tcase_create("programs");
+    tcase_set_timeout(tp, 120);   // ~150 short program runs; far longer under valgrind/ASan
+    tcase_add_test(tp, programs_reject_every_corrupt_file_with_one_line);
+    tcase_add_test(tp, programs_accept_the_valid_controls);
+    tcase_add_loop_test(tp, programs_reject_bad_flags_with_one_line_naming_the_flag, 0, N_FLAG_CASES);
+    tcase_add_test(tp, lessons_reject_bad_options_with_one_line);
+    suite_add_tcase(s, tp);
+    return s;
+}
