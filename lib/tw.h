@@ -53,5 +53,11 @@ const char *tw_status_str(tw_status s);
 #include "ffn.h"
 #include "block.h"
 #include "model.h"
+// Reading real models and configs.
+#include "llama2c.h"
+#include "tokenizer.h"
+#include "sampler.h"
+#include "json.h"
+#include "params.h"
 
 #endif
