@@ -12,11 +12,16 @@ lesson_num    = $(patsubst 0%,%,$(firstword $(subst _, ,$(notdir $(basename $(1)
 LESSONS      := $(foreach f,$(LESSON_SRC),lesson$(call lesson_num,$(f)))
 LESSON_HELPER := $(BUILD)/lessons/lesson.o
 
-# One link rule and one copy rule per lesson: $(1) = NN_topic, $(2) = N.
+# Files a lesson reads, from its "// Needs: path ..." header lines (lessons 1 and 11 need the
+# model and tokenizer in data/models/, which mk/model.mk knows how to fetch).
+lesson_needs  = $(shell sed -n 's|^// Needs:||p' $(1))
+
+# One link rule and one copy rule per lesson: $(1) = NN_topic, $(2) = N. What the lesson needs is
+# an order-only prerequisite: made if missing, never a reason to relink.
 define LESSON_RULES
 $(BUILD)/lessons/$(1): $(BUILD)/lessons/$(1).o $(LESSON_HELPER) $(LIB)
 	$$(CC) $$(LDFLAGS) $(BUILD)/lessons/$(1).o $(LESSON_HELPER) $(LIB) $$(LDLIBS) -o $$@
-lesson$(2): $(BUILD)/lessons/$(1)
+lesson$(2): $(BUILD)/lessons/$(1) | $(call lesson_needs,lessons/$(1).c)
 	cp $$< $$@
 endef
 $(foreach f,$(LESSON_SRC),$(eval $(call LESSON_RULES,$(basename $(notdir $(f))),$(call lesson_num,$(f)))))
