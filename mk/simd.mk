@@ -96,3 +96,48 @@ $(BUILD)/tests/arm/simd_selftest.o: tests/simd_cases.h lib/simd/simd.h
 .PHONY: simd-selftest
 simd-selftest: $(BUILD)/tests/arm/simd_selftest   ## run the Check-free kernel self-test natively
 	./$(BUILD)/tests/arm/simd_selftest
+
+# ---- kernel exercises (lessons/exercises/) ----
+# make exerciseN builds your lessons/exercises/exN_*.c with the checker into ./exerciseN and runs
+# it; SOLUTION=1 builds solutions/exN_*.c instead. `make test-exercises` proves that every
+# solution passes the checker and every stub fails it politely (run by `make test`).
+EX_DIR  := lessons/exercises
+EX_NUMS := 1 2 3 4
+ifeq ($(SOLUTION),1)
+  EX_SRC_DIR := $(EX_DIR)/solutions
+else
+  EX_SRC_DIR := $(EX_DIR)
+endif
+
+# $(1) = N, $(2) = build subfolder, $(3) = folder of the exercise source
+define EXERCISE_RULES
+$(BUILD)/exercises/$(2)/check$(1).o: $(EX_DIR)/check.c $(EX_DIR)/exercise.h tests/simd_cases.h lib/simd/simd.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(EX_DIR) -Itests -DEXERCISE=$(1) $$(CFLAGS) -c $$< -o $$@
+$(BUILD)/exercises/$(2)/ex$(1).o: $$(wildcard $(3)/ex$(1)_*.c) $(EX_DIR)/exercise.h
+	@mkdir -p $$(@D)
+	$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(EX_DIR) $$(CFLAGS) -c $$(wildcard $(3)/ex$(1)_*.c) -o $$@
+$(BUILD)/exercises/$(2)/exercise$(1): $(BUILD)/exercises/$(2)/check$(1).o $(BUILD)/exercises/$(2)/ex$(1).o $(LIB)
+	$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+endef
+$(foreach n,$(EX_NUMS),$(eval $(call EXERCISE_RULES,$(n),stub,$(EX_DIR))))
+$(foreach n,$(EX_NUMS),$(eval $(call EXERCISE_RULES,$(n),solution,$(EX_DIR)/solutions)))
+
+EX_KIND := $(if $(filter 1,$(SOLUTION)),solution,stub)
+.PHONY: $(addprefix exercise,$(EX_NUMS)) test-exercises
+$(addprefix exercise,$(EX_NUMS)): exercise%: $(BUILD)/exercises/$(EX_KIND)/exercise%   ## exerciseN: check and time your kernel
+	cp $< $@
+	./$@
+
+test-exercises: $(foreach n,$(EX_NUMS),$(BUILD)/exercises/stub/exercise$(n) $(BUILD)/exercises/solution/exercise$(n))   ## solutions pass, stubs fail politely
+	@for n in $(EX_NUMS); do \
+	  ./$(BUILD)/exercises/solution/exercise$$n --no-timing > $(BUILD)/exercises/sol$$n.log 2>&1 \
+	    || { echo "solution $$n fails the checker:"; cat $(BUILD)/exercises/sol$$n.log; exit 1; }; \
+	  grep -q '^PASS' $(BUILD)/exercises/sol$$n.log || { echo "solution $$n: no PASS line"; exit 1; }; \
+	  if ./$(BUILD)/exercises/stub/exercise$$n --no-timing > $(BUILD)/exercises/stub$$n.log 2>&1; then \
+	    echo "stub $$n passes the checker without being implemented"; exit 1; fi; \
+	  grep -q '^not implemented yet' $(BUILD)/exercises/stub$$n.log \
+	    || { echo "stub $$n did not fail politely:"; cat $(BUILD)/exercises/stub$$n.log; exit 1; }; \
+	done; echo "exercises: 4 solutions pass the checker, 4 stubs report 'not implemented yet'"
+TEST_DEPS += test-exercises
+CLEAN_FILES += $(addprefix exercise,$(EX_NUMS))
