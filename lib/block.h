@@ -4,7 +4,7 @@
 //   post-norm (Vaswani et al. 2017): h = Norm1(x + Attn(x));   y = Norm2(h + FFN(h))
 #ifndef TW_BLOCK_H
 #define TW_BLOCK_H
-#include "tw.h"
+#include "status.h"
 #include "mha.h"
 #include "activation.h"
 

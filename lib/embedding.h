@@ -1,7 +1,7 @@
 // embedding.h: token embedding lookup (torch.nn.Embedding).
 #ifndef TW_EMBEDDING_H
 #define TW_EMBEDDING_H
-#include "tw.h"
+#include "status.h"
 
 // out[t] = table[ids[t]].
 //   out: (T, C)   ids: (T)   table: (V, C)

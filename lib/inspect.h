@@ -3,7 +3,7 @@
 #ifndef TW_INSPECT_H
 #define TW_INSPECT_H
 #include <stdio.h>
-#include "tw.h"
+#include "status.h"
 
 // Prints "name (rows, cols)" then the matrix, eliding the middle of large ones (at most max_rows
 // rows and max_cols columns are shown; 0 means a default of 8).

@@ -9,7 +9,7 @@
 #ifndef TW_JSON_H
 #define TW_JSON_H
 #include <stdint.h>
-#include "tw.h"
+#include "status.h"
 
 #define TW_JSON_MAX_DEPTH 64
 

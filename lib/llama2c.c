@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "tw.h"
 #include "llama2c.h"
 
 static const float LLAMA_NORM_EPS   = 1e-5f;    // RMSNorm eps of every llama2.c model

@@ -15,7 +15,7 @@
 // with D = C / H and KV = G * D. The freq_cis tables are skipped: RoPE is recomputed.
 #ifndef TW_LLAMA2C_H
 #define TW_LLAMA2C_H
-#include "tw.h"
+#include "status.h"
 #include "block.h"
 
 typedef struct {

@@ -10,7 +10,7 @@
 //   z_h = weights v_g           z: (T, H*D)    out = z Wo^T + bo   (T, C)
 #ifndef TW_MHA_H
 #define TW_MHA_H
-#include "tw.h"
+#include "status.h"
 #include "rope.h"
 
 typedef struct {

@@ -9,7 +9,7 @@
 //           head_dim (H*D != C), no biases, tied head (as the small Qwen3 models)
 #ifndef TW_MODEL_H
 #define TW_MODEL_H
-#include "tw.h"
+#include "status.h"
 #include "block.h"
 
 typedef enum { TW_POS_NONE = 0, TW_POS_SINUSOIDAL, TW_POS_LEARNED } tw_pos_kind; // RoPE lives in attn

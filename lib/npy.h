@@ -3,7 +3,7 @@
 // Supported dtypes: float32 ('<f4') and int32 ('<i4').
 #ifndef TW_NPY_H
 #define TW_NPY_H
-#include "tw.h"
+#include "status.h"
 
 #define TW_NPY_MAX_DIMS 8
 

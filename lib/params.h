@@ -18,7 +18,7 @@
 #ifndef TW_PARAMS_H
 #define TW_PARAMS_H
 #include <stdint.h>
-#include "tw.h"
+#include "status.h"
 #include "json.h"
 
 typedef enum { TW_ARCH_GPT2 = 0, TW_ARCH_LLAMA, TW_ARCH_MISTRAL, TW_ARCH_QWEN2, TW_ARCH_QWEN3 } tw_arch;

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "tw.h"
 #include "sampler.h"
 
 tw_status tw_sampler_init(tw_sampler *s, int vocab_size, float temperature, float topp, uint64_t seed) {

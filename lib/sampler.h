@@ -12,7 +12,7 @@
 //     prefix whose mass exceeds p, and pick within it by u times that mass.
 #ifndef TW_SAMPLER_H
 #define TW_SAMPLER_H
-#include "tw.h"
+#include "status.h"
 
 typedef struct { float prob; int index; } tw_prob_index;
 

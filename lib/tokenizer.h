@@ -17,7 +17,7 @@
 // Decoding one token: a piece that follows BOS loses one leading space; "<0xHH>" means byte 0xHH.
 #ifndef TW_TOKENIZER_H
 #define TW_TOKENIZER_H
-#include "tw.h"
+#include "status.h"
 
 #define TW_TOK_BOS 1
 #define TW_TOK_EOS 2

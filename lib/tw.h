@@ -26,17 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum {
-    TW_OK = 0,
-    TW_ERR_NOMEM,   // allocation failed
-    TW_ERR_IO,      // open/read/write failed; errno is left as set by libc
-    TW_ERR_FORMAT,  // the file's contents are not what its format promises
-    TW_ERR_SHAPE,   // inconsistent sizes, e.g. C % H != 0, or a token id outside the vocabulary
-    TW_ERR_ARG,     // an argument out of its documented range
-} tw_status;
-
-// A short English phrase for a status, e.g. "file format error".
-const char *tw_status_str(tw_status s);
+#include "status.h"
 
 #include "rng.h"
 #include "npy.h"
