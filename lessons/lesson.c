@@ -443,15 +443,16 @@ static int have_gnuplot(void) {
     return L.gnuplot;
 }
 
-void lesson_plot(const char *script, const char *datafile, const char *png) {
+void lesson_plot_ex(const char *script, const char *datafile, const char *png, const char *extra) {
     char cmd[4096];
-    // Single quotes delimit gnuplot strings; a folder name holding one cannot be passed safely.
-    if (strchr(L.out_dir, '\'') || strchr(L.out_dir, '"')) {
+    // Single quotes delimit gnuplot strings and the command sits in double quotes for the shell:
+    // names holding either cannot be passed safely.
+    if (strchr(L.out_dir, '\'') || strchr(L.out_dir, '"') || (extra && strchr(extra, '"'))) {
         printf("  (picture %s skipped: the output folder name contains a quote)\n", png);
         return;
     }
-    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s/%s'; outfile='%s/%s'\" viz/%s",
-             L.out_dir, datafile, L.out_dir, png, script);
+    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s/%s'; outfile='%s/%s'%s%s\" viz/%s",
+             L.out_dir, datafile, L.out_dir, png, extra ? "; " : "", extra ? extra : "", script);
     struct stat st;
     char script_path[1100];
     snprintf(script_path, sizeof script_path, "viz/%s", script);
@@ -473,6 +474,10 @@ void lesson_plot(const char *script, const char *datafile, const char *png) {
         printf("  picture: %s could not be drawn (gnuplot failed); the command was:\n    %s\n",
                png, cmd);
     }
+}
+
+void lesson_plot(const char *script, const char *datafile, const char *png) {
+    lesson_plot_ex(script, datafile, png, NULL);
 }
 
 // ---- self-checks ----

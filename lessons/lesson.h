@@ -110,6 +110,8 @@ void lesson_write_text(const char *name, const char *text);
 // command to run instead. A failed render is reported but never fails the lesson: gnuplot is
 // optional.
 void lesson_plot(const char *script, const char *datafile, const char *png);
+// The same with extra gnuplot assignments, e.g. "maptitle='layer 2, head 5'" (no double quotes).
+void lesson_plot_ex(const char *script, const char *datafile, const char *png, const char *extra);
 
 // ---- self-checks ----
 

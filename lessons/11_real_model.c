@@ -1,0 +1,289 @@
+// Lesson 11: a real model: stories260K writes a story.
+//
+// Teaches: everything from lessons 1-9 running together on a real pretrained Llama (stories260K:
+// 5 layers, width 64, 8 query heads, 4 kv heads, vocabulary 512, trained on TinyStories): the
+// prompt's tokens, the story it writes one token at a time, the KV cache growing by a fixed number
+// of bytes per token (and a check that cached decoding gives the same logits as recomputing the
+// whole sequence), and the attention maps of several heads on real text, drawn as PNGs: look for
+// heads that attend to the previous token and heads that park their attention on the first token.
+// Calls: tw_llama2c_load, tw_llama2c_state_init, tw_llama2c_forward, tw_llama2c_cache_bytes,
+//        tw_tokenizer_load, tw_tokenizer_encode, tw_tokenizer_decode, tw_sampler_init,
+//        tw_sampler_sample, tw_kv_cache_bytes, tw_write_labelled_matrix, tw_npy_write_*.
+// Build & run: make lesson11 && ./lesson11 [--prompt TEXT] [--steps N] [--temperature X]
+//              [--seed N] [--out DIR] [--no-plot]                     (make fetches the model)
+// Plot:        gnuplot viz/11_attention.gp       (reads out/lesson11/attn_prev.dat)
+// Needs: data/models/stories260K.bin data/models/tok512.bin
+// Writes: tokens.npy story.txt kv_growth.npy kv_growth.dat logits_cached.npy logits_full.npy
+// Writes: attn_all.npy head_scores.npy head_scores.dat attn_l0h0.dat attn_prev.dat attn_first.dat
+// Pictures: attn_l0h0.png attn_prev.png attn_first.png
+#include <math.h>
+#include <string.h>
+#include "lesson.h"
+
+static const lesson_info INFO = {
+    11, "A real model: stories260K writes a story",
+    "stories260K is a real Llama, small enough to read: 5 layers, width 64, 8 query heads sharing "
+    "4 key/value heads, a 512-token vocabulary, trained by Andrej Karpathy on the TinyStories "
+    "data set. This lesson runs it on the library's functions: it tokenizes a prompt, writes a "
+    "story one token at a time with a KV cache (printing the cache as it grows), checks that the "
+    "cached computation gives the same logits as recomputing the whole text, and draws the "
+    "attention maps of several heads on the story, looking for heads that attend to the previous "
+    "token and heads that attend to the first token."
+};
+
+#define MODEL_PATH "data/models/stories260K.bin"
+#define TOK_PATH   "data/models/tok512.bin"
+
+enum { MAP_T = 24 };   // tokens shown in the attention maps
+
+int main(int argc, char **argv) {
+    const char *prompt = "Once upon a time";
+    int steps = 96;
+    float temperature = 0.8f;
+    lesson_opt extra[] = {
+        { "--prompt", 's', &prompt, "TEXT", "how the story starts (default \"Once upon a time\")" },
+        { "--steps", 'i', &steps, "N", "tokens to generate, 1..400 (default 96)" },
+        { "--temperature", 'f', &temperature, "X", "sampling temperature, 0 = greedy (default 0.8)" },
+        { 0 }
+    };
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 42 }, extra);
+    if (steps < 1 || steps > 400) {
+        fprintf(stderr, "lesson11: option --steps: %d is outside 1..400 (try ./lesson11 --help)\n", steps);
+        exit(2);
+    }
+    if (temperature < 0.0f) {
+        fprintf(stderr, "lesson11: option --temperature: must be >= 0 (try ./lesson11 --help)\n");
+        exit(2);
+    }
+    if (a.seed == 0) {
+        fprintf(stderr, "lesson11: option --seed: the sampler needs a non-zero seed (try ./lesson11 --help)\n");
+        exit(2);
+    }
+
+    // ---- 1. the model ----
+    lesson_section("The model");
+    char err[512];
+    tw_llama2c m = { 0 };
+    if (tw_llama2c_load(&m, MODEL_PATH, err, sizeof err) != TW_OK)
+        lesson_die("%s (run `make model` first)", err);
+    tw_tokenizer tok = { 0 };
+    if (tw_tokenizer_load(&tok, TOK_PATH, m.cfg.vocab_size, err, sizeof err) != TW_OK) {
+        tw_llama2c_free(&m);
+        lesson_die("%s (run `make model` first)", err);
+    }
+    const tw_llama2c_config *c = &m.cfg;
+    const int C = c->dim, L = c->n_layers, H = c->n_heads, G = c->n_kv_heads, D = C / H, V = c->vocab_size;
+    long long n_params = (long long)V * C + (long long)L * (2LL * C + 2LL * C * C + 2LL * C * G * D +
+                         3LL * C * c->hidden_dim) + C;
+    printf("  dim C %d, FFN F %d, layers %d, query heads %d, kv heads %d (head size %d), vocab %d, "
+           "context %d\n", C, c->hidden_dim, L, H, G, D, V, c->seq_len);
+    printf("  %lld parameters (embedding shared with the output head), %.2f MB as float32\n",
+           n_params, n_params * 4e-6);
+    lesson_say("Every piece is a lesson you have seen: RMSNorm (3), Linear (2), GQA with %d query "
+               "heads reading %d kv heads (4), RoPE on adjacent pairs, base 10000 (5), causal "
+               "softmax attention (6, 7), SwiGLU with F = %d = the 2/3 rule rounded to 4 (8), "
+               "pre-norm blocks (9).", H, G, c->hidden_dim);
+
+    // ---- 2. the prompt ----
+    lesson_section("The prompt as tokens");
+    int max_tok = (int)tw_tokenizer_max_tokens(prompt);
+    const int S_max = max_tok + steps;
+    int *seq = lesson_alloc_bytes((size_t)S_max * sizeof(int));
+    int n_prompt = 0;
+    LESSON_TRY(tw_tokenizer_encode(&tok, seq, &n_prompt, max_tok, prompt, 1, 0));
+    if (n_prompt + steps > c->seq_len) lesson_die("prompt + steps exceeds the model's context of %d", c->seq_len);
+    printf("  \"%s\" -> %d tokens:", prompt, n_prompt);
+    for (int i = 0; i < n_prompt; i++) printf(" %d", seq[i]);
+    printf("\n   pieces:");
+    for (int i = 0; i < n_prompt; i++) {
+        const char *p = tw_tokenizer_decode(&tok, i ? seq[i - 1] : 0, seq[i]);
+        printf(" [%s]", seq[i] == TW_TOK_BOS ? "BOS" : p);
+    }
+    printf("\n");
+
+    // ---- 3. writing a story with a KV cache ----
+    lesson_section("Writing a story, one token at a time");
+    lesson_say("First the whole prompt goes through the model at once (prefill), filling the KV "
+               "cache with its keys and values. Then each step feeds only the newest token: its "
+               "query attends to every cached key, its own key and value are appended, and the "
+               "logits of the next token are sampled (temperature %.2f, top-p 0.9, seed %llu).",
+               (double)temperature, (unsigned long long)a.seed);
+    tw_llama2c_state st = { 0 };
+    LESSON_TRY(tw_llama2c_state_init(&st, &m, n_prompt, S_max, 1, 0));
+    tw_sampler sampler = { 0 };
+    LESSON_TRY(tw_sampler_init(&sampler, V, temperature, 0.9f, a.seed));
+    const size_t per_pos = tw_kv_cache_bytes(1, G, D) * (size_t)L;   // all layers, float32
+    float *growth = lesson_alloc((long)(steps + 1) * 3);               // (steps+1, 3)
+    int n = n_prompt, n_growth = 0, logits_len = 0;   // logits_len: tokens behind last_logits
+    LESSON_TRY(tw_llama2c_forward(&st, &m, seq, n_prompt, 0, 0));
+    float *last_logits = lesson_alloc(V);
+    size_t story_cap = 64 + (size_t)steps * 32 + strlen(prompt);
+    char *story = lesson_alloc_bytes(story_cap);
+    snprintf(story, story_cap, "%s", prompt);
+    for (int step = 0; step < steps; step++) {
+        const float *logits = st.logits + (size_t)((step == 0 ? n_prompt : 1) - 1) * V;
+        memcpy(last_logits, logits, (size_t)V * sizeof(float));
+        logits_len = n;
+        growth[n_growth * 3 + 0] = (float)step;
+        growth[n_growth * 3 + 1] = (float)n;
+        growth[n_growth * 3 + 2] = (float)((double)n * per_pos);
+        n_growth++;
+        int next = tw_sampler_sample(&sampler, logits);
+        if (next == TW_TOK_BOS || next == TW_TOK_EOS) break;          // the story ended
+        const char *piece = tw_tokenizer_decode(&tok, seq[n - 1], next);
+        if (strlen(story) + strlen(piece) + 1 < story_cap) strcat(story, piece);
+        seq[n++] = next;
+        LESSON_TRY(tw_llama2c_forward(&st, &m, &seq[n - 1], 1, n - 1, 0));
+    }
+    const int generated = n - n_prompt;
+    printf("\n");
+    lesson_say("%s", story);
+    printf("\n");
+    printf("  %d tokens generated after the %d prompt tokens.\n", generated, n_prompt);
+
+    // ---- 4. the KV cache ----
+    lesson_section("The KV cache growing");
+    lesson_say("Each position stores, in each of the %d layers, a key and a value for each of the "
+               "%d kv heads: 2 x %d x %d x %d floats x 4 bytes = %zu bytes per token. The cache "
+               "was allocated for %d positions (%zu bytes); this is how much of it is in use:",
+               L, G, L, G, D, per_pos, S_max, tw_llama2c_cache_bytes(&m, S_max));
+    printf("  %8s %10s %14s\n", "step", "positions", "bytes in use");
+    for (int i = 0; i < n_growth; i++)
+        if (i < 3 || (i & (i - 1)) == 0 || i == n_growth - 1)
+            printf("  %8.0f %10.0f %14.0f\n", (double)growth[i * 3], (double)growth[i * 3 + 1],
+                   (double)growth[i * 3 + 2]);
+    long long recompute = 0;
+    for (int p = n_prompt; p < n; p++) recompute += p + 1;   // each step reprocesses everything
+    lesson_say("Without the cache every step would recompute the keys and values of the whole "
+               "text so far: %lld key/value rows per layer for these %d steps, against %d with "
+               "the cache, and the gap grows with the square of the length. With GQA the cache "
+               "is half of what 8 kv heads would need (lesson 4).", recompute, generated, n);
+    // check: the cached logits of the last step == one full pass over the whole sequence
+    tw_llama2c_state full = { 0 };
+    LESSON_TRY(tw_llama2c_state_init(&full, &m, logits_len, 0, 0, 0));
+    LESSON_TRY(tw_llama2c_forward(&full, &m, seq, logits_len, 0, 1));
+    float *full_last = full.logits + (size_t)(logits_len - 1) * V;
+    // the same operations on the same numbers in the same order, so they agree exactly; the
+    // tolerance only allows for a future kernel that reorders the cached path
+    lesson_expect_close("KV-cached logits == full recomputation", last_logits, full_last, V, 1e-4f);
+
+    // ---- 5. attention maps ----
+    lesson_section("Attention maps of real text");
+    const int T = n < MAP_T ? n : MAP_T;
+    tw_llama2c_state ms = { 0 };
+    LESSON_TRY(tw_llama2c_state_init(&ms, &m, T, 0, 0, 1));
+    LESSON_TRY(tw_llama2c_forward(&ms, &m, seq, T, 0, 1));
+    lesson_say("We run the first %d tokens of the story through the model in one pass and keep "
+               "every head's (T, T) weights. Two scores per head, averaged over the rows t >= 1: "
+               "\"prev\", the weight on the previous token (t - 1), and \"first\", the weight on "
+               "position 0 (BOS).", T);
+    float *all = lesson_alloc((long)L * H * T * T);                    // (L, H, T, T)
+    float *scores = lesson_alloc((long)L * H * 4);                     // (L*H, 4)
+    double uniform = 0.0;
+    for (int t = 1; t < T; t++) uniform += 1.0 / (t + 1);
+    uniform /= (T - 1);
+    int best_prev = 0, best_first = 0;
+    for (int l = 0; l < L; l++) {
+        const float *w = ms.layers[l].attn.weights;                    // (H, T, T)
+        memcpy(all + (long)l * H * T * T, w, (size_t)H * T * T * sizeof(float));
+        for (int h = 0; h < H; h++) {
+            const float *wh = w + (long)h * T * T;
+            double prev = 0.0, first = 0.0;
+            for (int t = 1; t < T; t++) { prev += wh[t * T + t - 1]; first += wh[t * T]; }
+            int k = l * H + h;
+            scores[k * 4 + 0] = (float)l;
+            scores[k * 4 + 1] = (float)h;
+            scores[k * 4 + 2] = (float)(prev / (T - 1));
+            scores[k * 4 + 3] = (float)(first / (T - 1));
+            if (scores[k * 4 + 2] > scores[best_prev * 4 + 2]) best_prev = k;
+            if (scores[k * 4 + 3] > scores[best_first * 4 + 3]) best_first = k;
+        }
+    }
+    printf("  (a uniform causal head would score %.3f on both)\n", uniform);
+    printf("  %5s", "layer");
+    for (int h = 0; h < H; h++) printf("   head %d   ", h);
+    printf("\n  %5s", "");
+    for (int h = 0; h < H; h++) printf(" prev first ");
+    printf("\n");
+    for (int l = 0; l < L; l++) {
+        printf("  %5d", l);
+        for (int h = 0; h < H; h++)
+            printf(" %4.2f %4.2f  ", (double)scores[(l * H + h) * 4 + 2], (double)scores[(l * H + h) * 4 + 3]);
+        printf("\n");
+    }
+    const int pl = best_prev / H, ph = best_prev % H, fl = best_first / H, fh = best_first % H;
+    lesson_say("Layer %d head %d puts %.0f%% of its weight on the previous token on average: a "
+               "\"previous-token head\", the kind that lets later layers know which word came "
+               "before. Layer %d head %d puts %.0f%% on the first token: BOS carries almost no "
+               "information, and a head with nothing useful to find for a token can \"park\" its "
+               "weight there rather than spread it over the text (a pattern known as an "
+               "attention sink).",
+               pl, ph, 100.0 * scores[best_prev * 4 + 2], fl, fh, 100.0 * scores[best_first * 4 + 3]);
+    lesson_expect("some head attends to the previous token more than uniform would",
+                  scores[best_prev * 4 + 2] > 2 * uniform);
+    lesson_expect("some head attends to the first token more than uniform would",
+                  scores[best_first * 4 + 3] > 2 * uniform);
+    // row sums of every map are 1
+    int sums_ok = 1;
+    for (long r = 0; r < (long)L * H * T; r++) {
+        double s = 0.0;
+        for (int j = 0; j < T; j++) s += all[r * T + j];
+        sums_ok &= fabs(s - 1.0) < 1e-5;
+    }
+    lesson_expect("every attention row sums to 1", sums_ok);
+
+    // ---- files ----
+    lesson_section("Files");
+    const char **labels = lesson_alloc_bytes((size_t)T * sizeof *labels);
+    for (int t = 0; t < T; t++) {
+        const char *p = t == 0 ? "<s>" : tw_tokenizer_decode(&tok, seq[t - 1], seq[t]);
+        char buf[64];
+        snprintf(buf, sizeof buf, "%s", p);
+        for (char *q = buf; *q; q++) if (*q == ' ') *q = '_';   // visible spaces on the axes
+        labels[t] = lesson_strdup(buf);
+    }
+    struct { const char *name; const char *png; int l, h; const char *what; } MAPS[3] = {
+        { "attn_l0h0.dat", "attn_l0h0.png", 0, 0, "the first head of layer 0" },
+        { "attn_prev.dat", "attn_prev.png", pl, ph, "previous-token head" },
+        { "attn_first.dat", "attn_first.png", fl, fh, "first-token head" },
+    };
+    for (int i = 0; i < 3; i++) {
+        char comment[160], extra_gp[160];
+        snprintf(comment, sizeof comment, "lesson 11: stories260K attention, layer %d head %d (%s); "
+                 "rows: query token, columns: key token", MAPS[i].l, MAPS[i].h, MAPS[i].what);
+        lesson_write_matrix_dat(MAPS[i].name, all + ((long)MAPS[i].l * H + MAPS[i].h) * T * T, T, T,
+                                labels, labels, comment);
+        snprintf(extra_gp, sizeof extra_gp, "maptitle='stories260K, layer %d head %d: %s'",
+                 MAPS[i].l, MAPS[i].h, MAPS[i].what);
+        lesson_plot_ex("11_attention.gp", MAPS[i].name, MAPS[i].png, extra_gp);
+    }
+    int32_t *ids32 = lesson_alloc_bytes((size_t)n * sizeof(int32_t));
+    for (int i = 0; i < n; i++) ids32[i] = seq[i];
+    long shape1[1] = { n };
+    lesson_write_npy_i32("tokens.npy", ids32, shape1, 1);
+    size_t sl = strlen(story);
+    char *story_nl = lesson_alloc_bytes(sl + 2);
+    memcpy(story_nl, story, sl);
+    story_nl[sl] = '\n';
+    lesson_write_text("story.txt", story_nl);
+    lesson_write_npy2("kv_growth.npy", growth, n_growth, 3);
+    static const char *const KCOLS[3] = { "step", "positions", "bytes" };
+    lesson_write_columns("kv_growth.dat", growth, n_growth, 3, KCOLS,
+                         "lesson 11: KV cache in use before each sampling step (float32, all layers)");
+    lesson_write_npy2("logits_cached.npy", last_logits, V, 0);
+    lesson_write_npy2("logits_full.npy", full_last, V, 0);
+    long ashape[4] = { L, H, T, T };
+    lesson_write_npy("attn_all.npy", all, ashape, 4);
+    lesson_write_npy2("head_scores.npy", scores, L * H, 4);
+    static const char *const HCOLS[4] = { "layer", "head", "prev_token_weight", "first_token_weight" };
+    lesson_write_columns("head_scores.dat", scores, L * H, 4, HCOLS,
+                         "lesson 11: mean attention weight on the previous token and on position 0");
+
+    tw_llama2c_state_free(&ms);
+    tw_llama2c_state_free(&full);
+    tw_llama2c_state_free(&st);
+    tw_sampler_free(&sampler);
+    tw_tokenizer_free(&tok);
+    tw_llama2c_free(&m);
+    return lesson_finish();
+}
