@@ -141,47 +141,51 @@ static void print_piece(const char *piece) {
 int main(int argc, char **argv) {
     options o = parse_args(argc, argv);
     char err[512] = "";
-
-    tw_llama2c m;
+    // Everything main allocates, zeroed so that the single exit path below can free it all
+    // whichever step failed.
+    int rc = 1;
+    tw_llama2c m = { 0 };
+    tw_tokenizer tok = { 0 };
+    tw_llama2c_state s = { 0 };
+    tw_sampler sampler = { 0 };
+    int *tokens = NULL, *seq = NULL;
     if (tw_llama2c_load(&m, o.model, err, sizeof err) != TW_OK) {
         fprintf(stderr, "generate: %s\n", err);
-        return 1;
+        goto done;
     }
     const tw_llama2c_config *c = &m.cfg;
     const int V = c->vocab_size;
     int steps = (o.steps == 0 || o.steps > c->seq_len) ? c->seq_len : (int)o.steps;
 
-    tw_tokenizer tok;
     if (tw_tokenizer_load(&tok, o.tokenizer, V, err, sizeof err) != TW_OK) {
         fprintf(stderr, "generate: %s\n", err);
-        tw_llama2c_free(&m);
-        return 1;
+        goto done;
     }
 
     // Encode the prompt: BOS, dummy prefix, BPE.
     size_t max_tok = tw_tokenizer_max_tokens(o.prompt);
-    int *tokens = malloc(max_tok * sizeof *tokens);
+    tokens = malloc(max_tok * sizeof *tokens);
     int n_prompt = 0;
     if (tokens == NULL || max_tok > (size_t)1 << 30 ||
         tw_tokenizer_encode(&tok, tokens, &n_prompt, (int)max_tok, o.prompt, 1, 0) != TW_OK) {
         fprintf(stderr, "generate: -i: cannot encode the prompt (out of memory)\n");
-        return 1;
+        goto done;
     }
     if (n_prompt > c->seq_len) {
         fprintf(stderr, "generate: -i: the prompt is %d tokens (BOS included), longer than the model's "
                 "seq_len of %d\n", n_prompt, c->seq_len);
-        return 1;
+        goto done;
     }
 
     if (o.dump_dir != NULL) {
         const char **strings = malloc((size_t)n_prompt * sizeof *strings);
-        if (strings == NULL) { fprintf(stderr, "generate: --dump: out of memory\n"); return 1; }
+        if (strings == NULL) { fprintf(stderr, "generate: --dump: out of memory\n"); goto done; }
         for (int t = 0; t < n_prompt; t++)
             strings[t] = tokens[t] == TW_TOK_BOS ? "<s>" : tok.vocab[tokens[t]];
         tw_status st = tw_llama2c_dump(o.dump_dir, &m, tokens, n_prompt, strings, !o.no_cache,
                                        err, sizeof err);
         free(strings);
-        if (st != TW_OK) { fprintf(stderr, "generate: %s\n", err); return 1; }
+        if (st != TW_OK) { fprintf(stderr, "generate: %s\n", err); goto done; }
         fprintf(stderr, "dump: %d tokens, %d tensors in %s (see %s/manifest.tsv)\n", n_prompt,
                 3 + 18 * c->n_layers, o.dump_dir, o.dump_dir);
     }
@@ -193,15 +197,13 @@ int main(int argc, char **argv) {
     // Activations: with the cache, room for the prompt in one prefill call; without, for the
     // whole sequence (recomputed every step).
     const int n_pre = n_prompt < steps ? n_prompt : steps;
-    int *seq = malloc((size_t)steps * sizeof *seq);   // every token so far (no-cache mode)
-    tw_llama2c_state s;
-    tw_sampler sampler;
+    seq = malloc((size_t)steps * sizeof *seq);   // every token so far (no-cache mode)
     tw_status st = tw_llama2c_state_init(&s, &m, o.no_cache ? steps : n_pre, steps, !o.no_cache, 0);
     if (st == TW_OK) st = tw_sampler_init(&sampler, V, o.temperature, o.topp, seed);
     if (st != TW_OK || seq == NULL) {
         fprintf(stderr, "generate: cannot allocate activations for %d positions: %s\n", steps,
                 tw_status_str(st != TW_OK ? st : TW_ERR_NOMEM));
-        return 1;
+        goto done;
     }
     memcpy(seq, tokens, (size_t)n_pre * sizeof *seq);
 
@@ -242,7 +244,7 @@ int main(int argc, char **argv) {
     double t_end = now_seconds();
     if (st != TW_OK) {
         fprintf(stderr, "generate: forward pass failed at position %d: %s\n", pos, tw_status_str(st));
-        return 1;
+        goto done;
     }
     if (pos > 1) {
         if (o.no_cache) {
@@ -256,11 +258,13 @@ int main(int argc, char **argv) {
         // llama2.c's measure: positions after the first, over the time since the first.
         fprintf(stderr, "achieved tok/s: %f\n", t_end > t_first ? (pos - 1) / (t_end - t_first) : 0.0);
     }
+    rc = 0;
+done:
     tw_sampler_free(&sampler);
     tw_llama2c_state_free(&s);
     free(seq);
     free(tokens);
     tw_tokenizer_free(&tok);
     tw_llama2c_free(&m);
-    return 0;
+    return rc;
 }

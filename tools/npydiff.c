@@ -57,6 +57,12 @@ static int list_npy(name_list *out, const char *dir) {
     return 0;
 }
 
+static void list_free(name_list *l) {
+    for (int i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
 static int list_has(const name_list *l, const char *s) {
     for (int i = 0; i < l->n; i++) if (strcmp(l->v[i], s) == 0) return 1;
     return 0;
@@ -181,6 +187,8 @@ int main(int argc, char **argv) {
     for (int k = 0; k < 2; k++) {
         if (list_npy(k == 0 ? &a : &b, dirs[k]) != 0) {
             fprintf(stderr, "npydiff: %s: cannot read the folder: %s\n", dirs[k], strerror(errno));
+            list_free(&a);
+            list_free(&b);
             return 1;
         }
     }
@@ -194,16 +202,16 @@ int main(int argc, char **argv) {
     }
     for (int i = 0; i < a.n; i++) if (!list_has(&b, a.v[i])) printf("# only in %s: %s\n", dirs[0], a.v[i]);
     for (int i = 0; i < b.n; i++) if (!list_has(&a, b.v[i])) printf("# only in %s: %s\n", dirs[1], b.v[i]);
+    int rc = failed == 0 ? 0 : 1;
     if (both.n == 0) {
         printf("0 passed, 0 failed\n");
         fprintf(stderr, "npydiff: no tensor name is in both %s and %s\n", dirs[0], dirs[1]);
-        return 1;
+        rc = 1;
+    } else {
+        printf("%d passed, %d failed\n", passed, failed);
     }
-    printf("%d passed, %d failed\n", passed, failed);
-    name_list *lists[3] = { &a, &b, &both };
-    for (int k = 0; k < 3; k++) {
-        for (int i = 0; i < lists[k]->n; i++) free(lists[k]->v[i]);
-        free(lists[k]->v);
-    }
-    return failed == 0 ? 0 : 1;
+    list_free(&a);
+    list_free(&b);
+    list_free(&both);
+    return rc;
 }
