@@ -157,7 +157,7 @@ int main(int argc, char **argv) {
 
     // ---- 6. time per call ----
     lesson_section("Time per call on this machine");
-    const int Tt = 16, Ct = 4096, reps = 200;
+    const int Tt = 16, Ct = 4096, reps = 100;
     float *xt = lesson_randn((long)Tt * Ct, 1.0f, a.seed + 1), *yt = lesson_alloc((long)Tt * Ct);
     float *gt = lesson_alloc(Ct), *bt = lesson_alloc(Ct);
     for (int c = 0; c < Ct; c++) gt[c] = 1.0f;

@@ -132,7 +132,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < ND; i++) {
         double var, out20, mx_s, mx_r;
         dot_variance(DK[i], 2000, a.seed + 100 + i, &var, &out20);
-        peakedness(DK[i], 16, 100, a.seed + 200 + i, &mx_s, &mx_r);
+        peakedness(DK[i], 16, 60, a.seed + 200 + i, &mx_s, &mx_r);
         printf("  %6d %12.2f %14.3f %15.1f%% %18.3f %16.3f\n", DK[i], var, var / DK[i],
                100 * out20, mx_s, mx_r);
         float row[6] = { (float)DK[i], (float)var, (float)(var / DK[i]), (float)out20,
@@ -142,7 +142,7 @@ int main(int argc, char **argv) {
         if (fabs(var / DK[i] - 1.0) > 0.15) var_ok = 0;
     }
     lesson_expect("var(q.k) / d_k within 15% of 1 for every d_k", var_ok);
-    lesson_say("The \"max weight\" columns average, over 100 rows of 16 random keys, the largest "
+    lesson_say("The \"max weight\" columns average, over 60 rows of 16 random keys, the largest "
                "softmax weight in the row: 1/16 = 0.0625 would be uniform, 1 is one-hot. Divided "
                "by sqrt(d_k) the rows look the same at every d_k. Without the division, the scores "
                "of a 128-wide head spread over tens of units and the softmax puts nearly all the "
@@ -207,7 +207,7 @@ int main(int argc, char **argv) {
                                           "max_weight_scaled", "max_weight_raw" };
     lesson_write_columns("scaling.dat", scaling, ND, 6, SCOLS,
                          "lesson 7: q.k of N(0,1) vectors: variance over 2000 pairs; mean largest "
-                         "softmax weight over 100 rows of 16 keys, with and without / sqrt(d_k)");
+                         "softmax weight over 60 rows of 16 keys, with and without / sqrt(d_k)");
     lesson_plot("07_attention.gp", "attention.dat", "attention.png");
     lesson_plot("07_scaling.gp", "scaling.dat", "scaling.png");
     return lesson_finish();

@@ -31,15 +31,26 @@ lessons: $(LESSONS)                            ## build every lesson as ./lesson
 
 # Runs each lesson (their files land in out/lessonN/), then renders every viz/*.gp with its
 # default data file. gnuplot is optional: without it the lessons still run and this says so.
+# A lesson's picture (viz/NN_*.gp) that fails to draw fails the target; other scripts in viz/
+# (e.g. attention_map.gp, which reads what `make attention-map` writes) are drawn if their data
+# exists and otherwise reported and skipped.
 plots: lessons                                 ## run every lesson, then draw all viz/*.gp into out/
 	@for l in $(LESSONS); do \
 	  if ./$$l --no-plot > /dev/null; then echo "ran $$l"; else echo "$$l failed (run ./$$l to see why)"; exit 1; fi; \
 	done
 	@if command -v gnuplot > /dev/null 2>&1; then \
+	  bad=0; \
 	  for g in viz/*.gp; do \
-	    if [ -f "$$g" ]; then echo "gnuplot $$g"; gnuplot "$$g" || exit 1; fi; \
+	    [ -f "$$g" ] || continue; \
+	    if gnuplot "$$g" 2> out/.gnuplot.err; then echo "drew $$g"; \
+	    else case "$$g" in \
+	      viz/[0-9][0-9]_*) echo "$$g failed:"; cat out/.gnuplot.err; bad=1;; \
+	      *) echo "skipped $$g (its data is not there; see the script's header comment)";; \
+	    esac; fi; \
 	  done; \
+	  rm -f out/.gnuplot.err; \
 	  echo "pictures are in out/lesson*/ (*.png)"; \
+	  exit $$bad; \
 	else \
 	  echo "gnuplot is not installed: the lessons ran and wrote their data into out/;"; \
 	  echo "install gnuplot (apt-get install gnuplot / brew install gnuplot) and run 'make plots' again"; \
