@@ -9,6 +9,7 @@
 #ifndef TW_CHECK_FINITE_H
 #define TW_CHECK_FINITE_H
 #include "status.h"
+#include "llama2c.h"
 
 // Index of the first element of x (n) that is NaN, +Inf or -Inf; -1 if every element is finite
 // (also for n <= 0).
@@ -30,5 +31,16 @@ int tw_first_nonfinite_tensor(const tw_named_tensor *tensors, int n, long *elem)
 // is prepended, e.g. "position 12".
 tw_status tw_check_finite(const tw_named_tensor *tensors, int n, const char *where,
                           char *err, size_t err_len);
+
+// Checks every intermediate of the last tw_llama2c_forward(s, m, tokens, T, pos0, all_logits)
+// call, in the order they were computed: "embed", then for each layer l "L{l}.norm1", "L{l}.q",
+// "L{l}.k", "L{l}.v", "L{l}.weights", "L{l}.z", "L{l}.attn_out", "L{l}.resid_mid", "L{l}.norm2",
+// "L{l}.ffn_gate", "L{l}.ffn_up", "L{l}.ffn_act", "L{l}.ffn_out", then "final_norm" and
+// "logits" (only the rows the call computed). Attention scores are skipped: -inf is how they
+// mark hidden keys. s must have been made with keep_all = 1, else only the last layer's
+// intermediates still exist and only those are checked. Returns TW_OK, TW_ERR_ARG with one line
+// in err (as tw_check_finite), or TW_ERR_NOMEM.
+tw_status tw_llama2c_check_finite(const tw_llama2c_state *s, const tw_llama2c *m, int T,
+                                  int all_logits, const char *where, char *err, size_t err_len);
 
 #endif

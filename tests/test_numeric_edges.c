@@ -11,6 +11,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "check_finite.h"
+#include "llama2c.h"
 
 static int all_finite(const float *x, long n) { return tw_first_nonfinite(x, n) < 0; }
 
@@ -295,6 +296,31 @@ START_TEST(a_nan_input_reaches_the_output_and_the_check_mode_reports_where_it_en
 }
 END_TEST
 
+START_TEST(llama2c_check_mode_names_the_layer_where_a_nan_weight_strikes)
+{
+    // The tiny valid checkpoint of the corrupt corpus: clean, every intermediate is finite. Then
+    // one NaN is planted in layer 1's Wo: layer 0 and layer 1's attention up to z stay finite,
+    // and the first tensor holding a NaN must be L1.attn_out. (The loader itself refuses NaN
+    // weights in a file; this simulates one arising at run time.)
+    tw_llama2c m;
+    char err[512] = "";
+    ck_assert_msg(tw_llama2c_load(&m, "data/corrupt/llama2c/valid_tiny.bin", err, sizeof err) == TW_OK,
+                  "%s (run make corpus)", err);
+    tw_llama2c_state s;
+    ck_assert_int_eq(tw_llama2c_state_init(&s, &m, 3, 0, 1, 1), TW_OK);
+    const int tokens[3] = { 1, 5, 7 };
+    ck_assert_int_eq(tw_llama2c_forward(&s, &m, tokens, 3, 0, 1), TW_OK);
+    ck_assert_int_eq(tw_llama2c_check_finite(&s, &m, 3, 1, NULL, err, sizeof err), TW_OK);
+    ((float *)m.layers[1].attn.wo)[0] = NAN;   // row 0 of Wo: output unit 0 of every position
+    ck_assert_int_eq(tw_llama2c_forward(&s, &m, tokens, 1, 3, 0), TW_OK);   // decode at pos 3
+    ck_assert_int_eq(tw_llama2c_check_finite(&s, &m, 1, 0, "position 3", err, sizeof err),
+                     TW_ERR_ARG);
+    ck_assert_str_eq(err, "position 3: L1.attn_out[0] is nan (first non-finite tensor of 29 checked)");
+    tw_llama2c_state_free(&s);
+    tw_llama2c_free(&m);
+}
+END_TEST
+
 Suite *suite_numeric_edges(void) {
     Suite *s = suite_create("numeric_edges");
     TCase *tc = tcase_create("softmax");
@@ -321,6 +347,7 @@ Suite *suite_numeric_edges(void) {
     tcase_add_test(tc, first_nonfinite_finds_nan_and_both_infinities_only);
     tcase_add_test(tc, check_finite_names_the_first_bad_tensor);
     tcase_add_test(tc, a_nan_input_reaches_the_output_and_the_check_mode_reports_where_it_entered);
+    tcase_add_test(tc, llama2c_check_mode_names_the_layer_where_a_nan_weight_strikes);
     suite_add_tcase(s, tc);
     return s;
 }
