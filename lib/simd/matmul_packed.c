@@ -150,7 +150,9 @@ void tw_matmul_packed(const tw_ukernel *uk, float *C, const float *A, const floa
     }
     float *Bp = align64(mem);
     float *Ap = align64(Bp + b_floats);
-    if (threads < 1) threads = 1;
+    // Below about 2^24 multiply-adds (n = 256) the barriers cost more than a second thread
+    // gains, and on a busy machine a descheduled thread stalls every barrier: stay single.
+    if (threads < 1 || (double)M * N * K < 16777216.0) threads = 1;
     (void)threads;
 
     TW_OMP("omp parallel num_threads(threads) if(threads > 1)")
