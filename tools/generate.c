@@ -7,7 +7,8 @@
 // stdout: the prompt (minus BOS) and the generated text, then a newline. stderr: the seed used and
 // the speed. Extras: --dump DIR (every intermediate tensor of the prompt's forward pass),
 // --no-cache (recompute the whole prefix at every step), --cache-info (the KV cache's layout and
-// size). See docs/real-model.md.
+// size), --simd LEVEL (which kernels run: naive, avx2, avx512, neon or auto, the default; also
+// $TW_SIMD; see docs/kernels.md). See docs/real-model.md.
 #define _POSIX_C_SOURCE 200809L   // clock_gettime
 #include <errno.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include "llama2c.h"
 #include "tokenizer.h"
 #include "sampler.h"
+#include "simd/simd.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -35,7 +37,8 @@ static void usage(FILE *f) {
         "extras:\n"
         "  --dump DIR    write every intermediate tensor of the prompt's forward pass to DIR (.npy)\n"
         "  --no-cache    no KV cache: recompute the whole prefix at every step\n"
-        "  --cache-info  print the KV cache's layout and size to stderr\n");
+        "  --cache-info  print the KV cache's layout and size to stderr\n"
+        "  --simd LEVEL  kernels: naive, avx2, avx512, neon or auto (default auto, or $TW_SIMD)\n");
 }
 
 // Bad usage: one line naming the flag and the problem, exit 2.
@@ -48,6 +51,7 @@ static void die_usage(const char *fmt, const char *a, const char *b) {
 
 typedef struct {
     const char *model, *tokenizer, *prompt, *dump_dir;
+    const char *simd;   // --simd LEVEL, or NULL: $TW_SIMD, else auto
     float temperature, topp;
     long long seed;
     long steps;
@@ -71,7 +75,7 @@ static long long parse_int(const char *flag, const char *s) {
 }
 
 static options parse_args(int argc, char **argv) {
-    options o = { NULL, "tokenizer.bin", "", NULL, 1.0f, 0.9f, 0, 256, 0, 0 };
+    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); exit(0); }
@@ -82,12 +86,13 @@ static options parse_args(int argc, char **argv) {
             o.model = a;
             continue;
         }
-        int known = strcmp(a, "--dump") == 0 ||
+        int known = strcmp(a, "--dump") == 0 || strcmp(a, "--simd") == 0 ||
                     (strlen(a) == 2 && strchr("tpsnizm", a[1]) != NULL);
         if (!known) die_usage("unknown flag '%s'%s", a, "");
         if (i + 1 >= argc) die_usage("flag '%s' needs a value%s", a, "");
         const char *v = argv[++i];
         if (strcmp(a, "--dump") == 0) { o.dump_dir = v; continue; }
+        if (strcmp(a, "--simd") == 0) { o.simd = v; continue; }
         switch (a[1]) {
         case 't': o.temperature = parse_float(a, v); break;
         case 'p': o.topp = parse_float(a, v); break;
@@ -140,6 +145,12 @@ static void print_piece(const char *piece) {
 
 int main(int argc, char **argv) {
     options o = parse_args(argc, argv);
+    // The kernels are chosen once, before any forward pass (the dispatch table is then read-only).
+    const char *simd_level = tw_simd_init(o.simd);
+    if (simd_level == NULL) {
+        if (o.simd != NULL) die_usage("--simd: level '%s' is not available here (have: %s, auto)", o.simd, tw_simd_available());
+        die_usage("TW_SIMD: level '%s' is not available here (have: %s, auto)", getenv("TW_SIMD"), tw_simd_available());
+    }
     char err[512] = "";
     // Everything main allocates, zeroed so that the single exit path below can free it all
     // whichever step failed.
@@ -192,6 +203,8 @@ int main(int argc, char **argv) {
 
     unsigned long long seed = o.seed > 0 ? (unsigned long long)o.seed : (unsigned long long)time(NULL);
     fprintf(stderr, "seed: %llu (rerun with -s %llu to repeat)\n", seed, seed);
+    fprintf(stderr, "simd: %s kernels (--simd naive|avx2|avx512|neon|auto; here: %s)\n", simd_level,
+            tw_simd_available());
     if (o.cache_info) print_cache_info(&m, steps, o.no_cache);
 
     // Activations: with the cache, room for the prompt in one prefill call; without, for the
