@@ -8,7 +8,8 @@
 // the speed. Extras: --dump DIR (every intermediate tensor of the prompt's forward pass),
 // --no-cache (recompute the whole prefix at every step), --cache-info (the KV cache's layout and
 // size), --simd LEVEL (which kernels run: naive, avx2, avx512, neon or auto, the default; also
-// $TW_SIMD; see docs/kernels.md). See docs/real-model.md.
+// $TW_SIMD; see docs/kernels.md), --check-finite (stop at the first NaN/Inf and name the tensor;
+// also TW_CHECK_FINITE=1; see docs/hardening.md). See docs/real-model.md.
 #define _POSIX_C_SOURCE 200809L   // clock_gettime
 #include <errno.h>
 #include <math.h>
@@ -21,6 +22,7 @@
 #include "tokenizer.h"
 #include "sampler.h"
 #include "simd/simd.h"
+#include "check_finite.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -38,7 +40,9 @@ static void usage(FILE *f) {
         "  --dump DIR    write every intermediate tensor of the prompt's forward pass to DIR (.npy)\n"
         "  --no-cache    no KV cache: recompute the whole prefix at every step\n"
         "  --cache-info  print the KV cache's layout and size to stderr\n"
-        "  --simd LEVEL  kernels: naive, avx2, avx512, neon or auto (default auto, or $TW_SIMD)\n");
+        "  --simd LEVEL  kernels: naive, avx2, avx512, neon or auto (default auto, or $TW_SIMD)\n"
+        "  --check-finite  after every forward pass, stop at the first NaN/Inf and name its tensor\n"
+        "                (also TW_CHECK_FINITE=1)\n");
 }
 
 // Bad usage: one line naming the flag and the problem, exit 2.
@@ -56,6 +60,7 @@ typedef struct {
     long long seed;
     long steps;
     int no_cache, cache_info;
+    int check_finite;   // --check-finite or TW_CHECK_FINITE=1
 } options;
 
 static float parse_float(const char *flag, const char *s) {
@@ -75,12 +80,13 @@ static long long parse_int(const char *flag, const char *s) {
 }
 
 static options parse_args(int argc, char **argv) {
-    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0 };
+    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); exit(0); }
         if (strcmp(a, "--no-cache") == 0) { o.no_cache = 1; continue; }
         if (strcmp(a, "--cache-info") == 0) { o.cache_info = 1; continue; }
+        if (strcmp(a, "--check-finite") == 0) { o.check_finite = 1; continue; }
         if (a[0] != '-') {
             if (o.model != NULL) die_usage("unexpected argument '%s' (the model is '%s')", a, o.model);
             o.model = a;
@@ -113,6 +119,8 @@ static options parse_args(int argc, char **argv) {
     // As llama2.c: a negative temperature means greedy, a top-p outside [0, 1] means 0.9.
     if (o.temperature < 0.0f) o.temperature = 0.0f;
     if (o.topp < 0.0f || o.topp > 1.0f) o.topp = 0.9f;
+    const char *cf = getenv("TW_CHECK_FINITE");
+    if (cf != NULL && cf[0] != '\0' && strcmp(cf, "0") != 0) o.check_finite = 1;
     return o;
 }
 
@@ -137,6 +145,17 @@ static void print_cache_info(const tw_llama2c *m, int S_max, int no_cache) {
 }
 
 // Prints a piece as llama2.c does (unprintable single bytes are skipped).
+// --check-finite: TW_OK, or TW_ERR_ARG with err naming the first NaN/Inf among the intermediates
+// of the forward call that just ran over T rows at positions pos0 ...
+static tw_status check_step(const options *o, const tw_llama2c_state *s, const tw_llama2c *m,
+                            int T, int pos0, char *err, size_t err_len) {
+    if (!o->check_finite) return TW_OK;
+    char where[96];
+    if (T > 1) snprintf(where, sizeof where, "--check-finite: positions %d..%d", pos0, pos0 + T - 1);
+    else snprintf(where, sizeof where, "--check-finite: position %d", pos0);
+    return tw_llama2c_check_finite(s, m, T, 0, where, err, err_len);
+}
+
 static void print_piece(const char *piece) {
     if (!tw_tokenizer_piece_printable(piece)) return;
     fputs(piece, stdout);
@@ -211,7 +230,9 @@ int main(int argc, char **argv) {
     // whole sequence (recomputed every step).
     const int n_pre = n_prompt < steps ? n_prompt : steps;
     seq = malloc((size_t)steps * sizeof *seq);   // every token so far (no-cache mode)
-    tw_status st = tw_llama2c_state_init(&s, &m, o.no_cache ? steps : n_pre, steps, !o.no_cache, 0);
+    // --check-finite keeps every layer's intermediates (keep_all) so the culprit can be named.
+    tw_status st = tw_llama2c_state_init(&s, &m, o.no_cache ? steps : n_pre, steps, !o.no_cache,
+                                         o.check_finite);
     if (st == TW_OK) st = tw_sampler_init(&sampler, V, o.temperature, o.topp, seed);
     if (st != TW_OK || seq == NULL) {
         fprintf(stderr, "generate: cannot allocate activations for %d positions: %s\n", steps,
@@ -223,6 +244,7 @@ int main(int argc, char **argv) {
     double t_start = now_seconds(), t_prefill = 0.0, t_first = 0.0;
     if (!o.no_cache) {   // prefill: every prompt position in one call
         st = tw_llama2c_forward(&s, &m, tokens, n_pre, 0, 0);
+        if (st == TW_OK) st = check_step(&o, &s, &m, n_pre, 0, err, sizeof err);
         t_prefill = now_seconds() - t_start;
     }
     int token = tokens[0], pos = 0, n_decoded = 0;
@@ -234,11 +256,13 @@ int main(int argc, char **argv) {
             const float *logits;
             if (o.no_cache) {
                 st = tw_llama2c_forward(&s, &m, seq, pos + 1, 0, 0);
+                if (st == TW_OK) st = check_step(&o, &s, &m, pos + 1, 0, err, sizeof err);
                 logits = s.logits + (size_t)pos * V;
             } else if (pos < n_pre) {
                 logits = s.logits + (size_t)(n_pre - 1) * V;   // from the prefill
             } else {
                 st = tw_llama2c_forward(&s, &m, &token, 1, pos, 0);
+                if (st == TW_OK) st = check_step(&o, &s, &m, 1, pos, err, sizeof err);
                 logits = s.logits;
                 n_decoded++;
             }
@@ -256,7 +280,8 @@ int main(int argc, char **argv) {
     fflush(stdout);
     double t_end = now_seconds();
     if (st != TW_OK) {
-        fprintf(stderr, "generate: forward pass failed at position %d: %s\n", pos, tw_status_str(st));
+        if (err[0]) fprintf(stderr, "generate: %s\n", err);   // from --check-finite
+        else fprintf(stderr, "generate: forward pass failed at position %d: %s\n", pos, tw_status_str(st));
         goto done;
     }
     if (pos > 1) {
