@@ -210,7 +210,7 @@ static void run_decode(void *p) {
         o->rope(c->q, c->cs, c->sn, m->n_heads, D);
         o->rope(c->k, c->cs, c->sn, m->n_heads, D);
         for (int h = 0; h < m->n_heads; h++)   // the cache holds S positions of (H, D)
-            o->attend(c->xb + h * D, c->att, c->q + h * D, c->kcache + h * D, c->vcache + h * D,
+            o->attend(c->xb + h * D, NULL, c->att, c->q + h * D, c->kcache + h * D, c->vcache + h * D,
                       m->S, D, C);
         o->matvec(c->q, wo, c->xb, C, C);
         for (int i = 0; i < C; i++) c->x[i] += c->q[i];

@@ -1,7 +1,10 @@
 // ffn.c: the position-wise feed-forward network, classic (Linear, activation, Linear) and gated
 // (SwiGLU). Both are compositions of tw_linear_forward and the activations of activation.c.
+// After tw_simd_init with a SIMD level, SwiGLU's silu(gate) * up runs the selected vectorised
+// kernel (lib/simd/simd.h); at the default naive level it is the loop below, unchanged.
 #include <assert.h>
 #include "tw.h"
+#include "simd/simd.h"
 
 void tw_ffn_forward(float *out, float *hidden, const float *x,
                     const float *W1, const float *b1, const float *W2, const float *b2,
@@ -19,7 +22,9 @@ void tw_swiglu_forward(float *out, float *gate, float *up, float *act, const flo
     tw_linear_forward(gate, x, Wg, NULL, T, C, F);
     tw_linear_forward(up, x, Wu, NULL, T, C, F);
     // The gate decides, per hidden unit, how much of the linear "up" signal passes (Shazeer 2020).
-    tw_silu(act, gate, n);
-    for (long i = 0; i < n; i++) act[i] *= up[i];
+    if (!tw_simd_swiglu(act, gate, up, n)) {   // declines at the naive level
+        tw_silu(act, gate, n);
+        for (long i = 0; i < n; i++) act[i] *= up[i];
+    }
     tw_linear_forward(out, act, Wd, NULL, T, F, C);
 }

@@ -1,10 +1,13 @@
 // mha.c: multi-head / grouped-query / multi-query attention with QK-norm, RoPE, an optional KV
 // cache and cross-attention. Each step writes its result into tw_attn_scratch so it can be
-// inspected; the per-head math is tw_sdpa_forward (attention.c).
+// inspected; the per-head math is tw_sdpa_forward (attention.c). After tw_simd_init with a SIMD
+// level, a single query (the decode step, T = 1) instead runs the selected fused kernel straight
+// on the cache rows (lib/simd/simd.h), still writing its scores and weights into the scratch.
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tw.h"
+#include "simd/simd.h"
 
 // ---- KV cache ----
 
@@ -151,11 +154,17 @@ void tw_mha_forward(float *out, tw_attn_scratch *s, tw_kv_cache *cache,
     s->S = S_total;
     for (int h = 0; h < H; h++) {
         const int g = h / group;
+        float *sc = s->scores + (size_t)h * T * S_total;
+        float *wt = s->weights + (size_t)h * T * S_total;
+        // One query sees every key (the causal rule hides nothing at T = 1), so the fused kernel
+        // can read head g's rows in place, with the cache's row stride G*D: no gather, no mask.
+        if (T == 1 && mask == NULL &&
+            tw_simd_attend_one(s->z + (size_t)h * D, sc, wt, s->q_rot + (size_t)h * D,
+                               keys + (size_t)g * D, vals + (size_t)g * D, S_total, D, G * D))
+            continue;   // declines at the naive level
         gather_head(s->qh, s->q_rot, T, H, D, h);
         gather_head(s->kh, keys, S_total, G, D, g);
         gather_head(s->vh, vals, S_total, G, D, g);
-        float *sc = s->scores + (size_t)h * T * S_total;
-        float *wt = s->weights + (size_t)h * T * S_total;
         tw_sdpa_forward(s->zh, sc, wt, s->qh, s->kh, s->vh, mask, T, S_total, D, causal,
                         causal_offset);
         scatter_head(s->z, s->zh, T, H, D, h);

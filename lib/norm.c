@@ -2,9 +2,12 @@
 // Row statistics (mean, variance, mean square) are accumulated in double: for wide rows this
 // keeps the reference well below float rounding, so it can serve as the yardstick for other code.
 // Each output element is computed in double and rounded to float once.
+// After tw_simd_init with a SIMD level, RMSNorm runs the selected vectorised kernel instead
+// (float accumulation; lib/simd/simd.h). At the default naive level nothing changes.
 #include <math.h>
 #include <stddef.h>
 #include "norm.h"
+#include "simd/simd.h"
 
 void tw_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
                           const float *gamma, const float *beta, int T, int C, float eps) {
@@ -31,6 +34,7 @@ void tw_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
 
 void tw_rmsnorm_forward(float *out, float *rms, const float *x, const float *weight,
                         int T, int C, float eps) {
+    if (tw_simd_rmsnorm_rows(out, rms, x, weight, T, C, eps)) return;   // declines at naive
     for (int t = 0; t < T; t++) {
         const float *x_t = x + (size_t)t * C;   // (C)
         float *out_t = out + (size_t)t * C;     // (C), may be x_t

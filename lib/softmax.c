@@ -7,10 +7,13 @@
 //     formula would compute inf - inf = NaN; PyTorch returns NaN for such rows.)
 //   - any NaN entry: the NaN propagates to the whole row (nothing sensible can be returned).
 // The normaliser is summed in double; each exp is computed in float with expf.
+// After tw_simd_init with a SIMD level, an ordinary row at temperature 1 goes to the selected
+// vectorised kernel instead (lib/simd/simd.h; the special rows above are still decided here).
 #include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include "softmax.h"
+#include "simd/simd.h"
 
 static void softmax_row(float *y, const float *x, int n, float temperature) {
     float max = -INFINITY;
@@ -33,6 +36,7 @@ static void softmax_row(float *y, const float *x, int n, float temperature) {
         for (int j = 0; j < n; j++) y[j] = x[j] == INFINITY ? 1.0f / (float)n_inf : 0.0f;
         return;
     }
+    if (temperature == 1.0f && tw_simd_softmax_row(y, x, n)) return;   // declines at naive
     // Subtracting the max makes every exponent <= 0, so expf never overflows and the largest
     // term is exactly 1 (the sum is >= 1, never 0).
     double sum = 0.0;

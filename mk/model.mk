@@ -8,7 +8,8 @@
 #   make npydiff          ./npydiff DIR_A DIR_B [--atol A --rtol R]: compare two --dump folders
 #   make attention-map PROMPT="Once upon a time" LAYER=0 HEAD=0
 #                         out/attention/L0_H0.png, one head's attention map labelled with tokens
-#   make bench-generate   tokens/s for prefill and decode, with and without the KV cache, on
+#   make bench-generate   tokens/s for prefill and decode at the naive and the best SIMD level (and
+#                         without the KV cache), the speed-up and the decode roofline, on
 #                         stories260K and on a seeded random checkpoint of llama2.c's 15M shape
 # See docs/real-model.md.
 
@@ -97,4 +98,4 @@ $(CKPT15M): $(BUILD)/tools/make_ckpt15m
 
 bench-generate: model $(CKPT15M) $(BUILD)/tools/bench_generate   ## tokens/s: prefill/decode, cache/no cache
 	./$(BUILD)/tools/bench_generate $(MODEL_BIN) -p 64 -d 64
-	./$(BUILD)/tools/bench_generate $(CKPT15M) -p 32 -d 32 -r 1
+	./$(BUILD)/tools/bench_generate $(CKPT15M) -p 32 -d 32 -r 3

@@ -141,3 +141,27 @@ test-exercises: $(foreach n,$(EX_NUMS),$(BUILD)/exercises/stub/exercise$(n) $(BU
 	done; echo "exercises: 4 solutions pass the checker, 4 stubs report 'not implemented yet'"
 TEST_DEPS += test-exercises
 CLEAN_FILES += $(addprefix exercise,$(EX_NUMS))
+
+# ---- the naive level is the naive build, bit for bit ----
+# Builds ./generate without any SIMD object (SIMD=0) in its own build folder, then dumps every
+# tensor of a prompt with it and with this build's ./generate --simd naive, and requires each
+# .npy file and the story to be byte-identical: the hooks in softmax.c, norm.c, ffn.c, mha.c and
+# linear.c change nothing until a program opts in. (Not part of `make test`: it compiles lib/
+# a second time.)
+NOSIMD_BUILD := $(BUILD)-nosimd
+BITEXACT_DIR := out/naive-bitexact
+.PHONY: test-naive-bitexact
+test-naive-bitexact: generate model              ## the naive level == a build without SIMD, byte for byte
+	@$(MAKE) --no-print-directory SIMD=0 BUILD=$(NOSIMD_BUILD) $(NOSIMD_BUILD)/libtw.a $(NOSIMD_BUILD)/tools/generate.o
+	$(CC) $(LDFLAGS) $(NOSIMD_BUILD)/tools/generate.o $(NOSIMD_BUILD)/libtw.a $(LDLIBS) -o $(NOSIMD_BUILD)/generate
+	@rm -rf $(BITEXACT_DIR) && mkdir -p $(BITEXACT_DIR)
+	./$(NOSIMD_BUILD)/generate $(MODEL_BIN) -z $(MODEL_TOK) -t 0 -n 64 -i "Once upon a time there was a little girl" \
+	  --dump $(BITEXACT_DIR)/nosimd > $(BITEXACT_DIR)/nosimd.txt 2>/dev/null
+	./generate $(MODEL_BIN) -z $(MODEL_TOK) -t 0 -n 64 -i "Once upon a time there was a little girl" \
+	  --simd naive --dump $(BITEXACT_DIR)/naive > $(BITEXACT_DIR)/naive.txt 2>/dev/null
+	@cmp $(BITEXACT_DIR)/nosimd.txt $(BITEXACT_DIR)/naive.txt
+	@n=0; for f in $(BITEXACT_DIR)/nosimd/*.npy; do \
+	  cmp -s $$f $(BITEXACT_DIR)/naive/$${f##*/} || { echo "test-naive-bitexact: $${f##*/} differs" >&2; exit 1; }; \
+	  n=$$((n + 1)); done; \
+	  echo "test-naive-bitexact: the story and all $$n tensors are byte-identical (SIMD=0 build vs --simd naive)"
+CLEAN_FILES += $(BITEXACT_DIR)

@@ -367,14 +367,34 @@ static int case_attend(const tw_simd_ops *o, int n, char *msg, size_t msz) {
             free(q); free(k); free(v); free(got); free(want); free(att); free(bound);
             return sc_oom(msg, msz);
         }
-        o->attend(got, att, q, k, v, S, D, stride);
-        tw_attend_naive(want, att, q, k, v, S, D, stride);
+        // The scores, when asked for, are the scaled dot products: within 2 D^1.5 u (+ u for
+        // the scaling) of the naive ones, since sum|q k| <= D.
+        float *sc_got = sc_zeros(S), *sc_want = sc_zeros(S);
+        double *sc_bound = calloc((size_t)S, sizeof(double));
+        if (!sc_got || !sc_want || !sc_bound) {
+            free(q); free(k); free(v); free(got); free(want); free(att); free(bound);
+            free(sc_got); free(sc_want); free(sc_bound);
+            return sc_oom(msg, msz);
+        }
+        o->attend(got, sc_got, att, q, k, v, S, D, stride);
+        tw_attend_naive(want, sc_want, att, q, k, v, S, D, stride);
         double b = (4.0 * pow(D, 1.5) + 4.0 * S + 16.0) * U_ROUND + 2 * EXP_RTOL;
         for (int d = 0; d < D; d++) bound[d] = b;
+        for (int s = 0; s < S; s++) sc_bound[s] = (2.0 * pow(D, 1.5) + 1.0) * U_ROUND;
         char label[64];
         snprintf(label, sizeof label, "attend S=%d D=%d", S, D);
         int bad = sc_within(label, got, want, bound, D, msg, msz);
+        snprintf(label, sizeof label, "attend scores S=%d D=%d", S, D);
+        if (!bad) bad = sc_within(label, sc_got, sc_want, sc_bound, S, msg, msz);
+        // Without a scores buffer the output is identical (the same operations, built in att).
+        if (!bad) {
+            o->attend(want, NULL, att, q, k, v, S, D, stride);
+            for (int d = 0; d < D; d++) bound[d] = 0.0;
+            snprintf(label, sizeof label, "attend without scores S=%d D=%d", S, D);
+            bad = sc_within(label, want, got, bound, D, msg, msz);
+        }
         free(q); free(k); free(v); free(got); free(want); free(att); free(bound);
+        free(sc_got); free(sc_want); free(sc_bound);
         if (bad) return 1;
     }
     return 0;

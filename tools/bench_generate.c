@@ -1,11 +1,17 @@
-// bench_generate.c: tokens per second of the llama2.c forward pass on the library's functions:
-// prefill (all prompt tokens in one call) and decode (one token per call), with the KV cache and
-// without it (every decode step recomputes the whole prefix). A benchmark, not a test: the
-// numbers depend on the machine; the outputs are checked elsewhere (tests/test_llama2c.c).
+// bench_generate.c: tokens per second of the real llama2.c forward pass (tw_llama2c_forward, what
+// ./generate runs) on the library's functions, at the naive level and at the best SIMD level in
+// the same run: prefill (all prompt tokens in one call) and decode (one token per call through the
+// KV cache), and, at the best level, decode without the cache (every step recomputes the prefix).
+// Then the decode roofline: a decode step reads every weight matrix once, so it cannot beat
+// (bandwidth) / (weight bytes per token); the bandwidth is measured here, in the same run, over a
+// buffer as large as the weights, so it comes from the cache level (L2, L3) or DRAM where the
+// weights live. A benchmark, not a test: the numbers depend on the machine and its load; the
+// outputs are checked elsewhere (tests/test_llama2c.c, tests/test_simd_model.c).
 //
-//   bench_generate MODEL.bin [-p PREFILL_TOKENS] [-d DECODE_TOKENS] [-r REPEATS]
+//   bench_generate MODEL.bin [-p PREFILL_TOKENS] [-d DECODE_TOKENS] [-r REPEATS] [--simd LEVEL]
 //
-// The prompt is seeded random token ids (no tokenizer needed); decoding is greedy.
+// The prompt is seeded random token ids (no tokenizer needed); decoding is greedy. Each figure is
+// the median of REPEATS runs (default 3). --simd names the fast level (default auto: the best).
 #define _POSIX_C_SOURCE 200809L   // clock_gettime
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +20,7 @@
 #include "tw.h"
 #include "llama2c.h"
 #include "sampler.h"
+#include "simd/simd.h"
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -27,6 +34,18 @@ static void check(tw_status st, const char *what) {
         exit(1);
     }
 }
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// ---- tokens per second ----
 
 // One run: prefill P tokens, then decode n_dec greedy tokens. Returns the two times in seconds.
 static void run_once(double *t_pre, double *t_dec, const tw_llama2c *m, int *seq, int P, int n_dec,
@@ -54,18 +73,109 @@ static void run_once(double *t_pre, double *t_dec, const tw_llama2c *m, int *seq
     tw_llama2c_state_free(&s);
 }
 
+// Median tokens/s of prefill and decode over `repeats` runs (after one warm-up run).
+static void measure(double *pre_tps, double *dec_tps, const tw_llama2c *m, int *seq, int P,
+                    int n_dec, int with_cache, int repeats) {
+    double tp[64], td[64], wp, wd;
+    run_once(&wp, &wd, m, seq, P, n_dec, with_cache);   // warm-up: page in, caches, clocks
+    for (int k = 0; k < repeats; k++) {
+        run_once(&tp[k], &td[k], m, seq, P, n_dec, with_cache);
+        tp[k] = P / tp[k];
+        td[k] = n_dec / td[k];
+    }
+    *pre_tps = median(tp, repeats);
+    *dec_tps = median(td, repeats);
+}
+
+// ---- what a decode step must read, and how fast this machine can read it ----
+
+// Bytes of weights one decode token reads: every matrix of every layer, the norms' gains, the
+// classifier, and one row of the embedding table (when the classifier is shared, the table is
+// the classifier and is counted once, in full).
+static double weight_bytes_per_token(const tw_llama2c_config *c) {
+    const double C = c->dim, F = c->hidden_dim, D = (double)c->dim / c->n_heads;
+    const double H = c->n_heads, G = c->n_kv_heads, V = c->vocab_size;
+    double layer = C * H * D + 2.0 * C * G * D + H * D * C + 3.0 * C * F + 2.0 * C;
+    double floats = c->n_layers * layer + C + V * C + (c->shared_classifier ? 0.0 : C);
+    return 4.0 * floats;
+}
+
+// The cache level a footprint fits in, from Linux's sysfs (per-core L2, shared L3); "?" where
+// sysfs is absent (macOS): the bandwidth below is measured at the right footprint either way.
+static long cache_bytes(int index) {
+    char path[128], buf[64];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    long v = -1;
+    if (fgets(buf, sizeof buf, f)) {
+        char unit = 'B';
+        if (sscanf(buf, "%ld%c", &v, &unit) >= 1)
+            v *= unit == 'K' ? 1024L : unit == 'M' ? 1024L * 1024 : 1;
+    }
+    fclose(f);
+    return v;
+}
+
+static const char *footprint_level(double bytes, long l2, long l3) {
+    if (l2 < 0 || l3 < 0) return "?";
+    return bytes <= 0.75 * l2 ? "L2" : bytes <= 0.75 * l3 ? "L3" : "DRAM";
+}
+
+// STREAM's triad a = b + s c over three arrays of n floats (12 bytes per element, STREAM's
+// count: reads of b and c, the write of a). Compiled without ISA flags, so it uses the baseline
+// vector width (SSE2 on x86-64). Returns GB/s, median of `repeats` passes after a warm-up.
+static double triad_gbs(float *a, const float *b, const float *c, long n, int repeats) {
+    double gbs[64];
+    for (int k = -1; k < repeats; k++) {
+        double t0 = now_seconds();
+        for (long i = 0; i < n; i++) a[i] = b[i] + 0.5f * c[i];
+        double t = now_seconds() - t0;
+        if (k >= 0) gbs[k] = 12.0 * n / t * 1e-9;
+    }
+    return median(gbs, repeats);
+}
+
+// A read-only stream, the access pattern of a matvec: the selected level's dot product of two
+// arrays of n floats (8 bytes per element). Returns GB/s, median of `repeats` after a warm-up.
+static double read_gbs(const float *b, const float *c, long n, int repeats, float *sink) {
+    double gbs[64];
+    for (int k = -1; k < repeats; k++) {
+        double t0 = now_seconds();
+        float s = 0.0f;
+        for (long i = 0; i < n; i += 1L << 24) {   // chunks: the kernel takes an int length
+            long len = n - i < (1L << 24) ? n - i : (1L << 24);
+            s += tw_simd.dot(b + i, c + i, (int)len);
+        }
+        double t = now_seconds() - t0;
+        *sink += s;
+        if (k >= 0) gbs[k] = 8.0 * n / t * 1e-9;
+    }
+    return median(gbs, repeats);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench_generate MODEL.bin [-p PREFILL] [-d DECODE] [-r REPEATS]\n");
+        fprintf(stderr, "usage: bench_generate MODEL.bin [-p PREFILL] [-d DECODE] [-r REPEATS] [--simd LEVEL]\n");
         return 2;
     }
     int P = 64, n_dec = 64, repeats = 3;
-    for (int i = 2; i + 1 < argc; i += 2) {
+    const char *fast = NULL;
+    for (int i = 2; i < argc; i += 2) {
+        if (i + 1 >= argc) { fprintf(stderr, "bench_generate: flag '%s' needs a value\n", argv[i]); return 2; }
         int v = atoi(argv[i + 1]);
         if (strcmp(argv[i], "-p") == 0) P = v;
         else if (strcmp(argv[i], "-d") == 0) n_dec = v;
         else if (strcmp(argv[i], "-r") == 0) repeats = v;
+        else if (strcmp(argv[i], "--simd") == 0) fast = argv[i + 1];
         else { fprintf(stderr, "bench_generate: unknown flag '%s'\n", argv[i]); return 2; }
+    }
+    // The fast level's name (resolving auto and TW_SIMD), checked before any work.
+    const char *fast_level = tw_simd_init(fast);
+    if (fast_level == NULL) {
+        fprintf(stderr, "bench_generate: --simd: level '%s' is not available here (have: %s, auto)\n",
+                fast ? fast : getenv("TW_SIMD"), tw_simd_available());
+        return 2;
     }
     char err[512];
     tw_llama2c m;
@@ -74,29 +184,64 @@ int main(int argc, char **argv) {
         return 1;
     }
     const tw_llama2c_config *c = &m.cfg;
-    if (P < 1 || n_dec < 1 || repeats < 1 || P + n_dec > c->seq_len) {
-        fprintf(stderr, "bench_generate: need -p >= 1, -d >= 1, -r >= 1 and p + d <= seq_len %d\n", c->seq_len);
+    if (P < 1 || n_dec < 1 || repeats < 1 || repeats > 64 || P + n_dec > c->seq_len) {
+        fprintf(stderr, "bench_generate: need -p >= 1, -d >= 1, 1 <= -r <= 64 and p + d <= seq_len %d\n", c->seq_len);
+        tw_llama2c_free(&m);
         return 2;
     }
     int *seq = malloc((size_t)(P + n_dec) * sizeof *seq);
+    if (!seq) { fprintf(stderr, "bench_generate: out of memory\n"); return 1; }
     tw_rng r;
     tw_rng_init(&r, 1);
     for (int t = 0; t < P; t++) seq[t] = t == 0 ? 1 : 3 + (int)(tw_rng_next(&r) % (uint64_t)(c->vocab_size - 3));
 
     printf("%s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, vocab %d, seq_len %d\n",
            argv[1], c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len);
-    printf("prefill %d tokens, then decode %d tokens greedily; best of %d runs\n", P, n_dec, repeats);
-    printf("%-10s %16s %16s\n", "kv cache", "prefill tok/s", "decode tok/s");
-    for (int with_cache = 1; with_cache >= 0; with_cache--) {
-        double best_pre = 1e30, best_dec = 1e30;
-        for (int k = 0; k < repeats; k++) {
-            double tp, td;
-            run_once(&tp, &td, &m, seq, P, n_dec, with_cache);
-            if (tp < best_pre) best_pre = tp;
-            if (td < best_dec) best_dec = td;
-        }
-        printf("%-10s %16.1f %16.1f\n", with_cache ? "yes" : "no", P / best_pre, n_dec / best_dec);
+    printf("prefill %d tokens, then decode %d tokens greedily; median of %d runs after a warm-up; "
+           "tw_llama2c_forward, as ./generate runs it\n", P, n_dec, repeats);
+    printf("%-8s %-9s %15s %15s\n", "level", "kv cache", "prefill tok/s", "decode tok/s");
+    double pre[2], dec[2];
+    const char *levels[2] = { "naive", fast_level };
+    for (int li = 0; li < 2; li++) {
+        tw_simd_init(levels[li]);
+        measure(&pre[li], &dec[li], &m, seq, P, n_dec, 1, repeats);
+        printf("%-8s %-9s %15.1f %15.1f\n", levels[li], "yes", pre[li], dec[li]);
     }
+    {   // Without the cache (the fast level only: at naive it would take minutes on the 15M shape).
+        double p_nc, d_nc;
+        tw_simd_init(fast_level);
+        measure(&p_nc, &d_nc, &m, seq, P, n_dec, 0, repeats);
+        printf("%-8s %-9s %15.1f %15.1f\n", fast_level, "no", p_nc, d_nc);
+    }
+    printf("speed-up %s / naive: prefill %.2fx, decode %.2fx (goal for the 15M shape: decode >= 3x)\n",
+           fast_level, pre[1] / pre[0], dec[1] / dec[0]);
+
+    // The roofline, measured now, at the weights' footprint, with the fast level's dot.
+    const double wbytes = weight_bytes_per_token(c);
+    const long l2 = cache_bytes(2), l3 = cache_bytes(3);
+    long n = (long)(wbytes / 8.0) + 16;              // read stream: two arrays of n floats = wbytes
+    float *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b),
+          *cc = malloc((size_t)n * sizeof *cc);
+    if (!a || !b || !cc) { fprintf(stderr, "bench_generate: out of memory for the bandwidth test\n"); return 1; }
+    for (long i = 0; i < n; i++) { a[i] = 0.0f; b[i] = (float)(i % 13) * 0.25f; cc[i] = (float)(i % 7) * 0.5f; }
+    float sink = 0.0f;
+    const int bw_reps = wbytes < 8e6 ? 51 : 9;
+    const double rd = read_gbs(b, cc, n, bw_reps, &sink);
+    // The triad touches three arrays; size them so all three together are the weights' footprint.
+    const long nt = (long)(wbytes / 12.0) + 16;
+    const double tr = triad_gbs(a, b, cc, nt, bw_reps);
+    const double cache_kv = 4.0 * 2.0 * c->n_layers * (P + n_dec / 2) * c->n_kv_heads *
+                            ((double)c->dim / c->n_heads);
+    printf("roofline: a decode token reads %.2f MiB of weights (plus %.2f MiB of KV cache at the "
+           "average position, not counted); footprint level %s (L2 %ld KiB per core, L3 %ld KiB)\n",
+           wbytes / 1048576.0, cache_kv / 1048576.0, footprint_level(wbytes, l2, l3), l2 / 1024, l3 / 1024);
+    printf("roofline: bandwidth over that footprint: read stream (%s dot) %.1f GB/s -> %.1f tok/s; "
+           "STREAM triad %.1f GB/s -> %.1f tok/s\n", fast_level, rd, rd * 1e9 / wbytes, tr, tr * 1e9 / wbytes);
+    printf("roofline: %s decode %.1f tok/s = %.0f%% of the read roofline, %.0f%% of the triad roofline "
+           "(goal for the 15M shape: >= 70%%)%s\n", fast_level, dec[1],
+           100.0 * dec[1] / (rd * 1e9 / wbytes), 100.0 * dec[1] / (tr * 1e9 / wbytes),
+           sink == 12345.0f ? " " : "");
+    free(a); free(b); free(cc);
     free(seq);
     tw_llama2c_free(&m);
     return 0;

@@ -119,3 +119,38 @@ int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
             for (int o = 0; o < C_out; o++) y[(long)t * C_out + o] += b[o];
     return 1;
 }
+
+// ---- the hooks of softmax.c, norm.c, ffn.c and mha.c (contract in simd.h) ----
+// Each declines at the naive level, so the reference files keep their own loops (which differ
+// from the _naive kernels here: norm.c and softmax.c accumulate in double) bit for bit.
+
+static int simd_is_naive(void) { return strcmp(tw_simd.level, "naive") == 0; }
+
+int tw_simd_softmax_row(float *y, const float *x, int n) {
+    if (simd_is_naive()) return 0;
+    tw_simd.softmax(y, x, n);
+    return 1;
+}
+
+int tw_simd_rmsnorm_rows(float *out, float *rms, const float *x, const float *w, int T, int C,
+                         float eps) {
+    if (simd_is_naive()) return 0;
+    for (int t = 0; t < T; t++) {
+        float r = tw_simd.rmsnorm(out + (long)t * C, x + (long)t * C, w, C, eps);
+        if (rms) rms[t] = r;
+    }
+    return 1;
+}
+
+int tw_simd_swiglu(float *y, const float *gate, const float *up, long n) {
+    if (simd_is_naive()) return 0;
+    tw_simd.swiglu(y, gate, up, n);
+    return 1;
+}
+
+int tw_simd_attend_one(float *out, float *scores, float *weights, const float *q, const float *k,
+                       const float *v, int S, int D, int kv_stride) {
+    if (simd_is_naive()) return 0;
+    tw_simd.attend(out, scores, weights, q, k, v, S, D, kv_stride);
+    return 1;
+}

@@ -245,11 +245,12 @@ void tw_rope_avx2(float *x, const float *cos_t, const float *sin_t, int n_head, 
     }
 }
 
-void tw_attend_avx2(float *out, float *att, const float *q, const float *k, const float *v,
-                    int S, int D, int kv_stride) {
+void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const float *k,
+                    const float *v, int S, int D, int kv_stride) {
     float scale = 1.0f / sqrtf((float)D);
-    for (int s = 0; s < S; s++) att[s] = tw_dot_avx2(q, k + (long)s * kv_stride, D) * scale;
-    tw_softmax_avx2(att, att, S);
+    float *sc = scores ? scores : att;   // without a scores buffer, softmax in place
+    for (int s = 0; s < S; s++) sc[s] = tw_dot_avx2(q, k + (long)s * kv_stride, D) * scale;
+    tw_softmax_avx2(att, sc, S);
     int d = 0;
     for (; d + 8 <= D; d += 8) {
         __m256 acc = _mm256_setzero_ps();

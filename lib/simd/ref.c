@@ -85,11 +85,12 @@ void tw_swiglu_naive(float *y, const float *gate, const float *up, long n) {
     for (long i = 0; i < n; i++) y[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
-void tw_attend_naive(float *out, float *att, const float *q, const float *k, const float *v,
-                     int S, int D, int kv_stride) {
+void tw_attend_naive(float *out, float *scores, float *att, const float *q, const float *k,
+                     const float *v, int S, int D, int kv_stride) {
     float scale = 1.0f / sqrtf((float)D);
-    for (int s = 0; s < S; s++) att[s] = tw_dot_naive(q, k + (long)s * kv_stride, D) * scale;
-    tw_softmax_naive(att, att, S);
+    float *sc = scores ? scores : att;   // without a scores buffer, softmax in place
+    for (int s = 0; s < S; s++) sc[s] = tw_dot_naive(q, k + (long)s * kv_stride, D) * scale;
+    tw_softmax_naive(att, sc, S);
     for (int d = 0; d < D; d++) out[d] = 0.0f;
     for (int s = 0; s < S; s++) {
         const float *vs = v + (long)s * kv_stride;

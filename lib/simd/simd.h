@@ -20,7 +20,8 @@
 //   available here; the program then reports the problem (lib/ never prints).
 //   Call it once at start-up, before any thread is started; afterwards the table is read-only.
 //   tw_linear_forward consults it (see tw_simd_linear): at any level other than naive the Linear
-//   layer runs the selected matvec (T = 1) or matmul kernel.
+//   layer runs the selected matvec (T = 1) or matmul kernel. The softmax, RMSNorm, SwiGLU and
+//   single-query attention of lib/ consult it the same way (the tw_simd_* hooks below).
 //
 // Matrix layout: row-major. "C = A B" means C(M, N) = A(M, K) B(K, N); "_nt" means the second
 // operand is stored transposed, B(N, K), as torch.nn.Linear stores weights.
@@ -39,8 +40,8 @@ typedef void  (*tw_layernorm_fn)(float *out, const float *x, const float *gamma,
 typedef void  (*tw_rope_fn)(float *x, const float *cos_t, const float *sin_t, int n_head, int D);
 typedef void  (*tw_map_fn)(float *y, const float *x, long n);
 typedef void  (*tw_swiglu_fn)(float *y, const float *gate, const float *up, long n);
-typedef void  (*tw_attend_fn)(float *out, float *att, const float *q, const float *k,
-                              const float *v, int S, int D, int kv_stride);
+typedef void  (*tw_attend_fn)(float *out, float *scores, float *att, const float *q,
+                              const float *k, const float *v, int S, int D, int kv_stride);
 
 typedef struct {
     const char     *level;      // "naive", "avx2", "avx512" or "neon"
@@ -81,6 +82,24 @@ const char *tw_simd_available(void);
 int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
                    int T, int C_in, int C_out);
 
+// The other hooks, one per reference file, all with the same contract: at the naive level each
+// returns 0 without touching anything and the caller runs its own (reference) loop, so a program
+// that never calls tw_simd_init computes bit for bit what it always did; at any other level each
+// computes the result with the selected kernels and returns 1.
+//   tw_softmax_rows (softmax.c), one row whose maximum the caller found finite, temperature 1:
+//     y, x: (n), may alias
+int tw_simd_softmax_row(float *y, const float *x, int n);
+//   tw_rmsnorm_forward (norm.c): out, x: (T, C), may alias; rms: (T) or NULL; w: (C) or NULL
+int tw_simd_rmsnorm_rows(float *out, float *rms, const float *x, const float *w, int T, int C,
+                         float eps);
+//   tw_swiglu_forward (ffn.c): y = silu(gate) * up        y, gate, up: (n)
+int tw_simd_swiglu(float *y, const float *gate, const float *up, long n);
+//   tw_mha_forward (mha.c), one query (decode) over S keys that are all visible:
+//   scores[s] = q . k_s / sqrt(D), weights = softmax(scores), out = sum_s weights[s] v_s
+//   out: (D)   scores, weights: (S)   q: (D)   k, v: S rows of D floats, row s at s * kv_stride
+int tw_simd_attend_one(float *out, float *scores, float *weights, const float *q, const float *k,
+                       const float *v, int S, int D, int kv_stride);
+
 // ---- the naive reference of every kernel (lib/simd/ref.c) ----
 
 float tw_dot_naive(const float *a, const float *b, int n);
@@ -98,11 +117,11 @@ void  tw_exp_naive(float *y, const float *x, long n);
 void  tw_silu_naive(float *y, const float *x, long n);
 void  tw_swiglu_naive(float *y, const float *gate, const float *up, long n);
 // Attention of one query over S cached positions (the decode step of one head):
-//   att[s] = softmax_s(q . k_s / sqrt(D)),  out = sum_s att[s] v_s
-//   out: (D)   att: (S) scratch that receives the weights   q: (D)
+//   scores[s] = q . k_s / sqrt(D),  att = softmax(scores),  out = sum_s att[s] v_s
+//   out: (D)   scores: (S) or NULL (then not kept)   att: (S) receives the weights   q: (D)
 //   k, v: S rows of D floats, row s at k + s * kv_stride (kv_stride = G * D inside a cache)
-void  tw_attend_naive(float *out, float *att, const float *q, const float *k, const float *v,
-                      int S, int D, int kv_stride);
+void  tw_attend_naive(float *out, float *scores, float *att, const float *q, const float *k,
+                      const float *v, int S, int D, int kv_stride);
 
 // ---- the matmul ladder, C = A B (one file per rung; each comment says what it changes) ----
 
@@ -147,8 +166,8 @@ void  tw_rope_avx2(float *x, const float *cos_t, const float *sin_t, int n_head,
 void  tw_exp_avx2(float *y, const float *x, long n);
 void  tw_silu_avx2(float *y, const float *x, long n);
 void  tw_swiglu_avx2(float *y, const float *gate, const float *up, long n);
-void  tw_attend_avx2(float *out, float *att, const float *q, const float *k, const float *v,
-                     int S, int D, int kv_stride);
+void  tw_attend_avx2(float *out, float *scores, float *att, const float *q, const float *k,
+                     const float *v, int S, int D, int kv_stride);
 extern const tw_ukernel tw_ukernel_avx2;     // 6 x 16
 void  tw_matmul_avx2(float *C, const float *A, const float *B, int M, int N, int K);
 void  tw_matmul_nt_avx2(float *C, const float *A, const float *B, int M, int N, int K);
