@@ -68,20 +68,25 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(LIB)
 	$(CC) $(LDFLAGS) $(FUZZ_LINK) $^ $(LDLIBS) -o $@
 
 # valgrind: the suite in-process (CK_FORK=no, so the tests themselves are checked, not a fork
-# parent), then each lesson with its output in a scratch folder. Programs the suite starts with
-# system() are not traced; they have their own runs here and under `make asan`.
+# parent), then each lesson with its output in a scratch folder. The lessons run from their
+# $(BUILD)/lessons/ binaries, not the ./lessonN copies, which may come from another build (after
+# `make asan` they hold the ASan runtime, which cannot run under valgrind). Programs the suite
+# starts with system() are not traced; they are covered by `make asan`.
 VALGRIND := valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible \
             --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1
 VALGRIND_OUT := $(BUILD)/valgrind-out
-valgrind: $(BUILD)/tests/run_tests $(TEST_DEPS)   ## the suite and every lesson under valgrind (no errors, no leaks)
+# (= not :=: mk/lessons.mk, which defines LESSON_SRC, is read after this file)
+VALGRIND_LESSONS = $(patsubst lessons/%.c,$(BUILD)/lessons/%,$(LESSON_SRC))
+valgrind: $(BUILD)/tests/run_tests $(TEST_DEPS) ## the suite and every lesson under valgrind (no errors, no leaks)
 	@command -v valgrind >/dev/null 2>&1 || { echo "valgrind: not installed: 'sudo apt-get install -y valgrind' (Linux only)" >&2; exit 1; }
+	@$(MAKE) --no-print-directory $(VALGRIND_LESSONS)
 	CK_FORK=no $(VALGRIND) ./$(BUILD)/tests/run_tests
 	@rm -rf $(VALGRIND_OUT)
-	@for l in $(LESSONS); do \
-	  echo "valgrind: ./$$l"; \
-	  $(VALGRIND) ./$$l --no-plot --out $(VALGRIND_OUT)/$$l > /dev/null || { echo "valgrind: ./$$l failed" >&2; exit 1; }; \
+	@for l in $(VALGRIND_LESSONS); do \
+	  echo "valgrind: $$l"; \
+	  $(VALGRIND) ./$$l --no-plot --out $(VALGRIND_OUT)/$$(basename $$l) > /dev/null || { echo "valgrind: $$l failed" >&2; exit 1; }; \
 	done
-	@echo "valgrind: suite and $(words $(LESSONS)) lessons clean"
+	@echo "valgrind: suite and $(words $(VALGRIND_LESSONS)) lessons clean"
 
 corpus:                                        ## regenerate data/corrupt/ and fuzz/corpus/ seeds
 	$(PYTHON3) tests/corrupt/make_corpus.py
