@@ -327,6 +327,30 @@ START_TEST(programs_accept_the_valid_controls)
 }
 END_TEST
 
+START_TEST(generate_check_finite_names_the_tensor_that_overflows)
+{
+    // huge_weights_overflow.bin holds only finite weights (the loader accepts it), but 3.4e38 in
+    // layer 0's Wq overflows q to inf. Without the check mode ./generate prints tokens from
+    // non-finite logits and exits 0; with --check-finite (or TW_CHECK_FINITE=1) it must stop
+    // with exit 1 and name the first non-finite tensor.
+    if (!program_expected("./generate", "tools/generate.c")) return;
+    const char *base = "./generate " CORRUPT_DIR "/llama2c/huge_weights_overflow.bin -z "
+                       CORRUPT_DIR "/tokenizer/valid_tok16.bin -n 6 -t 0 -i abc";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s", base);
+    run_result r = run(cmd);
+    ck_assert_msg(r.exit_code == 0, "`%s` exited %d: %s", cmd, r.exit_code, r.stderr_text);
+    const char *variants[2] = { "%s --check-finite", "TW_CHECK_FINITE=1 %s" };
+    for (int v = 0; v < 2; v++) {
+        snprintf(cmd, sizeof cmd, variants[v], base);
+        r = run(cmd);
+        ck_assert_msg(r.exit_code == 1, "`%s` exited %d, expected 1", cmd, r.exit_code);
+        ck_assert_msg(strstr(r.stderr_text, "generate: --check-finite: positions 0..4: L0.q[0] is +inf"),
+                      "`%s`: stderr does not name L0.q: %s", cmd, r.stderr_text);
+    }
+}
+END_TEST
+
 // Bad flags: command, expected exit code, what stderr must name. "P" stands for the program's
 // valid input, filled in below.
 typedef struct {
@@ -461,6 +485,7 @@ Suite *suite_corrupt(void) {
     tcase_set_timeout(tp, 120);   // ~150 short program runs; far longer under valgrind/ASan
     tcase_add_test(tp, programs_reject_every_corrupt_file_with_one_line);
     tcase_add_test(tp, programs_accept_the_valid_controls);
+    tcase_add_test(tp, generate_check_finite_names_the_tensor_that_overflows);
     tcase_add_loop_test(tp, programs_reject_bad_flags_with_one_line_naming_the_flag, 0, N_FLAG_CASES);
     tcase_add_test(tp, lessons_reject_bad_options_with_one_line);
     suite_add_tcase(s, tp);

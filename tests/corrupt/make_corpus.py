@@ -268,6 +268,13 @@ def make_llama2c():
     inf = bytearray(good)
     inf[len(good) - 4:] = struct.pack("<f", float("inf"))
     write("llama2c", "inf_weight.bin", bytes(inf), "FORMAT", "inf")
+    # Finite but huge weights load fine, then overflow to inf at run time: ./generate
+    # --check-finite must name the tensor (L0.q), tests/test_corrupt.c checks it.
+    huge = bytearray(good)
+    for c in range(8):
+        huge[28 + 4 * (128 + c):32 + 4 * (128 + c)] = struct.pack("<f", 100.0)   # layer 0 rms_att
+        huge[28 + 4 * (144 + c):32 + 4 * (144 + c)] = struct.pack("<f", 3.4e38)  # row 0 of wq
+    write("llama2c", "huge_weights_overflow.bin", bytes(huge), "OK")
     write("llama2c", "npy_file.bin", npy_bytes(npy_header(), struct.pack("<6f", *range(6))), "FORMAT")
     write("llama2c", "empty.bin", b"", "FORMAT", "too short")
 
@@ -312,6 +319,9 @@ def make_tokenizer():
     V = len(toks)
     good = tok_bytes(toks)
     write("tokenizer", "valid_tok512.bin", good, "OK", vocab=V)
+    # A 16-token vocabulary for the tiny checkpoints (V = 16): lets ./generate run them.
+    tok16 = toks[:3] + [(-1.0, b" ")] + [(-2.0 - i, bytes([ord("a") + i])) for i in range(12)]
+    write("tokenizer", "valid_tok16.bin", tok_bytes(tok16), "OK", vocab=16)
     text = b"Once upon a time"
     seed("tokenizer", "valid_tok512.seed", struct.pack("<HH", V, len(text)) + text + good)
     small = tok_bytes(toks[:3] + [(0.0, b" "), (1.0, b"a"), (2.0, b" a")])
