@@ -192,6 +192,16 @@ int main(int argc, char **argv) {
         goto done;
     }
 
+    // A prompt that cannot fit in seq_len tokens is refused before encoding, whose merge loop is
+    // quadratic in the prompt's length (a pasted book would hang): every token stands for at most
+    // max_token_length bytes of the text, so BOS + dummy prefix + text needs at least this many.
+    size_t prompt_bytes = strlen(o.prompt), min_tokens = 1 + (prompt_bytes + 1 +
+                          (size_t)tok.max_token_length - 1) / (size_t)tok.max_token_length;
+    if (prompt_bytes > 0 && min_tokens > (size_t)c->seq_len) {
+        fprintf(stderr, "generate: -i: the prompt is %zu bytes, at least %zu tokens, longer than the "
+                "model's seq_len of %d\n", prompt_bytes, min_tokens, c->seq_len);
+        goto done;
+    }
     // Encode the prompt: BOS, dummy prefix, BPE.
     size_t max_tok = tw_tokenizer_max_tokens(o.prompt);
     tokens = malloc(max_tok * sizeof *tokens);
