@@ -382,6 +382,9 @@ static const flag_case FLAG_CASES[] = {
     { "./generate", "tools/generate.c", "P -z", 2, "-z" },
     { "./generate", "tools/generate.c", "P -m chat", 2, "-m" },
     { "./generate", "tools/generate.c", "P P", 2, "unexpected" },
+    // A 68 KB prompt: refused at once (encoding it first took minutes).
+    { "./generate", "tools/generate.c",
+      "P -n 4 -i \"$(awk 'BEGIN { for (i = 0; i < 4000; i++) printf \"Once upon a time \" }')\"", 1, "-i" },
     { "./generate", "tools/generate.c", "data/corrupt/no_such_model.bin", 1, "no_such_model.bin" },
     { "./generate", "tools/generate.c", "P -z data/corrupt/no_such_tok.bin", 1, "no_such_tok.bin" },
     { "./generate", "tools/generate.c", "data/corrupt -z " TOKENIZER, 1, "data/corrupt" },
