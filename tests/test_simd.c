@@ -125,6 +125,37 @@ START_TEST(linear_hook_declines_at_naive_and_matches_elsewhere)
 }
 END_TEST
 
+// Rung 5's promise: the threaded packed matmul gives the same bits as one thread, for NN and NT
+// and sizes that fit no tile (above the 2^24 multiply-adds where threading starts). Built without
+// OpenMP (the default for make test) both calls run one thread and this only checks the driver's
+// determinism; `make OMP=1 test` with OMP_NUM_THREADS=2 checks the threaded split.
+START_TEST(threaded_packed_matmul_equals_one_thread_bit_for_bit)
+{
+    const int M = 301, N = 317, K = 289;   // 2.8e7 multiply-adds
+    const tw_ukernel *uks[] = { &tw_ukernel_scalar, NULL };   // and the best SIMD one built here
+#ifdef TW_HAVE_AVX2
+    if (tw_simd_ops_for("avx2")) uks[1] = &tw_ukernel_avx2;
+#endif
+#ifdef TW_HAVE_AVX512
+    if (tw_simd_ops_for("avx512")) uks[1] = &tw_ukernel_avx512;
+#endif
+#ifdef TW_HAVE_NEON
+    uks[1] = &tw_ukernel_neon;
+#endif
+    float *A = tt_rand((long)M * K, -1, 1, 41), *B = tt_rand((long)K * N, -1, 1, 42);
+    float *C1 = tt_zeros((long)M * N), *C2 = tt_zeros((long)M * N);
+    for (int u = 0; u < 2 && uks[u]; u++)
+        for (int nt = 0; nt < 2; nt++) {
+            long rs_b = nt ? 1 : N, cs_b = nt ? K : 1;   // NN: B (K, N); NT: the same floats as (N, K)
+            tw_matmul_packed(uks[u], C1, A, B, rs_b, cs_b, M, N, K, 1);
+            tw_matmul_packed(uks[u], C2, A, B, rs_b, cs_b, M, N, K, 2);
+            ck_assert_msg(memcmp(C1, C2, (size_t)M * N * sizeof(float)) == 0, "%s %s",
+                          uks[u]->name, nt ? "NT" : "NN");
+        }
+    free(A); free(B); free(C1); free(C2);
+}
+END_TEST
+
 Suite *suite_simd(void) {
     Suite *s = suite_create("simd");
     TCase *tc = tcase_create("kernels");
@@ -141,6 +172,7 @@ Suite *suite_simd(void) {
     tcase_add_loop_test(tc, silu_matches_naive_at_every_level, 0, N_SIMD_SIZES);
     tcase_add_loop_test(tc, attend_matches_naive_at_every_level, 0, N_SIMD_SIZES);
     tcase_add_test(tc, exp_relative_error_is_at_most_4_ulp_over_the_normal_range);
+    tcase_add_test(tc, threaded_packed_matmul_equals_one_thread_bit_for_bit);
     suite_add_tcase(s, tc);
     TCase *td = tcase_create("dispatch");
     tcase_add_test(td, init_takes_the_argument_then_TW_SIMD_then_the_best_level);
