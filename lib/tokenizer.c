@@ -183,6 +183,12 @@ size_t tw_tokenizer_max_tokens(const char *text) { return strlen(text) + 3; }
 
 static int is_utf8_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
+// The id of the vocabulary string vocab[a] + vocab[b], or -1 (buf: scratch of buf_len bytes).
+static int pair_merge(const tw_tokenizer *t, char *buf, size_t buf_len, int a, int b) {
+    snprintf(buf, buf_len, "%s%s", t->vocab[a], t->vocab[b]);
+    return tw_tokenizer_lookup(t, buf);
+}
+
 tw_status tw_tokenizer_encode(const tw_tokenizer *t, int *tokens, int *n_tokens, int max_tokens,
                               const char *text, int bos, int eos) {
     *n_tokens = 0;
@@ -218,24 +224,31 @@ tw_status tw_tokenizer_encode(const tw_tokenizer *t, int *tokens, int *n_tokens,
     }
 
     // Greedy merges, best score first. Scores at or below -1e10 never merge (llama2.c starts its
-    // search from that value).
+    // search from that value). merge[i] caches the id that tokens[i] and tokens[i+1] merge into
+    // (-1: none), so a step looks up only the two pairs the last merge changed, not all n (with a
+    // lookup per pair per step, a 50 KB prompt took minutes).
+    int *merge = malloc(((size_t)n + 1) * sizeof *merge);
+    if (merge == NULL) { free(buf); return TW_ERR_NOMEM; }
+    for (int i = 0; i + 1 < n; i++) merge[i] = pair_merge(t, buf, buf_len, tokens[i], tokens[i + 1]);
     for (;;) {
         float best_score = -1e10f;
-        int best_id = -1, best_i = -1;
+        int best_i = -1;
         for (int i = 0; i + 1 < n; i++) {
-            snprintf(buf, buf_len, "%s%s", t->vocab[tokens[i]], t->vocab[tokens[i + 1]]);
-            int id = tw_tokenizer_lookup(t, buf);
-            if (id >= 0 && t->scores[id] > best_score) {   // '>' keeps the leftmost on ties
-                best_score = t->scores[id];
-                best_id = id;
+            if (merge[i] >= 0 && t->scores[merge[i]] > best_score) {   // '>' keeps the leftmost on ties
+                best_score = t->scores[merge[i]];
                 best_i = i;
             }
         }
         if (best_i < 0) break;
-        tokens[best_i] = best_id;
+        tokens[best_i] = merge[best_i];
         memmove(tokens + best_i + 1, tokens + best_i + 2, (size_t)(n - best_i - 2) * sizeof *tokens);
+        if (n - best_i - 3 > 0)   // pairs after the merged one move down by one
+            memmove(merge + best_i + 1, merge + best_i + 2, (size_t)(n - best_i - 3) * sizeof *merge);
         n--;
+        if (best_i > 0) merge[best_i - 1] = pair_merge(t, buf, buf_len, tokens[best_i - 1], tokens[best_i]);
+        if (best_i + 1 < n) merge[best_i] = pair_merge(t, buf, buf_len, tokens[best_i], tokens[best_i + 1]);
     }
+    free(merge);
     if (eos) tokens[n++] = TW_TOK_EOS;
     free(buf);
     *n_tokens = n;
