@@ -245,22 +245,58 @@ void tw_rope_avx2(float *x, const float *cos_t, const float *sin_t, int n_head, 
     }
 }
 
+// Eight sums at once: lane j of the result is the sum of the 8 lanes of a[j]. Three rounds of
+// pairwise horizontal adds, so each key's dot product costs a fraction of a full reduction.
+static __m256 hsum8x8(const __m256 a[8]) {
+    __m256 t0 = _mm256_hadd_ps(a[0], a[1]), t1 = _mm256_hadd_ps(a[2], a[3]);
+    __m256 t2 = _mm256_hadd_ps(a[4], a[5]), t3 = _mm256_hadd_ps(a[6], a[7]);
+    __m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
+    // u0 = (a0..a3 over lanes 0-3 | a0..a3 over lanes 4-7), u1 likewise for a4..a7.
+    return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
+}
+
+// Small heads (stories260K has D = 8) make one dot product per key mostly reduction overhead,
+// so when D is a multiple of 8 the scores are computed eight keys at a time, and the weighted
+// sum of values runs four independent accumulators (one chain would wait on the FMA latency
+// at every key).
 void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const float *k,
                     const float *v, int S, int D, int kv_stride) {
     float scale = 1.0f / sqrtf((float)D);
     float *sc = scores ? scores : att;   // without a scores buffer, softmax in place
-    for (int s = 0; s < S; s++) sc[s] = tw_dot_avx2(q, k + (long)s * kv_stride, D) * scale;
+    int s = 0;
+    if (D % 8 == 0) {
+        const __m256 vscale = _mm256_set1_ps(scale);
+        for (; s + 8 <= S; s += 8) {
+            __m256 acc[8];
+            for (int j = 0; j < 8; j++) {
+                const float *kj = k + (long)(s + j) * kv_stride;
+                acc[j] = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(kj));
+                for (int d = 8; d < D; d += 8)
+                    acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(kj + d), acc[j]);
+            }
+            _mm256_storeu_ps(sc + s, _mm256_mul_ps(hsum8x8(acc), vscale));
+        }
+    }
+    for (; s < S; s++) sc[s] = tw_dot_avx2(q, k + (long)s * kv_stride, D) * scale;
     tw_softmax_avx2(att, sc, S);
     int d = 0;
     for (; d + 8 <= D; d += 8) {
-        __m256 acc = _mm256_setzero_ps();
-        for (int s = 0; s < S; s++)
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(att[s]), _mm256_loadu_ps(v + (long)s * kv_stride + d), acc);
-        _mm256_storeu_ps(out + d, acc);
+        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        const float *vd = v + d;
+        int t = 0;
+        for (; t + 4 <= S; t += 4) {
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(att[t]), _mm256_loadu_ps(vd + (long)t * kv_stride), a0);
+            a1 = _mm256_fmadd_ps(_mm256_set1_ps(att[t + 1]), _mm256_loadu_ps(vd + (long)(t + 1) * kv_stride), a1);
+            a2 = _mm256_fmadd_ps(_mm256_set1_ps(att[t + 2]), _mm256_loadu_ps(vd + (long)(t + 2) * kv_stride), a2);
+            a3 = _mm256_fmadd_ps(_mm256_set1_ps(att[t + 3]), _mm256_loadu_ps(vd + (long)(t + 3) * kv_stride), a3);
+        }
+        for (; t < S; t++)
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(att[t]), _mm256_loadu_ps(vd + (long)t * kv_stride), a0);
+        _mm256_storeu_ps(out + d, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     }
     for (; d < D; d++) {
         float acc = 0.0f;
-        for (int s = 0; s < S; s++) acc += att[s] * v[(long)s * kv_stride + d];
+        for (int t = 0; t < S; t++) acc += att[t] * v[(long)t * kv_stride + d];
         out[d] = acc;
     }
 }
