@@ -12,86 +12,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "testutil.h"
+#include "testrun.h"
 
 #define MODEL "data/models/stories260K.bin"
 #define TOK   "data/models/tok512.bin"
 #define GEN   "./generate " MODEL " -z " TOK " "
-
-typedef struct { int rc; char *out, *err; } run_result;
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return calloc(1, 1);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)n + 1, 1);
-    if (fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = '\0';
-    fclose(f);
-    return s;
-}
 
 static void scratch_path(char *out, size_t len, const char *tag) {
     mkdir("out", 0777);   // may exist already
     snprintf(out, len, "out/test_generate_%ld_%s", (long)getpid(), tag);
 }
 
-// Runs a shell command with stdout and stderr captured.
-static run_result run(const char *cmd) {
-    char o[256], e[256], full[8192];
-    scratch_path(o, sizeof o, "stdout");
-    scratch_path(e, sizeof e, "stderr");
-    snprintf(full, sizeof full, "%s > %s 2> %s", cmd, o, e);
-    int status = system(full);
-    run_result r = { WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(o), slurp(e) };
-    remove(o);
-    remove(e);
-    return r;
-}
-
-static void run_free(run_result *r) { free(r->out); free(r->err); }
-
-static int count_lines(const char *s) {
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
-static int exists(const char *path) {
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
-
-// Removes a dump folder (the files its manifest names, then the folder).
-static void remove_dump(const char *dir) {
-    char path[2048], line[512];
-    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
-    FILE *f = fopen(path, "r");
-    if (f != NULL) {
-        while (fgets(line, sizeof line, f) != NULL) {
-            line[strcspn(line, "\t\n")] = '\0';
-            snprintf(path, sizeof path, "%s/%s.npy", dir, line);
-            remove(path);
-        }
-        fclose(f);
-    }
-    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
-    remove(path);
-    snprintf(path, sizeof path, "%s/tokens.txt", dir);
-    remove(path);
-    rmdir(dir);
-}
-
 START_TEST(greedy_run_prints_the_documented_story_with_and_without_cache)
 {
-    char *want = slurp("data/stories260K_greedy.txt");
+    char *want = tt_slurp("data/stories260K_greedy.txt");
     ck_assert_int_gt((int)strlen(want), 500);
     for (int no_cache = 0; no_cache <= 1; no_cache++) {
-        run_result r = run(no_cache ? GEN "-t 0 -n 256 --no-cache" : GEN "-t 0 -n 256");
+        run_result r = tt_run(no_cache ? GEN "-t 0 -n 256 --no-cache" : GEN "-t 0 -n 256");
         ck_assert_int_eq(r.rc, 0);
         ck_assert_str_eq(r.out, want);
         ck_assert_ptr_nonnull(strstr(r.err, "achieved tok/s"));   // the speed goes to stderr
-        run_free(&r);
+        tt_run_free(&r);
     }
     free(want);
 }
@@ -100,34 +41,34 @@ END_TEST
 START_TEST(the_prompt_is_printed_first_and_steps_count_it)
 {
     // -n 4 runs positions 0..3: each prints the next prompt token (the first loses its space).
-    run_result r = run(GEN "-t 0 -n 4 -i \"Once upon a time\"");
+    run_result r = tt_run(GEN "-t 0 -n 4 -i \"Once upon a time\"");
     ck_assert_int_eq(r.rc, 0);
     ck_assert_str_eq(r.out, "Once upon a time\n");
-    run_free(&r);
-    r = run(GEN "-t 0 -n 2 -i \"Once upon a time\"");
+    tt_run_free(&r);
+    r = tt_run(GEN "-t 0 -n 2 -i \"Once upon a time\"");
     ck_assert_str_eq(r.out, "Once upon\n");
-    run_free(&r);
-    r = run(GEN "-t 0 -n 40 -i \"Once upon a time\" --cache-info");
+    tt_run_free(&r);
+    r = tt_run(GEN "-t 0 -n 40 -i \"Once upon a time\" --cache-info");
     ck_assert_int_eq(r.rc, 0);
     ck_assert_msg(strncmp(r.out, "Once upon a time, there was", 27) == 0, "got '%s'", r.out);
     // 5 layers x 2 x 40 positions x 4 kv heads x 8 x 4 bytes
     ck_assert_msg(strstr(r.err, "= 51200 bytes") != NULL, "cache info: %s", r.err);
-    run_free(&r);
+    tt_run_free(&r);
 }
 END_TEST
 
 START_TEST(sampling_is_reproducible_for_a_seed)
 {
-    run_result a = run(GEN "-t 1.0 -p 0.9 -s 42 -n 64 -i \"Lily\"");
-    run_result b = run(GEN "-t 1.0 -p 0.9 -s 42 -n 64 -i \"Lily\"");
-    run_result c = run(GEN "-t 1.0 -p 0.9 -s 43 -n 64 -i \"Lily\"");
+    run_result a = tt_run(GEN "-t 1.0 -p 0.9 -s 42 -n 64 -i \"Lily\"");
+    run_result b = tt_run(GEN "-t 1.0 -p 0.9 -s 42 -n 64 -i \"Lily\"");
+    run_result c = tt_run(GEN "-t 1.0 -p 0.9 -s 43 -n 64 -i \"Lily\"");
     ck_assert_int_eq(a.rc, 0);
     ck_assert_str_eq(a.out, b.out);
     ck_assert_str_ne(a.out, c.out);   // 60 sampled tokens: equal stories would be a broken RNG
     ck_assert_ptr_nonnull(strstr(a.err, "seed: 42"));
-    run_free(&a);
-    run_free(&b);
-    run_free(&c);
+    tt_run_free(&a);
+    tt_run_free(&b);
+    tt_run_free(&c);
 }
 END_TEST
 
@@ -141,39 +82,39 @@ START_TEST(dumps_with_and_without_cache_agree_under_npydiff)
     scratch_path(b, sizeof b, "dumpB");
     scratch_path(c, sizeof c, "dumpC");
     snprintf(cmd, sizeof cmd, GEN "-t 0 -n 8 -i \"Lily saw a ball\" --dump %s", a);
-    run_result r = run(cmd);
+    run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "%s", r.err);
-    run_free(&r);
+    tt_run_free(&r);
     snprintf(cmd, sizeof cmd, GEN "-t 0 -n 8 -i \"Lily saw a ball\" --dump %s --no-cache", b);
-    r = run(cmd);
+    r = tt_run(cmd);
     ck_assert_int_eq(r.rc, 0);
-    run_free(&r);
+    tt_run_free(&r);
     snprintf(cmd, sizeof cmd, "./npydiff %s %s", a, b);
-    r = run(cmd);
+    r = tt_run(cmd);
     ck_assert_int_eq(r.rc, 0);
     ck_assert_msg(strstr(r.out, "\n94 passed, 0 failed\n") != NULL, "%s", r.out);
-    run_free(&r);
+    tt_run_free(&r);
 
     snprintf(cmd, sizeof cmd, GEN "-t 0 -n 8 -i \"Lily saw a cat\" --dump %s", c);
-    r = run(cmd);
-    run_free(&r);
+    r = tt_run(cmd);
+    tt_run_free(&r);
     snprintf(cmd, sizeof cmd, "./npydiff %s %s", a, c);
-    r = run(cmd);
+    r = tt_run(cmd);
     ck_assert_int_eq(r.rc, 1);   // the last token differs: its rows differ from embed on
     ck_assert_ptr_nonnull(strstr(r.out, "embed "));
     ck_assert_ptr_nonnull(strstr(r.out, " failed\n"));
-    run_free(&r);
+    tt_run_free(&r);
 
     char path[512];
     snprintf(path, sizeof path, "%s/tokens.txt", a);
-    char *toks = slurp(path);
+    char *toks = tt_slurp(path);
     ck_assert_ptr_nonnull(strstr(toks, "\t1\t<s>\n"));
     free(toks);
     snprintf(path, sizeof path, "%s/L4.pattern.npy", a);
-    ck_assert(exists(path));
-    remove_dump(a);
-    remove_dump(b);
-    remove_dump(c);
+    ck_assert(tt_exists(path));
+    tt_remove_dump(a);
+    tt_remove_dump(b);
+    tt_remove_dump(c);
 }
 END_TEST
 
@@ -245,14 +186,14 @@ START_TEST(bad_input_gives_one_line_an_exit_code_and_no_dump)
     }
     args[k] = '\0';
     snprintf(cmd, sizeof cmd, "./generate --dump %s %s", dump, args);
-    run_result r = run(cmd);
+    run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == BAD[_i].rc, "%s: exit %d, want %d (stderr: %s)", cmd, r.rc, BAD[_i].rc, r.err);
-    ck_assert_msg(count_lines(r.err) == 1, "%s: stderr should be one line: '%s'", cmd, r.err);
+    ck_assert_msg(tt_count_lines(r.err) == 1, "%s: stderr should be one line: '%s'", cmd, r.err);
     ck_assert_msg(strstr(r.err, BAD[_i].needle) != NULL, "%s: stderr '%s' should say '%s'",
                   cmd, r.err, BAD[_i].needle);
     ck_assert_str_eq(r.out, "");
-    ck_assert_msg(!exists(dump), "%s: a dump folder was left behind", cmd);
-    run_free(&r);
+    ck_assert_msg(!tt_exists(dump), "%s: a dump folder was left behind", cmd);
+    tt_run_free(&r);
     remove(broken);
 }
 END_TEST
@@ -265,12 +206,12 @@ START_TEST(prompt_longer_than_seq_len_is_refused_before_any_dump)
     size_t k = (size_t)snprintf(cmd, sizeof cmd, GEN "-n 0 --dump %s -i \"", dump);
     for (int i = 0; i < 200; i++) k += (size_t)snprintf(cmd + k, sizeof cmd - k, "\xe4\xb8\xad");
     snprintf(cmd + k, sizeof cmd - k, "\"");
-    run_result r = run(cmd);
+    run_result r = tt_run(cmd);
     ck_assert_int_eq(r.rc, 1);
-    ck_assert_int_eq(count_lines(r.err), 1);
+    ck_assert_int_eq(tt_count_lines(r.err), 1);
     ck_assert_msg(strstr(r.err, "prompt is 602 tokens") && strstr(r.err, "seq_len of 512"), "%s", r.err);
-    ck_assert(!exists(dump));
-    run_free(&r);
+    ck_assert(!tt_exists(dump));
+    tt_run_free(&r);
 }
 END_TEST
 
@@ -285,11 +226,11 @@ START_TEST(dump_into_a_non_empty_folder_is_refused_and_leaves_it_alone)
     fputs("keep me\n", f);
     fclose(f);
     snprintf(cmd, sizeof cmd, GEN "-t 0 -n 4 -i \"Lily\" --dump %s", dump);
-    run_result r = run(cmd);
+    run_result r = tt_run(cmd);
     ck_assert_int_eq(r.rc, 1);
-    ck_assert_int_eq(count_lines(r.err), 1);
+    ck_assert_int_eq(tt_count_lines(r.err), 1);
     ck_assert_ptr_nonnull(strstr(r.err, "not empty"));
-    char *kept = slurp(keep);
+    char *kept = tt_slurp(keep);
     ck_assert_str_eq(kept, "keep me\n");
     free(kept);
     // Nothing else appeared in the folder, and no temporary folder was left beside it.
@@ -297,23 +238,23 @@ START_TEST(dump_into_a_non_empty_folder_is_refused_and_leaves_it_alone)
     ck_assert_int_eq(system(cmd), 0);
     remove(keep);
     rmdir(dump);
-    run_free(&r);
+    tt_run_free(&r);
 }
 END_TEST
 
 START_TEST(npydiff_rejects_bad_usage)
 {
-    run_result r = run("./npydiff only-one-dir");
+    run_result r = tt_run("./npydiff only-one-dir");
     ck_assert_int_eq(r.rc, 2);
-    ck_assert_int_eq(count_lines(r.err), 1);
-    run_free(&r);
-    r = run("./npydiff data/golden/stories data/golden/stories --tol 1");
+    ck_assert_int_eq(tt_count_lines(r.err), 1);
+    tt_run_free(&r);
+    r = tt_run("./npydiff data/golden/stories data/golden/stories --tol 1");
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "unknown flag --tol"));
-    run_free(&r);
-    r = run("./npydiff data/golden/stories data/golden/stories");
+    tt_run_free(&r);
+    r = tt_run("./npydiff data/golden/stories data/golden/stories");
     ck_assert_int_eq(r.rc, 0);   // a folder against itself: every tensor passes, exact
-    run_free(&r);
+    tt_run_free(&r);
 }
 END_TEST
 

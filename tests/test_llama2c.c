@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "testutil.h"
+#include "testrun.h"
 #include "llama2c.h"
 #include "tokenizer.h"
 #include "sampler.h"
@@ -105,26 +106,6 @@ static void temp_dir(char *path, size_t len, const char *tag) {
     snprintf(path, len, "out/test_llama2c_%s_%ld", tag, (long)getpid());
 }
 
-// Removes a dump folder written by a test (the files the manifest names, then the folder).
-static void remove_dump(const char *dir) {
-    char path[2048], line[512];
-    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
-    FILE *f = fopen(path, "r");
-    if (f != NULL) {
-        while (fgets(line, sizeof line, f) != NULL) {
-            line[strcspn(line, "\t\n")] = '\0';
-            snprintf(path, sizeof path, "%s/%s.npy", dir, line);
-            remove(path);
-        }
-        fclose(f);
-    }
-    snprintf(path, sizeof path, "%s/manifest.tsv", dir);
-    remove(path);
-    snprintf(path, sizeof path, "%s/tokens.txt", dir);
-    remove(path);
-    rmdir(dir);
-}
-
 // Compares every tensor the manifest of dir lists against data/golden/stories/<name>.npy.
 static int compare_dump_with_golden(const char *dir, double atol, double rtol) {
     char path[2048], line[512], err[256];
@@ -176,11 +157,11 @@ START_TEST(every_dumped_tensor_matches_the_pytorch_float64_reference)
     char dir[256], err[512] = "";
     for (int use_cache = 0; use_cache <= 1; use_cache++) {
         temp_dir(dir, sizeof dir, use_cache ? "dump_cache" : "dump_nocache");
-        remove_dump(dir);
+        tt_remove_dump(dir);
         ck_assert_msg(tw_llama2c_dump(dir, &m, ids, T, strings, use_cache, err, sizeof err) == TW_OK, "%s", err);
         int n = compare_dump_with_golden(dir, 5e-5, 1e-4);
         ck_assert_int_eq(n, 1 + 3 + 18 * 5);   // tokens, embed, 18 per layer, final_norm, logits
-        remove_dump(dir);
+        tt_remove_dump(dir);
     }
     tw_npy_free(&toks);
     tw_llama2c_free(&m);

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "testutil.h"
+#include "testrun.h"
 #include "simd/simd.h"
 
 #define MODEL "data/models/stories260K.bin"
@@ -22,43 +23,9 @@
 
 // ---- running the programs ----
 
-typedef struct { int rc; char *out, *err; } run_result;
-
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return calloc(1, 1);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)(n > 0 ? n : 0) + 1, 1);
-    if (n > 0 && fread(s, 1, (size_t)n, f) != (size_t)n) s[0] = '\0';
-    fclose(f);
-    return s;
-}
-
 static void scratch_path(char *out, size_t len, const char *tag) {
     mkdir("out", 0777);   // may exist already
     snprintf(out, len, "out/test_simd_model_%ld_%s", (long)getpid(), tag);
-}
-
-static run_result run(const char *cmd) {
-    char o[256], e[256], full[8192];
-    scratch_path(o, sizeof o, "stdout");
-    scratch_path(e, sizeof e, "stderr");
-    snprintf(full, sizeof full, "%s > %s 2> %s", cmd, o, e);
-    int status = system(full);
-    run_result r = { WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(o), slurp(e) };
-    remove(o);
-    remove(e);
-    return r;
-}
-
-static void run_free(run_result *r) { free(r->out); free(r->err); }
-
-static int count_lines(const char *s) {
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
 }
 
 // The best level here: the last word of tw_simd_available() ("naive" on a plain build).
@@ -177,15 +144,15 @@ START_TEST(greedy_story_at_the_best_level_is_the_documented_one)
 {
     char cmd[512], want_level[64];
     snprintf(cmd, sizeof cmd, GEN "-t 0 -n 256 --simd %s", best_level());
-    run_result r = run(cmd);
+    run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "%s: %s", cmd, r.err);
-    char *want = slurp("data/stories260K_greedy.txt");
+    char *want = tt_slurp("data/stories260K_greedy.txt");
     ck_assert_msg(strlen(want) > 100, "data/stories260K_greedy.txt is missing or short");
     ck_assert_str_eq(r.out, want);
     snprintf(want_level, sizeof want_level, "simd: %s kernels", best_level());
     ck_assert_msg(strstr(r.err, want_level) != NULL, "stderr should name the level: %s", r.err);
     free(want);
-    run_free(&r);
+    tt_run_free(&r);
 }
 END_TEST
 
@@ -209,33 +176,33 @@ START_TEST(dump_at_the_best_level_matches_the_naive_dump)
     ck_assert_int_eq(system(cmd), 0);
     const char *prompt = "Once upon a time there was a little girl";
     snprintf(cmd, sizeof cmd, GEN "-t 0 -n 1 -i \"%s\" --simd naive --dump %s", prompt, a);
-    run_result r = run(cmd);
+    run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "%s", r.err);
-    run_free(&r);
+    tt_run_free(&r);
     snprintf(cmd, sizeof cmd, GEN "-t 0 -n 1 -i \"%s\" --simd %s --dump %s", prompt, best_level(), b);
-    r = run(cmd);
+    r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "%s", r.err);
-    run_free(&r);
+    tt_run_free(&r);
 
     snprintf(cmd, sizeof cmd, "./npydiff %s %s --atol 1e-4 --rtol 1e-3", b, a);
-    r = run(cmd);
+    r = tt_run(cmd);
     ck_assert_msg(r.rc == 0 && strstr(r.out, "\n94 passed, 0 failed\n") != NULL, "%s", r.out);
-    run_free(&r);
+    tt_run_free(&r);
     // Not bit-identical: the vectorised kernels did run.
     snprintf(cmd, sizeof cmd, "./npydiff %s %s --atol 0 --rtol 0", b, a);
-    r = run(cmd);
+    r = tt_run(cmd);
     ck_assert_int_eq(r.rc, 1);
-    run_free(&r);
+    tt_run_free(&r);
     // The tolerance can fail: the same prompt with its last word changed.
     snprintf(cmd, sizeof cmd, GEN "-t 0 -n 1 -i \"Once upon a time there was a little boy\" "
              "--simd %s --dump %s", best_level(), c);
-    r = run(cmd);
+    r = tt_run(cmd);
     ck_assert_int_eq(r.rc, 0);
-    run_free(&r);
+    tt_run_free(&r);
     snprintf(cmd, sizeof cmd, "./npydiff %s %s --atol 1e-4 --rtol 1e-3", c, a);
-    r = run(cmd);
+    r = tt_run(cmd);
     ck_assert_int_eq(r.rc, 1);
-    run_free(&r);
+    tt_run_free(&r);
     // The best level's dump has the full causal maps: -inf above the diagonal, rows summing to 1.
     char path[512];
     snprintf(path, sizeof path, "%s/L0.scores.npy", b);
@@ -267,22 +234,22 @@ END_TEST
 
 START_TEST(an_unavailable_level_is_one_usage_line)
 {
-    run_result r = run(GEN "-n 4 --simd no-such-level");
+    run_result r = tt_run(GEN "-n 4 --simd no-such-level");
     ck_assert_int_eq(r.rc, 2);
-    ck_assert_int_eq(count_lines(r.err), 1);
+    ck_assert_int_eq(tt_count_lines(r.err), 1);
     ck_assert_ptr_nonnull(strstr(r.err, "--simd"));
     ck_assert_ptr_nonnull(strstr(r.err, "naive"));   // the levels that are available
     ck_assert_str_eq(r.out, "");
-    run_free(&r);
-    r = run("TW_SIMD=no-such-level " GEN "-n 4");
+    tt_run_free(&r);
+    r = tt_run("TW_SIMD=no-such-level " GEN "-n 4");
     ck_assert_int_eq(r.rc, 2);
-    ck_assert_int_eq(count_lines(r.err), 1);
+    ck_assert_int_eq(tt_count_lines(r.err), 1);
     ck_assert_ptr_nonnull(strstr(r.err, "TW_SIMD"));
-    run_free(&r);
-    r = run(GEN "-n 4 --simd");
+    tt_run_free(&r);
+    r = tt_run(GEN "-n 4 --simd");
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "--simd"));
-    run_free(&r);
+    tt_run_free(&r);
 }
 END_TEST
 
