@@ -313,7 +313,7 @@ START_TEST(programs_accept_the_valid_controls)
                       "./params valid_llama.json: exit %d, stderr %s", r.exit_code, r.stderr_text);
     }
     if (program_expected("./generate", "tools/generate.c")) {
-        run_result r = run("./generate " MODEL " -z " CORRUPT_DIR "/tokenizer/valid_tok512.bin -n 8 -t 0 -i \"Once upon a time\"");
+        run_result r = run("./generate " MODEL " -z " CORRUPT_DIR "/tokenizer/valid_synthetic_vocab512.bin -n 8 -t 0 -i \"Once upon a time\"");
         ck_assert_msg(r.exit_code == 0, "./generate with the synthetic valid tokenizer: exit %d, stderr %s",
                       r.exit_code, r.stderr_text);
     }

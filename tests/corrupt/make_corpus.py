@@ -318,12 +318,12 @@ def make_tokenizer():
     toks = tok_records()
     V = len(toks)
     good = tok_bytes(toks)
-    write("tokenizer", "valid_tok512.bin", good, "OK", vocab=V)
+    write("tokenizer", "valid_synthetic_vocab512.bin", good, "OK", vocab=V)
     # A 16-token vocabulary for the tiny checkpoints (V = 16): lets ./generate run them.
     tok16 = toks[:3] + [(-1.0, b" ")] + [(-2.0 - i, bytes([ord("a") + i])) for i in range(12)]
     write("tokenizer", "valid_tok16.bin", tok_bytes(tok16), "OK", vocab=16)
     text = b"Once upon a time"
-    seed("tokenizer", "valid_tok512.seed", struct.pack("<HH", V, len(text)) + text + good)
+    seed("tokenizer", "valid_synthetic_vocab512.seed", struct.pack("<HH", V, len(text)) + text + good)
     small = tok_bytes(toks[:3] + [(0.0, b" "), (1.0, b"a"), (2.0, b" a")])
     seed("tokenizer", "small_vocab.seed", struct.pack("<HH", 6, 3) + b"aa\xff" + small)
     for t in [b"Once upon a time", b"\xff\xfe\x80 caf\xc3\xa9 \xe2\x82\xac\xf0\x9f\x98\x80 <s> <0x41>", b"  a\n\tb"]:
