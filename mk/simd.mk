@@ -50,7 +50,9 @@ endif
 # ---- benchmark ----
 # ./run_bench (bench/bench.c; ./bench would clash with the directory) is built in its own build directory, with OpenMP when the compiler supports it, so
 # the library build used by `make test` is never changed by benchmarking.
-BENCH_BUILD := $(BUILD)/bench-build
+# A BLAS=openblas build gets a directory of its own: make does not notice changed flags, so
+# sharing one would reuse a bench.o compiled without the OpenBLAS columns.
+BENCH_BUILD := $(BUILD)/bench-build$(if $(BLAS),-$(BLAS))
 HAVE_OMP = $(shell echo 'int main(void){return 0;}' | $(CC) $(OMPFLAGS) -x c - -o /dev/null 2>/dev/null && echo 1 || echo 0)
 BLAS ?=
 ifeq ($(BLAS),openblas)
