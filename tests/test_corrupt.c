@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "testutil.h"
+#include "testrun.h"
 #include "json.h"
 #include "params.h"
 #include "llama2c.h"
@@ -179,63 +180,17 @@ END_TEST
 
 // ---- running the programs ----
 
-static int file_exists(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0;
-}
-
-typedef struct {
-    int  exit_code;        // -1: killed by a signal (a crash)
-    int  stderr_lines;
-    char stderr_text[1024];
-    char stdout_text[16384];
-} run_result;
-
-static void slurp(char *out, size_t len, const char *path) {
-    out[0] = '\0';
-    FILE *f = fopen(path, "rb");
-    if (!f) return;
-    size_t n = fread(out, 1, len - 1, f);
-    out[n] = '\0';
-    fclose(f);
-}
-
-// Runs cmd through the shell with stdout and stderr captured in temporary files.
-static run_result run(const char *cmd) {
-    run_result r;
-    memset(&r, 0, sizeof r);
-    const char *tmp = getenv("TMPDIR");
-    char dir[256];
-    snprintf(dir, sizeof dir, "%s/tw_corrupt_XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    ck_assert_msg(mkdtemp(dir) != NULL, "mkdtemp failed");
-    char out[300], err[300], full[2048];
-    snprintf(out, sizeof out, "%s/out", dir);
-    snprintf(err, sizeof err, "%s/err", dir);
-    snprintf(full, sizeof full, "( %s ) > %s 2> %s < /dev/null", cmd, out, err);
-    int s = system(full);
-    r.exit_code = (s != -1 && WIFEXITED(s)) ? WEXITSTATUS(s) : -1;
-    slurp(r.stdout_text, sizeof r.stdout_text, out);
-    slurp(r.stderr_text, sizeof r.stderr_text, err);
-    for (const char *p = r.stderr_text; *p; p++) r.stderr_lines += *p == '\n';
-    size_t n = strlen(r.stderr_text);
-    if (n && r.stderr_text[n - 1] != '\n') r.stderr_lines++;   // an unterminated last line
-    remove(out);
-    remove(err);
-    rmdir(dir);
-    return r;
-}
-
 // Checks one failing run; returns 0 and describes the problem in why if it misbehaved.
 static int check_failure(const run_result *r, const char *cmd, int want_exit, const char *name,
                          char *why, size_t len) {
-    if (r->exit_code != want_exit)
-        snprintf(why, len, "`%s` exited %d, expected %d (stderr: %s)", cmd, r->exit_code, want_exit,
-                 r->stderr_text);
-    else if (r->stderr_lines != 1)
+    if (r->rc != want_exit)
+        snprintf(why, len, "`%s` exited %d, expected %d (stderr: %s)", cmd, r->rc, want_exit,
+                 r->err);
+    else if (tt_count_lines(r->err) != 1)
         snprintf(why, len, "`%s` printed %d lines on stderr, expected exactly 1: %s", cmd,
-                 r->stderr_lines, r->stderr_text);
-    else if (name && !strstr(r->stderr_text, name))
-        snprintf(why, len, "`%s`: stderr '%s' does not name '%s'", cmd, r->stderr_text, name);
+                 tt_count_lines(r->err), r->err);
+    else if (name && !strstr(r->err, name))
+        snprintf(why, len, "`%s`: stderr '%s' does not name '%s'", cmd, r->err, name);
     else
         return 1;
     return 0;
@@ -243,8 +198,8 @@ static int check_failure(const run_result *r, const char *cmd, int want_exit, co
 
 // A program must have been built if its source is in the tree (make test builds every one).
 static int program_expected(const char *binary, const char *source) {
-    if (!file_exists(source)) return 0;
-    ck_assert_msg(file_exists(binary), "%s is not built (run `make test`, which builds it)", binary);
+    if (!tt_exists(source)) return 0;
+    ck_assert_msg(tt_exists(binary), "%s is not built (run `make test`, which builds it)", binary);
     return 1;
 }
 
@@ -259,7 +214,7 @@ START_TEST(programs_reject_every_corrupt_file_with_one_line)
     int has_generate = program_expected("./generate", "tools/generate.c");
     int has_npydiff = program_expected("./npydiff", "tools/npydiff.c");
     if (has_generate)
-        ck_assert_msg(file_exists(MODEL) && file_exists(TOKENIZER), "%s missing: run `make model`", MODEL);
+        ck_assert_msg(tt_exists(MODEL) && tt_exists(TOKENIZER), "%s missing: run `make model`", MODEL);
     int checked = 0, failures = 0;
     char first[1400] = "";
     for (int i = 0; i < n_cases; i++) {
@@ -268,26 +223,33 @@ START_TEST(programs_reject_every_corrupt_file_with_one_line)
         char cmd[1024] = "", why[1400] = "";
         if (strcmp(c->reader, "json") == 0 && has_params) {
             snprintf(cmd, sizeof cmd, "./params %s", c->path);
-            run_result r = run(cmd);
+            run_result r = tt_run(cmd);
             check_failure(&r, cmd, 1, c->path, why, sizeof why);
+            tt_run_free(&r);
         } else if (strcmp(c->reader, "llama2c") == 0 && has_generate) {
             snprintf(cmd, sizeof cmd, "./generate %s -z " TOKENIZER " -n 4 -t 0", c->path);
-            run_result r = run(cmd);
+            run_result r = tt_run(cmd);
             check_failure(&r, cmd, 1, c->path, why, sizeof why);
+            tt_run_free(&r);
         } else if (strcmp(c->reader, "tokenizer") == 0 && has_generate && c->vocab == 512) {
             snprintf(cmd, sizeof cmd, "./generate " MODEL " -z %s -n 4 -t 0", c->path);
-            run_result r = run(cmd);
+            run_result r = tt_run(cmd);
             check_failure(&r, cmd, 1, c->path, why, sizeof why);
+            tt_run_free(&r);
         } else if (strcmp(c->reader, "npy") == 0 && has_npydiff) {
-            // npydiff reports an unreadable tensor as a FAIL row of its table (stdout) naming the
-            // file, and exits 1: a comparison tool keeps going through the other tensors.
+            // npydiff reports an unreadable tensor as a FAIL row of its table (stdout) and one line
+            // on stderr naming the file, and exits 1: it keeps going through the other tensors.
             snprintf(cmd, sizeof cmd, "d=$(mktemp -d) && mkdir $d/a $d/b && cp %s $d/a/x.npy && "
                      "cp " CORRUPT_DIR "/npy/valid_f32.npy $d/b/x.npy && ./npydiff $d/a $d/b; "
                      "s=$?; rm -rf $d; exit $s", c->path);
-            run_result r = run(cmd);
-            if (r.exit_code != 1 || !strstr(r.stdout_text, "a/x.npy") || !strstr(r.stdout_text, "FAIL"))
+            run_result r = tt_run(cmd);
+            if (r.rc != 1 || !strstr(r.out, "a/x.npy") || !strstr(r.out, "FAIL"))
                 snprintf(why, sizeof why, "npydiff on %s: exit %d, stdout: %.600s", c->path,
-                         r.exit_code, r.stdout_text);
+                         r.rc, r.out);
+            else if (tt_count_lines(r.err) != 1 || !strstr(r.err, "a/x.npy"))
+                snprintf(why, sizeof why, "npydiff on %s: stderr must be one line naming a/x.npy, "
+                         "got: %.600s", c->path, r.err);
+            tt_run_free(&r);
         } else {
             continue;
         }
@@ -308,21 +270,24 @@ START_TEST(programs_accept_the_valid_controls)
 {
     // The corrupt-file test above is only meaningful if the same programs succeed on good files.
     if (program_expected("./params", "tools/params.c")) {
-        run_result r = run("./params " CORRUPT_DIR "/json/valid_llama.json");
-        ck_assert_msg(r.exit_code == 0 && strstr(r.stdout_text, "total "),
-                      "./params valid_llama.json: exit %d, stderr %s", r.exit_code, r.stderr_text);
+        run_result r = tt_run("./params " CORRUPT_DIR "/json/valid_llama.json");
+        ck_assert_msg(r.rc == 0 && strstr(r.out, "total "),
+                      "./params valid_llama.json: exit %d, stderr %s", r.rc, r.err);
+        tt_run_free(&r);
     }
     if (program_expected("./generate", "tools/generate.c")) {
-        run_result r = run("./generate " MODEL " -z " CORRUPT_DIR "/tokenizer/valid_synthetic_vocab512.bin -n 8 -t 0 -i \"Once upon a time\"");
-        ck_assert_msg(r.exit_code == 0, "./generate with the synthetic valid tokenizer: exit %d, stderr %s",
-                      r.exit_code, r.stderr_text);
+        run_result r = tt_run("./generate " MODEL " -z " CORRUPT_DIR "/tokenizer/valid_synthetic_vocab512.bin -n 8 -t 0 -i \"Once upon a time\"");
+        ck_assert_msg(r.rc == 0, "./generate with the synthetic valid tokenizer: exit %d, stderr %s",
+                      r.rc, r.err);
+        tt_run_free(&r);
     }
     if (program_expected("./npydiff", "tools/npydiff.c")) {
-        run_result r = run("./npydiff " CORRUPT_DIR "/npy " CORRUPT_DIR "/npy");
-        ck_assert_msg(r.exit_code == 1 && strstr(r.stdout_text, "valid_f32") &&
-                      strstr(r.stdout_text, "PASS"),
+        run_result r = tt_run("./npydiff " CORRUPT_DIR "/npy " CORRUPT_DIR "/npy");
+        ck_assert_msg(r.rc == 1 && strstr(r.out, "valid_f32") &&
+                      strstr(r.out, "PASS"),
                       "./npydiff on the corpus folder: exit %d (its corrupt files must FAIL, valid PASS)",
-                      r.exit_code);
+                      r.rc);
+        tt_run_free(&r);
     }
 }
 END_TEST
@@ -338,15 +303,17 @@ START_TEST(generate_check_finite_names_the_tensor_that_overflows)
                        CORRUPT_DIR "/tokenizer/valid_tok16.bin -n 6 -t 0 -i abc";
     char cmd[512];
     snprintf(cmd, sizeof cmd, "%s", base);
-    run_result r = run(cmd);
-    ck_assert_msg(r.exit_code == 0, "`%s` exited %d: %s", cmd, r.exit_code, r.stderr_text);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "`%s` exited %d: %s", cmd, r.rc, r.err);
+    tt_run_free(&r);
     const char *variants[2] = { "%s --check-finite", "TW_CHECK_FINITE=1 %s" };
     for (int v = 0; v < 2; v++) {
         snprintf(cmd, sizeof cmd, variants[v], base);
-        r = run(cmd);
-        ck_assert_msg(r.exit_code == 1, "`%s` exited %d, expected 1", cmd, r.exit_code);
-        ck_assert_msg(strstr(r.stderr_text, "generate: --check-finite: positions 0..4: L0.q[0] is +inf"),
-                      "`%s`: stderr does not name L0.q: %s", cmd, r.stderr_text);
+        r = tt_run(cmd);
+        ck_assert_msg(r.rc == 1, "`%s` exited %d, expected 1", cmd, r.rc);
+        ck_assert_msg(strstr(r.err, "generate: --check-finite: positions 0..4: L0.q[0] is +inf"),
+                      "`%s`: stderr does not name L0.q: %s", cmd, r.err);
+        tt_run_free(&r);
     }
 }
 END_TEST
@@ -426,8 +393,10 @@ START_TEST(programs_reject_bad_flags_with_one_line_naming_the_flag)
     char args[512], cmd[700], why[1400];
     expand_args(args, sizeof args, fc->program, fc->args);
     snprintf(cmd, sizeof cmd, "%s %s", fc->program, args);
-    run_result r = run(cmd);
-    ck_assert_msg(check_failure(&r, cmd, fc->exit_code, fc->names, why, sizeof why), "%s", why);
+    run_result r = tt_run(cmd);
+    int ok = check_failure(&r, cmd, fc->exit_code, fc->names, why, sizeof why);
+    tt_run_free(&r);
+    ck_assert_msg(ok, "%s", why);
 }
 END_TEST
 
@@ -458,12 +427,13 @@ START_TEST(lessons_reject_bad_options_with_one_line)
             continue;
         char bin[32], cmd[256], why[1400] = "";
         snprintf(bin, sizeof bin, "./lesson%d", (nm[0] - '0') * 10 + (nm[1] - '0'));
-        ck_assert_msg(file_exists(bin), "%s is not built (make test builds every lesson)", bin);
+        ck_assert_msg(tt_exists(bin), "%s is not built (make test builds every lesson)", bin);
         for (int k = 0; k < N_LESSON_FLAGS; k++) {
             snprintf(cmd, sizeof cmd, "%s %s", bin, LESSON_FLAGS[k].args);
-            run_result r = run(cmd);
+            run_result r = tt_run(cmd);
             why[0] = '\0';
             check_failure(&r, cmd, LESSON_FLAGS[k].exit_code, LESSON_FLAGS[k].names, why, sizeof why);
+            tt_run_free(&r);
             if (why[0]) {
                 if (!failures) snprintf(first, sizeof first, "%s", why);
                 fprintf(stderr, "test_corrupt: %s\n", why);

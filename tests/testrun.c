@@ -1,5 +1,5 @@
 // testrun.c: see testrun.h.
-#define _POSIX_C_SOURCE 200809L   // getpid, mkdir, rmdir, WEXITSTATUS
+#define _POSIX_C_SOURCE 200809L   // mkdtemp, strdup, rmdir, WEXITSTATUS
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +21,24 @@ char *tt_slurp(const char *path) {
 }
 
 run_result tt_run(const char *cmd) {
-    char o[256], e[256], full[8192];
-    mkdir("out", 0777);   // may exist already
-    snprintf(o, sizeof o, "out/tt_run_%ld_stdout", (long)getpid());
-    snprintf(e, sizeof e, "out/tt_run_%ld_stderr", (long)getpid());
-    snprintf(full, sizeof full, "%s > %s 2> %s", cmd, o, e);
+    // A private folder for the captured streams, so parallel runs never share files; stdin is
+    // /dev/null so a program that waits for input cannot hang the suite.
+    const char *tmp = getenv("TMPDIR");
+    char dir[256], o[300], e[300], full[8192];
+    snprintf(dir, sizeof dir, "%s/tw_run_XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(dir) == NULL) {
+        run_result failed = { -1, calloc(1, 1), strdup("tt_run: mkdtemp failed\n") };
+        return failed;
+    }
+    snprintf(o, sizeof o, "%s/out", dir);
+    snprintf(e, sizeof e, "%s/err", dir);
+    snprintf(full, sizeof full, "( %s ) > %s 2> %s < /dev/null", cmd, o, e);
     int status = system(full);
-    run_result r = { WIFEXITED(status) ? WEXITSTATUS(status) : -1, tt_slurp(o), tt_slurp(e) };
+    run_result r = { (status != -1 && WIFEXITED(status)) ? WEXITSTATUS(status) : -1,
+                     tt_slurp(o), tt_slurp(e) };
     remove(o);
     remove(e);
+    rmdir(dir);
     return r;
 }
 
@@ -41,7 +50,9 @@ void tt_run_free(run_result *r) {
 
 int tt_count_lines(const char *s) {
     int n = 0;
-    for (; *s; s++) n += *s == '\n';
+    const char *p = s;
+    for (; *p; p++) n += *p == '\n';
+    if (p > s && p[-1] != '\n') n++;   // an unterminated last line is a line too
     return n;
 }
 

@@ -5,16 +5,18 @@
 #define TESTRUN_H
 #include <stddef.h>
 
-// What a command did: its exit status (-1 if it did not exit normally) and its captured output.
+// What a command did: its exit status (-1 if it did not exit normally, e.g. killed by a signal:
+// a crash) and its captured output. Free with tt_run_free.
 typedef struct { int rc; char *out, *err; } run_result;
 
-// Runs a shell command with stdout and stderr captured (through files in out/, removed after).
+// Runs a shell command with stdout and stderr captured (through files in a private temporary
+// folder, removed after) and stdin from /dev/null.
 run_result tt_run(const char *cmd);
 void       tt_run_free(run_result *r);
 
 // The whole file as a NUL-terminated string (an empty string if it cannot be read). Caller frees.
 char *tt_slurp(const char *path);
-int   tt_count_lines(const char *s);   // number of '\n' in s
+int   tt_count_lines(const char *s);   // lines in s; an unterminated last line counts
 int   tt_exists(const char *path);
 
 // Removes a dump folder written by ./generate --dump: the files its manifest names, the manifest,

@@ -111,10 +111,12 @@ static int compare_one(const char *name, const char *dir_a, const char *dir_b, d
     tw_npy a, b;
     if (tw_npy_read(&a, pa, err, sizeof err) != TW_OK) {
         printf("%-18s %-16s cannot read %s: %s  FAIL\n", name, "?", pa, err);
+        fprintf(stderr, "npydiff: %s: %s\n", pa, err);
         return 0;
     }
     if (tw_npy_read(&b, pb, err, sizeof err) != TW_OK) {
         printf("%-18s %-16s cannot read %s: %s  FAIL\n", name, "?", pb, err);
+        fprintf(stderr, "npydiff: %s: %s\n", pb, err);
         tw_npy_free(&a);
         return 0;
     }
