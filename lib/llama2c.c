@@ -442,10 +442,17 @@ static void shape_str(char *out, size_t len, const long *shape, int ndim) {
     if (k < len) snprintf(out + k, len - k, "]");
 }
 
+// path = dir/name; returns TW_ERR_ARG (and an empty path) if it would not fit in len bytes.
+static tw_status join_path(char *path, size_t len, const char *dir, const char *name) {
+    int n = snprintf(path, len, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= len) { path[0] = '\0'; return TW_ERR_ARG; }
+    return TW_OK;
+}
+
 static tw_status write_text_files(const char *tmp, const dump_tensor *ts, int n_tensors, int T,
                                   const int *tokens, const char *const *token_strings) {
     char path[4096], shp[64];
-    snprintf(path, sizeof path, "%s/manifest.tsv", tmp);
+    if (join_path(path, sizeof path, tmp, "manifest.tsv") != TW_OK) return TW_ERR_ARG;
     FILE *f = fopen(path, "w");
     if (f == NULL) return TW_ERR_IO;
     fprintf(f, "name\tshape\tmeaning\n");
@@ -457,7 +464,7 @@ static tw_status write_text_files(const char *tmp, const dump_tensor *ts, int n_
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) return TW_ERR_IO;
 
-    snprintf(path, sizeof path, "%s/tokens.txt", tmp);
+    if (join_path(path, sizeof path, tmp, "tokens.txt") != TW_OK) return TW_ERR_ARG;
     f = fopen(path, "w");
     if (f == NULL) return TW_ERR_IO;
     fprintf(f, "# position\tid\tstring (escaped: \\n \\t \\\\ \\xHH)\n");
@@ -475,13 +482,12 @@ static tw_status write_text_files(const char *tmp, const dump_tensor *ts, int n_
 static void remove_partial(const char *tmp, const dump_tensor *ts, int n_tensors) {
     char path[4096];
     const char *extra[] = { "tokens.npy", "manifest.tsv", "tokens.txt" };
-    for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%s/%s", tmp, extra[i]);
-        remove(path);
-    }
+    char file[64];
+    for (int i = 0; i < 3; i++)
+        if (join_path(path, sizeof path, tmp, extra[i]) == TW_OK) remove(path);
     for (int i = 0; i < n_tensors; i++) {
-        snprintf(path, sizeof path, "%s/%s.npy", tmp, ts[i].name);
-        remove(path);
+        snprintf(file, sizeof file, "%.59s.npy", ts[i].name);
+        if (join_path(path, sizeof path, tmp, file) == TW_OK) remove(path);
     }
     rmdir(tmp);
 }
@@ -583,12 +589,14 @@ tw_status tw_llama2c_dump(const char *dir, const tw_llama2c *m, const int *token
     int32_t *tok32 = malloc((size_t)T * sizeof *tok32);
     if (tok32 == NULL) { st = TW_ERR_NOMEM; set_err(err, err_len, "--dump: out of memory"); goto done; }
     for (int t = 0; t < T; t++) tok32[t] = tokens[t];
-    snprintf(path, sizeof path, "%s/tokens.npy", tmp);
-    st = tw_npy_write_i32(path, tok32, tshape, 1);
+    st = join_path(path, sizeof path, tmp, "tokens.npy");
+    if (st == TW_OK) st = tw_npy_write_i32(path, tok32, tshape, 1);
     free(tok32);
     for (int i = 0; i < n_tensors && st == TW_OK; i++) {
-        snprintf(path, sizeof path, "%s/%s.npy", tmp, ts[i].name);
-        st = tw_npy_write_f32(path, ts[i].data, ts[i].shape, ts[i].ndim);
+        char file[64];
+        snprintf(file, sizeof file, "%.59s.npy", ts[i].name);
+        st = join_path(path, sizeof path, tmp, file);
+        if (st == TW_OK) st = tw_npy_write_f32(path, ts[i].data, ts[i].shape, ts[i].ndim);
     }
     if (st == TW_OK) st = write_text_files(tmp, ts, n_tensors, T, tokens, token_strings);
     if (st != TW_OK) { set_err(err, err_len, "--dump %s: cannot write %s: %s", dir, path, strerror(errno)); goto done; }

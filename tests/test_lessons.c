@@ -72,10 +72,12 @@ static void scan_lessons(void) {
         if (len < 6 || n[0] < '0' || n[0] > '9' || n[1] < '0' || n[1] > '9' || n[2] != '_' ||
             strcmp(n + len - 2, ".c") != 0)
             continue;
-        lesson_spec *s = &LESSONS[n_lessons++];
+        lesson_spec *s = &LESSONS[n_lessons];
         memset(s, 0, sizeof *s);
         s->number = (n[0] - '0') * 10 + (n[1] - '0');
-        snprintf(s->source, sizeof s->source, "lessons/%s", n);
+        int w = snprintf(s->source, sizeof s->source, "lessons/%s", n);
+        if (w < 0 || (size_t)w >= sizeof s->source) continue;   // no lesson has such a name
+        n_lessons++;
         read_spec(s);
     }
     closedir(d);
