@@ -378,21 +378,15 @@ void lesson_write_matrix_dat(const char *name, const float *x, int rows, int col
     record_written(name);
 }
 
-// Opens DIR/name.tmp for writing; finish_text renames it into place.
-static FILE *open_tmp(const char *path, char *tmp, size_t tmp_len) {
-    snprintf(tmp, tmp_len, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) lesson_die("cannot write %s: %s", tmp, strerror(errno));
-    return f;
+// Opens path's temporary twin (tw_atomic_file, lib/atomic_file.h); finish_tmp renames it into
+// place, so a lesson that dies half way never leaves a half-written file.
+static FILE *open_tmp(tw_atomic_file *af, const char *path) {
+    if (tw_atomic_open(af, path, "w") != TW_OK) lesson_die("cannot write %s.tmp: %s", path, strerror(errno));
+    return af->f;
 }
 
-static void finish_tmp(FILE *f, const char *tmp, const char *path, const char *name) {
-    int bad = ferror(f);
-    if (fclose(f) != 0) bad = 1;
-    if (bad || rename(tmp, path) != 0) {
-        remove(tmp);
-        lesson_die("cannot write %s: %s", path, strerror(errno));
-    }
+static void finish_tmp(tw_atomic_file *af, const char *name) {
+    if (tw_atomic_commit(af, 1) != TW_OK) lesson_die("cannot write %s: %s", af->path, strerror(errno));
     record_written(name);
 }
 
@@ -410,9 +404,8 @@ static void write_comment(FILE *f, const char *comment) {
 
 void lesson_write_columns(const char *name, const float *x, int rows, int cols,
                           const char *const *col_names, const char *comment) {
-    const char *path = lesson_path(name);
-    char tmp[1200];
-    FILE *f = open_tmp(path, tmp, sizeof tmp);
+    tw_atomic_file af;
+    FILE *f = open_tmp(&af, lesson_path(name));
     write_comment(f, comment);
     fputs("#", f);
     for (int c = 0; c < cols; c++) {
@@ -425,15 +418,13 @@ void lesson_write_columns(const char *name, const float *x, int rows, int cols,
             fprintf(f, c ? " %.9g" : "%.9g", (double)x[(size_t)r * cols + c]);
         fputc('\n', f);
     }
-    finish_tmp(f, tmp, path, name);
+    finish_tmp(&af, name);
 }
 
 void lesson_write_text(const char *name, const char *text) {
-    const char *path = lesson_path(name);
-    char tmp[1200];
-    FILE *f = open_tmp(path, tmp, sizeof tmp);
-    fputs(text, f);
-    finish_tmp(f, tmp, path, name);
+    tw_atomic_file af;
+    fputs(text, open_tmp(&af, lesson_path(name)));
+    finish_tmp(&af, name);
 }
 
 // ---- pictures ----

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "inspect.h"
+#include "atomic_file.h"
 
 // ---- printing ----
 
@@ -88,10 +89,10 @@ tw_status tw_write_labelled_matrix(const char *path, const float *x, int rows, i
                                    const char *const *row_labels, const char *const *col_labels,
                                    const char *comment) {
     if (rows < 0 || cols < 0) return TW_ERR_ARG;
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return TW_ERR_ARG;
-    FILE *f = fopen(tmp, "w");
-    if (!f) return TW_ERR_IO;
+    tw_atomic_file af;
+    tw_status st = tw_atomic_open(&af, path, "w");
+    if (st != TW_OK) return st;
+    FILE *f = af.f;
     write_comment(f, comment);
     // Header row: gnuplot skips its first field (the corner above the row labels).
     fputs("\"\"", f);
@@ -102,13 +103,5 @@ tw_status tw_write_labelled_matrix(const char *path, const float *x, int rows, i
         for (int j = 0; j < cols; j++) fprintf(f, " %.9g", x[(size_t)i * cols + j]);  // %.9g round-trips a float
         fputc('\n', f);
     }
-    int ok = !ferror(f);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int saved = errno;
-        remove(tmp);
-        errno = saved;
-        return TW_ERR_IO;
-    }
-    return TW_OK;
+    return tw_atomic_commit(&af, 1);
 }

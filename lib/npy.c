@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "npy.h"
+#include "atomic_file.h"
 
 static const char *dtype_descr(tw_npy_dtype d) { return d == TW_NPY_I32 ? "<i4" : "<f4"; }
 
@@ -37,22 +38,14 @@ tw_status tw_npy_write(const char *path, tw_npy_dtype dtype, const void *data,
     header[n + pad] = '\n';
     size_t hlen = (size_t)n + pad + 1;
 
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) return TW_ERR_ARG;
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return TW_ERR_IO;
+    tw_atomic_file af;
+    tw_status st = tw_atomic_open(&af, path, "wb");
+    if (st != TW_OK) return st;
     unsigned char pre[10] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
                               (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8) };
-    int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(header, 1, hlen, f) == hlen &&
-             (count == 0 || fwrite(data, 4, count, f) == count);
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int saved = errno;
-        remove(tmp);
-        errno = saved;
-        return TW_ERR_IO;
-    }
-    return TW_OK;
+    int ok = fwrite(pre, 1, 10, af.f) == 10 && fwrite(header, 1, hlen, af.f) == hlen &&
+             (count == 0 || fwrite(data, 4, count, af.f) == count);
+    return tw_atomic_commit(&af, ok);
 }
 
 tw_status tw_npy_write_f32(const char *path, const float *data, const long *shape, int ndim) {

@@ -29,6 +29,7 @@
 #include "status.h"
 
 #include "rng.h"
+#include "atomic_file.h"
 #include "npy.h"
 #include "inspect.h"
 #include "linear.h"

@@ -6,6 +6,7 @@
 // generates is gibberish; only its speed means anything.
 //
 //   make_ckpt15m OUT.bin [SEED]
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,10 +35,12 @@ int main(int argc, char **argv) {
     }
     const char *out = argv[1];
     uint64_t seed = argc == 3 ? strtoull(argv[2], NULL, 10) : 15;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", out);
-    FILE *f = fopen(tmp, "wb");
-    if (f == NULL) { fprintf(stderr, "make_ckpt15m: %s: cannot create\n", tmp); return 1; }
+    tw_atomic_file af;   // written to OUT.tmp, renamed into place only when complete
+    if (tw_atomic_open(&af, out, "wb") != TW_OK) {
+        fprintf(stderr, "make_ckpt15m: %s.tmp: cannot create: %s\n", out, strerror(errno));
+        return 1;
+    }
+    FILE *f = af.f;
     const int32_t header[7] = { DIM, HIDDEN, LAYERS, HEADS, KV_HEADS, VOCAB, SEQ };   // vocab > 0: shared
     const long C = DIM, F = HIDDEN, L = LAYERS, D = DIM / HEADS, KV = KV_HEADS * (DIM / HEADS);
     tw_rng r;
@@ -65,10 +68,8 @@ int main(int argc, char **argv) {
             }
         }
     }
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, out) != 0) {
-        remove(tmp);
-        fprintf(stderr, "make_ckpt15m: %s: write failed\n", out);
+    if (tw_atomic_commit(&af, !bad) != TW_OK) {
+        fprintf(stderr, "make_ckpt15m: %s: write failed: %s\n", out, strerror(errno));
         return 1;
     }
     printf("make_ckpt15m: wrote %s (random weights, seed %llu, llama2.c 15M shape)\n", out,
