@@ -32,19 +32,12 @@ static const lesson_info INFO = {
 
 // ---- helpers ----
 
-// 1234567 -> "1,234,567". Eight rotating buffers so one printf can format several numbers.
+// 1234567 -> "1,234,567" (tw_params_format_count). Eight rotating buffers so one printf can
+// format several numbers.
 static const char *commas(int64_t n) {
-    static char bufs[8][32];
+    static char bufs[8][TW_COUNT_STR_LEN];
     static int next;
-    char *out = bufs[next++ & 7], digits[24];
-    int len = snprintf(digits, sizeof digits, "%lld", (long long)(n < 0 ? -n : n)), o = 0;
-    if (n < 0) out[o++] = '-';
-    for (int i = 0; i < len; i++) {
-        if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
-        out[o++] = digits[i];
-    }
-    out[o] = '\0';
-    return out;
+    return tw_params_format_count(bufs[next++ & 7], n);
 }
 
 static double gib(int64_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }

@@ -299,3 +299,17 @@ int64_t tw_params_kv_bytes(const tw_params_config *c, int64_t context, int bytes
     int64_t b = mul(mul(per_token, context, &ok), bytes_per_elem, &ok);
     return ok ? b : -1;
 }
+
+char *tw_params_format_count(char *out, int64_t n) {
+    char digits[24];
+    // the magnitude as unsigned, so INT64_MIN is printed correctly too
+    uint64_t mag = n < 0 ? (uint64_t)0 - (uint64_t)n : (uint64_t)n;
+    int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)mag), o = 0;
+    if (n < 0) out[o++] = '-';
+    for (int i = 0; i < len; i++) {
+        if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
+        out[o++] = digits[i];
+    }
+    out[o] = '\0';
+    return out;
+}

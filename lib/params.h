@@ -99,4 +99,9 @@ int64_t tw_params_weight_bytes(int64_t n_params, int bytes_per_param);
 // Returns -1 if that would overflow int64.
 int64_t tw_params_kv_bytes(const tw_params_config *cfg, int64_t context, int bytes_per_elem);
 
+// Writes n with a comma between groups of three digits, 1234567 -> "1,234,567", the way the
+// published parameter totals are written. out must hold TW_COUNT_STR_LEN bytes; returns out.
+#define TW_COUNT_STR_LEN 32
+char *tw_params_format_count(char *out, int64_t n);
+
 #endif

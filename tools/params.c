@@ -24,19 +24,8 @@ static int usage_error(const char *why) {
     return 2;
 }
 
-// 1234567 -> "1,234,567" (out must hold 32 bytes).
-static const char *commas(char *out, int64_t n) {
-    char digits[24];
-    int len = snprintf(digits, sizeof digits, "%lld", (long long)(n < 0 ? -n : n));
-    int o = 0;
-    if (n < 0) out[o++] = '-';
-    for (int i = 0; i < len; i++) {
-        if (i > 0 && (len - i) % 3 == 0) out[o++] = ',';
-        out[o++] = digits[i];
-    }
-    out[o] = '\0';
-    return out;
-}
+// 1234567 -> "1,234,567" (out must hold TW_COUNT_STR_LEN bytes).
+static const char *commas(char *out, int64_t n) { return tw_params_format_count(out, n); }
 
 // One row: name, shape text, count, and its share of `whole` (the model, or one layer).
 static void row(const char *name, const char *shape, int64_t n, int64_t whole) {
