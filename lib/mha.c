@@ -152,6 +152,7 @@ void tw_mha_forward(float *out, tw_attn_scratch *s, tw_kv_cache *cache,
     const int group = H / G;
     s->T = T;
     s->S = S_total;
+    int gathered = -1;   // the kv head now in kh/vh: the H/G query heads of a group share it
     for (int h = 0; h < H; h++) {
         const int g = h / group;
         float *sc = s->scores + (size_t)h * T * S_total;
@@ -163,8 +164,11 @@ void tw_mha_forward(float *out, tw_attn_scratch *s, tw_kv_cache *cache,
                                keys + (size_t)g * D, vals + (size_t)g * D, S_total, D, G * D))
             continue;   // declines at the naive level
         gather_head(s->qh, s->q_rot, T, H, D, h);
-        gather_head(s->kh, keys, S_total, G, D, g);
-        gather_head(s->vh, vals, S_total, G, D, g);
+        if (g != gathered) {
+            gather_head(s->kh, keys, S_total, G, D, g);
+            gather_head(s->vh, vals, S_total, G, D, g);
+            gathered = g;
+        }
         tw_sdpa_forward(s->zh, sc, wt, s->qh, s->kh, s->vh, mask, T, S_total, D, causal,
                         causal_offset);
         scatter_head(s->z, s->zh, T, H, D, h);
