@@ -18,20 +18,17 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from golden_io import save_npy
+
 OUT = os.path.join("data", "golden", "core")
 SIZES = [1, 3, 7, 64, 65]                     # the sizes every table-driven test loops over
 written = []
 
 
 def save(name, arr):
-    """Writes arr as data/golden/core/<name>.npy, float32 or int32 only (what lib/npy.c reads)."""
-    a = np.array(arr, order="C")     # (np.ascontiguousarray would turn a 0-d array into 1-d)
-    if a.dtype == np.float64:
-        a = a.astype(np.float32)
-    assert a.dtype in (np.float32, np.int32), (name, a.dtype)
-    path = os.path.join(OUT, name + ".npy")
-    np.save(path, a)
-    written.append(path)
+    """Writes arr as data/golden/core/<name>.npy (golden_io.save_npy)."""
+    written.append(save_npy(os.path.join(OUT, name + ".npy"), arr))
+
 
 
 def rand(gen, *shape, lo=-1.0, hi=1.0):

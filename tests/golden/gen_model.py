@@ -26,6 +26,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from golden_io import save_npy
+
 torch.set_default_dtype(torch.float64)
 OUT = os.path.join("data", "golden", "model")
 RNG = np.random.default_rng(1729)
@@ -43,19 +45,9 @@ BLOCK_FIELDS = ATTN_FIELDS + ["prenorm", "rms", "swiglu", "act", "F"]  # fcfg: t
 # ---- saving and drawing ----
 
 def save(rel, arr):
-    """Writes arr as data/golden/model/<rel>.npy, float32 or int32 (what lib/npy.c reads)."""
-    if isinstance(arr, torch.Tensor):
-        arr = arr.detach().numpy()
-    a = np.ascontiguousarray(arr)
-    if a.dtype == np.float64:
-        a = a.astype(np.float32)
-    if a.dtype == np.int64:
-        a = a.astype(np.int32)
-    assert a.dtype in (np.float32, np.int32), (rel, a.dtype)
-    path = os.path.join(OUT, rel + ".npy")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    np.save(path, a)
-    written.append(path)
+    """Writes arr as data/golden/model/<rel>.npy (golden_io.save_npy)."""
+    written.append(save_npy(os.path.join(OUT, rel + ".npy"), arr))
+
 
 
 def randn(*shape, std=1.0):

@@ -18,6 +18,8 @@ import struct
 import numpy as np
 import torch
 
+from golden_io import save_npy
+
 MODEL = os.path.join("data", "models", "stories260K.bin")
 TOKENIZER = os.path.join("data", "models", "tok512.bin")
 OUT = os.path.join("data", "golden", "stories")
@@ -31,13 +33,9 @@ written = []
 
 
 def save(name, arr):
-    a = np.array(arr, order="C")
-    if a.dtype == np.float64:
-        a = a.astype(np.float32)
-    assert a.dtype in (np.float32, np.int32), (name, a.dtype)
-    path = os.path.join(OUT, name + ".npy")
-    np.save(path, a)
-    written.append(path)
+    """Writes arr as data/golden/stories/<name>.npy (golden_io.save_npy)."""
+    written.append(save_npy(os.path.join(OUT, name + ".npy"), arr))
+
 
 
 # ---- checkpoint ----
