@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "json.h"
-#include "params.h"
+#include "io/json.h"
+#include "real/params.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -14,4 +14,3 @@ params: $(BUILD)/tools/params.o $(LIB)        ## ./params CONFIG.json: parameter
 # tests/test_params.c runs ./params (exit codes, the `total N` line), so build it first.
 TEST_DEPS += params
 
--include $(BUILD)/tools/params.d

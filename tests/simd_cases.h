@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rng.h"
+#include "nn/rng.h"
 #include "simd/simd.h"
 
 #define U_ROUND 5.9604644775390625e-8   // 2^-24

@@ -22,10 +22,10 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
-#include "json.h"
-#include "params.h"
-#include "llama2c.h"
-#include "tokenizer.h"
+#include "io/json.h"
+#include "real/params.h"
+#include "real/llama2c.h"
+#include "real/tokenizer.h"
 
 #define CORRUPT_DIR "data/corrupt"
 #define MAX_CASES   512

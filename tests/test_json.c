@@ -8,7 +8,7 @@
 #include <string.h>
 #include <check.h>
 #include "testutil.h"
-#include "json.h"
+#include "io/json.h"
 
 // Parses s from an exactly-sized heap copy (no NUL after it).
 static tw_status parse_exact(tw_json **out, const char *s, size_t n, tw_json_error *e) {

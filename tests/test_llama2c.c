@@ -12,9 +12,9 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
-#include "llama2c.h"
-#include "tokenizer.h"
-#include "sampler.h"
+#include "real/llama2c.h"
+#include "real/tokenizer.h"
+#include "real/sampler.h"
 
 #define MODEL_PATH "data/models/stories260K.bin"
 #define TOK_PATH   "data/models/tok512.bin"

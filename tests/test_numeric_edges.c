@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "check_finite.h"
-#include "llama2c.h"
+#include "real/check_finite.h"
+#include "real/llama2c.h"
 
 static int all_finite(const float *x, long n) { return tw_first_nonfinite(x, n) < 0; }
 

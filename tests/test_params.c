@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <check.h>
 #include "testutil.h"
-#include "params.h"
+#include "real/params.h"
 
 static const struct { const char *file; int64_t total; } CONFIGS[] = {
     { "data/configs/gpt2.json",             124439808LL },   // published

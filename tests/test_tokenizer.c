@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "testutil.h"
-#include "tokenizer.h"
+#include "real/tokenizer.h"
 
 #define TOK_PATH "data/models/tok512.bin"
 

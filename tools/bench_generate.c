@@ -18,8 +18,8 @@
 #include <string.h>
 #include <time.h>
 #include "tw.h"
-#include "llama2c.h"
-#include "sampler.h"
+#include "real/llama2c.h"
+#include "real/sampler.h"
 #include "simd/simd.h"
 
 static double now_seconds(void) {

@@ -18,11 +18,11 @@
 #include <string.h>
 #include <time.h>
 #include "tw.h"
-#include "llama2c.h"
-#include "tokenizer.h"
-#include "sampler.h"
+#include "real/llama2c.h"
+#include "real/tokenizer.h"
+#include "real/sampler.h"
 #include "simd/simd.h"
-#include "check_finite.h"
+#include "real/check_finite.h"
 
 static void usage(FILE *f) {
     fprintf(f,

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "json.h"
-#include "params.h"
+#include "io/json.h"
+#include "real/params.h"
 
 static const char USAGE[] =
     "usage: ./params [--context N] [--layers] CONFIG.json\n"
