@@ -50,6 +50,8 @@
 #include "io/inspect.h"
 // lib/real/: real pretrained models and configs.
 #include "real/llama2c.h"
+#include "real/dump.h"
+#include "real/check_finite.h"
 #include "real/tokenizer.h"
 #include "real/sampler.h"
 #include "real/params.h"

@@ -110,9 +110,9 @@ static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *n
         return st;
     }
     if (strcmp(c->reader, "llama2c") == 0) {
-        tw_llama2c m;
+        tw_model m;
         tw_status st = tw_llama2c_load(&m, c->path, msg, len);
-        if (st == TW_OK) tw_llama2c_free(&m);
+        if (st == TW_OK) tw_model_free(&m);
         return st;
     }
     if (strcmp(c->reader, "tokenizer") == 0) {

@@ -89,7 +89,7 @@ START_TEST(mha_matches_torch_float64)
     ck_assert_allclose(s.v, want, (long)S * G * D, 1e-5, 1e-4);
     free(want);
     want = gc_load(dir, "weights", (long)H * T * S);
-    ck_assert_allclose(s.weights, want, (long)H * T * S, 1e-5, 1e-4);
+    ck_assert_allclose(s.pattern, want, (long)H * T * S, 1e-5, 1e-4);
     free(want);
     want = gc_load(dir, "z", (long)T * H * D);
     ck_assert_allclose(s.z, want, (long)T * H * D, 1e-5, 1e-4);

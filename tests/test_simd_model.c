@@ -118,15 +118,15 @@ START_TEST(single_query_attention_keeps_scores_and_weights_at_every_level)
         if (strcmp(lv, "naive") == 0) {
             memcpy(want_out, out, (size_t)C * sizeof(float));
             memcpy(want_sc, s.scores, (size_t)H * P * sizeof(float));
-            memcpy(want_wt, s.weights, (size_t)H * P * sizeof(float));
+            memcpy(want_wt, s.pattern, (size_t)H * P * sizeof(float));
         } else {
             ck_assert_allclose(out, want_out, C, 1e-5, 1e-4);
             ck_assert_allclose(s.scores, want_sc, H * P, 1e-5, 1e-4);
-            ck_assert_allclose(s.weights, want_wt, H * P, 1e-5, 1e-4);
+            ck_assert_allclose(s.pattern, want_wt, H * P, 1e-5, 1e-4);
         }
         for (int h = 0; h < H; h++) {   // each head's weights are a distribution
             double sum = 0;
-            for (int p = 0; p < P; p++) sum += s.weights[h * P + p];
+            for (int p = 0; p < P; p++) sum += s.pattern[h * P + p];
             ck_assert_double_eq_tol(sum, 1.0, 1e-5);
         }
         tw_attn_scratch_free(&s);

@@ -54,32 +54,25 @@ tw_status tw_attn_scratch_init(tw_attn_scratch *s, const tw_attn_config *cfg, in
     if (T_max <= 0 || S_max <= 0) return TW_ERR_ARG;
     const size_t H = (size_t)cfg->n_head, G = (size_t)cfg->n_kv_head, D = (size_t)cfg->head_dim;
     const size_t Tm = (size_t)T_max, Sm = (size_t)S_max;
+    // One allocation, cut into the tensors below (k, v, k_rot, kh, vh: S_max rows, since
+    // cross-attention projects S keys).
+    const size_t sizes[12] = { Tm * H * D, Sm * G * D, Sm * G * D, Tm * H * D, Sm * G * D,
+                               H * Tm * Sm, H * Tm * Sm, Tm * H * D, Tm * D, Sm * D, Sm * D, Tm * D };
+    float **slots[12] = { &s->q, &s->k, &s->v, &s->q_rot, &s->k_rot, &s->scores, &s->pattern,
+                          &s->z, &s->qh, &s->kh, &s->vh, &s->zh };
+    size_t total = 0;
+    for (int i = 0; i < 12; i++) total += sizes[i];
+    s->memory = calloc(total, sizeof(float));
+    if (!s->memory) return TW_ERR_NOMEM;
+    float *p = s->memory;
+    for (int i = 0; i < 12; i++) { *slots[i] = p; p += sizes[i]; }
     s->T_max = T_max; s->S_max = S_max;
     s->H = cfg->n_head; s->G = cfg->n_kv_head; s->D = cfg->head_dim;
-    s->q       = calloc(Tm * H * D, sizeof(float));
-    s->k       = calloc(Sm * G * D, sizeof(float));
-    s->v       = calloc(Sm * G * D, sizeof(float));
-    s->q_rot   = calloc(Tm * H * D, sizeof(float));
-    s->k_rot   = calloc(Sm * G * D, sizeof(float));
-    s->scores  = calloc(H * Tm * Sm, sizeof(float));
-    s->weights = calloc(H * Tm * Sm, sizeof(float));
-    s->z       = calloc(Tm * H * D, sizeof(float));
-    s->qh      = calloc(Tm * D, sizeof(float));
-    s->kh      = calloc(Sm * D, sizeof(float));
-    s->vh      = calloc(Sm * D, sizeof(float));
-    s->zh      = calloc(Tm * D, sizeof(float));
-    if (!s->q || !s->k || !s->v || !s->q_rot || !s->k_rot || !s->scores || !s->weights || !s->z ||
-        !s->qh || !s->kh || !s->vh || !s->zh) {
-        tw_attn_scratch_free(s);
-        return TW_ERR_NOMEM;
-    }
     return TW_OK;
 }
 
 void tw_attn_scratch_free(tw_attn_scratch *s) {
-    free(s->q); free(s->k); free(s->v); free(s->q_rot); free(s->k_rot);
-    free(s->scores); free(s->weights); free(s->z);
-    free(s->qh); free(s->kh); free(s->vh); free(s->zh);
+    free(s->memory);
     memset(s, 0, sizeof *s);
 }
 
@@ -159,7 +152,7 @@ void tw_mha_forward(float *out, tw_attn_scratch *s, tw_kv_cache *cache,
     for (int h = 0; h < H; h++) {
         const int g = h / group;
         float *sc = s->scores + (size_t)h * T * S_total;
-        float *wt = s->weights + (size_t)h * T * S_total;
+        float *wt = s->pattern + (size_t)h * T * S_total;
         // One query sees every key (the causal rule hides nothing at T = 1), so the fused kernel
         // can read head g's rows in place, with the cache's row stride G*D: no gather, no mask.
         if (T == 1 && mask == NULL &&

@@ -52,7 +52,7 @@ size_t    tw_kv_cache_bytes(int S_max, int G, int D);
 // After a call, with n_new = T for self-attention and S for cross-attention:
 //   q, q_rot: T rows used; k, v, k_rot: n_new rows used (only the rows this call projected; with a
 //   cache the earlier positions are in the cache, which holds k_rot and v rows for 0 .. pos0+T-1).
-//   scores, weights: head h's (T, S) block starts at h*T*S, with T = s->T and S = s->S of this
+//   scores, pattern: head h's (T, S) block starts at h*T*S, with T = s->T and S = s->S of this
 //   call (packed, not strided by S_max). Causally hidden entries of scores are -inf (so without a
 //   cache everything above the diagonal, with one every s > pos0 + t), and their weights are 0.
 typedef struct {
@@ -63,10 +63,12 @@ typedef struct {
     float *q_rot;    // (T_max, H*D)  after QK-norm and RoPE: what the scores use
     float *k_rot;    // (S_max, G*D)  after QK-norm and RoPE: what is stored in the cache
     float *scores;   // (H, T, S) used of (H, T_max, S_max): q_h k_g^T / sqrt(D) + mask, -inf if hidden
-    float *weights;  // (H, T, S) the attention map: softmax of each scores row
+    float *pattern;  // (H, T, S) the attention map (the weights): softmax of each scores row
     float *z;        // (T_max, H*D)  weights v per head, heads side by side (input of Wo)
     float *qh, *kh, *vh, *zh;   // one head's contiguous copies: (T_max, D), (S_max, D) x2, (T_max, D)
     int    T, S;     // sizes of the last call
+    float *memory;   // the one allocation of tw_attn_scratch_init, or NULL when the tensors live
+                     // in a block's (tw_block_scratch_place)
 } tw_attn_scratch;
 
 tw_status tw_attn_scratch_init(tw_attn_scratch *s, const tw_attn_config *cfg, int T_max, int S_max);

@@ -2,6 +2,7 @@
 // tw_block_forward. Parameters live in one allocation and are reachable by name (tw_param), so
 // tests and tools can load PyTorch-exported tensors into them. See docs/model.md.
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,91 +218,164 @@ long tw_model_count_params(const tw_model *m) {
 
 // ---- activations ----
 
-tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, int with_cache) {
+#define AT(field) offsetof(tw_model_state, field)
+
+const tw_tensor_info tw_model_tensors[] = {
+    { .name = "embed",      .shape = "TC", .field = AT(embed),
+      .meaning = "token embeddings (rows of the embedding table; scaled and with positions added where the style does)" },
+    { .name = "final_norm", .shape = "TC", .field = AT(final_norm),
+      .meaning = "final norm of the last resid_post, with its gain (a copy of it if the style has no final norm)" },
+    { .name = "final_mean", .shape = "T", .field = AT(final_mean), .has = TW_HAS_LAYERNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "the final norm's row means (LayerNorm)" },
+    { .name = "final_rstd", .shape = "T", .field = AT(final_rstd), .has = TW_HAS_LAYERNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "the final norm's rows' 1/sqrt(var + eps) (LayerNorm)" },
+    { .name = "final_rms",  .shape = "T", .field = AT(final_rms), .has = TW_HAS_RMSNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "the final norm's rows' sqrt(mean(x^2) + eps) (RMSNorm)" },
+    { .name = "logits",     .shape = "TV", .field = AT(logits),
+      .meaning = "final_norm head^T: row t scores the token after position t" },
+};
+const int tw_model_n_tensors = (int)(sizeof tw_model_tensors / sizeof tw_model_tensors[0]);
+const int tw_model_n_tensors_before = 1;
+
+#undef AT
+
+int tw_model_has(const tw_model_config *c, const tw_tensor_info *t) {
+    if (t->flags & TW_TENSOR_STATS && !c->final_norm) return 0;
+    return tw_block_has(&c->block, t->has);
+}
+
+static float **model_slot(tw_model_state *s, const tw_tensor_info *t) {
+    return (float **)(void *)((char *)s + t->field);
+}
+
+float *tw_model_tensor(const tw_model_state *s, const tw_tensor_info *t) {
+    return *model_slot((tw_model_state *)(void *)s, t);   // read only
+}
+
+tw_dims tw_model_dims(const tw_model_config *c, long T, long S) {
+    tw_dims d = tw_block_dims(&c->block, T, S);
+    d.V = c->vocab;
+    return d;
+}
+
+size_t tw_model_state_floats(const tw_model_config *c, int T_max, int S_max) {
+    const tw_dims cap = tw_model_dims(c, T_max, S_max);
+    size_t n = (size_t)c->n_layer * tw_block_scratch_floats(&c->block, T_max, S_max);
+    for (int i = 0; i < tw_model_n_tensors; i++)
+        if (tw_model_has(c, &tw_model_tensors[i]))
+            n += (size_t)tw_dims_count(&cap, tw_model_tensors[i].shape);
+    return n;
+}
+
+tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, int cache_len) {
     memset(s, 0, sizeof *s);
     const tw_model_config *c = &m->cfg;
-    if (T_max <= 0 || T_max > c->max_seq) return TW_ERR_ARG;
-    const size_t TC = (size_t)T_max * c->block.attn.d_model;
-    // With a cache the queries may attend to every position up to max_seq.
-    const int S_max = with_cache ? c->max_seq : T_max;
+    if (T_max <= 0 || T_max > c->max_seq || cache_len < 0 || cache_len > c->max_seq) return TW_ERR_ARG;
+    if (cache_len > 0 && cache_len < T_max) return TW_ERR_ARG;
+    // With a cache the queries may attend to every position the cache holds.
+    const int S_max = cache_len > 0 ? cache_len : T_max;
     s->T_max = T_max;
-    s->x      = calloc(TC, sizeof(float));
-    s->resid  = calloc(TC, sizeof(float));
-    s->final  = calloc(TC, sizeof(float));
-    s->logits = calloc((size_t)T_max * c->vocab, sizeof(float));
+    s->S_max = S_max;
+    s->n_floats = tw_model_state_floats(c, T_max, S_max);
+    s->memory = calloc(s->n_floats, sizeof(float));
     s->layers = calloc((size_t)c->n_layer, sizeof(tw_block_scratch));
-    if (with_cache) s->cache = calloc((size_t)c->n_layer, sizeof(tw_kv_cache));
+    if (cache_len > 0) s->cache = calloc((size_t)c->n_layer, sizeof(tw_kv_cache));
     s->n_layer = c->n_layer;
-    if (!s->x || !s->resid || !s->final || !s->logits || !s->layers || (with_cache && !s->cache)) {
+    if (!s->memory || !s->layers || (cache_len > 0 && !s->cache)) {
         tw_model_state_free(s);
         return TW_ERR_NOMEM;
     }
-    for (int l = 0; l < c->n_layer; l++) {
-        tw_status st = tw_block_scratch_init(&s->layers[l], &c->block, T_max, S_max);
-        if (st == TW_OK && with_cache)
-            st = tw_kv_cache_init(&s->cache[l], c->max_seq, c->block.attn.n_kv_head,
-                                  c->block.attn.head_dim);
+    // The layout: the model's tensors before the layers, the layers, the model's tensors after.
+    const tw_dims cap = tw_model_dims(c, T_max, S_max);
+    float *p = s->memory;
+    for (int i = 0; i < tw_model_n_tensors; i++) {
+        const tw_tensor_info *t = &tw_model_tensors[i];
+        if (i == tw_model_n_tensors_before)
+            for (int l = 0; l < c->n_layer; l++)
+                p += tw_block_scratch_place(&s->layers[l], p, &c->block, T_max, S_max);
+        if (!tw_model_has(c, t)) continue;
+        *model_slot(s, t) = p;
+        p += tw_dims_count(&cap, t->shape);
+    }
+    for (int l = 0; l < c->n_layer && cache_len > 0; l++) {
+        tw_status st = tw_kv_cache_init(&s->cache[l], cache_len, c->block.attn.n_kv_head,
+                                        c->block.attn.head_dim);
         if (st != TW_OK) { tw_model_state_free(s); return st; }
     }
     return TW_OK;
 }
 
 void tw_model_state_free(tw_model_state *s) {
-    for (int l = 0; l < s->n_layer; l++) {
-        if (s->layers) tw_block_scratch_free(&s->layers[l]);
-        if (s->cache) tw_kv_cache_free(&s->cache[l]);
-    }
-    free(s->x); free(s->resid); free(s->final); free(s->logits);
-    free(s->layers); free(s->cache);
+    for (int l = 0; l < s->n_layer && s->cache; l++) tw_kv_cache_free(&s->cache[l]);
+    free(s->memory);
+    free(s->layers);
+    free(s->cache);
     memset(s, 0, sizeof *s);
 }
 
 // ---- forward ----
 
-// x = tok_emb[tokens] (* sqrt(C)) (+ positions), for positions pos0 .. pos0+T-1.
-// Uses s->resid as room for the sinusoidal table.
+// x = tok_emb[tokens] (* sqrt(C)) (+ positions), for positions pos0 .. pos0+T-1, into s->embed.
+// Uses s->final_norm as room for the sinusoidal table (it is written again at the end).
 static tw_status embed_tokens(tw_model_state *s, const tw_model *m, const int *tokens, int T, int pos0) {
     const tw_model_config *c = &m->cfg;
     const int C = c->block.attn.d_model;
     const long n = (long)T * C;
-    tw_status st = tw_embedding_forward(s->x, tokens, m->tok_emb, T, c->vocab, C);
+    tw_status st = tw_embedding_forward(s->embed, tokens, m->tok_emb, T, c->vocab, C);
     if (st != TW_OK) return st;
     if (c->embed_scale) {
         // Vaswani et al. 3.4: scaling by sqrt(C) brings N(0, 1/C)-sized embeddings up to the
         // size of the sinusoids that are added next.
         const float scale = sqrtf((float)C);
-        for (long i = 0; i < n; i++) s->x[i] *= scale;
+        for (long i = 0; i < n; i++) s->embed[i] *= scale;
     }
     if (c->pos == TW_POS_SINUSOIDAL) {
-        tw_posenc_sinusoidal(s->resid, T, C, pos0);
-        tw_add_inplace(s->x, s->resid, n);
+        tw_posenc_sinusoidal(s->final_norm, T, C, pos0);
+        tw_add_inplace(s->embed, s->final_norm, n);
     } else if (c->pos == TW_POS_LEARNED) {
-        tw_posenc_learned_add(s->x, m->pos_emb, T, C, pos0);
+        tw_posenc_learned_add(s->embed, m->pos_emb, T, C, pos0);
     }
     return TW_OK;
 }
 
-tw_status tw_model_forward(tw_model_state *s, const tw_model *m, const int *tokens, int T, int pos0) {
+// all_logits 1: logits for every row; 0: only for the last one.
+static tw_status model_forward(tw_model_state *s, const tw_model *m, const int *tokens, int T,
+                               int pos0, int all_logits) {
     const tw_model_config *c = &m->cfg;
-    const int C = c->block.attn.d_model;
-    if (T <= 0 || T > s->T_max || pos0 < 0 || pos0 + T > c->max_seq) return TW_ERR_SHAPE;
-    if (!s->cache && pos0 != 0) return TW_ERR_ARG;
+    const int C = c->block.attn.d_model, V = c->vocab, L = c->n_layer;
+    if (T <= 0 || T > s->T_max || pos0 < 0) return TW_ERR_ARG;
+    if (s->cache ? pos0 + T > s->S_max : pos0 != 0) return TW_ERR_ARG;
     tw_status st = embed_tokens(s, m, tokens, T, pos0);
     if (st != TW_OK) return st;
 
-    memcpy(s->resid, s->x, (size_t)T * C * sizeof(float));
-    for (int l = 0; l < c->n_layer; l++)
-        tw_block_forward(s->resid, &s->layers[l], s->cache ? &s->cache[l] : NULL, s->resid,
-                         &c->block, &m->layers[l], T, pos0);
+    // Layer l reads the stream layer l-1 left in its resid_post.
+    for (int l = 0; l < L; l++)
+        tw_block_forward(s->layers[l].resid_post, &s->layers[l], s->cache ? &s->cache[l] : NULL,
+                         l == 0 ? s->embed : s->layers[l - 1].resid_post, &c->block, &m->layers[l],
+                         T, pos0);
+    const float *stream = s->layers[L - 1].resid_post;
 
     if (!c->final_norm)
-        memcpy(s->final, s->resid, (size_t)T * C * sizeof(float));
+        memcpy(s->final_norm, stream, (size_t)T * C * sizeof(float));
     else if (c->block.norm == TW_NORM_LAYER)
-        tw_layernorm_forward(s->final, NULL, NULL, s->resid, m->final_w, m->final_b, T, C,
-                             c->block.norm_eps);
+        tw_layernorm_forward(s->final_norm, s->final_mean, s->final_rstd, stream, m->final_w,
+                             m->final_b, T, C, c->block.norm_eps);
     else
-        tw_rmsnorm_forward(s->final, NULL, s->resid, m->final_w, T, C, c->block.norm_eps);
+        tw_rmsnorm_forward(s->final_norm, s->final_rms, stream, m->final_w, T, C, c->block.norm_eps);
 
-    tw_linear_forward(s->logits, s->final, m->head, NULL, T, C, c->vocab);
+    if (all_logits)
+        tw_linear_forward(s->logits, s->final_norm, m->head, NULL, T, C, V);
+    else   // generation needs only the next token after the last position
+        tw_linear_forward(s->logits + (size_t)(T - 1) * V, s->final_norm + (size_t)(T - 1) * C,
+                          m->head, NULL, 1, C, V);
     return TW_OK;
+}
+
+tw_status tw_model_forward(tw_model_state *s, const tw_model *m, const int *tokens, int T, int pos0) {
+    return model_forward(s, m, tokens, T, pos0, 1);
+}
+
+tw_status tw_model_forward_next(tw_model_state *s, const tw_model *m, const int *tokens, int T,
+                                int pos0) {
+    return model_forward(s, m, tokens, T, pos0, 0);
 }

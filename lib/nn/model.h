@@ -85,28 +85,57 @@ void      tw_model_randomize(tw_model *m, uint64_t seed);
 tw_param *tw_model_param(tw_model *m, const char *name);
 long      tw_model_count_params(const tw_model *m);   // tied head counted once
 
-// Activations of one forward pass: every layer's block scratch is kept for inspection.
+// ---- the activations of one forward pass ----
+// Every float of a forward pass lives in one allocation (memory), laid out by two tables: the
+// model's own tensors (tw_model_tensors: embed first, then final_norm, its statistics and the
+// logits) around n_layer copies of a block's (tw_block_tensors, block.h). A backward pass can
+// make a second state of the same sizes to hold the gradients in the same layout.
 typedef struct {
-    int               T_max;
-    float            *x;          // (T_max, C) embeddings (+ positions) entering layer 0
-    tw_block_scratch *layers;     // (n_layer)
-    float            *resid;      // (T_max, C) stream after the last block
-    float            *final;      // (T_max, C) after the final norm (a copy of resid if none)
-    float            *logits;     // (T_max, V)
-    tw_kv_cache      *cache;      // (n_layer) or NULL when made without a cache
+    int               T_max;      // most tokens per call
+    int               S_max;      // most keys a query sees: the cache length, or T_max without one
     int               n_layer;
+    float            *memory;     // (n_floats) every tensor below
+    size_t            n_floats;
+    float            *embed;      // (T_max, C) embeddings (+ positions) entering layer 0
+    tw_block_scratch *layers;     // (n_layer) layer l's intermediates; layers[n_layer-1].resid_post
+                                  // is the stream after the last block
+    float            *final_norm; // (T_max, C) after the final norm (a copy of the stream if none)
+    float            *final_mean, *final_rstd;   // (T_max) the final LayerNorm's statistics
+    float            *final_rms;  // (T_max) the final RMSNorm's row rms
+    float            *logits;     // (T_max, V) row t scores the token after position t
+    tw_kv_cache      *cache;      // (n_layer) or NULL when made without a cache
 } tw_model_state;
 
-// with_cache: 1 allocates a KV cache of max_seq positions per layer, and sizes every layer's
-// attention scratch for max_seq keys (after a decode step at position p, layer l's scores are
-// s->layers[l].attn.scores, (H, 1, p + 1)).
-tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, int with_cache);
-void      tw_model_state_free(tw_model_state *s);
+// The model's own rows of the table (offsets into tw_model_state), in the order computed;
+// the first tw_model_n_tensors_before rows come before the layers, the rest after them.
+extern const tw_tensor_info tw_model_tensors[];
+extern const int            tw_model_n_tensors;
+extern const int            tw_model_n_tensors_before;
+// 1 if the model has the tensor (TW_HAS_LAYERNORM/RMSNORM follow the block's norm and, for the
+// final statistics, whether there is a final norm).
+int    tw_model_has(const tw_model_config *c, const tw_tensor_info *t);
+float *tw_model_tensor(const tw_model_state *s, const tw_tensor_info *t);
+// The sizes of the shape letters for a call over T tokens seeing S keys.
+tw_dims tw_model_dims(const tw_model_config *c, long T, long S);
 
-// Runs the whole model on T tokens at positions pos0 .. pos0+T-1 and leaves the logits of every
-// position in s->logits (T, V). With s->cache set, keys/values are appended to the cache and the
-// tokens attend to all earlier positions (prefill then one token at a time); without it pos0
-// must be 0. Returns TW_ERR_SHAPE for a token id outside the vocabulary or T too long.
+// cache_len 0: no KV cache; every call starts at position 0 and sees only its own T tokens.
+// cache_len > 0: a KV cache of cache_len positions per layer (T_max <= cache_len <= max_seq), and
+// attention sized for cache_len keys (after a decode step at position p, layer l's scores are
+// s->layers[l].attn.scores, (H, 1, p + 1)).
+tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, int cache_len);
+void      tw_model_state_free(tw_model_state *s);
+// Floats of activations a state for these sizes holds (the KV cache not counted).
+size_t    tw_model_state_floats(const tw_model_config *c, int T_max, int S_max);
+
+// The forward pass: the one function that runs a model's layers. Runs T tokens at positions
+// pos0 .. pos0+T-1. With s->cache set, keys/values are appended to the cache and the tokens
+// attend to all earlier positions (prefill, then one token at a time); without it pos0 must be 0.
+// tw_model_forward leaves the logits of every position in s->logits (T, V); tw_model_forward_next
+// computes only the last row's, s->logits + (T-1)*V, which is all that generation needs.
+// Returns TW_ERR_SHAPE for a token id outside the vocabulary and TW_ERR_ARG for T or positions
+// out of range (T > T_max, pos0 + T beyond the cache, or pos0 != 0 without a cache).
 tw_status tw_model_forward(tw_model_state *s, const tw_model *m, const int *tokens, int T, int pos0);
+tw_status tw_model_forward_next(tw_model_state *s, const tw_model *m, const int *tokens, int T,
+                                int pos0);
 
 #endif

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "real/check_finite.h"
 
 long tw_first_nonfinite(const float *x, long n) {
@@ -37,42 +38,48 @@ tw_status tw_check_finite(const tw_named_tensor *tensors, int n, const char *whe
     return TW_ERR_ARG;
 }
 
-// Per layer: 13 tensors, named "L{l}.<suffix>".
-enum { PER_LAYER = 13 };
+// 1 if a table row is checked: not the masked scores, not working rows or statistics.
+static int checked(const tw_tensor_info *t) {
+    return (t->flags & (TW_TENSOR_MASKED | TW_TENSOR_WORK | TW_TENSOR_STATS)) == 0;
+}
 
-tw_status tw_llama2c_check_finite(const tw_llama2c_state *s, const tw_llama2c *m, int T,
-                                  int all_logits, const char *where, char *err, size_t err_len) {
-    const tw_llama2c_config *c = &m->cfg;
-    const long C = c->dim, F = c->hidden_dim, V = c->vocab_size, H = c->n_heads;
-    const long D = C / H, KV = (long)c->n_kv_heads * D;
-    const int L = s->keep_all ? c->n_layers : 1;
-    const int n_max = 3 + PER_LAYER * L;
+tw_status tw_model_check_finite(const tw_model_state *s, const tw_model *m, int T, int all_logits,
+                                const char *where, char *err, size_t err_len) {
+    const tw_model_config *c = &m->cfg;
+    const int L = c->n_layer;
+    const int n_max = tw_model_n_tensors + L * tw_block_n_tensors;
     tw_named_tensor *ts = malloc((size_t)n_max * sizeof *ts);
     char (*names)[32] = malloc((size_t)n_max * sizeof *names);
     if (!ts || !names) { free(ts); free(names); return TW_ERR_NOMEM; }
     int n = 0;
-    ts[n++] = (tw_named_tensor){ "embed", s->embed, T * C };
-    for (int l = 0; l < L; l++) {
-        const tw_block_scratch *b = &s->layers[l];
-        const int shown = s->keep_all ? l : c->n_layers - 1;
-        const struct { const char *suffix; const float *data; long count; } parts[PER_LAYER] = {
-            { "norm1", b->norm1, T * C },          { "q", b->attn.q, T * H * D },
-            { "k", b->attn.k, T * KV },            { "v", b->attn.v, T * KV },
-            { "weights", b->attn.weights, H * (long)b->attn.T * b->attn.S },
-            { "z", b->attn.z, T * H * D },         { "attn_out", b->attn_out, T * C },
-            { "resid_mid", b->resid_mid, T * C },  { "norm2", b->norm2, T * C },
-            { "ffn_gate", b->ffn_hidden, T * F },  { "ffn_up", b->ffn_up, T * F },
-            { "ffn_act", b->ffn_act, T * F },      { "ffn_out", b->ffn_out, T * C },
-        };
-        for (int k = 0; k < PER_LAYER; k++) {
-            snprintf(names[n], sizeof names[n], "L%d.%s", shown, parts[k].suffix);
-            ts[n] = (tw_named_tensor){ names[n], parts[k].data, parts[k].count };
-            n++;
+    for (int i = 0; i < tw_model_n_tensors; i++) {
+        if (i == tw_model_n_tensors_before) {
+            for (int l = 0; l < L; l++) {
+                const tw_block_scratch *b = &s->layers[l];
+                // the sizes of the last call: T rows, each seeing S keys
+                const tw_dims d = tw_block_dims(&c->block, T, b->attn.S);
+                for (int k = 0; k < tw_block_n_tensors; k++) {
+                    const tw_tensor_info *t = &tw_block_tensors[k];
+                    if (!checked(t) || !tw_block_has(&c->block, t->has)) continue;
+                    snprintf(names[n], sizeof names[n], "L%d.%s", l, t->name);
+                    ts[n] = (tw_named_tensor){ names[n], tw_block_tensor(b, t), tw_dims_count(&d, t->shape) };
+                    n++;
+                }
+            }
         }
+        const tw_tensor_info *t = &tw_model_tensors[i];
+        if (!checked(t) || !tw_model_has(c, t)) continue;
+        const float *data = tw_model_tensor(s, t);
+        long count = (long)T * tw_dims_count(&(tw_dims){ .T = 1, .C = c->block.attn.d_model,
+                                                         .V = c->vocab }, t->shape);
+        if (!all_logits && strcmp(t->name, "logits") == 0) {   // only the last row was computed
+            data += (size_t)(T - 1) * c->vocab;
+            count = c->vocab;
+        }
+        snprintf(names[n], sizeof names[n], "%s", t->name);
+        ts[n] = (tw_named_tensor){ names[n], data, count };
+        n++;
     }
-    ts[n++] = (tw_named_tensor){ "final_norm", s->final, T * C };
-    ts[n++] = all_logits ? (tw_named_tensor){ "logits", s->logits, T * V }
-                         : (tw_named_tensor){ "logits", s->logits + (size_t)(T - 1) * V, V };
     tw_status st = tw_check_finite(ts, n, where, err, err_len);
     free(ts);
     free(names);

@@ -8,8 +8,9 @@
 // problem appeared, not where it ended up.
 #ifndef TW_CHECK_FINITE_H
 #define TW_CHECK_FINITE_H
+#include <stddef.h>
 #include "nn/status.h"
-#include "real/llama2c.h"
+#include "nn/model.h"
 
 // Index of the first element of x (n) that is NaN, +Inf or -Inf; -1 if every element is finite
 // (also for n <= 0).
@@ -32,15 +33,14 @@ int tw_first_nonfinite_tensor(const tw_named_tensor *tensors, int n, long *elem)
 tw_status tw_check_finite(const tw_named_tensor *tensors, int n, const char *where,
                           char *err, size_t err_len);
 
-// Checks every intermediate of the last tw_llama2c_forward(s, m, tokens, T, pos0, all_logits)
-// call, in the order they were computed: "embed", then for each layer l "L{l}.norm1", "L{l}.q",
-// "L{l}.k", "L{l}.v", "L{l}.weights", "L{l}.z", "L{l}.attn_out", "L{l}.resid_mid", "L{l}.norm2",
-// "L{l}.ffn_gate", "L{l}.ffn_up", "L{l}.ffn_act", "L{l}.ffn_out", then "final_norm" and
-// "logits" (only the rows the call computed). Attention scores are skipped: -inf is how they
-// mark hidden keys. s must have been made with keep_all = 1, else only the last layer's
-// intermediates still exist and only those are checked. Returns TW_OK, TW_ERR_ARG with one line
-// in err (as tw_check_finite), or TW_ERR_NOMEM.
-tw_status tw_llama2c_check_finite(const tw_llama2c_state *s, const tw_llama2c *m, int T,
-                                  int all_logits, const char *where, char *err, size_t err_len);
+// Checks every intermediate of the last tw_model_forward(s, m, tokens, T, pos0) call (all_logits
+// 1) or tw_model_forward_next (all_logits 0: only the last logits row exists), in the order they
+// were computed, named exactly as the dump names its files: "embed", then for each layer l every
+// tensor of tw_block_tensors the model has as "L{l}.<name>" (attn_in, attn_norm, q, ..., ffn_out,
+// resid_post), then "final_norm" and "logits". Attention scores are skipped (-inf is how they
+// mark hidden keys), and so are working rows and norm statistics. Returns TW_OK, TW_ERR_ARG with
+// one line in err (as tw_check_finite), or TW_ERR_NOMEM.
+tw_status tw_model_check_finite(const tw_model_state *s, const tw_model *m, int T, int all_logits,
+                                const char *where, char *err, size_t err_len);
 
 #endif
