@@ -18,7 +18,10 @@
 //   - Argument order: outputs, scratch/caches, inputs, parameters, sizes.
 //   - The caller owns every buffer. Kernels never allocate; anything needing scratch either takes
 //     it as an argument or owns it through a _init/_free pair.
-//   - No hidden globals: every function's result depends only on its arguments.
+//   - One global, stated: the SIMD dispatch table tw_simd (lib/simd/simd.h). It starts empty
+//     (every component runs its own loop), changes only when a program calls tw_simd_init once
+//     at start-up, and is read by the Linear, softmax, RMSNorm, SwiGLU and attention hooks.
+//     Apart from it, every function's result depends only on its arguments.
 //   - Functions that can fail on data (files, token ids) return tw_status; pure kernels return void.
 //   - Nothing in lib/ prints (except the tw_print_* helpers, which print where told) or exits.
 #ifndef TW_H

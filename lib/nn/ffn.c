@@ -17,6 +17,11 @@ void tw_ffn_forward(float *out, float *hidden, const float *x,
     tw_linear_forward(out, hidden, W2, b2, T, F, C);        // project back to C
 }
 
+void tw_swiglu(float *y, const float *gate, const float *up, long n) {
+    tw_silu(y, gate, n);
+    for (long i = 0; i < n; i++) y[i] *= up[i];
+}
+
 void tw_swiglu_forward(float *out, float *gate, float *up, float *act, const float *x,
                        const float *Wg, const float *Wu, const float *Wd, int T, int C, int F) {
     assert(T > 0 && C > 0 && F > 0);
@@ -24,9 +29,7 @@ void tw_swiglu_forward(float *out, float *gate, float *up, float *act, const flo
     tw_linear_forward(gate, x, Wg, NULL, T, C, F);
     tw_linear_forward(up, x, Wu, NULL, T, C, F);
     // The gate decides, per hidden unit, how much of the linear "up" signal passes (Shazeer 2020).
-    if (!tw_simd_swiglu(act, gate, up, n)) {   // declines at the naive level
-        tw_silu(act, gate, n);
-        for (long i = 0; i < n; i++) act[i] *= up[i];
-    }
+    if (!tw_simd_swiglu(act, gate, up, n))   // declines at the naive level
+        tw_swiglu(act, gate, up, n);
     tw_linear_forward(out, act, Wd, NULL, T, F, C);
 }

@@ -19,4 +19,8 @@ void tw_ffn_forward(float *out, float *hidden, const float *x,
 void tw_swiglu_forward(float *out, float *gate, float *up, float *act, const float *x,
                        const float *Wg, const float *Wu, const float *Wd, int T, int C, int F);
 
+// The SwiGLU gating alone, always by this loop (never a SIMD kernel): y = silu(gate) * up, the
+// reference the SIMD swiglu kernels are tested against.   y, gate, up: (n); y may alias gate
+void tw_swiglu(float *y, const float *gate, const float *up, long n);
+
 #endif

@@ -9,40 +9,57 @@
 #include "nn/norm.h"
 #include "simd/simd.h"
 
+// One LayerNorm row; returns its mean and 1/std through m_out, r_out.
+static void layernorm_row(float *out_t, float *m_out, float *r_out, const float *x_t,
+                          const float *gamma, const float *beta, int C, float eps) {
+    // Two passes (mean, then the mean of squared deviations): numerically safer than
+    // E[x^2] - E[x]^2, which cancels badly when |mean| >> std.
+    double m = 0.0;
+    for (int c = 0; c < C; c++) m += x_t[c];
+    m /= C;
+    double v = 0.0;
+    for (int c = 0; c < C; c++) { double d = x_t[c] - m; v += d * d; }
+    v /= C;                                 // biased variance, as torch.nn.LayerNorm
+    double r = 1.0 / sqrt(v + (double)eps);
+    for (int c = 0; c < C; c++) {
+        double n = (x_t[c] - m) * r;
+        out_t[c] = (float)(n * gamma[c] + (beta ? beta[c] : 0.0));
+    }
+    *m_out = (float)m;
+    *r_out = (float)r;
+}
+
+void tw_layernorm_row(float *out, const float *x, const float *gamma, const float *beta, int n,
+                      float eps) {
+    float m, r;
+    layernorm_row(out, &m, &r, x, gamma, beta, n, eps);
+}
+
 void tw_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
                           const float *gamma, const float *beta, int T, int C, float eps) {
     for (int t = 0; t < T; t++) {
-        const float *x_t = x + (size_t)t * C;   // (C)
-        float *out_t = out + (size_t)t * C;     // (C), may be x_t
-        // Two passes (mean, then the mean of squared deviations): numerically safer than
-        // E[x^2] - E[x]^2, which cancels badly when |mean| >> std.
-        double m = 0.0;
-        for (int c = 0; c < C; c++) m += x_t[c];
-        m /= C;
-        double v = 0.0;
-        for (int c = 0; c < C; c++) { double d = x_t[c] - m; v += d * d; }
-        v /= C;                                 // biased variance, as torch.nn.LayerNorm
-        double r = 1.0 / sqrt(v + (double)eps);
-        for (int c = 0; c < C; c++) {
-            double n = (x_t[c] - m) * r;
-            out_t[c] = (float)(n * gamma[c] + (beta ? beta[c] : 0.0));
-        }
-        if (mean) mean[t] = (float)m;
-        if (rstd) rstd[t] = (float)r;
+        float m, r;
+        // out may alias x: the row is fully read before it is written
+        layernorm_row(out + (size_t)t * C, &m, &r, x + (size_t)t * C, gamma, beta, C, eps);
+        if (mean) mean[t] = m;
+        if (rstd) rstd[t] = r;
     }
+}
+
+float tw_rmsnorm_row(float *out, const float *x, const float *weight, int C, float eps) {
+    double ss = 0.0;
+    for (int c = 0; c < C; c++) ss += (double)x[c] * x[c];
+    double r = sqrt(ss / C + (double)eps);  // eps inside the root, as Llama and torch
+    for (int c = 0; c < C; c++)
+        out[c] = (float)(x[c] / r * (weight ? weight[c] : 1.0));
+    return (float)r;
 }
 
 void tw_rmsnorm_forward(float *out, float *rms, const float *x, const float *weight,
                         int T, int C, float eps) {
     if (tw_simd_rmsnorm_rows(out, rms, x, weight, T, C, eps)) return;   // declines at naive
     for (int t = 0; t < T; t++) {
-        const float *x_t = x + (size_t)t * C;   // (C)
-        float *out_t = out + (size_t)t * C;     // (C), may be x_t
-        double ss = 0.0;
-        for (int c = 0; c < C; c++) ss += (double)x_t[c] * x_t[c];
-        double r = sqrt(ss / C + (double)eps);  // eps inside the root, as Llama and torch
-        for (int c = 0; c < C; c++)
-            out_t[c] = (float)(x_t[c] / r * (weight ? weight[c] : 1.0));
-        if (rms) rms[t] = (float)r;
+        float r = tw_rmsnorm_row(out + (size_t)t * C, x + (size_t)t * C, weight, C, eps);
+        if (rms) rms[t] = r;
     }
 }

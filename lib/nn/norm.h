@@ -18,4 +18,11 @@ void tw_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
 void tw_rmsnorm_forward(float *out, float *rms, const float *x, const float *weight,
                         int T, int C, float eps);
 
+// One row of each, always by the loops of norm.c (never a SIMD kernel): the references the SIMD
+// norm kernels are tested against.   out, x: (n), may alias   w, gamma, beta: (n), w and beta
+// may be NULL. tw_rmsnorm_row returns the row's rms.
+float tw_rmsnorm_row(float *out, const float *x, const float *w, int n, float eps);
+void  tw_layernorm_row(float *out, const float *x, const float *gamma, const float *beta, int n,
+                       float eps);
+
 #endif

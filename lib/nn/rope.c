@@ -36,6 +36,23 @@ static void rope_apply(float *x, int T, int H, int D, int pos0, float theta, int
     }
 }
 
+void tw_rope_angles(float *cos_t, float *sin_t, int pos, int D, float theta) {
+    for (int i = 0; i < D / 2; i++) {
+        // In double, as rope_apply: pos * freq reaches thousands of radians, where float would
+        // lose the phase.
+        double angle = (double)pos * rope_freq_d(i, D, theta);
+        cos_t[i] = (float)cos(angle);
+        sin_t[i] = (float)sin(angle);
+    }
+}
+
+void tw_rope_pairs(float *x, const float *cos_t, const float *sin_t, int n_head, int D) {
+    for (int h = 0; h < n_head; h++) {
+        float *xh = x + (size_t)h * D;                           // (D)
+        for (int i = 0; i < D / 2; i++) rotate_pair(&xh[2 * i], &xh[2 * i + 1], cos_t[i], sin_t[i]);
+    }
+}
+
 void tw_rope_adjacent_forward(float *x, int T, int H, int D, int pos0, float theta) {
     rope_apply(x, T, H, D, pos0, theta, 0);
 }

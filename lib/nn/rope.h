@@ -25,4 +25,11 @@ void tw_rope_halves_forward(float *x, int T, int H, int D, int pos0, float theta
 // Dispatches on kind (TW_ROPE_NONE leaves x unchanged).
 void tw_rope_forward(float *x, tw_rope_kind kind, int T, int H, int D, int pos0, float theta);
 
+// The same rotation split in two, in the form the SIMD kernels take (angles computed once per
+// position, so no kernel does transcendental work per head): the reference they are tested
+// against. The angles are rope.c's, bit for bit: cos_t[i] = cos(pos * theta^(-2i/D)) in double.
+//   cos_t, sin_t: (D/2)      x: (n_head, D) rotated in place, pairs (2i, 2i+1) as in llama2.c
+void tw_rope_angles(float *cos_t, float *sin_t, int pos, int D, float theta);
+void tw_rope_pairs(float *x, const float *cos_t, const float *sin_t, int n_head, int D);
+
 #endif

@@ -57,3 +57,27 @@ void tw_sdpa_forward(float *out, float *scores, float *weights,
     tw_softmax_rows(weights, sc, T, S, 1.0f);
     tw_attention_mix(out, weights, v, T, S, D);
 }
+
+// ---- one query over strided keys (the decode step of one head) ----
+
+void tw_sdpa_one(float *out, float *scores, float *pattern, const float *q, const float *k,
+                 const float *v, int S, int D, int kv_stride) {
+    assert(S > 0 && D > 0);
+    const float inv_sqrt_d = 1.0f / sqrtf((float)D);
+    float *sc = scores ? scores : pattern;
+    // The arithmetic of tw_sdpa_forward at T = 1 (one query sees every key, nothing is masked):
+    // each score is the Linear layer's dot product (float, index order), then scaled.
+    for (int s = 0; s < S; s++) {
+        const float *ks = k + (size_t)s * kv_stride;
+        float sum = 0.0f;
+        for (int c = 0; c < D; c++) sum += q[c] * ks[c];
+        sc[s] = sum * inv_sqrt_d;
+    }
+    tw_softmax_row(pattern, sc, S);
+    for (int d = 0; d < D; d++) out[d] = 0.0f;
+    for (int s = 0; s < S; s++) {
+        if (pattern[s] == 0.0f) continue;   // as tw_attention_mix
+        const float *vs = v + (size_t)s * kv_stride;
+        for (int d = 0; d < D; d++) out[d] += pattern[s] * vs[d];
+    }
+}

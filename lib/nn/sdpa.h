@@ -26,4 +26,12 @@ void tw_sdpa_forward(float *out, float *scores, float *weights,
                      const float *q, const float *k, const float *v, const float *mask,
                      int T, int S, int D, int causal, int causal_offset);
 
+// One query over S keys that are all visible, with keys and values read in place at a row
+// stride (a KV cache's G*D), as the SIMD attend kernels take it: the same arithmetic as
+// tw_sdpa_forward at T = 1 without a mask, bit for bit, and the reference those kernels are
+// tested against.
+//   out: (D)   scores: (S) or NULL   pattern: (S)   q: (D)   k, v: S rows, row s at s * kv_stride
+void tw_sdpa_one(float *out, float *scores, float *pattern, const float *q, const float *k,
+                 const float *v, int S, int D, int kv_stride);
+
 #endif

@@ -15,7 +15,10 @@
 #include "nn/softmax.h"
 #include "simd/simd.h"
 
-static void softmax_row(float *y, const float *x, int n, float temperature) {
+// The rows no exponential can describe: a NaN anywhere (all NaN), fully masked (all -inf: zeros),
+// +inf entries (they share the mass). Returns 1 if the row was one of them (y written); else 0
+// with the row's maximum in *max.
+static int special_row(float *y, const float *x, int n, float *max_out) {
     float max = -INFINITY;
     int has_nan = 0;
     for (int j = 0; j < n; j++) {
@@ -24,19 +27,24 @@ static void softmax_row(float *y, const float *x, int n, float temperature) {
     }
     if (has_nan) {
         for (int j = 0; j < n; j++) y[j] = NAN;
-        return;
+        return 1;
     }
     if (max == -INFINITY) {                       // fully masked row
         for (int j = 0; j < n; j++) y[j] = 0.0f;
-        return;
+        return 1;
     }
     if (max == INFINITY) {                        // the +inf entries take all the mass
         int n_inf = 0;
         for (int j = 0; j < n; j++) n_inf += (x[j] == INFINITY);
         for (int j = 0; j < n; j++) y[j] = x[j] == INFINITY ? 1.0f / (float)n_inf : 0.0f;
-        return;
+        return 1;
     }
-    if (temperature == 1.0f && tw_simd_softmax_row(y, x, n)) return;   // declines at naive
+    *max_out = max;
+    return 0;
+}
+
+// The reference loop: exp((x - max) / temperature), summed in double, then normalised.
+static void exp_normalize(float *y, const float *x, int n, float max, float temperature) {
     // Subtracting the max makes every exponent <= 0, so expf never overflows and the largest
     // term is exactly 1 (the sum is >= 1, never 0).
     double sum = 0.0;
@@ -46,6 +54,19 @@ static void softmax_row(float *y, const float *x, int n, float temperature) {
         sum += e;
     }
     for (int j = 0; j < n; j++) y[j] = (float)(y[j] / sum);
+}
+
+void tw_softmax_row(float *y, const float *x, int n) {
+    float max;
+    if (special_row(y, x, n, &max)) return;
+    exp_normalize(y, x, n, max, 1.0f);
+}
+
+static void softmax_row(float *y, const float *x, int n, float temperature) {
+    float max;
+    if (special_row(y, x, n, &max)) return;
+    if (temperature == 1.0f && tw_simd_softmax_row(y, x, n)) return;   // declines at naive
+    exp_normalize(y, x, n, max, temperature);
 }
 
 void tw_softmax_rows(float *y, const float *x, int rows, int cols, float temperature) {

@@ -11,4 +11,8 @@
 // the mass equally and the rest get 0 (PyTorch gives NaN). A NaN anywhere makes the row NaN.
 void tw_softmax_rows(float *y, const float *x, int rows, int cols, float temperature);
 
+// One row at temperature 1, always by the loop above (never a SIMD kernel): the reference the
+// SIMD softmax kernels are tested against.   y, x: (n), may alias
+void tw_softmax_row(float *y, const float *x, int n);
+
 #endif
