@@ -9,7 +9,7 @@
 // output through cross-attention (its map drawn with source and target tokens).
 // Calls: tw_model_config_preset, tw_model_init, tw_model_randomize, tw_model_state_init,
 //        tw_model_forward, tw_model_count_params, tw_block_forward, tw_block_scratch_init,
-//        tw_mha_forward, tw_attn_scratch_init, tw_layernorm_forward, tw_ffn_forward,
+//        tw_mha_forward, tw_mha_scratch_init, tw_layernorm_forward, tw_ffn_forward,
 //        tw_embedding_forward, tw_posenc_sinusoidal, tw_add_inplace, tw_softmax_rows,
 //        tw_linear_forward.
 // Build & run: make lesson9 && ./lesson9 [--seed N] [--out DIR] [--no-plot]
@@ -84,8 +84,8 @@ static void block_by_hand(float *out, const float *x, const tw_block_config *cfg
     float *n1 = lesson_alloc((long)T * C), *a = lesson_alloc((long)T * C);
     float *h = lesson_alloc((long)T * C), *n2 = lesson_alloc((long)T * C);
     float *f = lesson_alloc((long)T * C), *hid = lesson_alloc((long)T * F);
-    tw_attn_scratch s = { 0 };
-    LESSON_TRY(tw_attn_scratch_init(&s, &cfg->attn, T, T));
+    tw_mha_scratch s = { 0 };
+    LESSON_TRY(tw_mha_scratch_init(&s, &cfg->attn, T, T));
     if (cfg->prenorm) {
         // h = x + Attn(Norm1(x));  y = h + FFN(Norm2(h))
         tw_layernorm_forward(n1, NULL, NULL, x, w->norm1_w, w->norm1_b, T, C, eps);
@@ -103,7 +103,7 @@ static void block_by_hand(float *out, const float *x, const tw_block_config *cfg
         for (long i = 0; i < (long)T * C; i++) n2[i] = h[i] + f[i];
         tw_layernorm_forward(out, NULL, NULL, n2, w->norm2_w, w->norm2_b, T, C, eps);
     }
-    tw_attn_scratch_free(&s);
+    tw_mha_scratch_free(&s);
 }
 
 // Copies one field of every layer's block scratch into a (L, T, n) array.
@@ -331,16 +331,16 @@ int main(int argc, char **argv) {
     float *enc = lesson_alloc((long)Ss * C);
     tw_block_forward(enc, &es, NULL, src, &enc_cfg, &m17.layers[0], Ss, 0);
     // decoder layer: self-attention (layer 1's weights), cross-attention (fresh weights), FFN
-    tw_attn_config self_cfg = c17.block.attn, cross_cfg = c17.block.attn;
+    tw_mha_config self_cfg = c17.block.attn, cross_cfg = c17.block.attn;
     cross_cfg.causal = 0;
-    tw_attn_weights xw = { .wq = weights(C, C, 0.2f, a.seed + 30), .wk = weights(C, C, 0.2f, a.seed + 31),
+    tw_mha_weights xw = { .wq = weights(C, C, 0.2f, a.seed + 30), .wk = weights(C, C, 0.2f, a.seed + 31),
                            .wv = weights(C, C, 0.2f, a.seed + 32), .wo = weights(C, C, 0.2f, a.seed + 33) };
     float *ones = lesson_alloc(C);
     for (int i = 0; i < C; i++) ones[i] = 1.0f;
     const tw_block_weights *dw = &m17.layers[1];
-    tw_attn_scratch ss = { 0 }, xs = { 0 };
-    LESSON_TRY(tw_attn_scratch_init(&ss, &self_cfg, Tt, Tt));
-    LESSON_TRY(tw_attn_scratch_init(&xs, &cross_cfg, Tt, Ss));
+    tw_mha_scratch ss = { 0 }, xs = { 0 };
+    LESSON_TRY(tw_mha_scratch_init(&ss, &self_cfg, Tt, Tt));
+    LESSON_TRY(tw_mha_scratch_init(&xs, &cross_cfg, Tt, Ss));
     float *dec = lesson_alloc((long)Tt * C), *cross_map = lesson_alloc((long)Tt * Ss);
     for (int pass = 0; pass < 2; pass++) {
         // pass 1 changes the last target token, to check that earlier rows do not move
@@ -404,8 +404,8 @@ int main(int argc, char **argv) {
     lesson_plot("09_residual_norms.gp", "residual_norms.dat", "residual_norms.png");
     lesson_plot("09_cross_attention.gp", "cross_attention.dat", "cross_attention.png");
     tw_block_scratch_free(&es);
-    tw_attn_scratch_free(&ss);
-    tw_attn_scratch_free(&xs);
+    tw_mha_scratch_free(&ss);
+    tw_mha_scratch_free(&xs);
     tw_model_free(&m17);
     return lesson_finish();
 }

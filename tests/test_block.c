@@ -1,4 +1,4 @@
-// test_block.c: one transformer block (lib/block.c), pre-norm and post-norm, against float64
+// test_block.c: one transformer block (lib/nn/block.c), pre-norm and post-norm, against float64
 // PyTorch goldens (data/golden/model/block/, from tests/golden/gen_model.py); every intermediate
 // of tw_block_scratch is compared, in the order they are computed.
 #include <stdlib.h>

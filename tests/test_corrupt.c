@@ -2,7 +2,7 @@
 //
 // 1. Each file listed in data/corrupt/MANIFEST.tsv (written by tests/corrupt/make_corpus.py) is
 //    given to its reader: tw_npy_read, the config reader (tw_json_read_file, then
-//    tw_params_config_from_json and tw_params_count), tw_llama2c_load or tw_tokenizer_load. The
+//    tw_hf_config_from_json and tw_params_count), tw_llama2c_load or tw_tokenizer_load. The
 //    status must be the one the manifest documents, and a failure must come with a message that
 //    contains the manifest's word (and the file's path, for the readers that promise it). One
 //    valid control file per reader must load, so a test that "fails" everything cannot pass.
@@ -99,9 +99,9 @@ static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *n
         tw_json *root;
         tw_status st = tw_json_read_file(&root, c->path, msg, len);
         if (st != TW_OK) return st;
-        tw_params_config cfg;
+        tw_hf_config cfg;
         *names_path = 0;   // the config checks work on a tree; ./params adds the path
-        st = tw_params_config_from_json(&cfg, root, msg, len);
+        st = tw_hf_config_from_json(&cfg, root, msg, len);
         tw_json_free(root);
         if (st != TW_OK) return st;
         tw_param_counts pc;

@@ -1,4 +1,4 @@
-// test_llama2c.c: the real model (stories260K) run on the library's functions (lib/llama2c.c):
+// test_llama2c.c: the real model (stories260K) run on the library's functions (lib/real/llama2c.c):
 // the documented greedy story, every dumped tensor against an independent PyTorch float64
 // reference, the KV-cache path against recomputing the prefix, the sampler's reproducibility, and
 // the checkpoint validation. Needs data/models/ (`make model`; `make test` fetches it).
@@ -43,7 +43,7 @@ START_TEST(header_is_read_as_documented)
 {
     tw_model m = load_model();
     const tw_model_config *c = &m.cfg;
-    const tw_attn_config *a = &c->block.attn;
+    const tw_mha_config *a = &c->block.attn;
     // ../shared/models/README.md: dim 64, hidden 172, 5 layers, 8 heads, 4 kv heads, vocab 512, seq 512
     ck_assert_int_eq(a->d_model, 64);
     ck_assert_int_eq(c->block.ffn_hidden, 172);

@@ -1,4 +1,4 @@
-// test_model.c: the four tiny models (lib/model.c). The whole forward of each style against
+// test_model.c: the four tiny models (lib/nn/model.c). The whole forward of each style against
 // float64 PyTorch (data/golden/model/models/<style>/, from tests/golden/gen_model.py, which loads
 // the same tensors by their tw_param names), and properties for every style: logits of a prefix
 // do not change when tokens are appended, and KV-cache prefill + one-token decode equals the
@@ -161,7 +161,7 @@ START_TEST(kv_cache_decode_equals_full_forward)
         memcpy(resid + (size_t)p * C, dec.layers[1].resid_post, (size_t)C * sizeof(float));
         // The last decode step's attention map over all p + 1 positions equals row p of the
         // full forward's map, head by head.
-        const tw_attn_scratch *a = &dec.layers[1].attn, *b = &full.layers[1].attn;
+        const tw_mha_scratch *a = &dec.layers[1].attn, *b = &full.layers[1].attn;
         ck_assert_int_eq(a->S, p + 1);
         for (int h = 0; h < a->H; h++)
             ck_assert_allclose(a->pattern + (size_t)h * (p + 1),

@@ -1,7 +1,7 @@
 // test_numeric_edges.c: the numeric edge cases a transformer meets in practice, each with a test:
 // softmax of +-1e30 and of a fully masked row, RMSNorm/LayerNorm of an all-zero row, attention
 // over a single token, RoPE at position 0 and at the last position of a long context, and the
-// optional NaN/Inf check mode (lib/check_finite.h) that names the first non-finite tensor.
+// optional NaN/Inf check mode (lib/real/check_finite.h) that names the first non-finite tensor.
 // The expected values are exact limits (0, 1, 1/n, the input itself) or float64 references
 // computed here, so each test states why its tolerance is what it is.
 #define _POSIX_C_SOURCE 200809L   // mkdtemp
@@ -157,8 +157,8 @@ START_TEST(multi_head_attention_over_one_token_is_wo_times_repeated_wv_x)
     float *wq = tt_rand(H * D * C, -1, 1, 1), *wk = tt_rand(G * D * C, -1, 1, 2);
     float *wv = tt_rand(G * D * C, -1, 1, 3), *wo = tt_rand(C * H * D, -1, 1, 4);
     float *bo = tt_rand(C, -1, 1, 5), *x = tt_rand(C, -2, 2, 6);
-    tw_attn_config cfg = { C, H, G, D, 1, TW_ROPE_ADJACENT, 10000.0f, 0, 1e-6f };
-    tw_attn_weights w = { wq, NULL, wk, NULL, wv, NULL, wo, bo, NULL, NULL };
+    tw_mha_config cfg = { C, H, G, D, 1, TW_ROPE_ADJACENT, 10000.0f, 0, 1e-6f };
+    tw_mha_weights w = { wq, NULL, wk, NULL, wv, NULL, wo, bo, NULL, NULL };
     float want[C];
     double v[G * D];
     for (int r = 0; r < G * D; r++) {
@@ -174,10 +174,10 @@ START_TEST(multi_head_attention_over_one_token_is_wo_times_repeated_wv_x)
     }
     const int positions[3] = { 0, 1, 4095 };
     for (int p = 0; p < 3; p++) {
-        tw_attn_scratch s;
+        tw_mha_scratch s;
         tw_kv_cache cache;
         float out[C];
-        ck_assert_int_eq(tw_attn_scratch_init(&s, &cfg, 1, positions[p] + 1), TW_OK);
+        ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, 1, positions[p] + 1), TW_OK);
         ck_assert_int_eq(tw_kv_cache_init(&cache, positions[p] + 1, G, D), TW_OK);
         memset(cache.k, 0, (size_t)(positions[p] + 1) * G * D * sizeof(float));
         memset(cache.v, 0, (size_t)(positions[p] + 1) * G * D * sizeof(float));
@@ -189,7 +189,7 @@ START_TEST(multi_head_attention_over_one_token_is_wo_times_repeated_wv_x)
             ck_assert_allclose(out, want, C, 1e-6, 1e-5);
         }
         tw_kv_cache_free(&cache);
-        tw_attn_scratch_free(&s);
+        tw_mha_scratch_free(&s);
     }
     free(wq); free(wk); free(wv); free(wo); free(bo); free(x);
 }
@@ -215,7 +215,7 @@ START_TEST(rope_at_the_last_position_matches_float64)
 {
     // Position seq_len - 1 for a 4096-token context (and 32767 for Qwen-sized ones), where the
     // angle reaches thousands of radians. The reference computes angle, cos, sin and the rotation
-    // in double. lib/rope.c computes the angle in double too, so the only float error is cos/sin
+    // in double. lib/nn/rope.c computes the angle in double too, so the only float error is cos/sin
     // rounded to float and one rotation: about 2 ulp of |x|: atol 1e-6 (|x| <= 2), rtol 1e-5.
     // Also: each pair keeps its length (a rotation), checked in double with rtol 1e-6.
     enum { H = 2, D = 16 };

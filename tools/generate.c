@@ -132,7 +132,7 @@ static double now_seconds(void) {
 }
 
 static void print_cache_info(const tw_model *m, int S_max, int no_cache) {
-    const tw_attn_config *a = &m->cfg.block.attn;
+    const tw_mha_config *a = &m->cfg.block.attn;
     const int L = m->cfg.n_layer, G = a->n_kv_head, D = a->head_dim;
     const size_t bytes = (size_t)L * tw_kv_cache_bytes(S_max, G, D);
     if (no_cache) {

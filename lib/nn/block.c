@@ -9,7 +9,7 @@
 #include "nn/norm.h"
 
 tw_status tw_block_config_check(const tw_block_config *cfg) {
-    tw_status st = tw_attn_config_check(&cfg->attn);
+    tw_status st = tw_mha_config_check(&cfg->attn);
     if (st != TW_OK) return st;
     if (cfg->ffn_hidden <= 0) return TW_ERR_SHAPE;
     if (cfg->norm != TW_NORM_LAYER && cfg->norm != TW_NORM_RMS) return TW_ERR_ARG;
@@ -112,7 +112,7 @@ int tw_block_has(const tw_block_config *cfg, tw_tensor_has has) {
 }
 
 tw_dims tw_block_dims(const tw_block_config *cfg, long T, long S) {
-    const tw_attn_config *a = &cfg->attn;
+    const tw_mha_config *a = &cfg->attn;
     tw_dims d = { .T = T, .S = S, .C = a->d_model, .H = a->n_head, .G = a->n_kv_head,
                   .D = a->head_dim, .F = cfg->ffn_hidden, .V = 0 };
     return d;

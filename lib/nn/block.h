@@ -13,7 +13,7 @@ typedef enum { TW_NORM_LAYER = 0, TW_NORM_RMS } tw_norm_kind;
 typedef enum { TW_FFN_CLASSIC = 0, TW_FFN_SWIGLU } tw_ffn_kind;
 
 typedef struct {
-    tw_attn_config attn;       // d_model, heads, head_dim, RoPE, QK-norm, causal
+    tw_mha_config attn;       // d_model, heads, head_dim, RoPE, QK-norm, causal
     int            prenorm;    // 1: pre-norm, 0: post-norm
     tw_norm_kind   norm;       // LayerNorm or RMSNorm for both norms of the block
     float          norm_eps;
@@ -25,7 +25,7 @@ typedef struct {
 // A NULL bias or LayerNorm beta means none.
 typedef struct {
     const float *norm1_w, *norm1_b;            // (C), (C)
-    tw_attn_weights attn;
+    tw_mha_weights attn;
     const float *norm2_w, *norm2_b;            // (C), (C)
     const float *ffn_w1, *ffn_b1, *ffn_w2, *ffn_b2;   // classic: (F, C), (F), (C, F), (C)
     const float *ffn_gate, *ffn_up, *ffn_down;        // SwiGLU:  (F, C), (F, C), (C, F)
@@ -36,7 +36,7 @@ typedef struct {
 // meaning and size; a tensor the block's configuration does not have is NULL.
 typedef struct {
     int   T_max, S_max;
-    tw_attn_scratch attn;   // q, k, v, q_rot, k_rot, scores, pattern, z (+ per-head work rows)
+    tw_mha_scratch attn;   // q, k, v, q_rot, k_rot, scores, pattern, z (+ per-head work rows)
     float *attn_in;         // (T_max, C) the residual stream entering the block
     float *attn_norm;       // (T_max, C) pre-norm: Norm1(x); post-norm: Norm1(x + attn_out)
     float *attn_out;        // (T_max, C) after the output projection (Wo, bo)

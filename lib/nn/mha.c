@@ -1,5 +1,5 @@
 // mha.c: multi-head / grouped-query / multi-query attention with QK-norm, RoPE, an optional KV
-// cache and cross-attention. Each step writes its result into tw_attn_scratch so it can be
+// cache and cross-attention. Each step writes its result into tw_mha_scratch so it can be
 // inspected; the per-head math is tw_sdpa_forward (attention.c). After tw_simd_init with a SIMD
 // level, a single query (the decode step, T = 1) instead runs the selected fused kernel straight
 // on the cache rows (lib/simd/simd.h), still writing its scores and weights into the scratch.
@@ -37,7 +37,7 @@ void tw_kv_cache_free(tw_kv_cache *c) {
 
 // ---- configuration and scratch ----
 
-tw_status tw_attn_config_check(const tw_attn_config *cfg) {
+tw_status tw_mha_config_check(const tw_mha_config *cfg) {
     if (cfg->d_model <= 0 || cfg->n_head <= 0 || cfg->n_kv_head <= 0 || cfg->head_dim <= 0)
         return TW_ERR_SHAPE;
     if (cfg->n_head % cfg->n_kv_head != 0) return TW_ERR_SHAPE;
@@ -47,9 +47,9 @@ tw_status tw_attn_config_check(const tw_attn_config *cfg) {
     return TW_OK;
 }
 
-tw_status tw_attn_scratch_init(tw_attn_scratch *s, const tw_attn_config *cfg, int T_max, int S_max) {
+tw_status tw_mha_scratch_init(tw_mha_scratch *s, const tw_mha_config *cfg, int T_max, int S_max) {
     memset(s, 0, sizeof *s);
-    tw_status st = tw_attn_config_check(cfg);
+    tw_status st = tw_mha_config_check(cfg);
     if (st != TW_OK) return st;
     if (T_max <= 0 || S_max <= 0) return TW_ERR_ARG;
     const size_t H = (size_t)cfg->n_head, G = (size_t)cfg->n_kv_head, D = (size_t)cfg->head_dim;
@@ -71,7 +71,7 @@ tw_status tw_attn_scratch_init(tw_attn_scratch *s, const tw_attn_config *cfg, in
     return TW_OK;
 }
 
-void tw_attn_scratch_free(tw_attn_scratch *s) {
+void tw_mha_scratch_free(tw_mha_scratch *s) {
     free(s->memory);
     memset(s, 0, sizeof *s);
 }
@@ -93,7 +93,7 @@ static void scatter_head(float *dst, const float *src, int n, int n_heads, int D
 // QK-norm then RoPE on n rows of n_heads heads: x_rot = rope(rmsnorm_D(x) * gain).
 // The QK-norm is an RMSNorm over each head's D values, i.e. over rows of the (n*n_heads, D) view.
 static void normalize_and_rotate(float *x_rot, const float *x, const float *gain, int n, int n_heads,
-                                 const tw_attn_config *cfg, int rotate, int pos0) {
+                                 const tw_mha_config *cfg, int rotate, int pos0) {
     const size_t count = (size_t)n * n_heads * cfg->head_dim;
     if (cfg->qk_norm)
         tw_rmsnorm_forward(x_rot, NULL, x, gain, n * n_heads, cfg->head_dim, cfg->norm_eps);
@@ -105,9 +105,9 @@ static void normalize_and_rotate(float *x_rot, const float *x, const float *gain
 
 // ---- forward ----
 
-void tw_mha_forward(float *out, tw_attn_scratch *s, tw_kv_cache *cache,
+void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
                     const float *x, const float *x_kv, const float *mask,
-                    const tw_attn_config *cfg, const tw_attn_weights *w,
+                    const tw_mha_config *cfg, const tw_mha_weights *w,
                     int T, int S, int pos0) {
     const int C = cfg->d_model, H = cfg->n_head, G = cfg->n_kv_head, D = cfg->head_dim;
     const int cross = x_kv != NULL;

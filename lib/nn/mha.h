@@ -23,7 +23,7 @@ typedef struct {
     float        rope_theta; // 10000 or 1e6
     int          qk_norm;    // 1: RMSNorm over each q and k head before RoPE (Qwen3)
     float        norm_eps;   // eps of the QK-norm
-} tw_attn_config;
+} tw_mha_config;
 
 // Weights; a NULL bias means no bias. Layouts as torch.nn.Linear: (out, in).
 typedef struct {
@@ -33,7 +33,7 @@ typedef struct {
     const float *wo, *bo;    // (C, H*D), (C)
     const float *q_norm;     // (D) gain of the QK-norm on queries, when qk_norm
     const float *k_norm;     // (D) gain of the QK-norm on keys
-} tw_attn_weights;
+} tw_mha_weights;
 
 // A key/value cache for one layer: the rotated keys and the values of every position so far.
 //   k, v: (S_max, G, D); row p holds position p. Bytes: 2 * S_max * G * D * sizeof(float).
@@ -67,15 +67,15 @@ typedef struct {
     float *z;        // (T_max, H*D)  weights v per head, heads side by side (input of Wo)
     float *qh, *kh, *vh, *zh;   // one head's contiguous copies: (T_max, D), (S_max, D) x2, (T_max, D)
     int    T, S;     // sizes of the last call
-    float *memory;   // the one allocation of tw_attn_scratch_init, or NULL when the tensors live
+    float *memory;   // the one allocation of tw_mha_scratch_init, or NULL when the tensors live
                      // in a block's (tw_block_scratch_place)
-} tw_attn_scratch;
+} tw_mha_scratch;
 
-tw_status tw_attn_scratch_init(tw_attn_scratch *s, const tw_attn_config *cfg, int T_max, int S_max);
-void      tw_attn_scratch_free(tw_attn_scratch *s);   // safe on a zeroed struct; zeroes it again
+tw_status tw_mha_scratch_init(tw_mha_scratch *s, const tw_mha_config *cfg, int T_max, int S_max);
+void      tw_mha_scratch_free(tw_mha_scratch *s);   // safe on a zeroed struct; zeroes it again
 
 // Checks the configuration's sizes (C, H, G, D > 0, H % G == 0, D even when RoPE is on).
-tw_status tw_attn_config_check(const tw_attn_config *cfg);
+tw_status tw_mha_config_check(const tw_mha_config *cfg);
 
 // Self-attention (x_kv == NULL) or cross-attention (x_kv != NULL: keys and values come from the
 // S rows of x_kv, e.g. the encoder's output; neither side is rotated by RoPE, there is no causal
@@ -91,9 +91,9 @@ tw_status tw_attn_config_check(const tw_attn_config *cfg);
 //          Without a cache, self-attention keys are the T new rows (S_total = T), still rotated
 //          at positions pos0 .., with causal offset 0.
 // out must not alias x. s must be sized for T and S_total.
-void tw_mha_forward(float *out, tw_attn_scratch *s, tw_kv_cache *cache,
+void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
                     const float *x, const float *x_kv, const float *mask,
-                    const tw_attn_config *cfg, const tw_attn_weights *w,
+                    const tw_mha_config *cfg, const tw_mha_weights *w,
                     int T, int S, int pos0);
 
 #endif

@@ -111,7 +111,7 @@ static float *add_param(param_walk *w, tw_param_kind kind, long d0, long d1, con
 static void walk_params(param_walk *w) {
     tw_model *m = w->m;
     const tw_model_config *c = &m->cfg;
-    const tw_attn_config *a = &c->block.attn;
+    const tw_mha_config *a = &c->block.attn;
     const long C = a->d_model, HD = (long)a->n_head * a->head_dim, GD = (long)a->n_kv_head * a->head_dim;
     const long D = a->head_dim, F = c->block.ffn_hidden, V = c->vocab;
     const int beta = c->bias && c->block.norm == TW_NORM_LAYER;   // RMSNorm never has a beta

@@ -9,7 +9,7 @@
 
 // ---- step 1: scores ----
 
-void tw_attention_scores(float *scores, const float *q, const float *k, const float *mask,
+void tw_sdpa_scores(float *scores, const float *q, const float *k, const float *mask,
                          int T, int S, int D, int causal, int causal_offset) {
     assert(T > 0 && S > 0 && D > 0);
     // q k^T is a Linear layer with k as the weight matrix: (T, D) x (S, D)^T -> (T, S).
@@ -32,7 +32,7 @@ void tw_attention_scores(float *scores, const float *q, const float *k, const fl
 
 // ---- step 3: mix the values ----
 
-void tw_attention_mix(float *out, const float *weights, const float *v, int T, int S, int D) {
+void tw_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D) {
     for (int t = 0; t < T; t++) {
         float *o = out + (size_t)t * D;
         const float *w = weights + (size_t)t * S;
@@ -53,9 +53,9 @@ void tw_sdpa_forward(float *out, float *scores, float *weights,
     assert(weights != NULL);
     // Without a scores buffer, the scores are built in weights and softmaxed in place.
     float *sc = scores ? scores : weights;
-    tw_attention_scores(sc, q, k, mask, T, S, D, causal, causal_offset);
+    tw_sdpa_scores(sc, q, k, mask, T, S, D, causal, causal_offset);
     tw_softmax_rows(weights, sc, T, S, 1.0f);
-    tw_attention_mix(out, weights, v, T, S, D);
+    tw_sdpa_mix(out, weights, v, T, S, D);
 }
 
 // ---- one query over strided keys (the decode step of one head) ----
@@ -76,7 +76,7 @@ void tw_sdpa_one(float *out, float *scores, float *pattern, const float *q, cons
     tw_softmax_row(pattern, sc, S);
     for (int d = 0; d < D; d++) out[d] = 0.0f;
     for (int s = 0; s < S; s++) {
-        if (pattern[s] == 0.0f) continue;   // as tw_attention_mix
+        if (pattern[s] == 0.0f) continue;   // as tw_sdpa_mix
         const float *vs = v + (size_t)s * kv_stride;
         for (int d = 0; d < D; d++) out[d] += pattern[s] * vs[d];
     }

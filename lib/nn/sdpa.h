@@ -11,12 +11,12 @@
 // scores[t][s] = q[t] . k[s] / sqrt(D) + mask[t][s], and -inf where the causal rule hides s.
 //   scores: (T, S)   q: (T, D)   k: (S, D)   mask: (T, S) additive (0 or -inf), or NULL
 //   causal: 0 or 1
-void tw_attention_scores(float *scores, const float *q, const float *k, const float *mask,
+void tw_sdpa_scores(float *scores, const float *q, const float *k, const float *mask,
                          int T, int S, int D, int causal, int causal_offset);
 
 // out = weights v: each query's output is the weighted average of the value rows.
 //   out: (T, D)   weights: (T, S)   v: (S, D)
-void tw_attention_mix(float *out, const float *weights, const float *v, int T, int S, int D);
+void tw_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D);
 
 // The three steps in one call. weights (T, S) is required and receives the attention map
 // (rows sum to 1; a fully masked row is all zeros, see tw_softmax_rows). scores (T, S) may be NULL;

@@ -6,7 +6,7 @@
 #include <string.h>
 #include "real/params.h"
 
-const char tw_params_supported[] = "gpt2, llama, mistral, qwen2, qwen3";
+const char tw_hf_supported[] = "gpt2, llama, mistral, qwen2, qwen3";
 
 const char *tw_arch_name(tw_arch a) {
     switch (a) {
@@ -81,19 +81,19 @@ static int read_bool(const tw_json *root, const char *key, int *out, char *err, 
 
 // ---- per-architecture config readers ----
 
-static tw_status gpt2_config(tw_params_config *c, const tw_json *root, char *err, size_t n) {
+static tw_status gpt2_config(tw_hf_config *c, const tw_json *root, char *err, size_t n) {
     // GPT2Config.attribute_map lets hidden_size & co. stand for the n_* names.
-    if (!require_dim(root, KEYS("vocab_size"), &c->vocab_size, err, n) ||
-        !require_dim(root, KEYS("n_embd", "hidden_size"), &c->hidden_size, err, n) ||
+    if (!require_dim(root, KEYS("vocab_size"), &c->vocab, err, n) ||
+        !require_dim(root, KEYS("n_embd", "hidden_size"), &c->d_model, err, n) ||
         !require_dim(root, KEYS("n_layer", "num_hidden_layers"), &c->n_layer, err, n) ||
         !require_dim(root, KEYS("n_head", "num_attention_heads"), &c->n_head, err, n))
         return TW_ERR_FORMAT;
-    int r = read_dim(root, KEYS("n_positions", "max_position_embeddings"), &c->max_positions, err, n);
+    int r = read_dim(root, KEYS("n_positions", "max_position_embeddings"), &c->max_seq, err, n);
     if (r < 0) return TW_ERR_FORMAT;
-    if (r == 0) { c->max_positions = 1024; c->defaulted |= TW_DEF_MAX_POS; }
-    r = read_dim(root, KEYS("n_inner"), &c->ffn_dim, err, n);
+    if (r == 0) { c->max_seq = 1024; c->defaulted |= TW_DEF_MAX_POS; }
+    r = read_dim(root, KEYS("n_inner"), &c->ffn_hidden, err, n);
     if (r < 0) return TW_ERR_FORMAT;
-    if (r == 0) { c->ffn_dim = 4 * c->hidden_size; c->defaulted |= TW_DEF_FFN; }
+    if (r == 0) { c->ffn_hidden = 4 * c->d_model; c->defaulted |= TW_DEF_FFN; }
     c->tie_embeddings = 1;   // PretrainedConfig's default; GPT2Config does not override it
     r = read_bool(root, "tie_word_embeddings", &c->tie_embeddings, err, n);
     if (r < 0) return TW_ERR_FORMAT;
@@ -104,23 +104,23 @@ static tw_status gpt2_config(tw_params_config *c, const tw_json *root, char *err
         snprintf(err, n, "gpt2 with add_cross_attention is not supported (encoder-decoder use)");
         return TW_ERR_FORMAT;
     }
-    if (c->hidden_size % c->n_head != 0) {
+    if (c->d_model % c->n_head != 0) {
         snprintf(err, n, "n_embd (%lld) is not a multiple of n_head (%lld)",
-                 (long long)c->hidden_size, (long long)c->n_head);
+                 (long long)c->d_model, (long long)c->n_head);
         return TW_ERR_SHAPE;
     }
     c->n_kv_head = c->n_head;
-    c->head_dim = c->hidden_size / c->n_head;
+    c->head_dim = c->d_model / c->n_head;
     c->qkv_bias = c->o_bias = c->mlp_bias = 1;   // Conv1D always has a bias
     c->layernorm = 1;
     c->learned_pos = 1;
     return TW_OK;
 }
 
-static tw_status llama_family_config(tw_params_config *c, const tw_json *root, char *err, size_t n) {
-    if (!require_dim(root, KEYS("vocab_size"), &c->vocab_size, err, n) ||
-        !require_dim(root, KEYS("hidden_size"), &c->hidden_size, err, n) ||
-        !require_dim(root, KEYS("intermediate_size"), &c->ffn_dim, err, n) ||
+static tw_status llama_family_config(tw_hf_config *c, const tw_json *root, char *err, size_t n) {
+    if (!require_dim(root, KEYS("vocab_size"), &c->vocab, err, n) ||
+        !require_dim(root, KEYS("hidden_size"), &c->d_model, err, n) ||
+        !require_dim(root, KEYS("intermediate_size"), &c->ffn_hidden, err, n) ||
         !require_dim(root, KEYS("num_hidden_layers"), &c->n_layer, err, n) ||
         !require_dim(root, KEYS("num_attention_heads"), &c->n_head, err, n))
         return TW_ERR_FORMAT;
@@ -144,13 +144,13 @@ static tw_status llama_family_config(tw_params_config *c, const tw_json *root, c
         if (c->arch == TW_ARCH_QWEN3) {
             c->head_dim = 128;
         } else {
-            if (c->hidden_size % c->n_head != 0) {
+            if (c->d_model % c->n_head != 0) {
                 snprintf(err, n, "hidden_size (%lld) is not a multiple of num_attention_heads "
-                         "(%lld) and there is no head_dim", (long long)c->hidden_size,
+                         "(%lld) and there is no head_dim", (long long)c->d_model,
                          (long long)c->n_head);
                 return TW_ERR_SHAPE;
             }
-            c->head_dim = c->hidden_size / c->n_head;
+            c->head_dim = c->d_model / c->n_head;
         }
     }
     if (c->n_head % c->n_kv_head != 0) {   // repeat_kv shares each kv head among H/G query heads
@@ -159,11 +159,11 @@ static tw_status llama_family_config(tw_params_config *c, const tw_json *root, c
         return TW_ERR_SHAPE;
     }
 
-    r = read_dim(root, KEYS("max_position_embeddings"), &c->max_positions, err, n);
+    r = read_dim(root, KEYS("max_position_embeddings"), &c->max_seq, err, n);
     if (r < 0) return TW_ERR_FORMAT;
     if (r == 0) {
         c->defaulted |= TW_DEF_MAX_POS;
-        c->max_positions = c->arch == TW_ARCH_LLAMA ? 2048
+        c->max_seq = c->arch == TW_ARCH_LLAMA ? 2048
                          : c->arch == TW_ARCH_MISTRAL ? 4096 * 32 : 32768;
     }
 
@@ -192,7 +192,7 @@ static tw_status llama_family_config(tw_params_config *c, const tw_json *root, c
     return TW_OK;
 }
 
-tw_status tw_params_config_from_json(tw_params_config *cfg, const tw_json *root,
+tw_status tw_hf_config_from_json(tw_hf_config *cfg, const tw_json *root,
                                     char *err, size_t err_len) {
     char scratch[8];
     if (!err) { err = scratch; err_len = sizeof scratch; }
@@ -205,7 +205,7 @@ tw_status tw_params_config_from_json(tw_params_config *cfg, const tw_json *root,
     }
     const tw_json *mt = tw_json_get(root, "model_type");
     if (!mt || mt->type != TW_JSON_STRING) {
-        snprintf(err, err_len, "missing string key \"model_type\" (supported: %s)", tw_params_supported);
+        snprintf(err, err_len, "missing string key \"model_type\" (supported: %s)", tw_hf_supported);
         return TW_ERR_FORMAT;
     }
     static const struct { const char *name; tw_arch arch; } TYPES[] = {
@@ -217,7 +217,7 @@ tw_status tw_params_config_from_json(tw_params_config *cfg, const tw_json *root,
         if (strcmp(mt->string, TYPES[i].name) == 0) break;
     if (i == sizeof TYPES / sizeof TYPES[0]) {
         snprintf(err, err_len, "model_type \"%.40s\" is not supported (supported: %s)",
-                 mt->string, tw_params_supported);
+                 mt->string, tw_hf_supported);
         return TW_ERR_FORMAT;
     }
     cfg->arch = TYPES[i].arch;
@@ -243,16 +243,16 @@ static int64_t add(int64_t a, int64_t b, int *ok) {
     return a + b;
 }
 
-tw_status tw_params_count(tw_param_counts *p, const tw_params_config *c) {
+tw_status tw_params_count(tw_param_counts *p, const tw_hf_config *c) {
     memset(p, 0, sizeof *p);
     int ok = 1;
-    const int64_t C = c->hidden_size, V = c->vocab_size, F = c->ffn_dim;
+    const int64_t C = c->d_model, V = c->vocab, F = c->ffn_hidden;
     const int64_t qdim = mul(c->n_head, c->head_dim, &ok);      // H*D (= C for gpt2)
     const int64_t kvdim = mul(c->n_kv_head, c->head_dim, &ok);  // G*D
     const int64_t norm = c->layernorm ? mul(2, C, &ok) : C;     // LayerNorm has weight and bias
 
     p->tok_embed = mul(V, C, &ok);
-    p->pos_embed = c->learned_pos ? mul(c->max_positions, C, &ok) : 0;
+    p->pos_embed = c->learned_pos ? mul(c->max_seq, C, &ok) : 0;
 
     p->attn_norm = p->mlp_norm = norm;
     p->q = mul(C, qdim, &ok);
@@ -293,14 +293,14 @@ int64_t tw_params_weight_bytes(int64_t n_params, int bytes_per_param) {
     return ok ? b : -1;
 }
 
-int64_t tw_params_kv_bytes(const tw_params_config *c, int64_t context, int bytes_per_elem) {
+int64_t tw_hf_kv_bytes(const tw_hf_config *c, int64_t context, int bytes_per_elem) {
     int ok = 1;
     int64_t per_token = mul(mul(mul(2, c->n_layer, &ok), c->n_kv_head, &ok), c->head_dim, &ok);
     int64_t b = mul(mul(per_token, context, &ok), bytes_per_elem, &ok);
     return ok ? b : -1;
 }
 
-char *tw_params_format_count(char *out, int64_t n) {
+char *tw_format_count(char *out, int64_t n) {
     char digits[24];
     // the magnitude as unsigned, so INT64_MIN is printed correctly too
     uint64_t mag = n < 0 ? (uint64_t)0 - (uint64_t)n : (uint64_t)n;

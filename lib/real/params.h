@@ -23,7 +23,7 @@
 
 typedef enum { TW_ARCH_GPT2 = 0, TW_ARCH_LLAMA, TW_ARCH_MISTRAL, TW_ARCH_QWEN2, TW_ARCH_QWEN3 } tw_arch;
 
-// Bits of tw_params_config.defaulted: which values were not in config.json and came from the
+// Bits of tw_hf_config.defaulted: which values were not in config.json and came from the
 // transformers config class's default (or the derived default, e.g. head_dim = C / H).
 enum {
     TW_DEF_KV_HEADS = 1 << 0, TW_DEF_HEAD_DIM = 1 << 1, TW_DEF_TIE = 1 << 2,
@@ -31,17 +31,19 @@ enum {
     TW_DEF_MAX_POS = 1 << 6
 };
 
-// The shape-deciding facts of a model, filled from config.json by tw_params_config_from_json.
+// The shape-deciding facts of a model, filled from config.json by tw_hf_config_from_json. The
+// sizes use the names of lib/nn/ (model.h, block.h, mha.h), one per shape letter of tw.h; the
+// comments give the config.json keys they come from.
 typedef struct {
     tw_arch arch;
-    int64_t vocab_size;      // V
-    int64_t hidden_size;     // C
+    int64_t vocab;           // V: vocab_size
+    int64_t d_model;         // C: hidden_size (gpt2: n_embd)
     int64_t n_layer;
     int64_t n_head;          // H
     int64_t n_kv_head;       // G (H for gpt2)
     int64_t head_dim;        // D
-    int64_t ffn_dim;         // F: intermediate_size, or gpt2's n_inner (default 4C)
-    int64_t max_positions;   // max_position_embeddings (gpt2: n_positions)
+    int64_t ffn_hidden;      // F: intermediate_size, or gpt2's n_inner (default 4C)
+    int64_t max_seq;         // max_position_embeddings (gpt2: n_positions)
     int     tie_embeddings;  // lm_head shares the token embedding's storage
     int     qkv_bias;        // q, k and v projections have biases
     int     o_bias;          // output projection has a bias
@@ -51,7 +53,7 @@ typedef struct {
     int     gated_mlp;       // 1: SwiGLU gate+up+down, 0: fc+proj (gpt2)
     int     learned_pos;     // gpt2's wpe table
     unsigned defaulted;      // TW_DEF_* bits
-} tw_params_config;
+} tw_hf_config;
 
 // Parameter counts. Per-layer fields describe one decoder layer (all layers are identical in
 // these architectures); a zero means the module does not exist (e.g. gate for gpt2, lm_head when
@@ -81,15 +83,15 @@ typedef struct {
 // key, unsupported model_type) or TW_ERR_SHAPE (sizes that cannot build a model, e.g. heads not
 // dividing hidden_size with no head_dim), and err (if not NULL) gets one English line, e.g.
 // "model_type \"bert\" is not supported (supported: gpt2, llama, mistral, qwen2, qwen3)".
-tw_status tw_params_config_from_json(tw_params_config *cfg, const tw_json *root,
+tw_status tw_hf_config_from_json(tw_hf_config *cfg, const tw_json *root,
                                     char *err, size_t err_len);
 
 // Counts every component. Returns TW_ERR_ARG if a count would overflow int64 (sizes far beyond
 // any real model); *out is then zeroed.
-tw_status tw_params_count(tw_param_counts *out, const tw_params_config *cfg);
+tw_status tw_params_count(tw_param_counts *out, const tw_hf_config *cfg);
 
 const char *tw_arch_name(tw_arch a);        // "gpt2", "llama", ...
-extern const char tw_params_supported[];    // "gpt2, llama, mistral, qwen2, qwen3"
+extern const char tw_hf_supported[];    // "gpt2, llama, mistral, qwen2, qwen3"
 
 // Bytes to hold n parameters at bytes_per_param (4 fp32, 2 bf16/fp16, 1 int8); -1 on overflow.
 int64_t tw_params_weight_bytes(int64_t n_params, int bytes_per_param);
@@ -97,11 +99,11 @@ int64_t tw_params_weight_bytes(int64_t n_params, int bytes_per_param);
 // KV cache for one sequence of `context` tokens: every layer keeps a key and a value vector of
 // G*D numbers per token, so 2 * n_layer * G * D * context * bytes_per_elem.
 // Returns -1 if that would overflow int64.
-int64_t tw_params_kv_bytes(const tw_params_config *cfg, int64_t context, int bytes_per_elem);
+int64_t tw_hf_kv_bytes(const tw_hf_config *cfg, int64_t context, int bytes_per_elem);
 
 // Writes n with a comma between groups of three digits, 1234567 -> "1,234,567", the way the
 // published parameter totals are written. out must hold TW_COUNT_STR_LEN bytes; returns out.
 #define TW_COUNT_STR_LEN 32
-char *tw_params_format_count(char *out, int64_t n);
+char *tw_format_count(char *out, int64_t n);
 
 #endif
