@@ -262,6 +262,51 @@ START_TEST(forward_rejects_bad_tokens_and_sizes)
 }
 END_TEST
 
+// The activations of a forward pass live in one allocation laid out by the tables: every tensor
+// the model has points into s.memory, the tensors do not overlap, and together they fill it
+// exactly (tw_model_state_floats). This is the layout a gradient state will repeat.
+typedef struct { const float *p; long n; } span;
+static int by_pointer(const void *a, const void *b) {
+    const float *x = ((const span *)a)->p, *y = ((const span *)b)->p;
+    return x < y ? -1 : x > y;
+}
+
+START_TEST(activations_are_one_allocation_laid_out_by_the_tables)
+{
+    const char *style = STYLES[_i];
+    tw_model m;
+    make_random_model(&m, style, 80u + (uint64_t)_i);
+    const tw_model_config *c = &m.cfg;
+    const int T = 5, S = c->max_seq;
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, T, S), TW_OK);
+    ck_assert_uint_eq(s.n_floats, tw_model_state_floats(c, T, S));
+    span *sp = malloc(sizeof(span) * (size_t)(tw_model_n_tensors + c->n_layer * tw_block_n_tensors));
+    int n = 0;
+    const tw_dims cap = tw_model_dims(c, T, S);
+    for (int i = 0; i < tw_model_n_tensors; i++) {
+        const tw_tensor_info *t = &tw_model_tensors[i];
+        const float *p = tw_model_tensor(&s, t);
+        ck_assert_msg((p != NULL) == tw_model_has(c, t), "%s: %s", style, t->name);
+        if (p) sp[n++] = (span){ p, tw_dims_count(&cap, t->shape) };
+    }
+    for (int l = 0; l < c->n_layer; l++)
+        for (int i = 0; i < tw_block_n_tensors; i++) {
+            const tw_tensor_info *t = &tw_block_tensors[i];
+            const float *p = tw_block_tensor(&s.layers[l], t);
+            ck_assert_msg((p != NULL) == tw_block_has(&c->block, t->has), "%s: L%d.%s", style, l, t->name);
+            if (p) sp[n++] = (span){ p, tw_dims_count(&cap, t->shape) };
+        }
+    qsort(sp, (size_t)n, sizeof *sp, by_pointer);
+    ck_assert_ptr_eq(sp[0].p, s.memory);
+    for (int i = 0; i + 1 < n; i++) ck_assert_ptr_eq(sp[i].p + sp[i].n, sp[i + 1].p);   // no gap, no overlap
+    ck_assert_ptr_eq(sp[n - 1].p + sp[n - 1].n, s.memory + s.n_floats);
+    free(sp);
+    tw_model_state_free(&s);
+    tw_model_free(&m);
+}
+END_TEST
+
 Suite *suite_model(void) {
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("golden");
@@ -273,6 +318,7 @@ Suite *suite_model(void) {
     tcase_add_test(tc, presets_have_the_documented_shapes);
     tcase_add_test(tc, randomize_is_deterministic_and_follows_the_kinds);
     tcase_add_test(tc, forward_rejects_bad_tokens_and_sizes);
+    tcase_add_loop_test(tc, activations_are_one_allocation_laid_out_by_the_tables, 0, N_STYLES);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -2,7 +2,7 @@
 // cache and cross-attention. Each step writes its result into tw_mha_scratch so it can be
 // inspected; the per-head math is tw_sdpa_forward (attention.c). After tw_simd_init with a SIMD
 // level, a single query (the decode step, T = 1) instead runs the selected fused kernel straight
-// on the cache rows (lib/simd/simd.h), still writing its scores and weights into the scratch.
+// on the cache rows (lib/simd/simd.h), still writing its scores and pattern into the scratch.
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,8 +6,8 @@
 //   q = x Wq^T + bq            (T, H*D)      k = x_kv Wk^T + bk, v = x_kv Wv^T + bv   (S, G*D)
 //   QK-norm (Qwen3): RMSNorm over each head's D values of q and of k, with gains (D)
 //   RoPE on q and k (adjacent or halves pairing), at positions pos0 ..
-//   per head: scores = q_h k_g^T / sqrt(D) (+ causal mask, + additive mask), weights = softmax
-//   z_h = weights v_g           z: (T, H*D)    out = z Wo^T + bo   (T, C)
+//   per head: scores = q_h k_g^T / sqrt(D) (+ causal mask, + additive mask), pattern = softmax
+//   z_h = pattern v_g           z: (T, H*D)    out = z Wo^T + bo   (T, C)
 #ifndef TW_MHA_H
 #define TW_MHA_H
 #include "nn/status.h"
@@ -54,7 +54,7 @@ size_t    tw_kv_cache_bytes(int S_max, int G, int D);
 //   cache the earlier positions are in the cache, which holds k_rot and v rows for 0 .. pos0+T-1).
 //   scores, pattern: head h's (T, S) block starts at h*T*S, with T = s->T and S = s->S of this
 //   call (packed, not strided by S_max). Causally hidden entries of scores are -inf (so without a
-//   cache everything above the diagonal, with one every s > pos0 + t), and their weights are 0.
+//   cache everything above the diagonal, with one every s > pos0 + t); in pattern they are 0.
 typedef struct {
     int    T_max, S_max, H, G, D;
     float *q;        // (T_max, H*D)  x Wq^T + bq: before QK-norm and RoPE
@@ -64,7 +64,7 @@ typedef struct {
     float *k_rot;    // (S_max, G*D)  after QK-norm and RoPE: what is stored in the cache
     float *scores;   // (H, T, S) used of (H, T_max, S_max): q_h k_g^T / sqrt(D) + mask, -inf if hidden
     float *pattern;  // (H, T, S) the attention map (the weights): softmax of each scores row
-    float *z;        // (T_max, H*D)  weights v per head, heads side by side (input of Wo)
+    float *z;        // (T_max, H*D)  pattern v per head, heads side by side (input of Wo)
     float *qh, *kh, *vh, *zh;   // one head's contiguous copies: (T_max, D), (S_max, D) x2, (T_max, D)
     int    T, S;     // sizes of the last call
     float *memory;   // the one allocation of tw_mha_scratch_init, or NULL when the tensors live
