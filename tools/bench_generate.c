@@ -21,6 +21,7 @@
 #include "real/llama2c.h"
 #include "real/sampler.h"
 #include "simd/simd.h"
+#include "nn/reference.h"
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -50,7 +51,7 @@ static double median(double *v, int n) {
 // One run: prefill P tokens, then decode n_dec greedy tokens. Returns the two times in seconds.
 static void run_once(double *t_pre, double *t_dec, const tw_model *m, int *seq, int P, int n_dec,
                      int with_cache) {
-    const int V = m->cfg.vocab_size, total = P + n_dec;
+    const int V = m->cfg.vocab, total = P + n_dec;
     tw_model_state s;
     check(tw_model_state_init(&s, m, with_cache ? P : total, with_cache ? total : 0), "state");
     double t0 = now_seconds();
@@ -140,12 +141,13 @@ static double triad_gbs(float *a, const float *b, const float *c, long n, int re
 // arrays of n floats (8 bytes per element). Returns GB/s, median of `repeats` after a warm-up.
 static double read_gbs(const float *b, const float *c, long n, int repeats, float *sink) {
     double gbs[64];
+    const tw_dot_fn dot = tw_kernels_for(tw_simd.level)->dot;   // the level tw_simd_init chose
     for (int k = -1; k < repeats; k++) {
         double t0 = now_seconds();
         float s = 0.0f;
         for (long i = 0; i < n; i += 1L << 24) {   // chunks: the kernel takes an int length
             long len = n - i < (1L << 24) ? n - i : (1L << 24);
-            s += tw_simd.dot(b + i, c + i, (int)len);
+            s += dot(b + i, c + i, (int)len);
         }
         double t = now_seconds() - t0;
         *sink += s;
