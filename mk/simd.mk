@@ -77,6 +77,8 @@ bench-bin: $(BENCH_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(BLAS_LIBS) $(LDLIBS) -o run_bench
 
 $(BUILD)/bench/bench.o: CPPFLAGS += -Itests $(BLAS_CFLAGS)
+# make test compiles the benchmark (without running it), so it cannot fall behind the library.
+TEST_DEPS += $(BUILD)/bench/bench.o
 CLEAN_FILES += run_bench
 
 # ---- Arm: cross-build and run the NEON self-test under qemu ----
