@@ -25,6 +25,7 @@ import gen_model as gm
 from golden_io import save_npy
 
 torch.set_default_dtype(torch.float64)
+torch.set_num_threads(1)   # reductions in one fixed order: the goldens regenerate byte-identical
 OUT = os.path.join("data", "golden", "backward")
 RNG = np.random.default_rng(20240612)
 written = []
