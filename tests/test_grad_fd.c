@@ -489,10 +489,10 @@ static const int MHA[][13] = {
 static const float MHA_THETA[] = { 1e4f, 1e4f, 1e6f, 1e6f, 1e4f, 1e6f, 1e4f, 1e4f, 1e4f, 1e4f };
 
 typedef struct {
-    tw_attn_config cfg;
+    tw_mha_config cfg;
     int T, S, pos0, cross;
     const float *mask;
-    double *x, *x_kv, *w[10];   // weights in tw_attn_weights order; NULL where absent
+    double *x, *x_kv, *w[10];   // weights in tw_mha_weights order; NULL where absent
 } mha_ctx;
 
 // The double reference: every step of mha.h's comment, written out, one head at a time on
@@ -536,7 +536,7 @@ START_TEST(mha_backward_matches_finite_differences)
     const int *m = MHA[_i];
     mha_ctx c;
     memset(&c, 0, sizeof c);
-    c.cfg = (tw_attn_config){ .d_model = m[0], .n_head = m[1], .n_kv_head = m[2], .head_dim = m[3],
+    c.cfg = (tw_mha_config){ .d_model = m[0], .n_head = m[1], .n_kv_head = m[2], .head_dim = m[3],
                               .causal = m[6], .rope = (tw_rope_kind)m[7], .rope_theta = MHA_THETA[_i],
                               .qk_norm = m[8], .norm_eps = 1e-6f };
     const int C = m[0], H = m[1], G = m[2], D = m[3], bias = m[9], qk = m[8];
@@ -562,14 +562,14 @@ START_TEST(mha_backward_matches_finite_differences)
         for (int t = 0; t < T; t++) mask[t * S + S - 1] = -INFINITY;
     }
     c.mask = mask;
-    tw_attn_weights w = { wf[0], wf[1], wf[2], wf[3], wf[4], wf[5], wf[6], wf[7], wf[8], wf[9] };
-    tw_attn_grads dw = { gr[0], gr[1], gr[2], gr[3], gr[4], gr[5], gr[6], gr[7], gr[8], gr[9] };
+    tw_mha_weights w = { wf[0], wf[1], wf[2], wf[3], wf[4], wf[5], wf[6], wf[7], wf[8], wf[9] };
+    tw_mha_grads dw = { gr[0], gr[1], gr[2], gr[3], gr[4], gr[5], gr[6], gr[7], gr[8], gr[9] };
     float *out = tt_zeros((long)T * C), *dx = tt_zeros((long)T * C);
     float *dx_kv = c.cross ? tt_zeros((long)S * C) : NULL;
-    tw_attn_scratch s;
-    tw_attn_grad_scratch g;
-    ck_assert_int_eq(tw_attn_scratch_init(&s, &c.cfg, T, n_kv), TW_OK);
-    ck_assert_int_eq(tw_attn_grad_scratch_init(&g, &c.cfg, T, n_kv), TW_OK);
+    tw_mha_scratch s;
+    tw_mha_grad_scratch g;
+    ck_assert_int_eq(tw_mha_scratch_init(&s, &c.cfg, T, n_kv), TW_OK);
+    ck_assert_int_eq(tw_mha_grad_scratch_init(&g, &c.cfg, T, n_kv), TW_OK);
     tw_mha_forward(out, &s, NULL, x, x_kv, mask, &c.cfg, &w, T, S, c.pos0);
     tw_mha_backward(dx, dx_kv, &dw, &g, r, &s, x, x_kv, &c.cfg, &w, T, S, c.pos0);
 
@@ -582,8 +582,8 @@ START_TEST(mha_backward_matches_finite_differences)
         if (present[j]) fd_add(&p, names[j], c.w[j], sizes[j], gr[j]);
     fd_check("mha", &p, r, REL_CHAIN);
 
-    tw_attn_scratch_free(&s);
-    tw_attn_grad_scratch_free(&g);
+    tw_mha_scratch_free(&s);
+    tw_mha_grad_scratch_free(&g);
     for (int j = 0; j < 10; j++) { free(wf[j]); free(gr[j]); free(c.w[j]); }
     free(x); free(r); free(x_kv); free(mask); free(out); free(dx); free(dx_kv); free(c.x);
     free(c.x_kv);

@@ -338,10 +338,10 @@ START_TEST(mha_backward_matches_autograd)
     const int C = c[0], H = c[1], G = c[2], D = c[3], T = c[4], S = c[5], bias = c[9];
     const int qk = c[8], pos0 = c[10], cross = c[11];
     const long HD = (long)H * D, GD = (long)G * D;
-    tw_attn_config cfg = { .d_model = C, .n_head = H, .n_kv_head = G, .head_dim = D,
+    tw_mha_config cfg = { .d_model = C, .n_head = H, .n_kv_head = G, .head_dim = D,
                            .causal = c[6], .rope = (tw_rope_kind)c[7], .rope_theta = fc[0],
                            .qk_norm = qk, .norm_eps = fc[1] };
-    // Weights and their gradient buffers, by name; sizes per tw_attn_weights.
+    // Weights and their gradient buffers, by name; sizes per tw_mha_weights.
     const char *names[10] = { "attn.wq", "attn.bq", "attn.wk", "attn.bk", "attn.wv", "attn.bv",
                               "attn.wo", "attn.bo", "attn.q_norm", "attn.k_norm" };
     const long sizes[10] = { HD * C, HD, GD * C, GD, GD * C, GD, C * HD, C, D, D };
@@ -349,18 +349,18 @@ START_TEST(mha_backward_matches_autograd)
     float *wt[10] = { 0 }, *gr[10] = { 0 };
     for (int j = 0; j < 10; j++)
         if (present[j]) { wt[j] = gc_load(dir, names[j], sizes[j]); gr[j] = tt_zeros(sizes[j]); }
-    tw_attn_weights w = { wt[0], wt[1], wt[2], wt[3], wt[4], wt[5], wt[6], wt[7], wt[8], wt[9] };
-    tw_attn_grads dw = { gr[0], gr[1], gr[2], gr[3], gr[4], gr[5], gr[6], gr[7], gr[8], gr[9] };
+    tw_mha_weights w = { wt[0], wt[1], wt[2], wt[3], wt[4], wt[5], wt[6], wt[7], wt[8], wt[9] };
+    tw_mha_grads dw = { gr[0], gr[1], gr[2], gr[3], gr[4], gr[5], gr[6], gr[7], gr[8], gr[9] };
     float *x = gc_load(dir, "x", (long)T * C), *dy = gc_load(dir, "dy", (long)T * C);
     float *x_kv = cross ? gc_load(dir, "x_kv", (long)S * C) : NULL;
     float *mask = c[12] ? gc_load(dir, "mask", (long)T * S) : NULL;
     float *out = tt_zeros((long)T * C), *dx = tt_zeros((long)T * C);
     float *dx_kv = cross ? tt_zeros((long)S * C) : NULL;
     const int n_kv = cross ? S : T;
-    tw_attn_scratch s;
-    tw_attn_grad_scratch g;
-    ck_assert_int_eq(tw_attn_scratch_init(&s, &cfg, T, n_kv), TW_OK);
-    ck_assert_int_eq(tw_attn_grad_scratch_init(&g, &cfg, T, n_kv), TW_OK);
+    tw_mha_scratch s;
+    tw_mha_grad_scratch g;
+    ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, T, n_kv), TW_OK);
+    ck_assert_int_eq(tw_mha_grad_scratch_init(&g, &cfg, T, n_kv), TW_OK);
 
     tw_mha_forward(out, &s, NULL, x, x_kv, mask, &cfg, &w, T, S, pos0);
     tw_mha_backward(dx, dx_kv, &dw, &g, dy, &s, x, x_kv, &cfg, &w, T, S, pos0);
@@ -375,8 +375,8 @@ START_TEST(mha_backward_matches_autograd)
     for (int j = 0; j < 10; j++)
         if (present[j]) expect_grad_scaled(dir, names[j], gr[j], sizes[j], REL_CHAIN, scale);
 
-    tw_attn_scratch_free(&s);
-    tw_attn_grad_scratch_free(&g);
+    tw_mha_scratch_free(&s);
+    tw_mha_grad_scratch_free(&g);
     for (int j = 0; j < 10; j++) { free(wt[j]); free(gr[j]); }
     free(c); free(fc); free(x); free(dy); free(x_kv); free(mask); free(out); free(dx); free(dx_kv);
 }
