@@ -1,0 +1,56 @@
+// train.c: one step of training (see train.h).
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nn/train.h"
+
+tw_status tw_trainer_init(tw_trainer *t, const tw_model *m, int T_max) {
+    memset(t, 0, sizeof *t);
+    tw_status st = tw_model_grads_init(&t->g, m);
+    if (st == TW_OK) st = tw_model_state_init(&t->s, m, T_max, 0);
+    if (st == TW_OK) st = tw_model_state_init(&t->ds, m, T_max, 0);
+    if (st != TW_OK) { tw_trainer_free(t); return st; }
+    t->adam_m = calloc((size_t)m->n_floats, sizeof(float));
+    t->adam_v = calloc((size_t)m->n_floats, sizeof(float));
+    t->grad_ptrs = calloc((size_t)m->n_params, sizeof *t->grad_ptrs);
+    t->counts = calloc((size_t)m->n_params, sizeof *t->counts);
+    if (!t->adam_m || !t->adam_v || !t->grad_ptrs || !t->counts) { tw_trainer_free(t); return TW_ERR_NOMEM; }
+    for (int i = 0; i < m->n_params; i++) {
+        t->grad_ptrs[i] = t->g.params[i].data;
+        t->counts[i] = t->g.params[i].count;
+    }
+    return TW_OK;
+}
+
+void tw_trainer_free(tw_trainer *t) {
+    tw_model_grads_free(&t->g);
+    tw_model_state_free(&t->s);
+    tw_model_state_free(&t->ds);
+    free(t->adam_m);
+    free(t->adam_v);
+    free(t->grad_ptrs);
+    free(t->counts);
+    memset(t, 0, sizeof *t);
+}
+
+tw_status tw_train_step(tw_train_stats *st, tw_trainer *t, tw_model *m, const int *inputs,
+                        const int *targets, const tw_train_config *c) {
+    memset(st, 0, sizeof *st);
+    st->lr = tw_lr_schedule((int)t->step, c->lr, c->min_lr, c->warmup, c->steps);
+    tw_model_grads_zero(&t->g);
+    tw_status s = tw_model_backward(&st->loss, &t->g, &t->ds, &t->s, m, inputs, targets, c->B, c->T, 1.0f);
+    if (s != TW_OK) return s;
+    // The norm before clipping, as torch.nn.utils.clip_grad_norm_ returns it (clip 0: no clipping).
+    st->gnorm = tw_clip_grad_norm(t->grad_ptrs, t->counts, m->n_params, c->clip);
+    if (!isfinite(st->loss) || !isfinite(st->gnorm)) return TW_ERR_ARG;
+    tw_adamw_hparams hp = { st->lr, c->beta1, c->beta2, c->eps, 0.0f };
+    for (int i = 0; i < m->n_params; i++) {
+        tw_param *p = &m->params[i];
+        const long off = (long)(p->data - m->memory);
+        hp.weight_decay = tw_adamw_decays(p->ndim) ? c->weight_decay : 0.0f;
+        tw_adamw_step(p->data, t->adam_m + off, t->adam_v + off, t->g.params[i].data, p->count,
+                      (int)t->step + 1, &hp);
+    }
+    t->step++;
+    return TW_OK;
+}
