@@ -17,3 +17,9 @@ stories: model $(BUILD)/tools/make_stories   ## sample the stories corpus + the 
 	./$(BUILD)/tools/make_stories $(MODEL_BIN) $(MODEL_TOK) $(STORY_DIR) --tokens $(STORY_TOKENS) --seed $(STORY_SEED)
 
 TEST_DEPS += $(BUILD)/tools/make_stories
+
+PROGRAMS += train
+.PHONY: train
+train: $(BUILD)/tools/train.o $(LIB)            ## ./train: train a model (flags as llama2.c's train.py; see docs/training.md)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+TEST_DEPS += train

@@ -1,0 +1,522 @@
+// train.c: ./train, a language model that learns on one CPU core, with the flags of llama2.c's
+// train.py and nanoGPT. See docs/training.md; the deterministic mode is reproduced in PyTorch by
+// tests/golden/gen_train.py.
+//
+//   make stories train
+//   ./train --tokens data/stories/train.bin --val data/stories/val.bin -z data/models/tok512.bin
+//           --style llama --dim 64 --layers 4 --heads 4 --kv-heads 4 --hidden 172 --seq 64
+//           --batch 8 --steps 400 --lr 3e-3 --min-lr 3e-4 --warmup 20 --out out/train/model.bin
+//   (one command line; see docs/training.md for the flags)
+//
+// stdout: one line per step (`step N/M loss X lr .. gnorm .. tok/s .. elapsed ..`), validation
+// lines, samples. stderr: what was set up (sizes, token counts), and errors: one line each,
+// exit 1 for bad data, 2 for bad usage.
+#define _POSIX_C_SOURCE 200809L   // clock_gettime, sigaction
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "nn/model.h"
+#include "nn/train.h"
+#include "nn/loss.h"
+#include "io/atomic_file.h"
+#include "real/batches.h"
+#include "real/check_finite.h"
+#include "real/checkpoint.h"
+#include "real/llama2c_write.h"
+#include "real/sampler.h"
+#include "real/tokenizer.h"
+#include "real/tokens.h"
+#include "simd/simd.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: ./train (--tokens FILE.bin | --text FILE.txt -z TOK.bin) [options]\n"
+        "model (from scratch unless --init or --resume):\n"
+        "  --init FILE.bin      start from a checkpoint (llama2.c's format or ours): fine-tuning\n"
+        "  --resume STATE       continue a saved training state exactly (weights, AdamW, step, data, RNG)\n"
+        "  --style NAME         2017, gpt2, llama or qwen3 (default llama), with its preset sizes unless:\n"
+        "  --dim C --layers L --heads H --kv-heads G --head-dim D --hidden F --vocab V (default 512)\n"
+        "  --seed N             initialisation and shuffling seed (default 1)\n"
+        "data:\n"
+        "  --tokens FILE.bin    little-endian uint16 tokens (llama2.c's pretokenised shards)\n"
+        "  --text FILE.txt      UTF-8 text, one document per line, encoded with -z\n"
+        "  -z TOK.bin           a llama2.c tokenizer (for --text, and to print samples)\n"
+        "  --val FILE.bin       validation tokens; else the last --val-frac of the data (default 0.1,\n"
+        "                       0 with --no-shuffle, which trains on the whole file)\n"
+        "  --floor FILE         the teacher's floor (default: floor.txt beside --tokens, if any)\n"
+        "optimisation:\n"
+        "  --batch B --seq T --steps N     (defaults 8, 64, 200)\n"
+        "  --lr LR --min-lr LR --warmup W  warm-up then cosine decay to min-lr over N steps\n"
+        "                                  (defaults 1e-3, 1e-4, 0; equal lr and min-lr: constant)\n"
+        "  --weight-decay WD --beta1 B1 --beta2 B2 --eps E   AdamW (0.1, 0.9, 0.95, 1e-8)\n"
+        "  --clip NORM          clip the global gradient norm (default 1; 0: off)\n"
+        "  --no-shuffle         batches in file order: row r of step s starts at ((s*B + r)*T) mod (n - T)\n"
+        "output:\n"
+        "  --out FILE.bin       final weights (llama2.c's format for llama-shaped models, else ours)\n"
+        "  --state FILE         training state, written with --out at every --save-every and at the end\n"
+        "  --save-every N       (default 0: only at the end)   --stop-after K: stop after K steps of this run\n"
+        "  --eval-every N       validation loss every N steps (default 50; and at the end)\n"
+        "  --eval-batches K     validation batches per evaluation (default 8)\n"
+        "  --sample-every N     print a sample every N steps (needs -z; default 100; 0: off)\n"
+        "  --curve FILE.dat     the loss curve (default out/train/loss.dat; a PNG beside it with gnuplot)\n"
+        "  --simd LEVEL         naive, avx2, avx512, neon or auto\n");
+}
+
+static void die_usage(const char *fmt, const char *a) {
+    fprintf(stderr, "train: ");
+    fprintf(stderr, fmt, a);
+    fprintf(stderr, " (./train -h for usage)\n");
+    exit(2);
+}
+
+// Bad data: one line, exit 1.
+static void die_data(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "train: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    exit(1);
+}
+
+typedef struct {
+    const char *init, *resume, *style, *tokens, *text, *tokenizer, *val, *floor, *out, *state,
+               *curve, *simd;
+    int dim, layers, heads, kv_heads, head_dim, hidden, vocab;
+    long long seed;
+    tw_train_config c;
+    int no_shuffle;
+    double val_frac;      // < 0: not given
+    long save_every, stop_after, eval_every, eval_batches, sample_every;
+} options;
+
+static double parse_num(const char *flag, const char *s) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno != 0 || !isfinite(v)) die_usage("%s: not a number", flag);
+    return v;
+}
+
+static long parse_count(const char *flag, const char *s, long lo) {
+    double v = parse_num(flag, s);
+    if (v != floor(v) || v < lo || v > 2e9) {
+        fprintf(stderr, "train: %s: '%s' must be a whole number >= %ld (./train -h for usage)\n", flag, s, lo);
+        exit(2);
+    }
+    return (long)v;
+}
+
+static options parse_args(int argc, char **argv) {
+    options o;
+    memset(&o, 0, sizeof o);
+    o.style = "llama";
+    o.vocab = 512;
+    o.seed = 1;
+    o.c = (tw_train_config){ 8, 64, 200, 0, 1e-3f, 1e-4f, 0.1f, 0.9f, 0.95f, 1e-8f, 1.0f };
+    o.val_frac = -1.0;
+    o.eval_every = 50;
+    o.eval_batches = 8;
+    o.sample_every = 100;
+    o.curve = "out/train/loss.dat";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); exit(0); }
+        if (strcmp(a, "--no-shuffle") == 0) { o.no_shuffle = 1; continue; }
+        if (a[0] != '-') die_usage("unexpected argument '%s'", a);
+        if (i + 1 >= argc) die_usage("flag '%s' needs a value", a);
+        const char *v = argv[++i];
+        if      (!strcmp(a, "--init"))   o.init = v;
+        else if (!strcmp(a, "--resume")) o.resume = v;
+        else if (!strcmp(a, "--style"))  o.style = v;
+        else if (!strcmp(a, "--tokens")) o.tokens = v;
+        else if (!strcmp(a, "--text"))   o.text = v;
+        else if (!strcmp(a, "-z"))       o.tokenizer = v;
+        else if (!strcmp(a, "--val"))    o.val = v;
+        else if (!strcmp(a, "--floor"))  o.floor = v;
+        else if (!strcmp(a, "--out"))    o.out = v;
+        else if (!strcmp(a, "--state"))  o.state = v;
+        else if (!strcmp(a, "--curve"))  o.curve = v;
+        else if (!strcmp(a, "--simd"))   o.simd = v;
+        else if (!strcmp(a, "--dim"))      o.dim = (int)parse_count(a, v, 1);
+        else if (!strcmp(a, "--layers"))   o.layers = (int)parse_count(a, v, 1);
+        else if (!strcmp(a, "--heads"))    o.heads = (int)parse_count(a, v, 1);
+        else if (!strcmp(a, "--kv-heads")) o.kv_heads = (int)parse_count(a, v, 1);
+        else if (!strcmp(a, "--head-dim")) o.head_dim = (int)parse_count(a, v, 1);
+        else if (!strcmp(a, "--hidden"))   o.hidden = (int)parse_count(a, v, 1);
+        else if (!strcmp(a, "--vocab"))    o.vocab = (int)parse_count(a, v, 3);
+        else if (!strcmp(a, "--seed"))     o.seed = parse_count(a, v, 0);
+        else if (!strcmp(a, "--batch"))    o.c.B = (int)parse_count(a, v, 1);
+        else if (!strcmp(a, "--seq"))      o.c.T = (int)parse_count(a, v, 1);
+        else if (!strcmp(a, "--steps"))    o.c.steps = (int)parse_count(a, v, 1);
+        else if (!strcmp(a, "--warmup"))   o.c.warmup = (int)parse_count(a, v, 0);
+        else if (!strcmp(a, "--lr"))           o.c.lr = (float)parse_num(a, v);
+        else if (!strcmp(a, "--min-lr"))       o.c.min_lr = (float)parse_num(a, v);
+        else if (!strcmp(a, "--weight-decay")) o.c.weight_decay = (float)parse_num(a, v);
+        else if (!strcmp(a, "--beta1"))        o.c.beta1 = (float)parse_num(a, v);
+        else if (!strcmp(a, "--beta2"))        o.c.beta2 = (float)parse_num(a, v);
+        else if (!strcmp(a, "--eps"))          o.c.eps = (float)parse_num(a, v);
+        else if (!strcmp(a, "--clip"))         o.c.clip = (float)parse_num(a, v);
+        else if (!strcmp(a, "--val-frac"))     o.val_frac = parse_num(a, v);
+        else if (!strcmp(a, "--save-every"))   o.save_every = parse_count(a, v, 0);
+        else if (!strcmp(a, "--stop-after"))   o.stop_after = parse_count(a, v, 1);
+        else if (!strcmp(a, "--eval-every"))   o.eval_every = parse_count(a, v, 0);
+        else if (!strcmp(a, "--eval-batches")) o.eval_batches = parse_count(a, v, 1);
+        else if (!strcmp(a, "--sample-every")) o.sample_every = parse_count(a, v, 0);
+        else die_usage("unknown flag '%s'", a);
+    }
+    if (!o.tokens && !o.text) die_usage("no data: give --tokens FILE.bin or --text FILE.txt -z TOK.bin%s", "");
+    if (o.tokens && o.text) die_usage("--tokens and --text: give one data file, not both%s", "");
+    if (o.text && !o.tokenizer) die_usage("--text needs a tokenizer: -z TOK.bin%s", "");
+    if (o.init && o.resume) die_usage("--init and --resume: a resumed run continues its own weights%s", "");
+    if (!(o.c.lr >= 0.0f)) die_usage("--lr: must be >= 0%s", "");
+    if (!(o.c.min_lr >= 0.0f)) die_usage("--min-lr: must be >= 0%s", "");
+    if (!(o.c.weight_decay >= 0.0f)) die_usage("--weight-decay: must be >= 0%s", "");
+    if (!(o.c.beta1 >= 0.0f && o.c.beta1 < 1.0f)) die_usage("--beta1: must be in [0, 1)%s", "");
+    if (!(o.c.beta2 >= 0.0f && o.c.beta2 < 1.0f)) die_usage("--beta2: must be in [0, 1)%s", "");
+    if (!(o.c.eps > 0.0f)) die_usage("--eps: must be > 0%s", "");
+    if (!(o.c.clip >= 0.0f)) die_usage("--clip: must be >= 0 (0 turns clipping off)%s", "");
+    if (o.c.warmup > o.c.steps) die_usage("--warmup: longer than --steps%s", "");
+    if (o.val_frac >= 1.0) die_usage("--val-frac: must be in [0, 1)%s", "");
+    if (o.val && o.val_frac >= 0.0) die_usage("--val and --val-frac: give one%s", "");
+    if (o.val_frac < 0.0) o.val_frac = o.no_shuffle || o.val ? 0.0 : 0.1;
+    return o;
+}
+
+// ---- the model ----
+
+// A fresh model of the chosen style, the preset's sizes overridden by the flags, seeded weights
+// (tw_model_randomize, then norm gains 1 and betas 0: the usual start for training).
+static void model_from_scratch(tw_model *m, const options *o) {
+    tw_model_config c;
+    if (tw_model_config_preset(&c, o->style) != TW_OK)
+        die_usage("--style: '%s' is not one of 2017, gpt2, llama, qwen3", o->style);
+    tw_mha_config *a = &c.block.attn;
+    c.vocab = o->vocab;
+    if (o->dim) a->d_model = o->dim;
+    if (o->layers) c.n_layer = o->layers;
+    if (o->heads) a->n_head = o->heads;
+    if (o->kv_heads) a->n_kv_head = o->kv_heads;
+    else if (o->heads && strcmp(o->style, "llama") != 0 && strcmp(o->style, "qwen3") != 0) a->n_kv_head = a->n_head;
+    if (o->head_dim) a->head_dim = o->head_dim;
+    else if (o->dim || o->heads) a->head_dim = a->d_model / a->n_head;
+    if (o->hidden) c.block.ffn_hidden = o->hidden;
+    if (c.max_seq < o->c.T) c.max_seq = o->c.T;
+    if (a->n_kv_head > a->n_head || a->n_head % a->n_kv_head != 0)
+        die_usage("--kv-heads: must divide --heads (%s)", "GQA shares each kv head among a group");
+    if ((a->rope != TW_ROPE_NONE && a->head_dim % 2) || a->head_dim < 1)
+        die_usage("--head-dim / --dim / --heads: the head size must be even for RoPE%s", "");
+    if (tw_model_init(m, &c) != TW_OK) die_usage("the sizes given describe no valid model (%s)", o->style);
+    tw_model_randomize(m, (uint64_t)o->seed);
+    for (int i = 0; i < m->n_params; i++) {
+        tw_param *p = &m->params[i];
+        if (p->kind == TW_PARAM_GAIN) for (long j = 0; j < p->count; j++) p->data[j] = 1.0f;
+        if (p->kind == TW_PARAM_BETA) memset(p->data, 0, (size_t)p->count * sizeof(float));
+    }
+}
+
+// Writes the weights: llama2.c's format when it can hold the model, else ours.
+static void save_model(const char *path, const tw_model *m) {
+    char err[512];
+    tw_status st = tw_llama2c_can_write(m, NULL, 0) ? tw_llama2c_write(path, m, err, sizeof err)
+                                                   : tw_checkpoint_write(path, m, err, sizeof err);
+    if (st != TW_OK) die_data("--out %s", err);
+}
+
+// ---- data ----
+
+static double read_floor(const char *path) {
+    FILE *f = fopen(path, "r");
+    if (!f) return NAN;
+    char line[256];
+    double v = NAN;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "teacher_nll %lf", &v) == 1) break;
+    fclose(f);
+    return v;
+}
+
+// Mean loss over up to max_batches batches of windows in file order (stride T).
+static float eval_loss(tw_trainer *t, const tw_model *m, const int *val, long n_val, int B, int T,
+                       long max_batches, int *in, int *tg) {
+    const long windows = (n_val - 1) / T;
+    double sum = 0.0;
+    long batches = 0;
+    for (long w0 = 0; w0 + B <= windows && batches < max_batches; w0 += B, batches++) {
+        for (int r = 0; r < B; r++) {
+            memcpy(in + (size_t)r * T, val + (w0 + r) * T, (size_t)T * sizeof *in);
+            memcpy(tg + (size_t)r * T, val + (w0 + r) * T + 1, (size_t)T * sizeof *tg);
+        }
+        float loss;
+        if (tw_model_loss(&loss, &t->s, m, in, tg, B, T) != TW_OK) return NAN;
+        sum += loss;
+    }
+    return batches ? (float)(sum / (double)batches) : NAN;
+}
+
+// ---- samples ----
+
+static void print_sample(const tw_model *m, const tw_tokenizer *tok, tw_sampler *sp, int len) {
+    tw_model_state s;
+    const int n = len < m->cfg.max_seq ? len : m->cfg.max_seq;
+    if (tw_model_state_init(&s, m, 1, n) != TW_OK) return;
+    int token = TW_TOK_BOS;
+    printf("sample: ");
+    for (int pos = 0; pos < n - 1; pos++) {
+        if (tw_model_forward_next(&s, m, &token, 1, pos) != TW_OK) break;
+        const int next = tw_sampler_sample(sp, s.logits);
+        if (next == TW_TOK_BOS) break;
+        const char *piece = tw_tokenizer_decode(tok, token, next);
+        if (tw_tokenizer_piece_printable(piece))
+            for (const char *p = piece; *p; p++) putchar(*p == '\n' ? ' ' : *p);
+        token = next;
+    }
+    printf("\n");
+    fflush(stdout);
+    tw_model_state_free(&s);
+}
+
+// ---- what went wrong ----
+
+// After a step whose loss or gradient norm is not finite: the first intermediate of the forward
+// pass (row by row), else the first gradient, that holds a NaN or Inf, as one sentence in why.
+static void find_bad_tensor(char *why, size_t len, tw_trainer *t, const tw_model *m, const int *in, int B, int T) {
+    for (int r = 0; r < B; r++) {
+        if (tw_model_forward(&t->s, m, in + (size_t)r * T, T, 0) != TW_OK) break;
+        char where[32];
+        snprintf(where, sizeof where, "batch row %d", r);
+        if (tw_model_check_finite(&t->s, m, T, 1, where, why, len) != TW_OK) return;
+    }
+    tw_named_tensor *g = malloc((size_t)m->n_params * sizeof *g);
+    if (g != NULL) {
+        for (int i = 0; i < m->n_params; i++)
+            g[i] = (tw_named_tensor){ t->g.params[i].name, t->g.params[i].data, t->g.params[i].count };
+        tw_status st = tw_check_finite(g, m->n_params, "gradients", why, len);
+        free(g);
+        if (st != TW_OK) return;
+    }
+    snprintf(why, len, "every activation and gradient is finite, the loss is not (overflow in the loss)");
+}
+
+// ---- Ctrl-C ----
+
+static volatile sig_atomic_t interrupted;
+static void on_sigint(int sig) { (void)sig; interrupted = 1; }
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// The loss curve: "step train_loss val_loss" (val NaN where none was measured), then a PNG with
+// gnuplot when it is installed (viz/14_loss.gp). Both are written whole or not at all.
+static void write_curve(const char *path, const float *train, const float *val, long n, double floor_nll) {
+    tw_atomic_file af;
+    if (tw_atomic_open(&af, path, "w") != TW_OK) {
+        fprintf(stderr, "train: --curve %s: cannot create (does its folder exist?)\n", path);
+        return;
+    }
+    fprintf(af.f, "# step train_loss val_loss teacher_floor (nats/token; nan: not measured)\n");
+    for (long s = 0; s < n; s++)
+        fprintf(af.f, "%ld %.6g %.6g %.6g\n", s + 1, (double)train[s], (double)val[s], floor_nll);
+    if (tw_atomic_commit(&af, 1) != TW_OK) return;
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) return;
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s'; outfile='%s.png'\" viz/14_loss.gp 2>/dev/null", path, path);
+    if (system(cmd) == 0) fprintf(stderr, "train: loss curve: %s and %s.png\n", path, path);
+}
+
+static void make_parent_dir(const char *path) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == NULL) return;
+    *slash = '\0';
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' 2>/dev/null", dir);
+    if (strchr(dir, '\'') == NULL && system(cmd) != 0) return;
+}
+
+int main(int argc, char **argv) {
+    options o = parse_args(argc, argv);
+    const char *level = tw_simd_init(o.simd);
+    if (level == NULL) die_usage("--simd: level '%s' is not available here", o.simd ? o.simd : getenv("TW_SIMD"));
+    char err[512] = "";
+
+    // The model, and where training resumes.
+    tw_model m;
+    tw_train_progress pr = { 0, 0, (uint64_t)o.seed, 0, o.c.B, o.c.T };
+    float *adam_m = NULL, *adam_v = NULL;
+    if (o.resume) {
+        if (tw_train_state_load(&pr, &m, &adam_m, &adam_v, o.resume, err, sizeof err) != TW_OK)
+            die_data("--resume %s", err);
+        if (pr.B != o.c.B || pr.T != o.c.T)
+            die_data("--resume %s: was made with --batch %d --seq %d; give the same (not %d, %d)",
+                     o.resume, pr.B, pr.T, o.c.B, o.c.T);
+        if (pr.step >= o.c.steps) die_data("--resume %s: already at step %ld of --steps %d", o.resume,
+                                           (long)pr.step, o.c.steps);
+    } else if (o.init) {
+        if (tw_model_load_file(&m, o.init, err, sizeof err) != TW_OK) die_data("--init %s", err);
+    } else {
+        model_from_scratch(&m, &o);
+    }
+    const int V = m.cfg.vocab, B = o.c.B, T = o.c.T;
+    if (T > m.cfg.max_seq) die_data("--seq %d: longer than the model's max_seq %d", T, m.cfg.max_seq);
+
+    // The tokenizer must have exactly the model's vocabulary.
+    tw_tokenizer tok = { 0 };
+    if (o.tokenizer && tw_tokenizer_load(&tok, o.tokenizer, V, err, sizeof err) != TW_OK)
+        die_data("-z: the tokenizer does not match the model's vocabulary of %d tokens: %s", V, err);
+
+    // The data, its validation split, and the floor.
+    int *data = NULL, *val = NULL;
+    long n = 0, n_val = 0, at = 0;
+    const char *data_name = o.tokens ? o.tokens : o.text;
+    if (o.tokens) {
+        if (tw_tokens_read(&data, &n, o.tokens, err, sizeof err) != TW_OK) die_data("--tokens %s", err);
+    } else if (tw_tokens_encode_file(&data, &n, o.text, &tok, err, sizeof err) != TW_OK) {
+        die_data("--text %s", err);
+    }
+    if (!tw_tokens_fit_vocab(data, n, V, &at))
+        die_data("%s: token %d at position %ld is outside the model's vocabulary of %d (wrong tokenizer or model?)",
+                 data_name, data[at], at, V);
+    long n_train = n;
+    if (o.val) {
+        if (tw_tokens_read(&val, &n_val, o.val, err, sizeof err) != TW_OK) die_data("--val %s", err);
+        if (!tw_tokens_fit_vocab(val, n_val, V, &at))
+            die_data("--val %s: token %d at position %ld is outside the model's vocabulary of %d",
+                     o.val, val[at], at, V);
+    } else {
+        tw_split_tokens(&n_train, &n_val, n, o.val_frac);
+        val = data + n_train;
+    }
+    if (n_train < (long)T + 1)
+        die_data("%s: %ld training tokens are too few for one row of --seq %d (needs %d)", data_name,
+                 n_train, T, T + 1);
+    char floor_path[4096] = "";
+    if (o.floor) snprintf(floor_path, sizeof floor_path, "%s", o.floor);
+    else if (o.tokens && strrchr(o.tokens, '/'))
+        snprintf(floor_path, sizeof floor_path, "%.*s/floor.txt", (int)(strrchr(o.tokens, '/') - o.tokens), o.tokens);
+    const double floor_nll = floor_path[0] ? read_floor(floor_path) : NAN;
+    if (o.floor && isnan(floor_nll)) die_data("--floor %s: no 'teacher_nll' line (written by make stories)", o.floor);
+
+    tw_batcher batches;
+    if (tw_batcher_init(&batches, data, n_train, B, T, !o.no_shuffle, pr.shuffle_seed) != TW_OK)
+        die_data("out of memory for the batch order%s", "");
+    tw_trainer t;
+    if (tw_trainer_init(&t, &m, T) != TW_OK) die_data("out of memory for training %s", "state");
+    if (adam_m) {
+        memcpy(t.adam_m, adam_m, (size_t)m.n_floats * sizeof(float));
+        memcpy(t.adam_v, adam_v, (size_t)m.n_floats * sizeof(float));
+        t.step = pr.step;
+        free(adam_m);
+        free(adam_v);
+    }
+    tw_sampler sp = { 0 };
+    if (o.tokenizer && tw_sampler_init(&sp, V, 1.0f, 0.9f, (uint64_t)o.seed + 1) != TW_OK)
+        die_data("out of memory for the %s", "sampler");
+    if (o.tokenizer && pr.sampler_state) sp.state = pr.sampler_state;
+
+    fprintf(stderr, "train: model %s, %ld parameters, V %d, C %d, L %d, H %d, G %d, D %d, F %d, max_seq %d%s\n",
+            m.cfg.style ? m.cfg.style : "?", tw_model_count_params(&m), V, m.cfg.block.attn.d_model,
+            m.cfg.n_layer, m.cfg.block.attn.n_head, m.cfg.block.attn.n_kv_head, m.cfg.block.attn.head_dim,
+            m.cfg.block.ffn_hidden, m.cfg.max_seq, o.resume ? " (resumed)" : o.init ? " (from --init)" : " (from scratch)");
+    fprintf(stderr, "train: data %s: %ld tokens: train %ld, validation %ld%s%s; batches of %d x %d, %s\n",
+            data_name, n, n_train, n_val, o.val ? " (from --val " : "", o.val ? o.val : "",
+            B, T, o.no_shuffle ? "file order (--no-shuffle)" : "shuffled");
+    if (o.val) fprintf(stderr, "train: (validation tokens come from --val)\n");
+    if (!isnan(floor_nll))
+        fprintf(stderr, "train: teacher's floor %.4f nats/token (perplexity %.3f) from %s\n", floor_nll,
+                exp(floor_nll), floor_path);
+    fprintf(stderr, "train: ln V = %.4f: the loss of a model that knows nothing; %s kernels\n",
+            log((double)V), level);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigaction(SIGINT, &sa, NULL);
+
+    int *in = malloc((size_t)B * T * sizeof *in), *tg = malloc((size_t)B * T * sizeof *tg);
+    float *curve_train = malloc((size_t)o.c.steps * sizeof(float));
+    float *curve_val = malloc((size_t)o.c.steps * sizeof(float));
+    if (!in || !tg || !curve_train || !curve_val) die_data("out of memory%s", "");
+    for (long s = 0; s < o.c.steps; s++) curve_train[s] = curve_val[s] = NAN;
+    if (o.curve) make_parent_dir(o.curve);
+    if (o.out) make_parent_dir(o.out);
+    if (o.state) make_parent_dir(o.state);
+
+    const double t0 = now_seconds();
+    long saved_step = -1;
+    int rc = 0;
+    const long first = t.step;
+    while (t.step < o.c.steps) {
+        const long s = t.step;
+        tw_batcher_fill(in, tg, &batches, s);
+        tw_train_stats st;
+        const double ts = now_seconds();
+        tw_status status = tw_train_step(&st, &t, &m, in, tg, &o.c);
+        const double te = now_seconds();
+        if (status == TW_ERR_ARG) {
+            char why[512];
+            find_bad_tensor(why, sizeof why, &t, &m, in, B, T);
+            printf("step %ld/%d loss %.6g\n", s + 1, o.c.steps, (double)st.loss);
+            fprintf(stderr, "train: step %ld: the %s is %g: %s; stopped%s\n", s + 1,
+                    isfinite(st.loss) ? "gradient norm" : "loss", isfinite(st.loss) ? (double)st.gnorm : (double)st.loss,
+                    why, saved_step >= 0 ? " (the checkpoint of the last good save is kept)" : " (nothing written)");
+            rc = 1;
+            break;
+        }
+        if (status != TW_OK) die_data("step %ld failed: %s", s + 1, tw_status_str(status));
+        curve_train[s] = st.loss;
+        printf("step %ld/%d loss %.6g lr %.3e gnorm %.4g tok/s %.0f elapsed %.1fs\n", s + 1, o.c.steps,
+               (double)st.loss, (double)st.lr, (double)st.gnorm, (double)B * T / (te - ts), te - t0);
+        const int last = t.step == o.c.steps || (o.stop_after && t.step - first >= o.stop_after);
+        if (n_val >= (long)T * B + 1 && ((o.eval_every && t.step % o.eval_every == 0) || last)) {
+            const float vl = eval_loss(&t, &m, val, n_val, B, T, o.eval_batches, in, tg);
+            curve_val[s] = vl;
+            if (!isnan(floor_nll))
+                printf("val loss %.4f ppl %.3f (teacher's floor %.4f, ppl %.3f: %.4f above it)\n", (double)vl,
+                       exp(vl), floor_nll, exp(floor_nll), vl - floor_nll);
+            else
+                printf("val loss %.4f ppl %.3f\n", (double)vl, exp(vl));
+        }
+        if (o.tokenizer && o.sample_every && (t.step % o.sample_every == 0 || last))
+            print_sample(&m, &tok, &sp, 64);
+        fflush(stdout);
+        if (last || interrupted || (o.save_every && t.step % o.save_every == 0)) {
+            if (o.out) save_model(o.out, &m);
+            if (o.state) {
+                const tw_train_progress now = { t.step, t.step * B, pr.shuffle_seed, sp.state, B, T };
+                if (tw_train_state_write(o.state, &now, &m, t.adam_m, t.adam_v, err, sizeof err) != TW_OK)
+                    die_data("--state %s", err);
+            }
+            saved_step = t.step;
+        }
+        if (interrupted) {
+            fprintf(stderr, "train: interrupted after step %ld: %s\n", t.step,
+                    o.out || o.state ? "the weights and state of this step are saved whole" : "nothing written");
+            rc = 130;
+            break;
+        }
+        if (last) break;
+    }
+    if (rc == 0 && o.out) fprintf(stderr, "train: wrote %s (%s format)\n", o.out,
+                                  tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
+    if (o.curve && t.step > 0) write_curve(o.curve, curve_train, curve_val, t.step, floor_nll);
+    free(in); free(tg); free(curve_train); free(curve_val);
+    tw_sampler_free(&sp);
+    tw_trainer_free(&t);
+    tw_batcher_free(&batches);
+    if (o.val) free(val);
+    free(data);
+    tw_tokenizer_free(&tok);
+    tw_model_free(&m);
+    return rc;
+}
