@@ -26,6 +26,8 @@
 #include "real/params.h"
 #include "real/llama2c.h"
 #include "real/tokenizer.h"
+#include "real/checkpoint.h"
+#include "real/tokens.h"
 
 #define CORRUPT_DIR "data/corrupt"
 #define MAX_CASES   512
@@ -121,6 +123,27 @@ static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *n
         if (st == TW_OK) tw_tokenizer_free(&t);
         return st;
     }
+    if (strcmp(c->reader, "twmodel") == 0) {
+        tw_model m;
+        tw_status st = tw_checkpoint_load(&m, c->path, msg, len);
+        if (st == TW_OK) tw_model_free(&m);
+        return st;
+    }
+    if (strcmp(c->reader, "twstate") == 0) {
+        tw_model m;
+        tw_train_progress pr;
+        float *am, *av;
+        tw_status st = tw_train_state_load(&pr, &m, &am, &av, c->path, msg, len);
+        if (st == TW_OK) { tw_model_free(&m); free(am); free(av); }
+        return st;
+    }
+    if (strcmp(c->reader, "tokens") == 0) {
+        int *t;
+        long n;
+        tw_status st = tw_tokens_read(&t, &n, c->path, msg, len);
+        if (st == TW_OK) free(t);
+        return st;
+    }
     ck_abort_msg("MANIFEST.tsv: unknown reader '%s' for %s", c->reader, c->path);
     return TW_ERR_ARG;
 }
@@ -129,8 +152,9 @@ START_TEST(manifest_lists_a_control_and_corrupt_files_for_every_reader)
 {
     load_manifest();
     ck_assert_msg(n_cases > 0, "cannot read " CORRUPT_DIR "/MANIFEST.tsv: run `make corpus`");
-    static const char *const readers[] = { "npy", "json", "llama2c", "tokenizer" };
-    for (int r = 0; r < 4; r++) {
+    static const char *const readers[] = { "npy", "json", "llama2c", "tokenizer", "twmodel",
+                                           "twstate", "tokens" };
+    for (int r = 0; r < 7; r++) {
         int ok = 0, bad = 0;
         for (int i = 0; i < n_cases; i++) {
             if (strcmp(CASES[i].reader, readers[r]) != 0) continue;
@@ -213,6 +237,7 @@ START_TEST(programs_reject_every_corrupt_file_with_one_line)
     int has_params = program_expected("./params", "tools/params.c");
     int has_generate = program_expected("./generate", "tools/generate.c");
     int has_npydiff = program_expected("./npydiff", "tools/npydiff.c");
+    int has_train = program_expected("./train", "tools/train.c");
     if (has_generate)
         ck_assert_msg(tt_exists(MODEL) && tt_exists(TOKENIZER), "%s missing: run `make model`", MODEL);
     int checked = 0, failures = 0;
@@ -233,6 +258,24 @@ START_TEST(programs_reject_every_corrupt_file_with_one_line)
             tt_run_free(&r);
         } else if (strcmp(c->reader, "tokenizer") == 0 && has_generate && c->vocab == 512) {
             snprintf(cmd, sizeof cmd, "./generate " MODEL " -z %s -n 4 -t 0", c->path);
+            run_result r = tt_run(cmd);
+            check_failure(&r, cmd, 1, c->path, why, sizeof why);
+            tt_run_free(&r);
+        } else if (strcmp(c->reader, "twmodel") == 0 && has_generate &&
+                   strstr(c->path, "llama2c_file") == NULL) {   // ./generate reads llama2.c files too
+            snprintf(cmd, sizeof cmd, "./generate %s -z " TOKENIZER " -n 4 -t 0", c->path);
+            run_result r = tt_run(cmd);
+            check_failure(&r, cmd, 1, c->path, why, sizeof why);
+            tt_run_free(&r);
+        } else if (strcmp(c->reader, "twstate") == 0 && has_train) {
+            snprintf(cmd, sizeof cmd, "./train --resume %s --tokens " CORRUPT_DIR "/tokens/valid_six.bin "
+                     "--batch 2 --seq 2 --steps 9 --curve none", c->path);
+            run_result r = tt_run(cmd);
+            check_failure(&r, cmd, 1, c->path, why, sizeof why);
+            tt_run_free(&r);
+        } else if (strcmp(c->reader, "tokens") == 0 && has_train) {
+            snprintf(cmd, sizeof cmd, "./train --tokens %s --vocab 4 --dim 2 --heads 1 --kv-heads 1 "
+                     "--hidden 2 --seq 2 --steps 1 --curve none", c->path);
             run_result r = tt_run(cmd);
             check_failure(&r, cmd, 1, c->path, why, sizeof why);
             tt_run_free(&r);

@@ -1,4 +1,6 @@
 // generate.c: text generation with a llama2.c checkpoint, on the library's own functions.
+// Also reads the toolkit's own TWMODEL checkpoints (real/checkpoint.h), which ./train writes for
+// the 2017, GPT-2 and Qwen3 styles.
 // Takes llama2.c's flags and prints exactly what llama2.c's `run` prints, so the two can be diffed:
 //
 //   make model generate
@@ -19,6 +21,7 @@
 #include <time.h>
 #include "tw.h"
 #include "real/llama2c.h"
+#include "real/checkpoint.h"
 #include "real/tokenizer.h"
 #include "real/sampler.h"
 #include "simd/simd.h"
@@ -180,7 +183,7 @@ int main(int argc, char **argv) {
     tw_model_state s = { 0 };
     tw_sampler sampler = { 0 };
     int *tokens = NULL, *seq = NULL;
-    if (tw_llama2c_load(&m, o.model, err, sizeof err) != TW_OK) {
+    if (tw_model_load_file(&m, o.model, err, sizeof err) != TW_OK) {   // llama2.c format or TWMODEL
         fprintf(stderr, "generate: %s\n", err);
         goto done;
     }

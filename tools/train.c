@@ -63,7 +63,8 @@ static void usage(FILE *f) {
         "  --eval-every N       validation loss every N steps (default 50; and at the end)\n"
         "  --eval-batches K     validation batches per evaluation (default 8)\n"
         "  --sample-every N     print a sample every N steps (needs -z; default 100; 0: off)\n"
-        "  --curve FILE.dat     the loss curve (default out/train/loss.dat; a PNG beside it with gnuplot)\n"
+        "  --curve FILE.dat     the loss curve (default out/train/loss.dat; a PNG beside it with gnuplot;\n"
+        "                       none: no curve)\n"
         "  --simd LEVEL         naive, avx2, avx512, neon or auto\n");
 }
 
@@ -448,6 +449,7 @@ int main(int argc, char **argv) {
     float *curve_val = malloc((size_t)o.c.steps * sizeof(float));
     if (!in || !tg || !curve_train || !curve_val) die_data("out of memory%s", "");
     for (long s = 0; s < o.c.steps; s++) curve_train[s] = curve_val[s] = NAN;
+    if (o.curve && strcmp(o.curve, "none") == 0) o.curve = NULL;
     if (o.curve) make_parent_dir(o.curve);
     if (o.out) make_parent_dir(o.out);
     if (o.state) make_parent_dir(o.state);
@@ -467,6 +469,7 @@ int main(int argc, char **argv) {
             char why[512];
             find_bad_tensor(why, sizeof why, &t, &m, in, B, T);
             printf("step %ld/%d loss %.6g\n", s + 1, o.c.steps, (double)st.loss);
+            fflush(stdout);
             fprintf(stderr, "train: step %ld: the %s is %g: %s; stopped%s\n", s + 1,
                     isfinite(st.loss) ? "gradient norm" : "loss", isfinite(st.loss) ? (double)st.gnorm : (double)st.loss,
                     why, saved_step >= 0 ? " (the checkpoint of the last good save is kept)" : " (nothing written)");

@@ -5,7 +5,8 @@ Run from the top of the checkout (`make corpus` does): python3 tests/corrupt/mak
 Needs only the Python standard library: every file is written byte by byte, so what each one
 holds is visible here, and the output is identical on every run.
 
-For each reader (npy, json config, llama2.c checkpoint, llama2.c tokenizer) it writes one valid
+For each reader (npy, json config, llama2.c checkpoint, llama2.c tokenizer, and the training
+files: TWMODEL checkpoint, TWSTATE training state, uint16 token file) it writes one valid
 file (the control: the test expects it to load) and many broken variants: truncated at many
 points, header fields flipped, zero/negative/huge sizes, bad magic, wrong dtype or
 fortran_order, malformed and deeply nested JSON, token lengths past the end, dims that do not
@@ -354,11 +355,115 @@ def make_tokenizer():
     write("tokenizer", "model_file.bin", ckpt(TINY), "FORMAT", vocab=V)
 
 
+# ---------------------------------------------------------------------------------------------
+# training files (lib/real/checkpoint.h, lib/real/tokens.h): the TWMODEL checkpoint, the TWSTATE
+# training state and uint16 token files
+
+# A tiny llama-arranged model: V 4, max_seq 2, 1 layer, C 2, 1 head of D 2, F 2, RMSNorm,
+# SwiGLU, no RoPE, final norm, tied head. Fields in checkpoint.h's order.
+TW_CFG = [4, 2, 1, 2, 1, 1, 2, 1, 0, 0, 1, 1, 1, 3, 2, 0, 0, 1, 1, 0]
+TW_PARAMS = [("tok_emb", (4, 2)), ("layers.0.norm1.w", (2,)), ("layers.0.attn.wq", (2, 2)),
+             ("layers.0.attn.wk", (2, 2)), ("layers.0.attn.wv", (2, 2)), ("layers.0.attn.wo", (2, 2)),
+             ("layers.0.norm2.w", (2,)), ("layers.0.ffn.gate", (2, 2)), ("layers.0.ffn.up", (2, 2)),
+             ("layers.0.ffn.down", (2, 2)), ("final_norm.w", (2,))]
+TW_HEAD = 8 + 4 + 80 + 12 + 16 + 4
+
+
+def twmodel(cfg=None, params=None, magic=b"TWMODEL\0", version=1, n_params=None, floats=None):
+    cfg = TW_CFG if cfg is None else cfg
+    params = TW_PARAMS if params is None else params
+    out = magic + struct.pack("<i", version) + struct.pack("<20i", *cfg)
+    out += struct.pack("<3f", 10000.0, 1e-5, 1e-5) + b"custom".ljust(16, b"\0")
+    out += struct.pack("<i", len(params) if n_params is None else n_params)
+    vals = lcg_floats(sum(max(1, s[0]) * (s[1] if len(s) > 1 else 1) for _, s in params)) if floats is None else floats
+    k = 0
+    for name, shape in params:
+        n = shape[0] * (shape[1] if len(shape) > 1 else 1)
+        out += name.encode().ljust(48, b"\0") + struct.pack("<3i", len(shape), shape[0], shape[1] if len(shape) > 1 else 0)
+        out += struct.pack(f"<{n}f", *vals[k:k + n])
+        k += n
+    return out
+
+
+def twstate(model, magic=b"TWSTATE\0", version=1, step=5, B=2, T=2, moments=None):
+    n = sum(s[0] * (s[1] if len(s) > 1 else 1) for _, s in TW_PARAMS)
+    head = magic + struct.pack("<iqqQQii", version, step, step * B, 1, 1, B, T)
+    mv = struct.pack(f"<{2 * n}f", *([0.01] * n + [0.001] * n)) if moments is None else moments
+    return head + model + mv
+
+
+def directory(kind, name, status, word="-"):
+    path = os.path.join(OUT, kind, name)
+    os.makedirs(path)
+    with open(os.path.join(path, "README"), "w") as f:   # git keeps no empty folder
+        f.write("a folder where a file is expected\n")
+    manifest.append((kind, f"{kind}/{name}", status, word, "-"))
+
+
+def make_training_files():
+    good = twmodel()
+    write("twmodel", "valid_tiny.bin", good, "OK")
+    for n in cut_points(len(good), TW_HEAD):
+        write("twmodel", f"truncated_at_{n}.bin", good[:n], "FORMAT", "truncated")
+    write("twmodel", "extra_bytes.bin", good + b"\0\0\0\0", "FORMAT", "extra bytes")
+    write("twmodel", "bad_magic.bin", b"TWMODEX\0" + good[8:], "FORMAT")
+    write("twmodel", "version_2.bin", twmodel(version=2), "FORMAT", "version")
+    names = ["vocab", "max_seq", "n_layer", "d_model", "n_head", "n_kv_head", "head_dim", "causal",
+             "rope", "qk_norm", "prenorm", "norm", "ffn", "act", "ffn_hidden", "pos"]
+    for i, name in enumerate(names):
+        for v, tag in ((-1, "negative"), (0x7FFFFFFF, "huge")):
+            cfg = list(TW_CFG)
+            cfg[i] = v
+            write("twmodel", f"{name}_{tag}.bin", twmodel(cfg=cfg), "FORMAT")
+    big = list(TW_CFG)
+    big[0], big[3] = 1 << 22, 1 << 16   # 2^38 weights claimed by a file of a few hundred bytes
+    write("twmodel", "huge_sizes_small_file.bin", twmodel(cfg=big), "FORMAT", "truncated")
+    write("twmodel", "heads_not_dividing.bin", twmodel(cfg=TW_CFG[:4] + [2, 3] + TW_CFG[6:]), "FORMAT")
+    write("twmodel", "n_params_wrong.bin", twmodel(n_params=12), "FORMAT", "n_params")
+    swapped = list(TW_PARAMS)
+    swapped[2], swapped[3] = swapped[3], swapped[2]
+    write("twmodel", "parameters_out_of_order.bin", twmodel(params=swapped), "FORMAT", "layers.0.attn.wq")
+    reshaped = list(TW_PARAMS)
+    reshaped[0] = ("tok_emb", (2, 4))
+    write("twmodel", "wrong_shape.bin", twmodel(params=reshaped), "FORMAT", "tok_emb")
+    nan = bytearray(good)
+    nan[TW_HEAD + 48 + 12: TW_HEAD + 48 + 16] = struct.pack("<f", float("nan"))
+    write("twmodel", "nan_weight.bin", bytes(nan), "FORMAT", "nan")
+    write("twmodel", "llama2c_file.bin", ckpt(TINY), "FORMAT", "magic")
+    write("twmodel", "empty.bin", b"", "FORMAT", "truncated")
+    directory("twmodel", "a_directory.bin", "IO", "directory")
+
+    state = twstate(good)
+    write("twstate", "valid_tiny.bin", state, "OK")
+    for n in cut_points(len(state), 48):
+        write("twstate", f"truncated_at_{n}.bin", state[:n], "FORMAT")
+    write("twstate", "extra_bytes.bin", state + b"\0" * 8, "FORMAT", "extra")
+    write("twstate", "bad_magic.bin", b"TWSTATX\0" + state[8:], "FORMAT", "magic")
+    write("twstate", "model_file.bin", good, "FORMAT", "magic")
+    write("twstate", "version_2.bin", twstate(good, version=2), "FORMAT", "version")
+    write("twstate", "negative_step.bin", twstate(good, step=-3), "FORMAT", "negative")
+    write("twstate", "zero_batch.bin", twstate(good, B=0), "FORMAT", "batch")
+    write("twstate", "corrupt_model_inside.bin", twstate(twmodel(version=7)), "FORMAT", "version")
+    write("twstate", "moments_short.bin", twstate(good)[:-4], "FORMAT", "moments")
+    write("twstate", "empty.bin", b"", "FORMAT", "truncated")
+    directory("twstate", "a_directory.bin", "IO", "directory")
+
+    toks = struct.pack("<6H", 1, 2, 3, 0, 3, 1)
+    write("tokens", "valid_six.bin", toks, "OK")
+    write("tokens", "empty.bin", b"", "FORMAT", "empty")
+    write("tokens", "odd_length.bin", toks + b"\x01", "FORMAT", "odd")
+    write("tokens", "one_byte.bin", b"\x01", "FORMAT", "odd")
+    directory("tokens", "a_directory.bin", "IO", "directory")
+    for n in (1, 3, 5, 7, 9, 11):
+        write("tokens", f"truncated_at_{n}.bin", toks[:n], "FORMAT", "odd")
+    write("tokens", "text_file.bin", b"Once upon a time\n", "FORMAT", "odd")
+
+
 def main():
     if not os.path.isdir("lib") or not os.path.isdir("tests"):
         sys.exit("make_corpus.py: run from the top of the checkout (make corpus)")
     shutil.rmtree(OUT, ignore_errors=True)
-    for kind in ("npy", "json", "llama2c", "tokenizer"):
+    for kind in ("npy", "json", "llama2c", "tokenizer", "twmodel", "twstate", "tokens"):
         os.makedirs(os.path.join(OUT, kind))
     for target in ("npy", "json", "llama2c", "tokenizer", "encode"):
         d = os.path.join(FUZZ, target)
@@ -370,11 +475,12 @@ def main():
     make_json()
     make_llama2c()
     make_tokenizer()
+    make_training_files()
     with open(os.path.join(OUT, "MANIFEST.tsv"), "w") as f:
         f.write("# reader\tfile (under data/corrupt/)\texpected status\tword the message contains (- any)\tvocab size (tokenizer)\n")
         for row in manifest:
             f.write("\t".join(row) + "\n")
-    size = sum(os.path.getsize(os.path.join(OUT, r[1])) for r in manifest)
+    size = sum(os.path.getsize(os.path.join(OUT, r[1])) for r in manifest if os.path.isfile(os.path.join(OUT, r[1])))
     print(f"make_corpus: {len(manifest)} files, {size} bytes in {OUT}/ (MANIFEST.tsv lists them)")
 
 
