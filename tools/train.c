@@ -429,10 +429,9 @@ int main(int argc, char **argv) {
             m.cfg.style ? m.cfg.style : "?", tw_model_count_params(&m), V, m.cfg.block.attn.d_model,
             m.cfg.n_layer, m.cfg.block.attn.n_head, m.cfg.block.attn.n_kv_head, m.cfg.block.attn.head_dim,
             m.cfg.block.ffn_hidden, m.cfg.max_seq, o.resume ? " (resumed)" : o.init ? " (from --init)" : " (from scratch)");
-    fprintf(stderr, "train: data %s: %ld tokens: train %ld, validation %ld%s%s; batches of %d x %d, %s\n",
+    fprintf(stderr, "train: data %s: %ld tokens: train %ld, validation %ld%s%s%s; batches of %d x %d, %s\n",
             data_name, n, n_train, n_val, o.val ? " (from --val " : "", o.val ? o.val : "",
-            B, T, o.no_shuffle ? "file order (--no-shuffle)" : "shuffled");
-    if (o.val) fprintf(stderr, "train: (validation tokens come from --val)\n");
+            o.val ? ")" : "", B, T, o.no_shuffle ? "file order (--no-shuffle)" : "shuffled");
     if (!isnan(floor_nll))
         fprintf(stderr, "train: teacher's floor %.4f nats/token (perplexity %.3f) from %s\n", floor_nll,
                 exp(floor_nll), floor_path);
