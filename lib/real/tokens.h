@@ -16,7 +16,7 @@
 // TW_ERR_NOMEM; err receives one line starting with the path.
 tw_status tw_tokens_read(int **tokens, long *n, const char *path, char *err, size_t err_len);
 
-// Writes tokens (n) as a uint16 token file, atomically (real/../io/atomic_file.h). Every id must
+// Writes tokens (n) as a uint16 token file, atomically (io/atomic_file.h). Every id must
 // be in [0, 65535]: TW_ERR_ARG otherwise, and nothing is written.
 tw_status tw_tokens_write(const char *path, const int *tokens, long n, char *err, size_t err_len);
 
