@@ -14,7 +14,8 @@ read from its checkpoint as gen_stories.py reads it, mapped to the tw_param name
 through the same reference block in the llama configuration; its logits are first checked
 against gen_stories.py's own independent forward. Everything is float64 from the float32 values
 the C code holds; the loss is F.cross_entropy (mean over the targets that are not -100) and the
-gradients come from loss.backward(). Each gradient is saved as grad.<tw_param name>.npy.
+gradients come from loss.backward(). Each gradient is saved as grad.<tw_param name>.npy, and the
+gradients of the last sequence's embeddings, layer outputs and logits as dact.<table name>.npy.
 """
 import math
 import os
@@ -56,8 +57,10 @@ def batch(V, T):
     return torch.from_numpy(tokens), torch.from_numpy(targets)
 
 
-def model_logits(w, m, tokens):
-    """The tiny model's forward (gen_model.gen_model's, batched as a loop): (B, T, V)."""
+def model_logits(w, m, tokens, keep=None):
+    """The tiny model's forward (gen_model.gen_model's, batched as a loop): (B, T, V). keep, a
+    dict, receives the last sequence's embeddings, layer outputs and logits (their .grad is
+    retained, for the C state of activation gradients)."""
     C = m["C"]
     c = dict(H=m["H"], G=m["G"], D=m["D"], causal=1, rope=m["rope"], theta=m["theta"],
              qk_norm=m["qk"], eps=m["eps"], pos0=0, prenorm=m["prenorm"], rms=m["rms"],
@@ -72,11 +75,19 @@ def model_logits(w, m, tokens):
             x = x + gen_model.sinusoidal(T, C)
         elif m["pos"] == "learned":
             x = x + w["pos_emb"][:T]
+        acts = {"embed": x}
         for l in range(m["L"]):
             x, _ = gen_model.block(x, w, c, f"layers.{l}.")
+            acts[f"L{l}.resid_post"] = x
         if m["final_norm"]:
             x = gen_model.norm(x, w, "final_norm", m["rms"], m["eps"])
         out.append(F.linear(x, w["tok_emb"] if m["tied"] else w["head"]))
+        acts["logits"] = out[-1]
+        if keep is not None:   # the last sequence's, as the loop leaves them
+            for k, t in acts.items():
+                t.retain_grad()
+            keep.clear()
+            keep.update(acts)
     return torch.stack(out)
 
 
@@ -84,7 +95,8 @@ def loss_and_grads(case, w, m, tokens, targets):
     """Saves tokens, targets, the loss and grad.<name> for every parameter of w."""
     for p in w.values():
         p.requires_grad_(True)
-    logits = model_logits(w, m, tokens)
+    acts = {}
+    logits = model_logits(w, m, tokens, acts)
     loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),
                            ignore_index=IGNORE)
     loss.backward()
@@ -94,6 +106,8 @@ def loss_and_grads(case, w, m, tokens, targets):
     save(f"{case}/n_params", np.array([len(w)], np.int32))
     for name, p in w.items():
         save(f"{case}/grad.{name}", p.grad)
+    for name, t in acts.items():   # gradients of the last sequence's activations
+        save(f"{case}/dact.{name}", t.grad)
     print(f"{case}: loss {loss.item():.6f}, {len(w)} parameters, "
           f"largest gradient {max(p.grad.abs().max().item() for p in w.values()):.3g}")
     return logits
