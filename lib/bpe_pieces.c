@@ -241,6 +241,14 @@ nomem:
     return TW_ERR_NOMEM;
 }
 
+int tw_bpe_base_size(const char *text, size_t n, int min_char_count) {
+    bpe_pieces p;
+    if (bpe_pieces_init(&p, text, n, min_char_count < 1 ? 1 : min_char_count, 1 << 30, NULL, 0) != TW_OK) return -1;
+    int base = p.n;
+    bpe_pieces_free(&p);
+    return base;
+}
+
 void bpe_pieces_free(bpe_pieces *p) {
     free(p->off); free(p->len); free(p->pool); free(p->cp_id);
     free(p->m_count); free(p->m_left); free(p->m_right); free(p->m_after);

@@ -85,6 +85,10 @@ tw_status tw_bpe_train(tw_bpe_vocab *v, const char *text, size_t n, const tw_bpe
 tw_status tw_bpe_train_naive(tw_bpe_vocab *v, const char *text, size_t n,
                              const tw_bpe_options *opt, char *err, size_t err_len);
 
+// The size of text's base vocabulary (259 reserved tokens, " " and the characters that occur at
+// least min_char_count times): the smallest vocab_size training accepts. -1 if out of memory.
+int tw_bpe_base_size(const char *text, size_t n, int min_char_count);
+
 void tw_bpe_vocab_free(tw_bpe_vocab *v);   // safe on a zeroed struct; zeroes it again
 
 // Writes v as a llama2.c tokenizer file (int32 max_token_length, then per token float32 score,
