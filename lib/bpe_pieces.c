@@ -6,8 +6,6 @@
 #include "atomic_file.h"
 #include "bpe_pieces.h"
 
-#define N_CODE_POINTS 0x110000
-
 static void set_err(char *err, size_t len, const char *fmt, long a, long b, long c) {
     if (err == NULL || len == 0) return;
     snprintf(err, len, fmt, a, b, c);
@@ -136,10 +134,39 @@ static size_t group_len(const unsigned char *s, size_t n) {
     return len;
 }
 
+// The slot of code point cp: where it is, or the empty slot where it would go.
+static size_t cp_slot(const bpe_pieces *p, long cp) {
+    size_t i = ((size_t)cp * 0x9E3779B1u) & p->cp_mask;
+    while (p->cp[i].cp != cp && p->cp[i].cp != -1) i = (i + 1) & p->cp_mask;
+    return i;
+}
+
+// Counts one occurrence of cp, growing the table to stay at most half full. 0 if out of memory.
+static int cp_count(bpe_pieces *p, long cp) {
+    size_t i = cp_slot(p, cp);
+    if (p->cp[i].cp == cp) { p->cp[i].count++; return 1; }
+    p->cp[i] = (bpe_char_slot){ (int32_t)cp, -1, 1 };
+    if (2 * ++p->cp_used <= p->cp_mask + 1) return 1;
+    bpe_char_slot *old = p->cp;
+    size_t old_n = p->cp_mask + 1;
+    p->cp = malloc(2 * old_n * sizeof *p->cp);
+    if (!p->cp) { p->cp = old; return 0; }
+    p->cp_mask = 2 * old_n - 1;
+    for (size_t k = 0; k <= p->cp_mask; k++) p->cp[k].cp = -1;
+    for (size_t k = 0; k < old_n; k++)
+        if (old[k].cp != -1) p->cp[cp_slot(p, old[k].cp)] = old[k];
+    free(old);
+    return 1;
+}
+
 size_t bpe_group(const bpe_pieces *p, int *id, const unsigned char *s, size_t n) {
     size_t len = group_len(s, n);
     long cp = decode_utf8(s, len);
-    *id = cp >= 0 ? p->cp_id[cp] : -1;
+    *id = -1;
+    if (cp >= 0) {
+        const bpe_char_slot *c = &p->cp[cp_slot(p, cp)];
+        if (c->cp == cp) *id = c->id;
+    }
     return len;
 }
 
@@ -181,10 +208,10 @@ static int encode_utf8(char *out, long cp) {
 tw_status bpe_pieces_init(bpe_pieces *p, const char *text, size_t n, int min_char_count,
                           int vocab_size, char *err, size_t err_len) {
     memset(p, 0, sizeof *p);
-    long long *counts = calloc(N_CODE_POINTS, sizeof *counts);
-    p->cp_id = malloc(N_CODE_POINTS * sizeof *p->cp_id);
-    if (!counts || !p->cp_id) goto nomem;
-    for (long cp = 0; cp < N_CODE_POINTS; cp++) p->cp_id[cp] = -1;
+    p->cp_mask = 255;
+    p->cp = malloc((p->cp_mask + 1) * sizeof *p->cp);
+    if (!p->cp) goto nomem;
+    for (size_t k = 0; k <= p->cp_mask; k++) p->cp[k].cp = -1;
 
     // The reserved pieces, spelled as in tok512.bin.
     if (add_piece(p, "<unk>", 5, "", 0) < 0 || add_piece(p, "\n<s>\n", 5, "", 0) < 0 ||
@@ -198,18 +225,21 @@ tw_status bpe_pieces_init(bpe_pieces *p, const char *text, size_t n, int min_cha
 
     // Count the characters, then take " " and every character seen min_char_count times.
     const unsigned char *s = (const unsigned char *)text;
-    long distinct = 0;
+    // (" " is counted too, so it has a slot: it joins the base however rare it is.)
+    if (!cp_count(p, ' ')) goto nomem;
     for (size_t i = 0; i < n;) {
         size_t len = group_len(s + i, n - i);
         long cp = decode_utf8(s + i, len);
-        if (cp >= 0 && counts[cp]++ == 0) distinct++;
+        if (cp >= 0 && !cp_count(p, cp)) goto nomem;
         i += len;
     }
-    char_count *chars = malloc(((size_t)distinct + 1) * sizeof *chars);
+    char_count *chars = malloc((p->cp_mask + 1) * sizeof *chars);
     if (!chars) goto nomem;
     long nc = 0;
-    for (long cp = 0; cp < N_CODE_POINTS; cp++)
-        if (cp != ' ' && counts[cp] > 0 && counts[cp] >= min_char_count) chars[nc++] = (char_count){ cp, counts[cp] };
+    for (size_t k = 0; k <= p->cp_mask; k++) {
+        const bpe_char_slot *c = &p->cp[k];
+        if (c->cp != -1 && c->cp != ' ' && c->count >= min_char_count) chars[nc++] = (char_count){ c->cp, c->count };
+    }
     qsort(chars, (size_t)nc, sizeof *chars, by_count_desc);
     long base = TW_BPE_N_RESERVED + 1 + nc;
     if (vocab_size < base) {
@@ -217,25 +247,22 @@ tw_status bpe_pieces_init(bpe_pieces *p, const char *text, size_t n, int min_cha
                 "(259 special and byte tokens, \" \" and %ld characters that occur often enough)",
                 vocab_size, base, nc);
         free(chars);
-        free(counts);
         bpe_pieces_free(p);
         return TW_ERR_ARG;
     }
     char u[4];
-    p->cp_id[' '] = add_piece(p, " ", 1, "", 0);
-    if (p->cp_id[' '] < 0) { free(chars); goto nomem; }
+    p->cp[cp_slot(p, ' ')].id = add_piece(p, " ", 1, "", 0);
+    if (p->cp[cp_slot(p, ' ')].id < 0) { free(chars); goto nomem; }
     for (long i = 0; i < nc; i++) {
         int id = add_piece(p, u, encode_utf8(u, chars[i].cp), "", 0);
         if (id < 0) { free(chars); goto nomem; }
-        p->cp_id[chars[i].cp] = id;
+        p->cp[cp_slot(p, chars[i].cp)].id = id;
     }
     p->n_chars = (int)nc + 1;
     free(chars);
-    free(counts);
     return TW_OK;
 
 nomem:
-    free(counts);
     bpe_pieces_free(p);
     set_err(err, err_len, "out of memory building the base alphabet of a %ld-byte text", (long)n, 0, 0);
     return TW_ERR_NOMEM;
@@ -250,7 +277,7 @@ int tw_bpe_base_size(const char *text, size_t n, int min_char_count) {
 }
 
 void bpe_pieces_free(bpe_pieces *p) {
-    free(p->off); free(p->len); free(p->pool); free(p->cp_id);
+    free(p->off); free(p->len); free(p->pool); free(p->cp);
     free(p->m_count); free(p->m_left); free(p->m_right); free(p->m_after);
     memset(p, 0, sizeof *p);
 }

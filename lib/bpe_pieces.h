@@ -13,6 +13,9 @@
 
 #define BPE_SPACE_ID TW_BPE_N_RESERVED   // internal id of the " " character
 
+// One code point of the text: how often it occurs and its character piece (-1: none).
+typedef struct { int32_t cp; int32_t id; long long count; } bpe_char_slot;
+
 typedef struct {
     int        n, cap;        // pieces so far and room
     int        n_chars;       // base characters
@@ -20,7 +23,8 @@ typedef struct {
     int       *len;           // (cap) its length
     char      *pool;          // the bytes of every piece (not NUL-terminated)
     size_t     pool_len, pool_cap;
-    int       *cp_id;         // (0x110000) internal id of a code point's character piece, or -1
+    bpe_char_slot *cp;        // (cp_mask + 1) open-addressing table of the text's code points
+    size_t     cp_mask, cp_used;   //   (cp -1: an empty slot)
     long long *m_count;       // (cap) per learned piece: the pair's count when learned
     int       *m_left, *m_right;   // (cap) its spelling as two internal ids
     long long *m_after;       // (cap) tokens of the training text after that merge

@@ -8,9 +8,10 @@
 #   make bpe-compare   on the held-out tenth of out/bpe/stories.txt: bytes/token of tok512, of a
 #                      512-piece vocabulary ./bpe-train learns from the rest, and of sentencepiece
 #                      (BPE, byte fallback, same size) when python3-sentencepiece is installed
-#   make bench-bpe     train on out/bpe/stories.txt to 4096 pieces (MB/s), the naive trainer on its
-#                      first BPE_NAIVE_KB KB against the fast one on the same bytes (ratio, same run),
-#                      and sentencepiece's time on the whole text when it is installed
+#   make bench-bpe     train on out/bpe/stories.txt to 4096 pieces (MB/s); the naive and the fast
+#                      trainer on the same first BPE_NAIVE_KB KB to BPE_NAIVE_VOCAB pieces (ratio,
+#                      same run; the naive one is quadratic); sentencepiece's time on the whole
+#                      text to 4096 pieces when python3-sentencepiece is installed
 
 PROGRAMS    += bpe-train
 TEST_DEPS   += bpe-train
@@ -18,7 +19,8 @@ CLEAN_FILES += out/bpe
 
 BPE_CORPUS     := out/bpe/stories.txt
 BPE_CORPUS_MB  ?= 10
-BPE_NAIVE_KB   ?= 256
+BPE_NAIVE_KB   ?= 64
+BPE_NAIVE_VOCAB ?= 1024
 SYS_PYTHON3    ?= /usr/bin/python3
 
 .PHONY: bpe-corpus bpe-compare bench-bpe
@@ -54,7 +56,7 @@ bpe-compare: bpe-train model                   ## tok512 vs ./bpe-train vs sente
 
 bench-bpe: $(BUILD)/tools/bench_bpe            ## BPE training speed: MB/s, naive ratio, sentencepiece
 	@[ -f $(BPE_CORPUS) ] || { echo "bench-bpe: $(BPE_CORPUS) is missing: run 'make bpe-corpus' first" >&2; exit 1; }
-	./$(BUILD)/tools/bench_bpe $(BPE_CORPUS) --vocab 4096 --naive-kb $(BPE_NAIVE_KB)
+	./$(BUILD)/tools/bench_bpe $(BPE_CORPUS) --vocab 4096 --naive-kb $(BPE_NAIVE_KB) --naive-vocab $(BPE_NAIVE_VOCAB)
 	@if $(SYS_PYTHON3) -c "import sentencepiece" 2>/dev/null; then \
 	  $(SYS_PYTHON3) tools/bpe_sentencepiece.py $(BPE_CORPUS) --vocab 4096 --held-out 0 --time; \
 	else echo "bench-bpe: sentencepiece is not installed (apt-get install -y python3-sentencepiece): its time is skipped"; fi
