@@ -76,6 +76,8 @@ int main(int argc, char **argv) {
     double s = timed(&v, tw_bpe_train, "fast", text, n, V);
     printf("fast trainer: %zu bytes (%.2f MB) to %d pieces (%d merges) in %.2f s: %.2f MB/s, one thread\n",
            n, n / 1e6, V, v.n_merges, s, n / 1e6 / s);
+    printf("  its compression on that (training) text: %lld tokens, %.4f bytes/token\n",
+           v.tokens_after[v.n_merges - 1], (double)n / (double)v.tokens_after[v.n_merges - 1]);
     tw_bpe_vocab_free(&v);
 
     size_t cut = (size_t)naive_kb * 1024 < n ? (size_t)naive_kb * 1024 : n;
