@@ -323,6 +323,7 @@ static int byte_tokens(const tw_tokenizer *tok, const char *text) {
 
 // 4. Chinese and C code under vocabularies trained on English stories.
 static void other_texts(const tw_tokenizer *tok512, const char *train_part) {
+    const double share = 100.0 * (double)strlen(train_part) / (double)strlen(STORY);
     lesson_section("A story vocabulary on Chinese and on C code");
     lesson_say("A sentence from the course notes (note 002, on what a tokenizer does), and five "
                "lines of C from lib/tokenizer.c:");
@@ -336,7 +337,7 @@ static void other_texts(const tw_tokenizer *tok512, const char *train_part) {
     for (int i = 0; i < 3; i++)
         printf("  %-10s %8zu %16.3f %16.3f\n", names[i], strlen(texts[i]), bytes_per_token(tok512, texts[i]),
                bytes_per_token(&ours, texts[i]));
-    printf("  (* all of the story text: ours was trained on 84 %% of it)\n");
+    printf("  (* all of the story text: ours was trained on the first %.0f %% of it)\n", share);
     lesson_say("Neither vocabulary has a single Chinese character, so each one falls back to its "
                "three UTF-8 bytes: three tokens for one character, and byte tokens never merge. "
                "Code fares better (it is ASCII) but its pieces are short: its identifiers, "

@@ -153,7 +153,8 @@ static char *read_text(const char *path, size_t *n) {
 // the square of the length, so the text is encoded in pieces of about 512 bytes cut before a space:
 // a piece " rest" is encoded as "rest", whose dummy-prefix space stands for the cut-off one. That
 // is exact for any vocabulary whose pieces hold a space only as their first byte (ours, tok512).
-// *exact is cleared if a run of 64 KB without a space had to be cut elsewhere.
+// *exact is cleared if a piece of tok holds a space after its first byte, or if a run of 64 KB
+// without a space had to be cut elsewhere.
 static long long count_tokens(const tw_tokenizer *tok, const char *text, size_t n, int *exact) {
     long long total = 0;
     size_t cap = 1 << 17;
@@ -161,6 +162,8 @@ static long long count_tokens(const tw_tokenizer *tok, const char *text, size_t 
     int *ids = malloc((cap + 4) * sizeof *ids);
     if (!chunk || !ids) { fprintf(stderr, "bpe-train: out of memory measuring compression\n"); exit(1); }
     *exact = 1;
+    for (int i = 0; i < tok->vocab_size; i++)   // a piece spanning a cut would make this inexact
+        if (tok->vocab[i][0] != '\0' && strchr(tok->vocab[i] + 1, ' ') != NULL) *exact = 0;
     for (size_t s = 0; s < n;) {
         size_t e = s + 512 < n ? s + 512 : n;
         while (e < n && text[e] != ' ' && e - s < (64u << 10)) e++;
@@ -253,7 +256,7 @@ int main(int argc, char **argv) {
     long long k = count_tokens(&tok, eval, eval_n, &exact);
     double ours = (double)eval_n / (double)k;
     printf("compression on the %s text (%zu bytes): %lld tokens, %.4f bytes/token%s\n", what, eval_n, k,
-           ours, exact ? "" : " (approximate: a 64 KB run without a space was cut)");
+           ours, exact ? "" : " (approximate: a piece spans a space, or a 64 KB run without one was cut)");
     tw_tokenizer_free(&tok);
 
     int rc = 0;
@@ -267,8 +270,8 @@ int main(int argc, char **argv) {
         } else {
             long long k2 = count_tokens(&other, eval, eval_n, &exact);
             double theirs = (double)eval_n / (double)k2;
-            printf("%s (V = %d) on the same text: %lld tokens, %.4f bytes/token; ours/theirs = %.4f\n",
-                   o.compare_path, V, k2, theirs, ours / theirs);
+            printf("%s (V = %d) on the same text: %lld tokens, %.4f bytes/token%s; ours/theirs = %.4f\n",
+                   o.compare_path, V, k2, theirs, exact ? "" : " (approximate)", ours / theirs);
             tw_tokenizer_free(&other);
         }
     }
