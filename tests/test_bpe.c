@@ -225,6 +225,36 @@ START_TEST(fast_equals_naive_on_stories)
 }
 END_TEST
 
+START_TEST(every_prefix_of_the_merges_is_what_the_encoder_does)
+{
+    // Training to a smaller size learns the first merges of a larger run (the steps do not depend
+    // on the target), and at every size the encoder's token count on the training text is the
+    // trainer's count after that many merges: the learned scores replay the merges in order.
+    text_buf t = from_words(MIXED, 24, 700, 31);
+    tw_bpe_options o = { 400, 1, 2 };   // the most this text supports
+    tw_bpe_vocab big;
+    char err[256];
+    ck_assert_msg(tw_bpe_train(&big, t.s, t.n, &o, err, sizeof err) == TW_OK, "%s", err);
+    const int base = tw_bpe_base_size(t.s, t.n, 1);
+    ck_assert_int_eq(base, 259 + big.n_chars);
+    for (int k = 1; k <= big.n_merges; k += 13) {
+        tw_bpe_options ok = { base + k, 1, 2 };
+        tw_bpe_vocab v;
+        ck_assert_msg(tw_bpe_train(&v, t.s, t.n, &ok, err, sizeof err) == TW_OK, "%s", err);
+        for (int j = 0; j < k; j++) ck_assert_str_eq(v.pieces[259 + j], big.pieces[259 + j]);
+        tw_tokenizer tok;
+        ck_assert_int_eq(tw_bpe_vocab_to_tokenizer(&tok, &v), TW_OK);
+        int got = encode_count(&tok, t.s, NULL);
+        ck_assert_msg(got == big.tokens_after[k - 1], "after %d merges: encoder %d tokens, trainer %lld",
+                      k, got, big.tokens_after[k - 1]);
+        tw_tokenizer_free(&tok);
+        tw_bpe_vocab_free(&v);
+    }
+    tw_bpe_vocab_free(&big);
+    free(t.s);
+}
+END_TEST
+
 // ---- round trips ----
 
 static void assert_round_trip(const tw_tokenizer *tok, const char *text) {
@@ -363,6 +393,7 @@ Suite *suite_bpe(void) {
     tcase_add_test(tc, fast_equals_naive_on_ties);
     tcase_add_test(tc, fast_equals_naive_on_mixed_scripts_and_code);
     tcase_add_test(tc, fast_equals_naive_on_stories);
+    tcase_add_test(tc, every_prefix_of_the_merges_is_what_the_encoder_does);
     tcase_add_test(tc, every_byte_string_round_trips);
     tcase_add_test(tc, layout_and_scores_follow_tok512);
     tcase_add_test(tc, bad_requests_fail_with_a_message);
