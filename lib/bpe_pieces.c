@@ -284,10 +284,10 @@ void bpe_pieces_free(bpe_pieces *p) {
 
 void bpe_err_exhausted(char *err, size_t err_len, const bpe_pieces *p, int min_pair_count,
                        int vocab_size) {
-    set_err(err, err_len, "the text supports at most %ld pieces, not %ld: after %ld merges no pair "
-            "of pieces is left that occurs often enough", p->n, vocab_size,
-            p->n - TW_BPE_N_RESERVED - p->n_chars);
-    (void)min_pair_count;
+    if (err == NULL || err_len == 0) return;
+    snprintf(err, err_len, "the text supports at most %d pieces, not %d: after %d merges no pair of "
+             "pieces is left that occurs %d times or more", p->n, vocab_size,
+             p->n - TW_BPE_N_RESERVED - p->n_chars, min_pair_count);
 }
 
 // ---- the final vocabulary ----

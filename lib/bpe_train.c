@@ -333,40 +333,38 @@ static int build_words(trainer *t, const char *text, size_t n) {
     for (size_t s = first_end; s < n;) {
         size_t e = s + 1;
         while (e < n && text[e] != ' ') e++;
-        {
-            uint64_t h = hash_bytes(text + s, e - s);
-            size_t i = mix64(h) & (slots - 1);
-            int found = -1;
-            for (; slot[i] >= 0; i = (i + 1) & (slots - 1)) {
-                const word_rec *r = &w[slot[i]];
-                if (wh[slot[i]] == h && r->len == e - s && memcmp(text + r->start, text + s, e - s) == 0) { found = slot[i]; break; }
+        uint64_t h = hash_bytes(text + s, e - s);
+        size_t i = mix64(h) & (slots - 1);
+        int found = -1;
+        for (; slot[i] >= 0; i = (i + 1) & (slots - 1)) {
+            const word_rec *r = &w[slot[i]];
+            if (wh[slot[i]] == h && r->len == e - s && memcmp(text + r->start, text + s, e - s) == 0) { found = slot[i]; break; }
+        }
+        if (found >= 0) {
+            w[found].count++;
+        } else {
+            if ((size_t)nw == cap) {
+                cap *= 2;
+                word_rec *w2 = realloc(w, cap * sizeof *w);
+                uint64_t *wh2 = realloc(wh, cap * sizeof *wh);
+                if (w2) w = w2;
+                if (wh2) wh = wh2;
+                if (!w2 || !wh2) { free(w); free(slot); free(wh); return 0; }
             }
-            if (found >= 0) {
-                w[found].count++;
-            } else {
-                if ((size_t)nw == cap) {
-                    cap *= 2;
-                    word_rec *w2 = realloc(w, cap * sizeof *w);
-                    uint64_t *wh2 = realloc(wh, cap * sizeof *wh);
-                    if (w2) w = w2;
-                    if (wh2) wh = wh2;
-                    if (!w2 || !wh2) { free(w); free(slot); free(wh); return 0; }
-                }
-                w[nw] = (word_rec){ s, e - s, 1 };
-                wh[nw] = h;
-                slot[i] = nw++;
-                sym_bound += e - s;
-                if ((size_t)nw * 2 > slots) {   // grow the index
-                    free(slot);
-                    slots *= 2;
-                    slot = malloc(slots * sizeof *slot);
-                    if (!slot) { free(w); free(wh); return 0; }
-                    for (size_t k = 0; k < slots; k++) slot[k] = -1;
-                    for (int k = 1; k < nw; k++) {
-                        size_t q = mix64(wh[k]) & (slots - 1);
-                        while (slot[q] >= 0) q = (q + 1) & (slots - 1);
-                        slot[q] = k;
-                    }
+            w[nw] = (word_rec){ s, e - s, 1 };
+            wh[nw] = h;
+            slot[i] = nw++;
+            sym_bound += e - s;
+            if ((size_t)nw * 2 > slots) {   // grow the index
+                free(slot);
+                slots *= 2;
+                slot = malloc(slots * sizeof *slot);
+                if (!slot) { free(w); free(wh); return 0; }
+                for (size_t k = 0; k < slots; k++) slot[k] = -1;
+                for (int k = 1; k < nw; k++) {
+                    size_t q = mix64(wh[k]) & (slots - 1);
+                    while (slot[q] >= 0) q = (q + 1) & (slots - 1);
+                    slot[q] = k;
                 }
             }
         }
