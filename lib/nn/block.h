@@ -143,7 +143,9 @@ typedef struct {
 // still holds its intermediates). The gradients of the intermediates go to ds, a second scratch
 // of the same layout (tw_block_scratch_place or _init with the same config and sizes): each of
 // its tensors receives the gradient of the loss with respect to the tensor of the same name in s
-// (the weight gradients are the only results outside ds).
+// (post-norm's attn_sum and ffn_sum included), with these exceptions: the rows of norm
+// statistics, q_rms, k_rms and ffn_pre stay 0, pattern stays 0, scores holds only one head's
+// (T, S) gradient of the scores as the attention's scratch, and the work rows are scratch.
 //   dx: (T, C) += the gradient of the block's input x
 //   dw: the weights' gradients, += as well
 //   ds: all zero on entry; dout is copied to ds->resid_post

@@ -470,14 +470,18 @@ static tw_status embed_backward(tw_model_grads *g, tw_model_state *ds, const tw_
                                 const int *tokens, int T) {
     const tw_model_config *c = &m->cfg;
     const int C = c->block.attn.d_model;
-    const long n = (long)T * C;
     // Positions are added in place: d embed already is the gradient of the scaled lookup too.
     if (c->pos == TW_POS_LEARNED) tw_posenc_learned_backward(g->pos_emb, ds->embed, T, C, 0);
-    if (c->embed_scale) {
-        const float scale = sqrtf((float)C);   // the forward's factor
-        for (long i = 0; i < n; i++) ds->embed[i] *= scale;   // now d of the table's rows
+    if (!c->embed_scale) return tw_embedding_backward(g->tok_emb, ds->embed, tokens, T, c->vocab, C);
+    // The scaled lookup: row tokens[t] of the table receives sqrt(C) d embed[t] (ds->embed is
+    // left as the gradient of embed; the ids were checked by check_batch).
+    const float scale = sqrtf((float)C);   // the forward's factor
+    for (int t = 0; t < T; t++) {
+        float *row = g->tok_emb + (size_t)tokens[t] * C;   // (C)
+        const float *d = ds->embed + (size_t)t * C;        // (C)
+        for (int i = 0; i < C; i++) row[i] += scale * d[i];
     }
-    return tw_embedding_backward(g->tok_emb, ds->embed, tokens, T, c->vocab, C);
+    return TW_OK;
 }
 
 // Backward of one sequence whose forward and probabilities are in s: d loss = dloss.

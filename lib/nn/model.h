@@ -171,7 +171,8 @@ tw_status tw_model_loss(float *loss, tw_model_state *s, const tw_model *m,
 //   g: accumulated into   ds: the gradient of every activation, in the activations' own layout:
 //   make it exactly as s, tw_model_state_init(ds, m, T_max, 0); it is overwritten, and holds the
 //   last sequence's gradients on return (ds->logits the gradient of the logits, ds->layers[l].q
-//   that of layer l's queries, ...)   s, tokens, targets, B, T: as for tw_model_loss
+//   that of layer l's queries, ...; see tw_block_backward for the few exceptions)
+//   s, tokens, targets, B, T: as for tw_model_loss
 tw_status tw_model_backward(float *loss, tw_model_grads *g, tw_model_state *ds, tw_model_state *s,
                             const tw_model *m, const int *tokens, const int *targets,
                             int B, int T, float loss_scale);
