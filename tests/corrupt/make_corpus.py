@@ -354,6 +354,21 @@ def make_tokenizer():
     write("tokenizer", "model_file.bin", ckpt(TINY), "FORMAT", vocab=V)
 
 
+# Paths that are not regular files cannot live in git (a FIFO, a device) or in the corpus folder
+# (a directory would be one more thing to keep empty), so the manifest names them with an "@"
+# and tests/test_corrupt.c makes each one at run time: @directory is a fresh temporary folder,
+# @fifo a FIFO made with mkfifo inside it, @/dev/null and @/dev/zero the character devices.
+# Every reader must refuse each with TW_ERR_IO and one line saying what the path is.
+SPECIAL = (("@directory", "directory"), ("@fifo", "FIFO"),
+           ("@/dev/null", "device"), ("@/dev/zero", "device"))
+
+
+def make_special():
+    for kind in ("npy", "json", "llama2c", "tokenizer"):
+        for name, word in SPECIAL:
+            manifest.append((kind, name, "IO", word, "512" if kind == "tokenizer" else "-"))
+
+
 def main():
     if not os.path.isdir("lib") or not os.path.isdir("tests"):
         sys.exit("make_corpus.py: run from the top of the checkout (make corpus)")
@@ -370,12 +385,15 @@ def main():
     make_json()
     make_llama2c()
     make_tokenizer()
+    make_special()
     with open(os.path.join(OUT, "MANIFEST.tsv"), "w") as f:
         f.write("# reader\tfile (under data/corrupt/)\texpected status\tword the message contains (- any)\tvocab size (tokenizer)\n")
         for row in manifest:
             f.write("\t".join(row) + "\n")
-    size = sum(os.path.getsize(os.path.join(OUT, r[1])) for r in manifest)
-    print(f"make_corpus: {len(manifest)} files, {size} bytes in {OUT}/ (MANIFEST.tsv lists them)")
+    files = [r for r in manifest if not r[1].startswith("@")]
+    size = sum(os.path.getsize(os.path.join(OUT, r[1])) for r in files)
+    print(f"make_corpus: {len(files)} files, {size} bytes in {OUT}/, and {len(manifest) - len(files)} "
+          "special paths (MANIFEST.tsv lists them)")
 
 
 if __name__ == "__main__":
