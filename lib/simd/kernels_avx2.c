@@ -3,6 +3,13 @@
 // tw_simd_init has seen the CPU report both features, so the rest of the binary runs anywhere.
 // Each function has the contract of its _naive twin in ref.c; the sums are taken in a different
 // order (several accumulators, then a tree), which is why tests compare within a rounding bound.
+//
+// Range (docs/kernels.md, "Over the whole float range"): every kernel agrees with the reference
+// the naive model runs for every finite input whose reference result is finite, denormals to
+// +-3.4e38. Two rules make that hold cheaply: the norms accumulate in double, as norm.c does
+// (a float sum of squares overflows once |x| > 1.8e19), and a float reduction whose fast result
+// is not finite is redone in the reference's own index order (dot_in_order), so an overflow in
+// a partial sum that the reference never forms cannot turn a finite answer into inf or NaN.
 #include <immintrin.h>
 #include <math.h>
 #include "simd.h"
@@ -27,11 +34,12 @@ static float hmax256(__m256 v) {
 // ln2 is split in a high part (exact in float, so n*ln2_hi is exact) and a low part so r keeps
 // full precision. e^r by its Taylor series to r^7 (truncation error < 6e-9 relative for
 // |r| <= 0.347), Horner form with FMA. Then 2^n is built in the exponent field, in two halves
-// so that n = 128 (x near 88.72) and n = -126 both stay in range.
-// Limits: x > 88.7228 gives +inf, x < -87.3365 (where expf is subnormal) gives 0, NaN stays NaN.
+// so that n = 128 (x near 88.72) and n = -150 both stay in range: for x in [-104, -87.34] the
+// result is subnormal, and p * 2^n1 (exact, still normal) * 2^n2 rounds once, as expf does.
+// Limits: x > 88.7228 gives +inf, x < -104 (where expf rounds to 0) gives 0, NaN stays NaN.
 // Measured error: see tests/test_simd.c (exp_vector_matches_expf).
 static __m256 exp256(__m256 x) {
-    const __m256 hi = _mm256_set1_ps(88.72283935546875f), lo = _mm256_set1_ps(-87.33654022216797f);
+    const __m256 hi = _mm256_set1_ps(88.72283935546875f), lo = _mm256_set1_ps(-104.0f);
     // min(hi, x) returns x when x is NaN (the second operand), so NaN survives the clamp.
     __m256 xc = _mm256_max_ps(lo, _mm256_min_ps(hi, x));
     __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
@@ -66,6 +74,15 @@ static void exp_tail(float *y, const float *x, int n) {
 
 // ---- reductions ----
 
+// sum_i a[i] b[i] in index order, each product rounded, exactly as the Linear layer's reference
+// loop (lib/linear.c) forms it (-ffp-contract=off keeps the compiler from fusing). The kernels
+// below fall back to it when their own float sum is not finite.
+static float dot_in_order(const float *a, const float *b, int n) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
 // Four accumulators: an FMA has a latency of 4-5 cycles and two can start per cycle, so one
 // accumulator would leave the units idle most of the time.
 float tw_dot_avx2(const float *a, const float *b, int n) {
@@ -82,7 +99,9 @@ float tw_dot_avx2(const float *a, const float *b, int n) {
         s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
     float sum = hsum256(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
     for (; i < n; i++) sum += a[i] * b[i];
-    return sum;
+    // Four accumulators can overflow where the in-order sum does not (alternating signs near
+    // 3e38): then the reference's order decides. One compare per call when nothing overflowed.
+    return isfinite(sum) ? sum : dot_in_order(a, b, n);
 }
 
 // Four rows at a time: each load of x feeds four FMAs, and four independent chains hide the
@@ -106,6 +125,8 @@ void tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K) {
             r0 += w0[k] * x[k]; r1 += w1[k] * x[k]; r2 += w2[k] * x[k]; r3 += w3[k] * x[k];
         }
         y[i] = r0; y[i + 1] = r1; y[i + 2] = r2; y[i + 3] = r3;
+        for (int j = 0; j < 4; j++)   // an overflowed row: redo it in the reference's order
+            if (!isfinite(y[i + j])) y[i + j] = dot_in_order(W + (long)(i + j) * K, x, K);
     }
     for (; i < N; i++) y[i] = tw_dot_avx2(W + (long)i * K, x, K);
 }
@@ -178,43 +199,106 @@ void tw_softmax_avx2(float *y, const float *x, int n) {
     for (; i < n; i++) y[i] *= 1.0f / sum;
 }
 
-float tw_rmsnorm_avx2(float *out, const float *x, const float *w, int n, float eps) {
-    float rms = sqrtf(tw_dot_avx2(x, x, n) / (float)n + eps);
-    __m256 inv = _mm256_set1_ps(1.0f / rms);
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), inv);
-        if (w) v = _mm256_mul_ps(v, _mm256_loadu_ps(w + i));
-        _mm256_storeu_ps(out + i, v);
-    }
-    for (; i < n; i++) out[i] = x[i] * (1.0f / rms) * (w ? w[i] : 1.0f);
-    return rms;
+// ---- double-precision helpers of the norms ----
+// Eight floats widened to two registers of four doubles, and back.
+static void widen8(__m256d *lo, __m256d *hi, const float *x) {
+    __m256 v = _mm256_loadu_ps(x);
+    *lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+    *hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
 }
 
+static void store_narrow8(float *y, __m256d lo, __m256d hi) {
+    _mm256_storeu_ps(y, _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)),
+                                             _mm256_cvtpd_ps(hi), 1));
+}
+
+static double hsum256d(__m256d v) {
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+
+// RMSNorm with the statistics and each output in double, as norm.c computes them: a float sum of
+// squares overflows to +inf once |x| exceeds about 1.8e19 (rms = inf, output all zeros), and a
+// float 1/rms is subnormal for rms > 8.5e37; in double neither happens for any finite float
+// (n * 3.4e38^2 < 1.8e308). Only the summation order differs from norm.c (eight lanes, then a
+// tree), and x * (1/rms) replaces x / rms: both are far below float rounding. The cost is that
+// of the conversions; rows are short next to the matrix products around them (docs/kernels.md).
+float tw_rmsnorm_avx2(float *out, const float *x, const float *w, int n, float eps) {
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256d lo, hi;
+        widen8(&lo, &hi, x + i);
+        s0 = _mm256_fmadd_pd(lo, lo, s0);
+        s1 = _mm256_fmadd_pd(hi, hi, s1);
+    }
+    double ss = hsum256d(_mm256_add_pd(s0, s1));
+    for (; i < n; i++) ss += (double)x[i] * x[i];
+    double r = sqrt(ss / n + (double)eps);
+    const __m256d inv = _mm256_set1_pd(1.0 / r);
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256d lo, hi;
+        widen8(&lo, &hi, x + i);
+        lo = _mm256_mul_pd(lo, inv);
+        hi = _mm256_mul_pd(hi, inv);
+        if (w) {
+            __m256d wl, wh;
+            widen8(&wl, &wh, w + i);
+            lo = _mm256_mul_pd(lo, wl);
+            hi = _mm256_mul_pd(hi, wh);
+        }
+        store_narrow8(out + i, lo, hi);
+    }
+    for (; i < n; i++) out[i] = (float)(x[i] * (1.0 / r) * (w ? w[i] : 1.0));
+    return (float)r;
+}
+
+// LayerNorm in double throughout, like norm.c: a float sum of x overflows for rows near 3e38,
+// and (x - mean)^2 in float for |x - mean| > 1.8e19. Mean, then the mean of squared deviations
+// (two passes), then (x - mean) * rstd * gamma + beta rounded to float once.
 void tw_layernorm_avx2(float *out, const float *x, const float *gamma, const float *beta,
                        int n, float eps) {
-    __m256 vs = _mm256_setzero_ps();
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
     int i = 0;
-    for (; i + 8 <= n; i += 8) vs = _mm256_add_ps(vs, _mm256_loadu_ps(x + i));
-    float sum = hsum256(vs);
+    for (; i + 8 <= n; i += 8) {
+        __m256d lo, hi;
+        widen8(&lo, &hi, x + i);
+        s0 = _mm256_add_pd(s0, lo);
+        s1 = _mm256_add_pd(s1, hi);
+    }
+    double sum = hsum256d(_mm256_add_pd(s0, s1));
     for (; i < n; i++) sum += x[i];
-    float mean = sum / (float)n;
-    __m256 m = _mm256_set1_ps(mean), vv = _mm256_setzero_ps();
+    const double mean = sum / n;
+    const __m256d m = _mm256_set1_pd(mean);
+    s0 = _mm256_setzero_pd();
+    s1 = _mm256_setzero_pd();
     for (i = 0; i + 8 <= n; i += 8) {
-        __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + i), m);
-        vv = _mm256_fmadd_ps(d, d, vv);
+        __m256d lo, hi;
+        widen8(&lo, &hi, x + i);
+        lo = _mm256_sub_pd(lo, m);
+        hi = _mm256_sub_pd(hi, m);
+        s0 = _mm256_fmadd_pd(lo, lo, s0);
+        s1 = _mm256_fmadd_pd(hi, hi, s1);
     }
-    float var = hsum256(vv);
+    double var = hsum256d(_mm256_add_pd(s0, s1));
     for (; i < n; i++) var += (x[i] - mean) * (x[i] - mean);
-    float rstd = 1.0f / sqrtf(var / (float)n + eps);
-    __m256 r = _mm256_set1_ps(rstd);
+    const double rstd = 1.0 / sqrt(var / n + (double)eps);
+    const __m256d r = _mm256_set1_pd(rstd);
     for (i = 0; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), m), r),
-                                 _mm256_loadu_ps(gamma + i));
-        if (beta) v = _mm256_add_ps(v, _mm256_loadu_ps(beta + i));
-        _mm256_storeu_ps(out + i, v);
+        __m256d lo, hi, gl, gh;
+        widen8(&lo, &hi, x + i);
+        widen8(&gl, &gh, gamma + i);
+        lo = _mm256_mul_pd(_mm256_mul_pd(_mm256_sub_pd(lo, m), r), gl);
+        hi = _mm256_mul_pd(_mm256_mul_pd(_mm256_sub_pd(hi, m), r), gh);
+        if (beta) {
+            __m256d bl, bh;
+            widen8(&bl, &bh, beta + i);
+            lo = _mm256_add_pd(lo, bl);
+            hi = _mm256_add_pd(hi, bh);
+        }
+        store_narrow8(out + i, lo, hi);
     }
-    for (; i < n; i++) out[i] = (x[i] - mean) * rstd * gamma[i] + (beta ? beta[i] : 0.0f);
+    for (; i < n; i++) out[i] = (float)((x[i] - mean) * rstd * gamma[i] + (beta ? beta[i] : 0.0));
 }
 
 // ---- RoPE and attention ----
@@ -255,15 +339,40 @@ static __m256 hsum8x8(const __m256 a[8]) {
     return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
 }
 
+// The rows that softmax.c decides before its vector hook, for scores that overflowed (the
+// reference's scores overflowed too: each non-finite score was recomputed in its order): a NaN
+// spreads to every weight, and +inf scores share the mass equally. Returns 1 if the row was one.
+static int softmax_special_row(float *att, const float *sc, int S) {
+    int n_inf = 0, has_nan = 0;
+    for (int s = 0; s < S; s++) {
+        if (isnan(sc[s])) has_nan = 1;
+        else if (sc[s] == INFINITY) n_inf++;
+    }
+    if (!has_nan && n_inf == 0) return 0;
+    for (int s = 0; s < S; s++)
+        att[s] = has_nan ? NAN : sc[s] == INFINITY ? 1.0f / (float)n_inf : 0.0f;
+    return 1;
+}
+
+// Output d of the weighted sum of values in the order of tw_attention_mix (attention.c), which
+// skips zero weights (so an infinite value behind a zero weight adds nothing, not NaN).
+static float mix_in_order(const float *att, const float *v, int S, int kv_stride, int d) {
+    float acc = 0.0f;
+    for (int t = 0; t < S; t++)
+        if (att[t] != 0.0f) acc += att[t] * v[(long)t * kv_stride + d];
+    return acc;
+}
+
 // Small heads (stories260K has D = 8) make one dot product per key mostly reduction overhead,
 // so when D is a multiple of 8 the scores are computed eight keys at a time, and the weighted
 // sum of values runs four independent accumulators (one chain would wait on the FMA latency
-// at every key).
+// at every key). A score or an output that comes out non-finite is recomputed in the order of
+// the reference (attention.c), so extreme inputs give the reference's answer (docs/kernels.md).
 void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const float *k,
                     const float *v, int S, int D, int kv_stride) {
     float scale = 1.0f / sqrtf((float)D);
     float *sc = scores ? scores : att;   // without a scores buffer, softmax in place
-    int s = 0;
+    int s = 0, overflowed = 0;
     if (D % 8 == 0) {
         const __m256 vscale = _mm256_set1_ps(scale);
         for (; s + 8 <= S; s += 8) {
@@ -274,11 +383,23 @@ void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const
                 for (int d = 8; d < D; d += 8)
                     acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(kj + d), acc[j]);
             }
-            _mm256_storeu_ps(sc + s, _mm256_mul_ps(hsum8x8(acc), vscale));
+            __m256 sv = _mm256_mul_ps(hsum8x8(acc), vscale);
+            _mm256_storeu_ps(sc + s, sv);
+            // |score| < inf, false for NaN too: one compare per eight keys.
+            __m256 abs = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), sv);
+            if (_mm256_movemask_ps(_mm256_cmp_ps(abs, _mm256_set1_ps(INFINITY), _CMP_LT_OQ)) != 0xFF)
+                for (int j = 0; j < 8; j++)
+                    if (!isfinite(sc[s + j])) {
+                        sc[s + j] = dot_in_order(q, k + (long)(s + j) * kv_stride, D) * scale;
+                        overflowed |= !isfinite(sc[s + j]);
+                    }
         }
     }
-    for (; s < S; s++) sc[s] = tw_dot_avx2(q, k + (long)s * kv_stride, D) * scale;
-    tw_softmax_avx2(att, sc, S);
+    for (; s < S; s++) {
+        sc[s] = tw_dot_avx2(q, k + (long)s * kv_stride, D) * scale;
+        overflowed |= !isfinite(sc[s]);
+    }
+    if (!overflowed || !softmax_special_row(att, sc, S)) tw_softmax_avx2(att, sc, S);
     int d = 0;
     for (; d + 8 <= D; d += 8) {
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -293,10 +414,8 @@ void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const
         for (; t < S; t++)
             a0 = _mm256_fmadd_ps(_mm256_set1_ps(att[t]), _mm256_loadu_ps(vd + (long)t * kv_stride), a0);
         _mm256_storeu_ps(out + d, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+        for (int j = 0; j < 8; j++)
+            if (!isfinite(out[d + j])) out[d + j] = mix_in_order(att, v, S, kv_stride, d + j);
     }
-    for (; d < D; d++) {
-        float acc = 0.0f;
-        for (int t = 0; t < S; t++) acc += att[t] * v[(long)t * kv_stride + d];
-        out[d] = acc;
-    }
+    for (; d < D; d++) out[d] = mix_in_order(att, v, S, kv_stride, d);
 }

@@ -8,6 +8,14 @@
 
 static __mmask16 tail_mask(int n) { return (__mmask16)((1u << n) - 1u); }
 
+// sum_i a[i] b[i] in the index order of the Linear layer's reference loop (lib/linear.c): the
+// fallback when a vector sum is not finite (see kernels_avx2.c and docs/kernels.md).
+static float dot_in_order(const float *a, const float *b, int n) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
 // exp(x) for 16 floats: the same range reduction and Taylor polynomial as exp256 in
 // kernels_avx2.c, but the final scaling by 2^n uses vscalefps, which handles overflow (+inf)
 // and gradual underflow (subnormals) exactly, so no thresholds are needed beyond a clamp that
@@ -46,7 +54,8 @@ float tw_dot_avx512(const float *a, const float *b, int n) {
         __mmask16 m = tail_mask(n - i);
         s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s1);
     }
-    return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+    float sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
+    return isfinite(sum) ? sum : dot_in_order(a, b, n);   // an overflowed partial sum
 }
 
 // Four rows at a time, as in tw_matvec_avx2; the K tail is a masked load, not a scalar loop.
@@ -76,6 +85,8 @@ void tw_matvec_avx512(float *y, const float *W, const float *x, int N, int K) {
         y[i + 1] = _mm512_reduce_add_ps(s1);
         y[i + 2] = _mm512_reduce_add_ps(s2);
         y[i + 3] = _mm512_reduce_add_ps(s3);
+        for (int j = 0; j < 4; j++)   // an overflowed row: redo it in the reference's order
+            if (!isfinite(y[i + j])) y[i + j] = dot_in_order(W + (long)(i + j) * K, x, K);
     }
     for (; i < N; i++) y[i] = tw_dot_avx512(W + (long)i * K, x, K);
 }

@@ -369,13 +369,31 @@ def make_special():
             manifest.append((kind, name, "IO", word, "512" if kind == "tokenizer" else "-"))
 
 
+KERNEL_TARGETS = ("kernels_dot", "kernels_norm", "kernels_softmax", "kernels_silu", "kernels_attend")
+
+
+def make_kernel_seeds():
+    """Seeds for the differential kernel targets (fuzz/fuzz_kernels_*.c): bytes are read as sizes,
+    row shapes and palette picks (tests/simd_range.h), so any bytes are valid; these three start
+    from a short row, a row of palette extremes, and a longer pseudo-random one."""
+    state = 16
+    rnd = bytearray()
+    for _ in range(1500):
+        state = (state * 1103515245 + 12345) & 0x7FFFFFFF
+        rnd.append(state >> 16 & 0xFF)
+    for t in KERNEL_TARGETS:
+        seed(t, "short_row", bytes([5, 3, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]))
+        seed(t, "extremes", bytes([40, 7, 0] + [0x0b, 0x8b, 0x03, 0x09, 0x8c, 0x01] * 12))
+        seed(t, "mixed", bytes(rnd))
+
+
 def main():
     if not os.path.isdir("lib") or not os.path.isdir("tests"):
         sys.exit("make_corpus.py: run from the top of the checkout (make corpus)")
     shutil.rmtree(OUT, ignore_errors=True)
     for kind in ("npy", "json", "llama2c", "tokenizer"):
         os.makedirs(os.path.join(OUT, kind))
-    for target in ("npy", "json", "llama2c", "tokenizer", "encode"):
+    for target in ("npy", "json", "llama2c", "tokenizer", "encode") + KERNEL_TARGETS:
         d = os.path.join(FUZZ, target)
         if os.path.isdir(d):   # keep crash reproducers (crash-*, oom-*, timeout-*), rewrite seeds
             for f in os.listdir(d):
@@ -386,6 +404,7 @@ def main():
     make_llama2c()
     make_tokenizer()
     make_special()
+    make_kernel_seeds()
     with open(os.path.join(OUT, "MANIFEST.tsv"), "w") as f:
         f.write("# reader\tfile (under data/corrupt/)\texpected status\tword the message contains (- any)\tvocab size (tokenizer)\n")
         for row in manifest:
