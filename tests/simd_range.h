@@ -31,6 +31,9 @@
 #define SR_UD    1.1102230246251565e-16   // 2^-53, double's
 #define SR_SUB   1.401298464324817e-45    // 2^-149, the smallest subnormal float
 #define SR_EXP_RTOL (4.0 * SR_U)          // the vectorised exp's measured bound (simd_cases.h)
+// Softmax weights below 2^-126 (exponent differences under -87.3) may come out as 0 at the x86
+// levels: computing them as subnormals costs a microcode assist each on Intel (docs/kernels.md).
+#define SR_WEIGHT_FLUSH 1.1754943508222875e-38   // 2^-126
 
 // ---- the reference: the component loops at the naive level ----
 // The hooks in softmax.c, norm.c, ffn.c, mha.c and linear.c decline at the naive level, so with
@@ -57,26 +60,24 @@ static inline int sr_within(const char *what, const char *level, int n_in, const
 }
 
 // Scratch for one check: outputs of kernel and reference, and the bounds. Freed by sr_free.
-typedef struct { float *got, *want, *got2, *want2; double *bound; } sr_buf;
+typedef struct { float *got, *want; double *bound; } sr_buf;
 
 static inline int sr_alloc(sr_buf *b, long n) {
     size_t m = (size_t)(n > 0 ? n : 1);
     b->got = calloc(m, sizeof(float));
     b->want = calloc(m, sizeof(float));
-    b->got2 = calloc(m, sizeof(float));
-    b->want2 = calloc(m, sizeof(float));
     b->bound = calloc(m, sizeof(double));
-    return b->got && b->want && b->got2 && b->want2 && b->bound;
+    return b->got && b->want && b->bound;
 }
 
 static inline void sr_free(sr_buf *b) {
-    free(b->got); free(b->want); free(b->got2); free(b->want2); free(b->bound);
+    free(b->got); free(b->want); free(b->bound);
     memset(b, 0, sizeof *b);
 }
 
 static inline int sr_oom(char *msg, size_t msz) { snprintf(msg, msz, "out of memory"); return 1; }
 
-// ---- dot and matvec: reference tw_linear_naive (float, index order, products rounded) ----
+// ---- dot, matvec and the Linear hook: reference tw_linear_naive (float, index order, products rounded) ----
 // Two sums of n products in any order, each within n u sum|a b| / (1 - n u) of the exact one,
 // differ by at most (2n + 2) u sum|a b| (n <= 2^20); a product that falls below 2^-126 loses up
 // to half a subnormal unit in the reference (the kernels fuse it), so add n SR_SUB.
@@ -108,6 +109,25 @@ static inline int sr_check_matvec(const tw_simd_ops *o, const float *W, const fl
     o->matvec(b.got, W, x, N, K);
     for (int i = 0; i < N; i++) b.bound[i] = sr_dot_bound(W + (long)i * K, x, K);
     int bad = sr_within("matvec", o->level, K, b.got, b.want, b.bound, N, msg, msz);
+    sr_free(&b);
+    return bad;
+}
+
+// The Linear layer at level o (the tw_simd_linear hook: matvec for T = 1, the packed matmul
+// otherwise) against tw_linear_naive, y = x W^T: the dot bound per element.
+//   x: (T, C_in)   W: (C_out, C_in)
+static inline int sr_check_linear(const tw_simd_ops *o, const float *x, const float *W, int T,
+                                  int C_in, int C_out, char *msg, size_t msz) {
+    sr_buf b;
+    if (!sr_alloc(&b, (long)T * C_out)) { sr_free(&b); return sr_oom(msg, msz); }
+    sr_ref_begin();
+    tw_linear_naive(b.want, x, W, NULL, T, C_in, C_out);
+    tw_simd = *o;   // the hook reads the global table
+    tw_linear_forward(b.got, x, W, NULL, T, C_in, C_out);
+    sr_ref_end();
+    for (long i = 0; i < (long)T * C_out; i++)
+        b.bound[i] = sr_dot_bound(x + i / C_out * C_in, W + i % C_out * C_in, C_in);
+    int bad = sr_within("linear", o->level, C_in, b.got, b.want, b.bound, (long)T * C_out, msg, msz);
     sr_free(&b);
     return bad;
 }
@@ -180,8 +200,9 @@ static inline int sr_check_exp(const tw_simd_ops *o, const float *x, int n, char
 
 // Softmax of one row against tw_softmax_rows (sum in double). The kernel's contract is the rows
 // softmax.c hands to its hook: no NaN, maximum not +inf (the caller ensures; -inf entries are
-// masks). Bound as in simd_cases.h, (2 EXP_RTOL + (2n + 4) u) |want|, plus 8 SR_SUB for weights
-// below 2^-126 (an exp and a scaling, each rounded into the subnormal range).
+// masks). Bound as in simd_cases.h, (2 EXP_RTOL + (2n + 4) u) |want|, plus SR_WEIGHT_FLUSH +
+// 8 SR_SUB for weights below 2^-126 (flushed to 0, or an exp and a scaling each rounded into the
+// subnormal range).
 static inline int sr_check_softmax(const tw_simd_ops *o, const float *x, int n, char *msg, size_t msz) {
     sr_buf b;
     if (!sr_alloc(&b, n)) { sr_free(&b); return sr_oom(msg, msz); }
@@ -190,7 +211,8 @@ static inline int sr_check_softmax(const tw_simd_ops *o, const float *x, int n, 
     sr_ref_end();
     o->softmax(b.got, x, n);
     for (int i = 0; i < n; i++)
-        b.bound[i] = (2 * SR_EXP_RTOL + (2.0 * n + 4) * SR_U) * fabs(b.want[i]) + 8 * SR_SUB;
+        b.bound[i] = (2 * SR_EXP_RTOL + (2.0 * n + 4) * SR_U) * fabs(b.want[i]) + SR_WEIGHT_FLUSH
+                     + 8 * SR_SUB;
     int bad = sr_within("softmax", o->level, n, b.got, b.want, b.bound, n, msg, msz);
     sr_free(&b);
     return bad;
@@ -224,7 +246,7 @@ static inline int sr_check_silu(const tw_simd_ops *o, const float *x, const floa
 // ---- one query over S keys: reference tw_sdpa_forward (attention.c) on the gathered head ----
 // Scores: the dot bound times 1/sqrt(D) (+ u for the scaling). Weights: a score error e changes
 // a weight by a factor within exp(+-2e) (the two largest errors, in the numerator and the
-// normaliser), on top of the softmax's own bound; where the scores are huge, e is large and
+// normaliser), on top of the softmax's own bound (with its SR_WEIGHT_FLUSH); where the scores are huge, e is large and
 // the bound rightly says little (the reference is that ill-conditioned). Output: sum_s |dw_s|
 // |v_s| + the weighted sum's (2S + 2) u sum_s w_s |v_s| + S SR_SUB.
 // If a reference score overflowed (its in-order float sum passed 3.4e38 on the way), only the
@@ -235,7 +257,10 @@ static inline int sr_check_attend(const tw_simd_ops *o, const float *q, const fl
                            int S, int D, int kv_stride, char *msg, size_t msz) {
     sr_buf bs, bw, bo;
     float *kh = malloc((size_t)S * D * sizeof(float)), *vh = malloc((size_t)S * D * sizeof(float));
-    int ok = sr_alloc(&bs, S) && sr_alloc(&bw, S) && sr_alloc(&bo, D) && kh && vh;
+    int ok = sr_alloc(&bs, S);
+    ok &= sr_alloc(&bw, S);   // every buffer allocated (or NULL), so sr_free is always safe
+    ok &= sr_alloc(&bo, D);
+    ok &= kh != NULL && vh != NULL;
     if (!ok) { sr_free(&bs); sr_free(&bw); sr_free(&bo); free(kh); free(vh); return sr_oom(msg, msz); }
     for (int s = 0; s < S; s++) {
         memcpy(kh + (long)s * D, k + (long)s * kv_stride, (size_t)D * sizeof(float));
@@ -256,7 +281,8 @@ static inline int sr_check_attend(const tw_simd_ops *o, const float *q, const fl
     const double grow = expm1(2.0 * e);   // inf when e is huge: then any weight in [0, 1] passes
     for (int s = 0; s < S; s++)
         bw.bound[s] = isinf(grow) ? 1.0
-                    : (grow + 2 * SR_EXP_RTOL + (2.0 * S + 4) * SR_U) * fabs(bw.want[s]) + 8 * SR_SUB;
+                    : (grow + 2 * SR_EXP_RTOL + (2.0 * S + 4) * SR_U) * fabs(bw.want[s])
+                      + SR_WEIGHT_FLUSH + 8 * SR_SUB;
     for (int d = 0; d < D; d++) {
         double sum = 0, dev = 0;
         for (int s = 0; s < S; s++) {
@@ -373,7 +399,8 @@ static inline int sr_run_dot(sr_bytes *b, char *msg, size_t msz) {
     sr_fill_row(x, n, b);
     int bad;
     SR_EVERY_LEVEL(bad, msg, msz, sr_check_dot(o, a, x, n, msg, msz) ||
-                                  sr_check_matvec(o, a, x, N, n, msg, msz));
+                                  sr_check_matvec(o, a, x, N, n, msg, msz) ||
+                                  sr_check_linear(o, a, a, N, n, N, msg, msz));
     free(a); free(x);
     return bad;
 }

@@ -76,7 +76,8 @@ static int fam_dot(const tw_simd_ops *o, int row, int n, char *msg, size_t msz) 
     for (int r = 0; r < N; r++) fill(W + (long)r * n, n, r == 0 ? row : ROW_ORDINARY, r);
     fill(x, n, row, 7);
     int bad = sr_check_dot(o, W, x, n, msg, msz)              // the row with itself
-           || sr_check_matvec(o, W, x, N, n, msg, msz);      // the row against ordinary rows
+           || sr_check_matvec(o, W, x, N, n, msg, msz)       // the row against ordinary rows
+           || sr_check_linear(o, W, W, N, n, N, msg, msz);   // T = 5 rows: the packed matmul
     fill(x, n, ROW_ORDINARY, 8);
     if (!bad) bad = sr_check_dot(o, W, x, n, msg, msz) || sr_check_matvec(o, W, x, N, n, msg, msz);
     free(W); free(x);
@@ -138,7 +139,7 @@ static int fam_attend(const tw_simd_ops *o, int row, int n, char *msg, size_t ms
     return bad;
 }
 
-START_TEST(dot_and_matvec_hold_over_the_float_range)   { run_family("dot/matvec", fam_dot); }
+START_TEST(dot_matvec_and_linear_hold_over_the_float_range) { run_family("dot/matvec/linear", fam_dot); }
 END_TEST
 START_TEST(rmsnorm_and_layernorm_hold_over_the_float_range) { run_family("norm", fam_norm); }
 END_TEST
@@ -205,7 +206,7 @@ Suite *suite_simd_range(void) {
     Suite *s = suite_create("simd_range");
     TCase *tc = tcase_create("extremes");
     tcase_set_timeout(tc, 120);   // under valgrind/ASan the sweep takes a while
-    tcase_add_test(tc, dot_and_matvec_hold_over_the_float_range);
+    tcase_add_test(tc, dot_matvec_and_linear_hold_over_the_float_range);
     tcase_add_test(tc, rmsnorm_and_layernorm_hold_over_the_float_range);
     tcase_add_test(tc, softmax_and_exp_hold_over_the_float_range);
     tcase_add_test(tc, silu_and_swiglu_hold_over_the_float_range);

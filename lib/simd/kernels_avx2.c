@@ -23,6 +23,24 @@ static float hsum256(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
+// The four sums of a0..a3's eight lanes, as lanes 0..3: three horizontal adds and one add.
+static __m128 hsum4x8(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+    __m256 u = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+    // u = (a0, a1, a2, a3 over lanes 0-3 | the same over lanes 4-7)
+    return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
+}
+
+// A mask of the lanes whose |value| < inf (false for NaN): one compare for a whole register.
+static int finite_mask128(__m128 v) {
+    __m128 abs = _mm_andnot_ps(_mm_set1_ps(-0.0f), v);
+    return _mm_movemask_ps(_mm_cmplt_ps(abs, _mm_set1_ps(INFINITY)));
+}
+
+static int finite_mask256(__m256 v) {
+    __m256 abs = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+    return _mm256_movemask_ps(_mm256_cmp_ps(abs, _mm256_set1_ps(INFINITY), _CMP_LT_OQ));
+}
+
 static float hmax256(__m256 v) {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
@@ -37,9 +55,18 @@ static float hmax256(__m256 v) {
 // so that n = 128 (x near 88.72) and n = -150 both stay in range: for x in [-104, -87.34] the
 // result is subnormal, and p * 2^n1 (exact, still normal) * 2^n2 rounds once, as expf does.
 // Limits: x > 88.7228 gives +inf, x < -104 (where expf rounds to 0) gives 0, NaN stays NaN.
+// Lanes below the lower limit (softmax's masked -inf, its padded tail) get 2^n2 = 0, so they
+// become 0 without forming a subnormal.
 // Measured error: see tests/test_simd.c (exp_vector_matches_expf).
-static __m256 exp256(__m256 x) {
-    const __m256 hi = _mm256_set1_ps(88.72283935546875f), lo = _mm256_set1_ps(-104.0f);
+//
+// The lower limit is a parameter: on Intel cores every operation with a subnormal result takes
+// a microcode assist of about a hundred cycles, and softmax over attention scores meets
+// exponents below -87.3 often enough that computing those weights as subnormals cost 4% of the
+// CPU time of decoding stories260K (docs/kernels.md). So the softmax and SiLU use
+// exp256_normal (limit -87.3365: results below 2^-126 become 0, an absolute difference under
+// 1.2e-38 that their tests state), and the exp kernel itself exp256 (limit -104, subnormals).
+static inline __m256 exp256_above(__m256 x, float lower_limit) {
+    const __m256 hi = _mm256_set1_ps(88.72283935546875f), lo = _mm256_set1_ps(lower_limit);
     // min(hi, x) returns x when x is NaN (the second operand), so NaN survives the clamp.
     __m256 xc = _mm256_max_ps(lo, _mm256_min_ps(hi, x));
     __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
@@ -58,11 +85,13 @@ static __m256 exp256(__m256 x) {
     __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
     __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
     __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
+    s2 = _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), s2);   // x < -104: times 0
     __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
-    y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
-    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
-    return y;
+    return _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
 }
+
+static __m256 exp256(__m256 x)        { return exp256_above(x, -104.0f); }
+static __m256 exp256_normal(__m256 x) { return exp256_above(x, -87.33654022216797f); }
 
 // The same function for the last n % 8 elements, through a zero-padded buffer.
 static void exp_tail(float *y, const float *x, int n) {
@@ -120,13 +149,19 @@ void tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K) {
             s2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + k), xv, s2);
             s3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + k), xv, s3);
         }
-        float r0 = hsum256(s0), r1 = hsum256(s1), r2 = hsum256(s2), r3 = hsum256(s3);
-        for (; k < K; k++) {
-            r0 += w0[k] * x[k]; r1 += w1[k] * x[k]; r2 += w2[k] * x[k]; r3 += w3[k] * x[k];
+        __m128 r = hsum4x8(s0, s1, s2, s3);   // the four rows' sums, reduced together
+        if (k < K) {                           // the last K % 8 products, in scalar
+            float t[4];
+            _mm_storeu_ps(t, r);
+            for (; k < K; k++) {
+                t[0] += w0[k] * x[k]; t[1] += w1[k] * x[k]; t[2] += w2[k] * x[k]; t[3] += w3[k] * x[k];
+            }
+            r = _mm_loadu_ps(t);
         }
-        y[i] = r0; y[i + 1] = r1; y[i + 2] = r2; y[i + 3] = r3;
-        for (int j = 0; j < 4; j++)   // an overflowed row: redo it in the reference's order
-            if (!isfinite(y[i + j])) y[i + j] = dot_in_order(W + (long)(i + j) * K, x, K);
+        _mm_storeu_ps(y + i, r);
+        if (finite_mask128(r) != 0xF)          // an overflowed row: redo it in the reference's order
+            for (int j = 0; j < 4; j++)
+                if (!isfinite(y[i + j])) y[i + j] = dot_in_order(W + (long)(i + j) * K, x, K);
     }
     for (; i < N; i++) y[i] = tw_dot_avx2(W + (long)i * K, x, K);
 }
@@ -141,7 +176,8 @@ void tw_exp_avx2(float *y, const float *x, long n) {
 
 // silu(x) = x / (1 + e^-x); for x < -88.7, e^-x is +inf and the quotient is -0, as in libm.
 static __m256 silu256(__m256 x) {
-    __m256 e = exp256(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    // e^-x below 2^-126 adds nothing to 1, so the flushing exp gives the same quotient.
+    __m256 e = exp256_normal(_mm256_sub_ps(_mm256_setzero_ps(), x));
     return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
 }
 
@@ -183,7 +219,7 @@ void tw_softmax_avx2(float *y, const float *x, int n) {
     }
     __m256 m = _mm256_set1_ps(max), vsum = _mm256_setzero_ps();
     for (i = 0; i + 8 <= n; i += 8) {
-        __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+        __m256 e = exp256_normal(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
         _mm256_storeu_ps(y + i, e);
         vsum = _mm256_add_ps(vsum, e);
     }
@@ -191,7 +227,7 @@ void tw_softmax_avx2(float *y, const float *x, int n) {
     if (i < n) {
         float buf[8];
         for (int j = 0; j < 8; j++) buf[j] = i + j < n ? x[i + j] - max : -INFINITY;
-        _mm256_storeu_ps(buf, exp256(_mm256_loadu_ps(buf)));
+        _mm256_storeu_ps(buf, exp256_normal(_mm256_loadu_ps(buf)));
         for (int j = i; j < n; j++) { y[j] = buf[j - i]; sum += buf[j - i]; }
     }
     __m256 inv = _mm256_set1_ps(1.0f / sum);
@@ -385,9 +421,7 @@ void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const
             }
             __m256 sv = _mm256_mul_ps(hsum8x8(acc), vscale);
             _mm256_storeu_ps(sc + s, sv);
-            // |score| < inf, false for NaN too: one compare per eight keys.
-            __m256 abs = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), sv);
-            if (_mm256_movemask_ps(_mm256_cmp_ps(abs, _mm256_set1_ps(INFINITY), _CMP_LT_OQ)) != 0xFF)
+            if (finite_mask256(sv) != 0xFF)   // one compare per eight keys
                 for (int j = 0; j < 8; j++)
                     if (!isfinite(sc[s + j])) {
                         sc[s + j] = dot_in_order(q, k + (long)(s + j) * kv_stride, D) * scale;
@@ -413,9 +447,11 @@ void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const
         }
         for (; t < S; t++)
             a0 = _mm256_fmadd_ps(_mm256_set1_ps(att[t]), _mm256_loadu_ps(vd + (long)t * kv_stride), a0);
-        _mm256_storeu_ps(out + d, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
-        for (int j = 0; j < 8; j++)
-            if (!isfinite(out[d + j])) out[d + j] = mix_in_order(att, v, S, kv_stride, d + j);
+        __m256 o = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
+        _mm256_storeu_ps(out + d, o);
+        if (finite_mask256(o) != 0xFF)
+            for (int j = 0; j < 8; j++)
+                if (!isfinite(out[d + j])) out[d + j] = mix_in_order(att, v, S, kv_stride, d + j);
     }
     for (; d < D; d++) out[d] = mix_in_order(att, v, S, kv_stride, d);
 }

@@ -30,10 +30,9 @@ static float32x4_t exp_f32x4(float32x4_t x) {
     int32x4_t n1 = vshrq_n_s32(ni, 1), n2 = vsubq_s32(ni, n1);
     float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, vdupq_n_s32(127)), 23));
     float32x4_t s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, vdupq_n_s32(127)), 23));
+    s2 = vbslq_f32(vcltq_f32(x, lo), vdupq_n_f32(0.0f), s2);   // x < -104: 0, no subnormal formed
     float32x4_t y = vmulq_f32(vmulq_f32(p, s1), s2);
-    y = vbslq_f32(vcgtq_f32(x, hi), vdupq_n_f32(INFINITY), y);
-    y = vbslq_f32(vcltq_f32(x, lo), vdupq_n_f32(0.0f), y);
-    return y;
+    return vbslq_f32(vcgtq_f32(x, hi), vdupq_n_f32(INFINITY), y);
 }
 
 // sum_i a[i] b[i] in the index order of the Linear layer's reference loop (lib/linear.c): the
