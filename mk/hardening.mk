@@ -73,7 +73,8 @@ fuzz-bins: $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 
 # The differential targets share the checks of the Check suite (tests/simd_range.h).
 $(BUILD)/fuzz/fuzz_kernels_%.o: CPPFLAGS += -Itests
-$(BUILD)/fuzz/fuzz_kernels_%.o: tests/simd_range.h
+# The targets' header dependencies (-MMD), so a changed check or reader header rebuilds them.
+-include $(patsubst %,$(BUILD)/fuzz/fuzz_%.d,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(LIB)
 	$(CC) $(LDFLAGS) $(FUZZ_LINK) $^ $(LDLIBS) -o $@

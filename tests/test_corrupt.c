@@ -374,7 +374,10 @@ START_TEST(generate_check_finite_names_the_tensor_that_overflows)
         snprintf(cmd, sizeof cmd, variants[v], base);
         r = tt_run(cmd);
         ck_assert_msg(r.rc == 1, "`%s` exited %d, expected 1", cmd, r.rc);
-        ck_assert_msg(strstr(r.err, "generate: --check-finite: positions 0..4: L0.q[0] is +inf"),
+        // nan, as the naive reference computes it (an in-order float sum meets +inf and -inf);
+        // the packed AVX-512 matmul used to say +inf here, and since issue 16 a non-finite
+        // output of it is redone in the reference's order, so every level names the same value.
+        ck_assert_msg(strstr(r.err, "generate: --check-finite: positions 0..4: L0.q[0] is nan"),
                       "`%s`: stderr does not name L0.q: %s", cmd, r.err);
         tt_run_free(&r);
     }
