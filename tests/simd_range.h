@@ -1,5 +1,6 @@
 // simd_range.h: every SIMD kernel family against the reference the naive model actually runs
-// (the component loops: lib/linear.c, norm.c, softmax.c, activation.c with ffn.c, attention.c),
+// (the component loops, gathered as tw_kernels_naive in lib/nn/reference.h: linear.c, norm.c,
+// softmax.c, activation.c, ffn.c, sdpa.c; dot and exp from lib/simd/ref.c),
 // over the whole finite float range: subnormals to +-3.4e38, rows of huge values, rows mixing
 // 1e30 and 1e-30, all-equal rows, a single non-zero element. Written once, used by two drivers:
 // the Check suite (tests/test_simd_range.c: crafted extreme rows at fixed sizes) and the
@@ -26,6 +27,7 @@
 #include <string.h>
 #include "tw.h"
 #include "simd/simd.h"
+#include "nn/reference.h"
 
 #define SR_U     5.9604644775390625e-8    // 2^-24, float's unit roundoff
 #define SR_UD    1.1102230246251565e-16   // 2^-53, double's
@@ -35,13 +37,10 @@
 // levels: computing them as subnormals costs a microcode assist each on Intel (docs/kernels.md).
 #define SR_WEIGHT_FLUSH 1.1754943508222875e-38   // 2^-126
 
-// ---- the reference: the component loops at the naive level ----
-// The hooks in softmax.c, norm.c, ffn.c, mha.c and linear.c decline at the naive level, so with
-// tw_simd set to the naive table the component functions run their own loops. The table is put
-// back afterwards (callers may have opted in to a level).
-static tw_simd_ops sr_saved_table;
-static inline void sr_ref_begin(void) { sr_saved_table = tw_simd; tw_simd = *tw_simd_ops_for("naive"); }
-static inline void sr_ref_end(void)   { tw_simd = sr_saved_table; }
+// ---- the reference: the component loops (tw_kernels_naive) ----
+// They do not consult the dispatch table, except the Linear layer's hook that sr_check_linear
+// exercises on purpose; REF names the catalogue.
+#define REF (&tw_kernels_naive)
 
 // ---- comparing ----
 
@@ -82,7 +81,7 @@ static inline void sr_free(sr_buf *b) {
 
 static inline int sr_oom(char *msg, size_t msz) { snprintf(msg, msz, "out of memory"); return 1; }
 
-// ---- dot, matvec and the Linear hook: reference tw_linear_naive (float, index order, products rounded) ----
+// ---- dot, matvec and the Linear hook: reference tw_linear_naive (float, index order) ----
 // Two sums of n products in any order, each within n u sum|a b| / (1 - n u) of the exact one,
 // differ by at most (2n + 2) u sum|a b| (n <= 2^20); a product that falls below 2^-126 loses up
 // to half a subnormal unit in the reference (the kernels fuse it), so add n SR_SUB.
@@ -92,25 +91,23 @@ static inline double sr_dot_bound(const float *a, const float *b, int n) {
     return (2.0 * n + 2.0) * SR_U * abs_sum + n * SR_SUB;
 }
 
-static inline int sr_check_dot(const tw_simd_ops *o, const float *a, const float *b, int n,
+static inline int sr_check_dot(const tw_kernels *o, const float *a, const float *b, int n,
                         char *msg, size_t msz) {
+    if (!o->dot) return 0;   // no kernel at this level: the reference itself runs
     float want;
-    sr_ref_begin();
-    tw_linear_naive(&want, a, b, NULL, 1, n, 1);   // x = a (1, n), W = b (1, n)
-    sr_ref_end();
+    REF->matvec(&want, a, b, 1, n);   // the Linear layer on one row: the same order as REF->dot
     float got = o->dot(a, b, n);
     double bound = sr_dot_bound(a, b, n);
     return sr_within("dot", o->level, n, &got, &want, &bound, 1, msg, msz);
 }
 
 //   W: (N, K)   x: (K)
-static inline int sr_check_matvec(const tw_simd_ops *o, const float *W, const float *x, int N, int K,
+static inline int sr_check_matvec(const tw_kernels *o, const float *W, const float *x, int N, int K,
                            char *msg, size_t msz) {
+    if (!o->matvec) return 0;   // no kernel at this level: the reference itself runs
     sr_buf b;
     if (!sr_alloc(&b, N)) { sr_free(&b); return sr_oom(msg, msz); }
-    sr_ref_begin();
-    tw_linear_naive(b.want, x, W, NULL, 1, K, N);
-    sr_ref_end();
+    REF->matvec(b.want, W, x, N, K);
     o->matvec(b.got, W, x, N, K);
     for (int i = 0; i < N; i++) b.bound[i] = sr_dot_bound(W + (long)i * K, x, K);
     int bad = sr_within("matvec", o->level, K, b.got, b.want, b.bound, N, msg, msz);
@@ -119,17 +116,19 @@ static inline int sr_check_matvec(const tw_simd_ops *o, const float *W, const fl
 }
 
 // The Linear layer at level o (the tw_simd_linear hook: matvec for T = 1, the packed matmul
-// otherwise) against tw_linear_naive, y = x W^T: the dot bound per element.
+// otherwise) against tw_linear_naive, y = x W^T: the dot bound per element. The hook reads the
+// global table, so it is set to o's level for the call and put back after.
 //   x: (T, C_in)   W: (C_out, C_in)
-static inline int sr_check_linear(const tw_simd_ops *o, const float *x, const float *W, int T,
+static inline int sr_check_linear(const tw_kernels *o, const float *x, const float *W, int T,
                                   int C_in, int C_out, char *msg, size_t msz) {
+    if (!o->matvec) return 0;   // no kernel at this level: the reference itself runs
     sr_buf b;
     if (!sr_alloc(&b, (long)T * C_out)) { sr_free(&b); return sr_oom(msg, msz); }
-    sr_ref_begin();
     tw_linear_naive(b.want, x, W, NULL, T, C_in, C_out);
-    tw_simd = *o;   // the hook reads the global table
+    const tw_simd_ops saved = tw_simd;
+    tw_simd_init(o->level);
     tw_linear_forward(b.got, x, W, NULL, T, C_in, C_out);
-    sr_ref_end();
+    tw_simd = saved;
     for (long i = 0; i < (long)T * C_out; i++)
         b.bound[i] = sr_dot_bound(x + i / C_out * C_in, W + i % C_out * C_in, C_in);
     int bad = sr_within("linear", o->level, C_in, b.got, b.want, b.bound, (long)T * C_out, msg, msz);
@@ -137,21 +136,19 @@ static inline int sr_check_linear(const tw_simd_ops *o, const float *x, const fl
     return bad;
 }
 
-// ---- norms: reference tw_rmsnorm_forward / tw_layernorm_forward (double statistics) ----
+// ---- norms: reference tw_rmsnorm_row / tw_layernorm_row (norm.c, double statistics) ----
 // The kernels accumulate in double too, so only the order of the sums differs: a relative
 // (n + 4) u_d on the statistics, far below float rounding. Each output is a double rounded to
 // float once on both sides, so they differ by at most one float unit: 2 u |want|, or SR_SUB below
 // 2^-126. Bound: (2 u + (n + 4) u_d) |want| + SR_SUB. LayerNorm adds the mean's difference
 // (2 n u_d max|x|, an absolute error in x - mean) times |gamma| rstd.
 //   x, w: (n); w may be NULL
-static inline int sr_check_rmsnorm(const tw_simd_ops *o, const float *x, const float *w, int n,
+static inline int sr_check_rmsnorm(const tw_kernels *o, const float *x, const float *w, int n,
                             float eps, char *msg, size_t msz) {
+    if (!o->rmsnorm) return 0;   // no kernel at this level: the reference itself runs
     sr_buf b;
     if (!sr_alloc(&b, n)) { sr_free(&b); return sr_oom(msg, msz); }
-    float rms_want = 0;
-    sr_ref_begin();
-    tw_rmsnorm_forward(b.want, &rms_want, x, w, 1, n, eps);
-    sr_ref_end();
+    float rms_want = REF->rmsnorm(b.want, x, w, n, eps);
     float rms_got = o->rmsnorm(b.got, x, w, n, eps);
     const double rel = 2 * SR_U + (n + 4.0) * SR_UD;
     for (int i = 0; i < n; i++) b.bound[i] = rel * fabs(b.want[i]) + SR_SUB;
@@ -163,16 +160,14 @@ static inline int sr_check_rmsnorm(const tw_simd_ops *o, const float *x, const f
 }
 
 //   x, gamma: (n)   beta: (n) or NULL
-static inline int sr_check_layernorm(const tw_simd_ops *o, const float *x, const float *gamma,
+static inline int sr_check_layernorm(const tw_kernels *o, const float *x, const float *gamma,
                               const float *beta, int n, float eps, char *msg, size_t msz) {
+    if (!o->layernorm) return 0;   // no kernel at this level: the reference itself runs
     sr_buf b;
     if (!sr_alloc(&b, n)) { sr_free(&b); return sr_oom(msg, msz); }
-    float mean = 0, rstd = 0;
-    sr_ref_begin();
-    tw_layernorm_forward(b.want, &mean, &rstd, x, gamma, beta, 1, n, eps);
-    sr_ref_end();
+    REF->layernorm(b.want, x, gamma, beta, n, eps);
     o->layernorm(b.got, x, gamma, beta, n, eps);
-    (void)mean; (void)rstd;   // rstd as a float can overflow: recompute it in double
+    // rstd for the bound, in double (as a float it can overflow)
     double xmax = 0, m = 0, var = 0;
     for (int i = 0; i < n; i++) { xmax = fmax(xmax, fabs((double)x[i])); m += x[i]; }
     m /= n;
@@ -190,7 +185,8 @@ static inline int sr_check_layernorm(const tw_simd_ops *o, const float *x, const
 // ---- softmax and exp ----
 // exp against libm's expf: EXP_RTOL relative, plus SR_SUB for results below 2^-126 (the kernels
 // round p * 2^n into the subnormal range once, expf within one unit).
-static inline int sr_check_exp(const tw_simd_ops *o, const float *x, int n, char *msg, size_t msz) {
+static inline int sr_check_exp(const tw_kernels *o, const float *x, int n, char *msg, size_t msz) {
+    if (!o->exp) return 0;   // no kernel at this level: the reference itself runs
     sr_buf b;
     if (!sr_alloc(&b, n)) { sr_free(&b); return sr_oom(msg, msz); }
     o->exp(b.got, x, n);
@@ -203,17 +199,16 @@ static inline int sr_check_exp(const tw_simd_ops *o, const float *x, int n, char
     return bad;
 }
 
-// Softmax of one row against tw_softmax_rows (sum in double). The kernel's contract is the rows
+// Softmax of one row against tw_softmax_row (softmax.c; sum in double). The kernel's contract is the rows
 // softmax.c hands to its hook: no NaN, maximum not +inf (the caller ensures; -inf entries are
 // masks). Bound as in simd_cases.h, (2 EXP_RTOL + (2n + 4) u) |want|, plus SR_WEIGHT_FLUSH +
 // 8 SR_SUB for weights below 2^-126 (flushed to 0, or an exp and a scaling each rounded into the
 // subnormal range).
-static inline int sr_check_softmax(const tw_simd_ops *o, const float *x, int n, char *msg, size_t msz) {
+static inline int sr_check_softmax(const tw_kernels *o, const float *x, int n, char *msg, size_t msz) {
+    if (!o->softmax) return 0;   // no kernel at this level: the reference itself runs
     sr_buf b;
     if (!sr_alloc(&b, n)) { sr_free(&b); return sr_oom(msg, msz); }
-    sr_ref_begin();
-    tw_softmax_rows(b.want, x, 1, n, 1.0f);
-    sr_ref_end();
+    REF->softmax(b.want, x, n);
     o->softmax(b.got, x, n);
     for (int i = 0; i < n; i++)
         b.bound[i] = (2 * SR_EXP_RTOL + (2.0 * n + 4) * SR_U) * fabs(b.want[i]) + SR_WEIGHT_FLUSH
@@ -223,22 +218,21 @@ static inline int sr_check_softmax(const tw_simd_ops *o, const float *x, int n, 
     return bad;
 }
 
-// ---- SiLU and SwiGLU: reference tw_silu (activation.c) and ffn.c's act[i] *= up[i] ----
+// ---- SiLU and SwiGLU: reference tw_silu (activation.c) and tw_swiglu (ffn.c) ----
 // x / (1 + e^-x): relative (2 EXP_RTOL + 6 u), one more u for the product with up, plus 2 SR_SUB
 // for outputs below 2^-126.
-static inline int sr_check_silu(const tw_simd_ops *o, const float *x, const float *up, int n,
+static inline int sr_check_silu(const tw_kernels *o, const float *x, const float *up, int n,
                          char *msg, size_t msz) {
+    if (!o->silu) return 0;   // no kernel at this level: the reference itself runs
     sr_buf b;
     if (!sr_alloc(&b, n)) { sr_free(&b); return sr_oom(msg, msz); }
-    sr_ref_begin();
-    tw_silu(b.want, x, n);
-    sr_ref_end();
+    REF->silu(b.want, x, n);
     o->silu(b.got, x, n);
     for (int i = 0; i < n; i++)
         b.bound[i] = (2 * SR_EXP_RTOL + 6 * SR_U) * fabs(b.want[i]) + 2 * SR_SUB;
     int bad = sr_within("silu", o->level, n, b.got, b.want, b.bound, n, msg, msz);
     if (!bad) {
-        for (int i = 0; i < n; i++) b.want[i] *= up[i];   // ffn.c: act = silu(gate), act *= up
+        REF->swiglu(b.want, x, up, n);   // ffn.c's gating
         o->swiglu(b.got, x, up, n);
         for (int i = 0; i < n; i++)
             b.bound[i] = (2 * SR_EXP_RTOL + 8 * SR_U) * fabs(b.want[i]) + 2 * SR_SUB;
@@ -248,7 +242,7 @@ static inline int sr_check_silu(const tw_simd_ops *o, const float *x, const floa
     return bad;
 }
 
-// ---- one query over S keys: reference tw_sdpa_forward (attention.c) on the gathered head ----
+// ---- one query over S keys: reference tw_sdpa_one (sdpa.c) on the strided rows ----
 // Scores: the dot bound times 1/sqrt(D) (+ u for the scaling). Weights: a score error e changes
 // a weight by a factor within exp(+-2e) (the two largest errors, in the numerator and the
 // normaliser), on top of the softmax's own bound (with its SR_WEIGHT_FLUSH); where the scores are huge, e is large and
@@ -258,8 +252,9 @@ static inline int sr_check_silu(const tw_simd_ops *o, const float *x, const floa
 // finite scores are compared: the reference's weights then come from an inf that a kernel
 // summing in another order may never form (docs/kernels.md names this limit).
 //   q: (D)   k, v: S rows of D floats, row s at s * kv_stride
-static inline int sr_check_attend(const tw_simd_ops *o, const float *q, const float *k, const float *v,
+static inline int sr_check_attend(const tw_kernels *o, const float *q, const float *k, const float *v,
                            int S, int D, int kv_stride, char *msg, size_t msz) {
+    if (!o->attend) return 0;   // no kernel at this level: the reference itself runs
     sr_buf bs, bw, bo;
     float *kh = malloc((size_t)S * D * sizeof(float)), *vh = malloc((size_t)S * D * sizeof(float));
     int ok = sr_alloc(&bs, S);
@@ -271,9 +266,7 @@ static inline int sr_check_attend(const tw_simd_ops *o, const float *q, const fl
         memcpy(kh + (long)s * D, k + (long)s * kv_stride, (size_t)D * sizeof(float));
         memcpy(vh + (long)s * D, v + (long)s * kv_stride, (size_t)D * sizeof(float));
     }
-    sr_ref_begin();
-    tw_sdpa_forward(bo.want, bs.want, bw.want, q, kh, vh, NULL, 1, S, D, 0, 0);
-    sr_ref_end();
+    REF->attend(bo.want, bs.want, bw.want, q, k, v, S, D, kv_stride);
     o->attend(bo.got, bs.got, bw.got, q, k, v, S, D, kv_stride);
     const double scale = 1.0 / sqrt((double)D);
     double e = 0;   // the largest score bound
@@ -385,7 +378,7 @@ static inline int sr_size(sr_bytes *b, int max) {
         for (char *lv_ = strtok(sr_levels_, " "); lv_ && !(result);              \
              lv_ = strtok(NULL, " ")) {                                          \
             if (strcmp(lv_, "naive") == 0) continue;                             \
-            const tw_simd_ops *o = tw_simd_ops_for(lv_);                         \
+            const tw_kernels *o = tw_simd_kernels(lv_);                          \
             (result) = (call);                                                   \
         }                                                                        \
         (void)(msz);                                                             \

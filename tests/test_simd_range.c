@@ -57,7 +57,7 @@ static void fill(float *x, int n, int row, int salt) {
 
 // One kernel family on every row kind (and, for two-input kernels, every pairing with an
 // ordinary second input and with itself), at every size.
-typedef int (*family_fn)(const tw_simd_ops *o, int row, int n, char *msg, size_t msz);
+typedef int (*family_fn)(const tw_kernels *o, int row, int n, char *msg, size_t msz);
 
 static void run_family(const char *name, family_fn fn) {
     char msg[512];
@@ -70,7 +70,7 @@ static void run_family(const char *name, family_fn fn) {
         }
 }
 
-static int fam_dot(const tw_simd_ops *o, int row, int n, char *msg, size_t msz) {
+static int fam_dot(const tw_kernels *o, int row, int n, char *msg, size_t msz) {
     const int N = 5;
     float *W = tt_zeros((long)N * n), *x = tt_zeros(n);
     for (int r = 0; r < N; r++) fill(W + (long)r * n, n, r == 0 ? row : ROW_ORDINARY, r);
@@ -84,7 +84,7 @@ static int fam_dot(const tw_simd_ops *o, int row, int n, char *msg, size_t msz) 
     return bad;
 }
 
-static int fam_norm(const tw_simd_ops *o, int row, int n, char *msg, size_t msz) {
+static int fam_norm(const tw_kernels *o, int row, int n, char *msg, size_t msz) {
     float *x = tt_zeros(n), *w = tt_zeros(n), *beta = tt_zeros(n);
     fill(x, n, row, 1);
     fill(w, n, ROW_ORDINARY, 2);
@@ -98,7 +98,7 @@ static int fam_norm(const tw_simd_ops *o, int row, int n, char *msg, size_t msz)
     return bad;
 }
 
-static int fam_softmax(const tw_simd_ops *o, int row, int n, char *msg, size_t msz) {
+static int fam_softmax(const tw_kernels *o, int row, int n, char *msg, size_t msz) {
     float *x = tt_zeros(n);
     fill(x, n, row, 4);
     int bad = sr_check_softmax(o, x, n, msg, msz) || sr_check_exp(o, x, n, msg, msz);
@@ -109,7 +109,7 @@ static int fam_softmax(const tw_simd_ops *o, int row, int n, char *msg, size_t m
     return bad;
 }
 
-static int fam_silu(const tw_simd_ops *o, int row, int n, char *msg, size_t msz) {
+static int fam_silu(const tw_kernels *o, int row, int n, char *msg, size_t msz) {
     float *g = tt_zeros(n), *up = tt_zeros(n);
     fill(g, n, row, 5);
     fill(up, n, ROW_ORDINARY, 6);
@@ -120,7 +120,7 @@ static int fam_silu(const tw_simd_ops *o, int row, int n, char *msg, size_t msz)
     return bad;
 }
 
-static int fam_attend(const tw_simd_ops *o, int row, int n, char *msg, size_t msz) {
+static int fam_attend(const tw_kernels *o, int row, int n, char *msg, size_t msz) {
     static const int dims[3] = { 8, 16, 12 };
     int bad = 0;
     for (int di = 0; di < 3 && !bad; di++) {
@@ -165,7 +165,7 @@ START_TEST(rmsnorm_of_8e36_activations_is_not_zero)
     snprintf(levels, sizeof levels, "%s", tw_simd_available());
     for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
         float out[64];
-        tw_simd_ops_for(lv)->rmsnorm(out, x, w, n, 1e-5f);
+        tw_kernels_for(lv)->rmsnorm(out, x, w, n, 1e-5f);
         float mx = 0;
         for (int i = 0; i < n; i++) mx = fmaxf(mx, fabsf(out[i]));
         if (strcmp(lv, "naive") != 0) ck_assert_msg(mx > 0.5f && mx < 10.0f, "%s: max |out| %g", lv, mx);

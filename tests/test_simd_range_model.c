@@ -16,7 +16,8 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
-#include "llama2c.h"
+#include "real/llama2c.h"
+#include "io/npy.h"
 #include "simd/simd.h"
 
 #define MODEL "data/models/stories260K.bin"
@@ -25,31 +26,51 @@
 #define SCALED_LAYER 1
 
 // Writes a copy of MODEL to path with layer SCALED_LAYER's gate weights (llama2.c's w1, the
-// branch that goes through SiLU: see map_weights in lib/llama2c.c) multiplied by GATE_SCALE.
-// The offset comes from the loader's own map, so it is the gate the model runs.
+// branch that goes through SiLU) multiplied by GATE_SCALE. The offset follows llama2.c's file
+// layout (header; tok_emb, rms_att, wq, wk, wv, wo, rms_ffn, then w1 for every layer); that it is
+// the gate the model runs is then checked through the loader's own map (ffn_gate of the layer).
 static void write_scaled_gate_model(const char *path) {
-    tw_llama2c m;
-    char err[512];
-    ck_assert_msg(tw_llama2c_load(&m, MODEL, err, sizeof err) == TW_OK, "%s (run `make model`)", err);
-    ck_assert_int_gt(m.cfg.n_layers, SCALED_LAYER);
-    const long first = (long)(m.layers[SCALED_LAYER].ffn_gate - m.memory);
-    const long count = (long)m.cfg.hidden_dim * m.cfg.dim;   // w1 of one layer: (F, C)
+    FILE *in = fopen(MODEL, "rb");
+    ck_assert_msg(in != NULL, "cannot open %s (run `make model`)", MODEL);
+    ck_assert_int_eq(fseek(in, 0, SEEK_END), 0);
+    long bytes = ftell(in);
+    ck_assert_int_gt(bytes, 28);
+    rewind(in);
+    unsigned char *buf = malloc((size_t)bytes);
+    ck_assert(buf != NULL);
+    ck_assert_int_eq(fread(buf, 1, (size_t)bytes, in), bytes);
+    fclose(in);
+    int32_t h[7];   // dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab (< 0: own head), seq_len
+    memcpy(h, buf, sizeof h);
+    const long C = h[0], F = h[1], L = h[2], KV = (long)h[4] * (h[0] / h[3]), V = labs((long)h[5]);
+    ck_assert_int_gt(L, SCALED_LAYER);
+    const long first = V * C + L * C + L * C * C + 2 * L * KV * C + L * C * C + L * C
+                     + SCALED_LAYER * F * C;        // w1 of layer SCALED_LAYER: (F, C)
+    ck_assert_int_le(28 + 4 * (first + F * C), bytes);
+    float *gate = malloc((size_t)(F * C) * sizeof(float));
+    ck_assert(gate != NULL);
+    memcpy(gate, buf + 28 + 4 * first, (size_t)(F * C) * sizeof(float));
     float biggest = 0.0f;
-    for (long i = first; i < first + count; i++) {
-        m.memory[i] *= GATE_SCALE;
-        ck_assert(isfinite(m.memory[i]));
-        if (fabsf(m.memory[i]) > biggest) biggest = fabsf(m.memory[i]);
+    for (long i = 0; i < F * C; i++) {
+        gate[i] *= GATE_SCALE;
+        ck_assert(isfinite(gate[i]));
+        if (fabsf(gate[i]) > biggest) biggest = fabsf(gate[i]);
     }
     ck_assert(biggest > 1e35f);   // the scaling did happen, and stayed finite
-    FILE *in = fopen(MODEL, "rb"), *out = fopen(path, "wb");
-    ck_assert(in != NULL && out != NULL);
-    unsigned char header[28];
-    ck_assert_int_eq(fread(header, 1, 28, in), 28);
-    fclose(in);
-    ck_assert_int_eq(fwrite(header, 1, 28, out), 28);
-    ck_assert_int_eq(fwrite(m.memory, sizeof(float), (size_t)m.n_floats, out), m.n_floats);
+    memcpy(buf + 28 + 4 * first, gate, (size_t)(F * C) * sizeof(float));
+    FILE *out = fopen(path, "wb");
+    ck_assert(out != NULL);
+    ck_assert_int_eq(fwrite(buf, 1, (size_t)bytes, out), bytes);
     ck_assert_int_eq(fclose(out), 0);
-    tw_llama2c_free(&m);
+    free(buf);
+
+    tw_model m;
+    char err[512];
+    ck_assert_msg(tw_llama2c_load(&m, path, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_msg(memcmp(m.layers[SCALED_LAYER].ffn_gate, gate, (size_t)(F * C) * sizeof(float)) == 0,
+                  "the scaled floats are not layer %d's ffn_gate in the loaded model", SCALED_LAYER);
+    tw_model_free(&m);
+    free(gate);
 }
 
 // The largest |value| of one dumped tensor.

@@ -6,7 +6,7 @@
 //
 // Range (docs/kernels.md, "Over the whole float range"): every kernel agrees with the reference
 // the naive model runs for every finite input whose reference result is finite, denormals to
-// +-3.4e38. Two rules make that hold cheaply: the norms accumulate in double, as norm.c does
+// +-3.4e38. Two rules make that hold cheaply: the norms accumulate in double, as lib/nn/norm.c does
 // (a float sum of squares overflows once |x| > 1.8e19), and a float reduction whose fast result
 // is not finite is redone in the reference's own index order (dot_in_order), so an overflow in
 // a partial sum that the reference never forms cannot turn a finite answer into inf or NaN.
@@ -104,7 +104,7 @@ static void exp_tail(float *y, const float *x, int n) {
 // ---- reductions ----
 
 // sum_i a[i] b[i] in index order, each product rounded, exactly as the Linear layer's reference
-// loop (lib/linear.c) forms it (-ffp-contract=off keeps the compiler from fusing). The kernels
+// loop (lib/nn/linear.c) forms it (-ffp-contract=off keeps the compiler from fusing). The kernels
 // below fall back to it when their own float sum is not finite.
 static float dot_in_order(const float *a, const float *b, int n) {
     float sum = 0.0f;
@@ -390,7 +390,7 @@ static int softmax_special_row(float *att, const float *sc, int S) {
     return 1;
 }
 
-// Output d of the weighted sum of values in the order of tw_attention_mix (attention.c), which
+// Output d of the weighted sum of values in the order of tw_sdpa_mix (lib/nn/sdpa.c), which
 // skips zero weights (so an infinite value behind a zero weight adds nothing, not NaN).
 static float mix_in_order(const float *att, const float *v, int S, int kv_stride, int d) {
     float acc = 0.0f;
@@ -403,7 +403,7 @@ static float mix_in_order(const float *att, const float *v, int S, int kv_stride
 // so when D is a multiple of 8 the scores are computed eight keys at a time, and the weighted
 // sum of values runs four independent accumulators (one chain would wait on the FMA latency
 // at every key). A score or an output that comes out non-finite is recomputed in the order of
-// the reference (attention.c), so extreme inputs give the reference's answer (docs/kernels.md).
+// the reference (lib/nn/sdpa.c), so extreme inputs give the reference's answer (docs/kernels.md).
 void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const float *k,
                     const float *v, int S, int D, int kv_stride) {
     float scale = 1.0f / sqrtf((float)D);

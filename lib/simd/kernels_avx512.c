@@ -18,7 +18,7 @@ static __m128 hsum4x16(__m512 a0, __m512 a1, __m512 a2, __m512 a3) {
     return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
 }
 
-// sum_i a[i] b[i] in the index order of the Linear layer's reference loop (lib/linear.c): the
+// sum_i a[i] b[i] in the index order of the Linear layer's reference loop (lib/nn/linear.c): the
 // fallback when a vector sum is not finite (see kernels_avx2.c and docs/kernels.md).
 static float dot_in_order(const float *a, const float *b, int n) {
     float sum = 0.0f;

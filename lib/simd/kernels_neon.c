@@ -35,7 +35,7 @@ static float32x4_t exp_f32x4(float32x4_t x) {
     return vbslq_f32(vcgtq_f32(x, hi), vdupq_n_f32(INFINITY), y);
 }
 
-// sum_i a[i] b[i] in the index order of the Linear layer's reference loop (lib/linear.c): the
+// sum_i a[i] b[i] in the index order of the Linear layer's reference loop (lib/nn/linear.c): the
 // fallback when a vector sum is not finite, so an overflow in a partial sum the reference never
 // forms cannot turn a finite answer into inf or NaN (see kernels_avx2.c, docs/kernels.md).
 static float dot_in_order(const float *a, const float *b, int n) {
