@@ -1,5 +1,5 @@
 // checkpoint.c: the toolkit's own model file and the training state (formats in checkpoint.h).
-#define _POSIX_C_SOURCE 200809L   // stat, strnlen
+#define _POSIX_C_SOURCE 200809L   // strnlen
 // Every size read from a file is checked against the file's length before anything of that size
 // is allocated, and every parameter against the name and shape the model's table gives it.
 #include <errno.h>
@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "real/checkpoint.h"
 #include "real/llama2c.h"
 #include "io/atomic_file.h"
+#include "io/regular_file.h"
 
 enum { N_CONFIG = 20, NAME_BYTES = 48, STYLE_BYTES = 16 };
 static const int32_t VERSION = 1;
@@ -191,20 +191,28 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
     return TW_OK;
 }
 
-// Opens a regular file and measures it.
-static FILE *open_measured(const char *path, long long *bytes, char *err, size_t err_len) {
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
+// Opens a regular file (io/regular_file.h) and measures it.
+static FILE *open_measured(const char *path, long long *bytes, const char *what, char *err,
+                           size_t err_len) {
+    FILE *f;
+    char why[256];
+    tw_file_open_result r = tw_regular_file_open(&f, why, sizeof why, path, what);
+    if (r == TW_FILE_NOT_REGULAR) {
+        set_err(err, err_len, "%s: %s", path, why);
+        return NULL;
+    }
+    if (r != TW_FILE_OK) {
         set_err(err, err_len, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    if (!S_ISREG(sb.st_mode)) {
-        set_err(err, err_len, "%s: is not a regular file (a directory?)", path);
+    long long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        set_err(err, err_len, "%s: cannot determine the file size", path);
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) set_err(err, err_len, "%s: cannot open: %s", path, strerror(errno));
-    *bytes = (long long)sb.st_size;
+    *bytes = n;
     return f;
 }
 
@@ -232,7 +240,7 @@ tw_status tw_checkpoint_load(tw_model *m, const char *path, char *err, size_t er
         return TW_ERR_FORMAT;
     }
     long long left = 0;
-    FILE *f = open_measured(path, &left, err, err_len);
+    FILE *f = open_measured(path, &left, "a TWMODEL checkpoint file (.bin)", err, err_len);
     if (f == NULL) return TW_ERR_IO;
     tw_status st = read_model_record(m, f, &left, path, err, err_len);
     fclose(f);
@@ -292,7 +300,7 @@ tw_status tw_train_state_load(tw_train_progress *pr, tw_model *m, float **adam_m
     memset(m, 0, sizeof *m);
     *adam_m = *adam_v = NULL;
     long long left = 0;
-    FILE *f = open_measured(path, &left, err, err_len);
+    FILE *f = open_measured(path, &left, "a TWSTATE training state file", err, err_len);
     if (f == NULL) return TW_ERR_IO;
     char magic[8];
     int32_t version;

@@ -1,13 +1,12 @@
 // tokens.c: uint16 token files and line-by-line encoding of text files (see tokens.h).
-#define _POSIX_C_SOURCE 200809L   // stat
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "real/tokens.h"
 #include "io/atomic_file.h"
+#include "io/regular_file.h"
 
 static void set_err(char *err, size_t len, const char *fmt, ...) {
     if (err == NULL || len == 0) return;
@@ -17,24 +16,30 @@ static void set_err(char *err, size_t len, const char *fmt, ...) {
     va_end(ap);
 }
 
-// Opens path for reading and measures it; a directory is refused (fopen accepts one on Linux).
+// Opens path for reading (a regular file only: io/regular_file.h) and measures it.
 static FILE *open_regular(const char *path, long long *bytes, const char *what, char *err,
                           size_t err_len) {
-    struct stat st;
-    if (stat(path, &st) != 0) {
+    FILE *f;
+    char why[256];
+    char expected[64];
+    snprintf(expected, sizeof expected, "a %s", what);
+    tw_file_open_result r = tw_regular_file_open(&f, why, sizeof why, path, expected);
+    if (r == TW_FILE_NOT_REGULAR) {
+        set_err(err, err_len, "%s: %s", path, why);
+        return NULL;
+    }
+    if (r != TW_FILE_OK) {
         set_err(err, err_len, "%s: cannot open the %s: %s", path, what, strerror(errno));
         return NULL;
     }
-    if (!S_ISREG(st.st_mode)) {
-        set_err(err, err_len, "%s: is not a regular file (a directory?); give the %s itself", path, what);
+    long long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        set_err(err, err_len, "%s: cannot determine the size of the %s", path, what);
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        set_err(err, err_len, "%s: cannot open the %s: %s", path, what, strerror(errno));
-        return NULL;
-    }
-    *bytes = (long long)st.st_size;
+    *bytes = n;
     return f;
 }
 

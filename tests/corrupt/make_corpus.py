@@ -392,13 +392,6 @@ def twstate(model, magic=b"TWSTATE\0", version=1, step=5, B=2, T=2, moments=None
     return head + model + mv
 
 
-def directory(kind, name, status, word="-"):
-    path = os.path.join(OUT, kind, name)
-    os.makedirs(path)
-    with open(os.path.join(path, "README"), "w") as f:   # git keeps no empty folder
-        f.write("a folder where a file is expected\n")
-    manifest.append((kind, f"{kind}/{name}", status, word, "-"))
-
 
 def make_training_files():
     good = twmodel()
@@ -431,7 +424,6 @@ def make_training_files():
     write("twmodel", "nan_weight.bin", bytes(nan), "FORMAT", "nan")
     write("twmodel", "llama2c_file.bin", ckpt(TINY), "FORMAT", "magic")
     write("twmodel", "empty.bin", b"", "FORMAT", "truncated")
-    directory("twmodel", "a_directory.bin", "IO", "directory")
 
     state = twstate(good)
     write("twstate", "valid_tiny.bin", state, "OK")
@@ -446,17 +438,48 @@ def make_training_files():
     write("twstate", "corrupt_model_inside.bin", twstate(twmodel(version=7)), "FORMAT", "version")
     write("twstate", "moments_short.bin", twstate(good)[:-4], "FORMAT", "moments")
     write("twstate", "empty.bin", b"", "FORMAT", "truncated")
-    directory("twstate", "a_directory.bin", "IO", "directory")
 
     toks = struct.pack("<6H", 1, 2, 3, 0, 3, 1)
     write("tokens", "valid_six.bin", toks, "OK")
     write("tokens", "empty.bin", b"", "FORMAT", "empty")
     write("tokens", "odd_length.bin", toks + b"\x01", "FORMAT", "odd")
     write("tokens", "one_byte.bin", b"\x01", "FORMAT", "odd")
-    directory("tokens", "a_directory.bin", "IO", "directory")
     for n in (1, 3, 5, 7, 9, 11):
         write("tokens", f"truncated_at_{n}.bin", toks[:n], "FORMAT", "odd")
     write("tokens", "text_file.bin", b"Once upon a time\n", "FORMAT", "odd")
+
+
+# Paths that are not regular files cannot live in git (a FIFO, a device) or in the corpus folder
+# (a directory would be one more thing to keep empty), so the manifest names them with an "@"
+# and tests/test_corrupt.c makes each one at run time: @directory is a fresh temporary folder,
+# @fifo a FIFO made with mkfifo inside it, @/dev/null and @/dev/zero the character devices.
+# Every reader must refuse each with TW_ERR_IO and one line saying what the path is.
+SPECIAL = (("@directory", "directory"), ("@fifo", "FIFO"),
+           ("@/dev/null", "device"), ("@/dev/zero", "device"))
+
+
+def make_special():
+    for kind in ("npy", "json", "llama2c", "tokenizer", "twmodel", "twstate", "tokens"):
+        for name, word in SPECIAL:
+            manifest.append((kind, name, "IO", word, "512" if kind == "tokenizer" else "-"))
+
+
+KERNEL_TARGETS = ("kernels_dot", "kernels_norm", "kernels_softmax", "kernels_silu", "kernels_attend")
+
+
+def make_kernel_seeds():
+    """Seeds for the differential kernel targets (fuzz/fuzz_kernels_*.c): bytes are read as sizes,
+    row shapes and palette picks (tests/simd_range.h), so any bytes are valid; these three start
+    from a short row, a row of palette extremes, and a longer pseudo-random one."""
+    state = 16
+    rnd = bytearray()
+    for _ in range(1500):
+        state = (state * 1103515245 + 12345) & 0x7FFFFFFF
+        rnd.append(state >> 16 & 0xFF)
+    for t in KERNEL_TARGETS:
+        seed(t, "short_row", bytes([5, 3, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]))
+        seed(t, "extremes", bytes([40, 7, 0] + [0x0b, 0x8b, 0x03, 0x09, 0x8c, 0x01] * 12))
+        seed(t, "mixed", bytes(rnd))
 
 
 def main():
@@ -465,7 +488,7 @@ def main():
     shutil.rmtree(OUT, ignore_errors=True)
     for kind in ("npy", "json", "llama2c", "tokenizer", "twmodel", "twstate", "tokens"):
         os.makedirs(os.path.join(OUT, kind))
-    for target in ("npy", "json", "llama2c", "tokenizer", "encode"):
+    for target in ("npy", "json", "llama2c", "tokenizer", "encode") + KERNEL_TARGETS:
         d = os.path.join(FUZZ, target)
         if os.path.isdir(d):   # keep crash reproducers (crash-*, oom-*, timeout-*), rewrite seeds
             for f in os.listdir(d):
@@ -476,12 +499,16 @@ def main():
     make_llama2c()
     make_tokenizer()
     make_training_files()
+    make_special()
+    make_kernel_seeds()
     with open(os.path.join(OUT, "MANIFEST.tsv"), "w") as f:
         f.write("# reader\tfile (under data/corrupt/)\texpected status\tword the message contains (- any)\tvocab size (tokenizer)\n")
         for row in manifest:
             f.write("\t".join(row) + "\n")
-    size = sum(os.path.getsize(os.path.join(OUT, r[1])) for r in manifest if os.path.isfile(os.path.join(OUT, r[1])))
-    print(f"make_corpus: {len(manifest)} files, {size} bytes in {OUT}/ (MANIFEST.tsv lists them)")
+    files = [r for r in manifest if not r[1].startswith("@")]
+    size = sum(os.path.getsize(os.path.join(OUT, r[1])) for r in files)
+    print(f"make_corpus: {len(files)} files, {size} bytes in {OUT}/, and {len(manifest) - len(files)} "
+          "special paths (MANIFEST.tsv lists them)")
 
 
 if __name__ == "__main__":
