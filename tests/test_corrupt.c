@@ -567,7 +567,7 @@ Suite *suite_corrupt(void) {
     tcase_add_test(tc, every_reader_answers_every_corrupt_file_as_documented);
     suite_add_tcase(s, tc);
     TCase *tp = tcase_create("programs");
-    tcase_set_timeout(tp, 120);   // ~150 short program runs; far longer under valgrind/ASan
+    tcase_set_timeout(tp, 120);   // ~260 short program runs; far longer under valgrind/ASan
     tcase_add_test(tp, programs_reject_every_corrupt_file_with_one_line);
     tcase_add_test(tp, programs_accept_the_valid_controls);
     tcase_add_test(tp, generate_check_finite_names_the_tensor_that_overflows);

@@ -254,8 +254,8 @@ tw_status tw_checkpoint_load(tw_model *m, const char *path, char *err, size_t er
 
 int tw_checkpoint_is_ours(const char *path) {
     char magic[8];
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return 0;
+    FILE *f;   // not plain fopen: opening a FIFO for reading would wait for a writer
+    if (tw_regular_file_open(&f, NULL, 0, path, "a checkpoint") != TW_FILE_OK) return 0;
     int ours = fread(magic, 8, 1, f) == 1 && memcmp(magic, TW_CHECKPOINT_MAGIC, 8) == 0;
     fclose(f);
     return ours;

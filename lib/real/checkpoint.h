@@ -46,7 +46,8 @@ tw_status tw_checkpoint_write(const char *path, const tw_model *m, char *err, si
 // and err receives one line starting with the path. TW_ERR_IO, TW_ERR_FORMAT, TW_ERR_NOMEM.
 tw_status tw_checkpoint_load(tw_model *m, const char *path, char *err, size_t err_len);
 
-// 1 if the file at path starts with TWMODEL's magic (0 if not, or if it cannot be read).
+// 1 if the file at path is a regular file starting with TWMODEL's magic (0 if not, or if it
+// cannot be read; a FIFO or device is not opened for reading).
 int tw_checkpoint_is_ours(const char *path);
 
 // Either format, chosen by the first bytes: ours, else llama2.c's (real/llama2c.h).
