@@ -1,0 +1,73 @@
+// q8_avx512vnni.c: the int8 matvec with AVX-512 VNNI (compiled with -mavx512f -mavx512bw
+// -mavx512vl -mavx512vnni -mavx2 -mfma, this object only; chosen at run time only when CPUID
+// reports AVX512_VNNI, see q8_dispatch.c). The activation quantizer is q8_avx512.c's.
+//
+// vpdpbusd adds four products of unsigned bytes by signed bytes into each int32 lane in one
+// instruction (no int16 step, so no saturation question at all). The signs are moved as in
+// q8_avx512.c: |w| (<= 128, unsigned) times x' = (w < 0 ? -x : x).
+// Group sizes as in q8_avx512.c: gs % 64 == 0, or gs == 32 (two groups per 64-byte step).
+#include <immintrin.h>
+#include <stdint.h>
+#include "quant.h"
+#include "q8.h"
+
+static inline __m512i dot64(__m512i acc, const int8_t *w, const int8_t *x) {
+    __m512i wv = _mm512_loadu_si512(w), xv = _mm512_loadu_si512(x);
+    __m512i sx = _mm512_mask_sub_epi8(xv, _mm512_movepi8_mask(wv), _mm512_setzero_si512(), xv);
+    return _mm512_dpbusd_epi32(acc, _mm512_abs_epi8(wv), sx);
+}
+
+static inline __m512 pair_scales(const float *ws, const float *xs) {
+    __m128 c = _mm_mul_ps(_mm_castpd_ps(_mm_load_sd((const double *)ws)),
+                          _mm_castpd_ps(_mm_load_sd((const double *)xs)));
+    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(c));
+}
+
+void tw_q8_matvec_avx512vnni(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                             const float *xs, int N, int K, int gs) {
+    if (gs % 64 != 0 && gs != 32) { tw_q8_matvec_avx2(y, Wq, Ws, xq, xs, N, K, gs); return; }
+    const int n_groups = K / gs;
+    for (int i = 0; i < N; i++) {
+        const int8_t *row = Wq + (long)i * K;
+        const float *row_s = Ws + (long)i * n_groups;
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        int g = 0;
+        if (gs == 32) {
+            for (; g + 4 <= n_groups; g += 4) {
+                __m512i d0 = dot64(_mm512_setzero_si512(), row + g * 32, xq + g * 32);
+                __m512i d1 = dot64(_mm512_setzero_si512(), row + g * 32 + 64, xq + g * 32 + 64);
+                acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), pair_scales(row_s + g, xs + g), acc0);
+                acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), pair_scales(row_s + g + 2, xs + g + 2), acc1);
+            }
+            for (; g + 2 <= n_groups; g += 2) {
+                __m512i d0 = dot64(_mm512_setzero_si512(), row + g * 32, xq + g * 32);
+                acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), pair_scales(row_s + g, xs + g), acc0);
+            }
+            if (g < n_groups) {   // one group of 32 left: the low half of a masked 64-byte step
+                const __mmask64 low = 0xffffffffULL;
+                __m512i wv = _mm512_maskz_loadu_epi8(low, row + g * 32);
+                __m512i xv = _mm512_maskz_loadu_epi8(low, xq + g * 32);
+                __m512i sx = _mm512_mask_sub_epi8(xv, _mm512_movepi8_mask(wv), _mm512_setzero_si512(), xv);
+                __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(wv), sx);
+                acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_set1_ps(row_s[g] * xs[g]), acc0);
+            }
+        } else {
+            for (; g + 2 <= n_groups; g += 2) {
+                __m512i d0 = _mm512_setzero_si512(), d1 = _mm512_setzero_si512();
+                for (int k = 0; k < gs; k += 64) {
+                    d0 = dot64(d0, row + g * gs + k, xq + g * gs + k);
+                    d1 = dot64(d1, row + (g + 1) * gs + k, xq + (g + 1) * gs + k);
+                }
+                acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_set1_ps(row_s[g] * xs[g]), acc0);
+                acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_set1_ps(row_s[g + 1] * xs[g + 1]), acc1);
+            }
+            if (g < n_groups) {
+                __m512i d0 = _mm512_setzero_si512();
+                for (int k = 0; k < gs; k += 64) d0 = dot64(d0, row + g * gs + k, xq + g * gs + k);
+                acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_set1_ps(row_s[g] * xs[g]), acc0);
+            }
+        }
+        y[i] = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+    }
+}
