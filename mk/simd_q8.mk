@@ -42,3 +42,11 @@ test-arm-q8:                                     ## int8 kernels on AArch64 unde
 	@$(MAKE) --no-print-directory CC=$(ARM_CC) BUILD=$(ARM_BUILD) OMP=0 $(ARM_BUILD)/tests/arm/q8_selftest
 	qemu-aarch64 -L $(ARM_ROOT) $(ARM_BUILD)/tests/arm/q8_selftest neon_dot
 	qemu-aarch64 -cpu cortex-a57 -L $(ARM_ROOT) $(ARM_BUILD)/tests/arm/q8_selftest neon
+
+# ---- ./quantize: a llama2.c version-0 checkpoint -> version 2 (Q8_0) ----
+PROGRAMS  += quantize
+TEST_DEPS += quantize
+.PHONY: quantize
+quantize: $(BUILD)/tools/quantize.o $(LIB)    ## ./quantize IN.bin OUT.bin [--group GS]: Q8_0 checkpoint
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+-include $(BUILD)/tools/quantize.d

@@ -2,7 +2,8 @@
 //
 // 1. Each file listed in data/corrupt/MANIFEST.tsv (written by tests/corrupt/make_corpus.py) is
 //    given to its reader: tw_npy_read, the config reader (tw_json_read_file, then
-//    tw_params_config_from_json and tw_params_count), tw_llama2c_load or tw_tokenizer_load. The
+//    tw_params_config_from_json and tw_params_count), tw_llama2c_load, tw_tokenizer_load or
+//    tw_q8file_read (llama2.c's version-2 files). The
 //    status must be the one the manifest documents, and a failure must come with a message that
 //    contains the manifest's word (and the file's path, for the readers that promise it). One
 //    valid control file per reader must load, so a test that "fails" everything cannot pass.
@@ -26,6 +27,7 @@
 #include "params.h"
 #include "llama2c.h"
 #include "tokenizer.h"
+#include "q8file.h"
 
 #define CORRUPT_DIR "data/corrupt"
 #define MAX_CASES   512
@@ -121,6 +123,12 @@ static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *n
         if (st == TW_OK) tw_tokenizer_free(&t);
         return st;
     }
+    if (strcmp(c->reader, "q8file") == 0) {
+        tw_q8file m;
+        tw_status st = tw_q8file_read(&m, c->path, msg, len);
+        if (st == TW_OK) tw_q8file_free(&m);
+        return st;
+    }
     ck_abort_msg("MANIFEST.tsv: unknown reader '%s' for %s", c->reader, c->path);
     return TW_ERR_ARG;
 }
@@ -129,8 +137,8 @@ START_TEST(manifest_lists_a_control_and_corrupt_files_for_every_reader)
 {
     load_manifest();
     ck_assert_msg(n_cases > 0, "cannot read " CORRUPT_DIR "/MANIFEST.tsv: run `make corpus`");
-    static const char *const readers[] = { "npy", "json", "llama2c", "tokenizer" };
-    for (int r = 0; r < 4; r++) {
+    static const char *const readers[] = { "npy", "json", "llama2c", "tokenizer", "q8file" };
+    for (int r = 0; r < 5; r++) {
         int ok = 0, bad = 0;
         for (int i = 0; i < n_cases; i++) {
             if (strcmp(CASES[i].reader, readers[r]) != 0) continue;
