@@ -50,3 +50,18 @@ TEST_DEPS += quantize
 quantize: $(BUILD)/tools/quantize.o $(LIB)    ## ./quantize IN.bin OUT.bin [--group GS]: Q8_0 checkpoint
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 -include $(BUILD)/tools/quantize.d
+
+# ---- the int8 rows of `make bench` (./run_bench_q8, run after ./run_bench) ----
+# bench/q8_runq_style.c is built as llama2.c builds runq.c (-Ofast -march=native), this object only.
+BENCH_Q8_OBJ := $(BUILD)/bench/bench_q8.o $(BUILD)/bench/q8_runq_style.o
+$(BUILD)/bench/q8_runq_style.o: ISAFLAGS := -Ofast -march=native -ffp-contract=fast
+$(BUILD)/bench/bench_q8.o: CPPFLAGS += -Itests
+ifneq ($(filter -DTW_HAVE_AVX512,$(CPPFLAGS)),)
+  BENCH_Q8_OBJ += $(BUILD)/bench/probe_vnni.o
+  $(BUILD)/bench/probe_vnni.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vnni
+endif
+.PHONY: run_bench_q8
+bench-bin: run_bench_q8
+run_bench_q8: $(BENCH_Q8_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o run_bench_q8
+CLEAN_FILES += run_bench_q8

@@ -6,6 +6,13 @@
 // instruction (no int16 step, so no saturation question at all). The signs are moved as in
 // q8_avx512.c: |w| (<= 128, unsigned) times x' = (w < 0 ? -x : x).
 // Group sizes as in q8_avx512.c: gs % 64 == 0, or gs == 32 (two groups per 64-byte step).
+//
+// gs == 32 (llama2.c's choice for the 15M model) has its own loop, two rows at a time, with the
+// other way of making vpdpbusd's first operand unsigned: w + 128 (w XOR 0x80, one instruction)
+// times x adds 128 sum(x) per lane, which is the same for every row, so it is computed once per
+// 64 bytes of x (a vpdpbusd of the bytes 128 by -x) and used as the starting value of both rows'
+// accumulators. That is two instructions per row and 64 bytes (xor, vpdpbusd) instead of four
+// (abs, sign mask, masked negate, vpdpbusd). The integer results are the same.
 #include <immintrin.h>
 #include <stdint.h>
 #include "quant.h"
@@ -24,9 +31,70 @@ static inline __m512 pair_scales(const float *ws, const float *xs) {
     return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(c));
 }
 
+// ---- gs == 32, two rows at a time ----
+
+// -128 * (sum of each 4 bytes of x) in each int32 lane: the correction of the w + 128 trick.
+static inline __m512i minus_128_sum(__m512i xv) {
+    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8((char)0x80),
+                               _mm512_sub_epi8(_mm512_setzero_si512(), xv));
+}
+
+// The integer dot products of 64 bytes of w (two groups of 32) with x, per int32 lane.
+static inline __m512i dot64_biased(__m512i corr, const int8_t *w, __m512i xv) {
+    __m512i wu = _mm512_xor_si512(_mm512_loadu_si512(w), _mm512_set1_epi8((char)0x80));   // w + 128
+    return _mm512_dpbusd_epi32(corr, wu, xv);
+}
+
+static void rows2_gs32(float *y, const int8_t *r0, const int8_t *r1, const float *s0, const float *s1,
+                       const int8_t *xq, const float *xs, int n_groups) {
+    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+    int g = 0;
+    for (; g + 2 <= n_groups; g += 2) {
+        __m512i xv = _mm512_loadu_si512(xq + g * 32);
+        __m512i corr = minus_128_sum(xv);
+        __m512i d0 = dot64_biased(corr, r0 + g * 32, xv);
+        __m512i d1 = dot64_biased(corr, r1 + g * 32, xv);
+        __m128 sx = _mm_castpd_ps(_mm_load_sd((const double *)(xs + g)));
+        __m128 c0 = _mm_mul_ps(_mm_castpd_ps(_mm_load_sd((const double *)(s0 + g))), sx);
+        __m128 c1 = _mm_mul_ps(_mm_castpd_ps(_mm_load_sd((const double *)(s1 + g))), sx);
+        a0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(c0)), a0);
+        a1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(c1)), a1);
+    }
+    if (g < n_groups) {   // one group of 32 left: the low half of a masked step (zeros above)
+        const __mmask64 low = 0xffffffffULL;
+        __m512i xv = _mm512_maskz_loadu_epi8(low, xq + g * 32);
+        __m512i corr = minus_128_sum(xv);
+        __m512i w0 = _mm512_maskz_loadu_epi8(low, r0 + g * 32), w1 = _mm512_maskz_loadu_epi8(low, r1 + g * 32);
+        // the upper 32 bytes are 0 in x, so whatever w + 128 is there contributes nothing
+        __m512i d0 = _mm512_dpbusd_epi32(corr, _mm512_xor_si512(w0, _mm512_set1_epi8((char)0x80)), xv);
+        __m512i d1 = _mm512_dpbusd_epi32(corr, _mm512_xor_si512(w1, _mm512_set1_epi8((char)0x80)), xv);
+        a0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_set1_ps(s0[g] * xs[g]), a0);
+        a1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_set1_ps(s1[g] * xs[g]), a1);
+    }
+    y[0] = _mm512_reduce_add_ps(a0);
+    y[1] = _mm512_reduce_add_ps(a1);
+}
+
+static void matvec_gs32(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                        const float *xs, int N, int K) {
+    const int n_groups = K / 32;
+    int i = 0;
+    for (; i + 2 <= N; i += 2)
+        rows2_gs32(y + i, Wq + (long)i * K, Wq + (long)(i + 1) * K, Ws + (long)i * n_groups,
+                   Ws + (long)(i + 1) * n_groups, xq, xs, n_groups);
+    if (i < N) {   // the last row twice (the second result is dropped)
+        float two[2];
+        rows2_gs32(two, Wq + (long)i * K, Wq + (long)i * K, Ws + (long)i * n_groups,
+                   Ws + (long)i * n_groups, xq, xs, n_groups);
+        y[i] = two[0];
+    }
+}
+
 void tw_q8_matvec_avx512vnni(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                              const float *xs, int N, int K, int gs) {
-    if (gs % 64 != 0 && gs != 32) { tw_q8_matvec_avx2(y, Wq, Ws, xq, xs, N, K, gs); return; }
+    if (gs == 32) { matvec_gs32(y, Wq, Ws, xq, xs, N, K); return; }
+    if (gs % 64 != 0) { tw_q8_matvec_avx2(y, Wq, Ws, xq, xs, N, K, gs); return; }
     const int n_groups = K / gs;
     for (int i = 0; i < N; i++) {
         const int8_t *row = Wq + (long)i * K;
