@@ -7,10 +7,10 @@
 // q8_avx512.c: |w| (<= 128, unsigned) times x' = (w < 0 ? -x : x).
 // Group sizes as in q8_avx512.c: gs % 64 == 0, or gs == 32 (two groups per 64-byte step).
 //
-// gs == 32 (llama2.c's choice for the 15M model) has its own loop, two rows at a time, with the
+// gs == 32 (llama2.c's choice for the 15M model) has its own loop, four rows at a time, with the
 // other way of making vpdpbusd's first operand unsigned: w + 128 (w XOR 0x80, one instruction)
 // times x adds 128 sum(x) per lane, which is the same for every row, so it is computed once per
-// 64 bytes of x (a vpdpbusd of the bytes 128 by -x) and used as the starting value of both rows'
+// 64 bytes of x (a vpdpbusd of the bytes 128 by -x) and used as the starting value of all four rows'
 // accumulators. That is two instructions per row and 64 bytes (xor, vpdpbusd) instead of four
 // (abs, sign mask, masked negate, vpdpbusd). The integer results are the same.
 #include <immintrin.h>
@@ -31,7 +31,7 @@ static inline __m512 pair_scales(const float *ws, const float *xs) {
     return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(c));
 }
 
-// ---- gs == 32, two rows at a time ----
+// ---- gs == 32, four rows at a time ----
 
 // -128 * (sum of each 4 bytes of x) in each int32 lane: the correction of the w + 128 trick.
 static inline __m512i minus_128_sum(__m512i xv) {
@@ -45,49 +45,73 @@ static inline __m512i dot64_biased(__m512i corr, const int8_t *w, __m512i xv) {
     return _mm512_dpbusd_epi32(corr, wu, xv);
 }
 
-static void rows2_gs32(float *y, const int8_t *r0, const int8_t *r1, const float *s0, const float *s1,
+// The per-lane partial sums of four rows, added into y[0..3]: a 4-way transpose-and-add (the
+// four rows share the shuffles), then the four 128-bit quarters.
+static inline void reduce4(float *y, __m512 a0, __m512 a1, __m512 a2, __m512 a3) {
+    __m512 t01 = _mm512_add_ps(_mm512_unpacklo_ps(a0, a1), _mm512_unpackhi_ps(a0, a1));
+    __m512 t23 = _mm512_add_ps(_mm512_unpacklo_ps(a2, a3), _mm512_unpackhi_ps(a2, a3));
+    // each 128-bit quarter now holds (a0, a1, a0, a1) and (a2, a3, a2, a3) partials
+    __m512 t = _mm512_add_ps(_mm512_shuffle_ps(t01, t23, 0x44), _mm512_shuffle_ps(t01, t23, 0xee));
+    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(t), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1)));
+    _mm_storeu_ps(y, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+
+// Group scales of two consecutive groups of one row times those of x, spread over the two halves.
+static inline __m512 pair_scale(const float *ws, __m128 sx, __m512i idx) {
+    __m128 c = _mm_mul_ps(_mm_castpd_ps(_mm_load_sd((const double *)ws)), sx);
+    return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(c));
+}
+
+// Four rows r[0..3] (with their scales s[0..3]) against x; y receives the four results.
+static void rows4_gs32(float *y, const int8_t *const r[4], const float *const s[4],
                        const int8_t *xq, const float *xs, int n_groups) {
     const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(),
+           a3 = _mm512_setzero_ps();
     int g = 0;
     for (; g + 2 <= n_groups; g += 2) {
         __m512i xv = _mm512_loadu_si512(xq + g * 32);
         __m512i corr = minus_128_sum(xv);
-        __m512i d0 = dot64_biased(corr, r0 + g * 32, xv);
-        __m512i d1 = dot64_biased(corr, r1 + g * 32, xv);
         __m128 sx = _mm_castpd_ps(_mm_load_sd((const double *)(xs + g)));
-        __m128 c0 = _mm_mul_ps(_mm_castpd_ps(_mm_load_sd((const double *)(s0 + g))), sx);
-        __m128 c1 = _mm_mul_ps(_mm_castpd_ps(_mm_load_sd((const double *)(s1 + g))), sx);
-        a0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(c0)), a0);
-        a1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(c1)), a1);
+        __m512i d0 = dot64_biased(corr, r[0] + g * 32, xv), d1 = dot64_biased(corr, r[1] + g * 32, xv);
+        __m512i d2 = dot64_biased(corr, r[2] + g * 32, xv), d3 = dot64_biased(corr, r[3] + g * 32, xv);
+        a0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), pair_scale(s[0] + g, sx, idx), a0);
+        a1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), pair_scale(s[1] + g, sx, idx), a1);
+        a2 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d2), pair_scale(s[2] + g, sx, idx), a2);
+        a3 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d3), pair_scale(s[3] + g, sx, idx), a3);
     }
     if (g < n_groups) {   // one group of 32 left: the low half of a masked step (zeros above)
         const __mmask64 low = 0xffffffffULL;
+        const __m512i bias = _mm512_set1_epi8((char)0x80);
         __m512i xv = _mm512_maskz_loadu_epi8(low, xq + g * 32);
         __m512i corr = minus_128_sum(xv);
-        __m512i w0 = _mm512_maskz_loadu_epi8(low, r0 + g * 32), w1 = _mm512_maskz_loadu_epi8(low, r1 + g * 32);
-        // the upper 32 bytes are 0 in x, so whatever w + 128 is there contributes nothing
-        __m512i d0 = _mm512_dpbusd_epi32(corr, _mm512_xor_si512(w0, _mm512_set1_epi8((char)0x80)), xv);
-        __m512i d1 = _mm512_dpbusd_epi32(corr, _mm512_xor_si512(w1, _mm512_set1_epi8((char)0x80)), xv);
-        a0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_set1_ps(s0[g] * xs[g]), a0);
-        a1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_set1_ps(s1[g] * xs[g]), a1);
+        // the upper 32 bytes of x are 0, so whatever w + 128 is there contributes nothing
+        __m512i d0 = _mm512_dpbusd_epi32(corr, _mm512_xor_si512(_mm512_maskz_loadu_epi8(low, r[0] + g * 32), bias), xv);
+        __m512i d1 = _mm512_dpbusd_epi32(corr, _mm512_xor_si512(_mm512_maskz_loadu_epi8(low, r[1] + g * 32), bias), xv);
+        __m512i d2 = _mm512_dpbusd_epi32(corr, _mm512_xor_si512(_mm512_maskz_loadu_epi8(low, r[2] + g * 32), bias), xv);
+        __m512i d3 = _mm512_dpbusd_epi32(corr, _mm512_xor_si512(_mm512_maskz_loadu_epi8(low, r[3] + g * 32), bias), xv);
+        a0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_set1_ps(s[0][g] * xs[g]), a0);
+        a1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_set1_ps(s[1][g] * xs[g]), a1);
+        a2 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d2), _mm512_set1_ps(s[2][g] * xs[g]), a2);
+        a3 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d3), _mm512_set1_ps(s[3][g] * xs[g]), a3);
     }
-    y[0] = _mm512_reduce_add_ps(a0);
-    y[1] = _mm512_reduce_add_ps(a1);
+    reduce4(y, a0, a1, a2, a3);
 }
 
 static void matvec_gs32(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                         const float *xs, int N, int K) {
     const int n_groups = K / 32;
-    int i = 0;
-    for (; i + 2 <= N; i += 2)
-        rows2_gs32(y + i, Wq + (long)i * K, Wq + (long)(i + 1) * K, Ws + (long)i * n_groups,
-                   Ws + (long)(i + 1) * n_groups, xq, xs, n_groups);
-    if (i < N) {   // the last row twice (the second result is dropped)
-        float two[2];
-        rows2_gs32(two, Wq + (long)i * K, Wq + (long)i * K, Ws + (long)i * n_groups,
-                   Ws + (long)i * n_groups, xq, xs, n_groups);
-        y[i] = two[0];
+    for (int i = 0; i < N; i += 4) {
+        const int8_t *r[4];
+        const float *s[4];
+        for (int j = 0; j < 4; j++) {   // past the last row, repeat it (the result is dropped)
+            int row = i + j < N ? i + j : N - 1;
+            r[j] = Wq + (long)row * K;
+            s[j] = Ws + (long)row * n_groups;
+        }
+        float four[4];
+        rows4_gs32(four, r, s, xq, xs, n_groups);
+        for (int j = 0; j < 4 && i + j < N; j++) y[i + j] = four[j];
     }
 }
 
