@@ -55,8 +55,8 @@ static inline __m512i dot64(__m512i acc, const int8_t *w, const int8_t *x, __m51
 
 // Scales of two consecutive groups spread over the two 256-bit halves: lanes 0-7 = s[0], 8-15 = s[1].
 static inline __m512 pair_scales(const float *ws, const float *xs) {
-    __m128 c = _mm_mul_ps(_mm_castpd_ps(_mm_load_sd((const double *)ws)),
-                          _mm_castpd_ps(_mm_load_sd((const double *)xs)));
+    __m128 c = _mm_mul_ps(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(ws))),
+                          _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(xs))));
     const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
     return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(c));
 }

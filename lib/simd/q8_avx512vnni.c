@@ -5,7 +5,7 @@
 // vpdpbusd adds four products of unsigned bytes by signed bytes into each int32 lane in one
 // instruction (no int16 step, so no saturation question at all). The signs are moved as in
 // q8_avx512.c: |w| (<= 128, unsigned) times x' = (w < 0 ? -x : x).
-// Group sizes as in q8_avx512.c: gs % 64 == 0, or gs == 32 (two groups per 64-byte step).
+// Group sizes: gs % 64 == 0 (one group per 64-byte step), or gs == 32 (two groups per step).
 //
 // gs == 32 (llama2.c's choice for the 15M model) has its own loop, four rows at a time, with the
 // other way of making vpdpbusd's first operand unsigned: w + 128 (w XOR 0x80, one instruction)
@@ -22,13 +22,6 @@ static inline __m512i dot64(__m512i acc, const int8_t *w, const int8_t *x) {
     __m512i wv = _mm512_loadu_si512(w), xv = _mm512_loadu_si512(x);
     __m512i sx = _mm512_mask_sub_epi8(xv, _mm512_movepi8_mask(wv), _mm512_setzero_si512(), xv);
     return _mm512_dpbusd_epi32(acc, _mm512_abs_epi8(wv), sx);
-}
-
-static inline __m512 pair_scales(const float *ws, const float *xs) {
-    __m128 c = _mm_mul_ps(_mm_castpd_ps(_mm_load_sd((const double *)ws)),
-                          _mm_castpd_ps(_mm_load_sd((const double *)xs)));
-    const __m512i idx = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-    return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(c));
 }
 
 // ---- gs == 32, four rows at a time ----
@@ -58,7 +51,7 @@ static inline void reduce4(float *y, __m512 a0, __m512 a1, __m512 a2, __m512 a3)
 
 // Group scales of two consecutive groups of one row times those of x, spread over the two halves.
 static inline __m512 pair_scale(const float *ws, __m128 sx, __m512i idx) {
-    __m128 c = _mm_mul_ps(_mm_castpd_ps(_mm_load_sd((const double *)ws)), sx);
+    __m128 c = _mm_mul_ps(_mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(ws))), sx);
     return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(c));
 }
 
@@ -72,7 +65,7 @@ static void rows4_gs32(float *y, const int8_t *const r[4], const float *const s[
     for (; g + 2 <= n_groups; g += 2) {
         __m512i xv = _mm512_loadu_si512(xq + g * 32);
         __m512i corr = minus_128_sum(xv);
-        __m128 sx = _mm_castpd_ps(_mm_load_sd((const double *)(xs + g)));
+        __m128 sx = _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(xs + g)));
         __m512i d0 = dot64_biased(corr, r[0] + g * 32, xv), d1 = dot64_biased(corr, r[1] + g * 32, xv);
         __m512i d2 = dot64_biased(corr, r[2] + g * 32, xv), d3 = dot64_biased(corr, r[3] + g * 32, xv);
         a0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), pair_scale(s[0] + g, sx, idx), a0);
@@ -125,40 +118,19 @@ void tw_q8_matvec_avx512vnni(float *y, const int8_t *Wq, const float *Ws, const 
         const float *row_s = Ws + (long)i * n_groups;
         __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
         int g = 0;
-        if (gs == 32) {
-            for (; g + 4 <= n_groups; g += 4) {
-                __m512i d0 = dot64(_mm512_setzero_si512(), row + g * 32, xq + g * 32);
-                __m512i d1 = dot64(_mm512_setzero_si512(), row + g * 32 + 64, xq + g * 32 + 64);
-                acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), pair_scales(row_s + g, xs + g), acc0);
-                acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), pair_scales(row_s + g + 2, xs + g + 2), acc1);
+        for (; g + 2 <= n_groups; g += 2) {
+            __m512i d0 = _mm512_setzero_si512(), d1 = _mm512_setzero_si512();
+            for (int k = 0; k < gs; k += 64) {
+                d0 = dot64(d0, row + g * gs + k, xq + g * gs + k);
+                d1 = dot64(d1, row + (g + 1) * gs + k, xq + (g + 1) * gs + k);
             }
-            for (; g + 2 <= n_groups; g += 2) {
-                __m512i d0 = dot64(_mm512_setzero_si512(), row + g * 32, xq + g * 32);
-                acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), pair_scales(row_s + g, xs + g), acc0);
-            }
-            if (g < n_groups) {   // one group of 32 left: the low half of a masked 64-byte step
-                const __mmask64 low = 0xffffffffULL;
-                __m512i wv = _mm512_maskz_loadu_epi8(low, row + g * 32);
-                __m512i xv = _mm512_maskz_loadu_epi8(low, xq + g * 32);
-                __m512i sx = _mm512_mask_sub_epi8(xv, _mm512_movepi8_mask(wv), _mm512_setzero_si512(), xv);
-                __m512i d = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(wv), sx);
-                acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), _mm512_set1_ps(row_s[g] * xs[g]), acc0);
-            }
-        } else {
-            for (; g + 2 <= n_groups; g += 2) {
-                __m512i d0 = _mm512_setzero_si512(), d1 = _mm512_setzero_si512();
-                for (int k = 0; k < gs; k += 64) {
-                    d0 = dot64(d0, row + g * gs + k, xq + g * gs + k);
-                    d1 = dot64(d1, row + (g + 1) * gs + k, xq + (g + 1) * gs + k);
-                }
-                acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_set1_ps(row_s[g] * xs[g]), acc0);
-                acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_set1_ps(row_s[g + 1] * xs[g + 1]), acc1);
-            }
-            if (g < n_groups) {
-                __m512i d0 = _mm512_setzero_si512();
-                for (int k = 0; k < gs; k += 64) d0 = dot64(d0, row + g * gs + k, xq + g * gs + k);
-                acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_set1_ps(row_s[g] * xs[g]), acc0);
-            }
+            acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_set1_ps(row_s[g] * xs[g]), acc0);
+            acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1), _mm512_set1_ps(row_s[g + 1] * xs[g + 1]), acc1);
+        }
+        if (g < n_groups) {
+            __m512i d0 = _mm512_setzero_si512();
+            for (int k = 0; k < gs; k += 64) d0 = dot64(d0, row + g * gs + k, xq + g * gs + k);
+            acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0), _mm512_set1_ps(row_s[g] * xs[g]), acc0);
         }
         y[i] = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
     }
