@@ -51,7 +51,7 @@ quantize: $(BUILD)/tools/quantize.o $(LIB)    ## ./quantize IN.bin OUT.bin [--gr
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 -include $(BUILD)/tools/quantize.d
 
-# ---- the int8 rows of `make bench` (./run_bench_q8, run after ./run_bench) ----
+# ---- the int8 rows of `make bench` (./run_bench_q8, built and run after ./run_bench by mk/simd.mk) ----
 # bench/q8_runq_style.c is built as llama2.c builds runq.c (-Ofast -march=native), this object only.
 BENCH_Q8_OBJ := $(BUILD)/bench/bench_q8.o $(BUILD)/bench/q8_runq_style.o
 $(BUILD)/bench/q8_runq_style.o: ISAFLAGS := -Ofast -march=native -ffp-contract=fast
@@ -61,7 +61,6 @@ ifneq ($(filter -DTW_HAVE_AVX512,$(CPPFLAGS)),)
   $(BUILD)/bench/probe_vnni.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vnni
 endif
 .PHONY: run_bench_q8
-bench-bin: run_bench_q8
 run_bench_q8: $(BENCH_Q8_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o run_bench_q8
 CLEAN_FILES += run_bench_q8
