@@ -17,9 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "quant.h"
+#include "nn/quant.h"
 #include "simd/simd.h"
 #include "simd/q8.h"
+#include "nn/reference.h"
 #include "q8_cases.h"
 
 int32_t bench_vnni_probe(long iters);   // bench/probe_vnni.c (x86-64 builds only)
@@ -145,7 +146,7 @@ int main(int argc, char **argv) {
     }
     char cpu[128];
     cpu_name(cpu, sizeof cpu);
-    const tw_simd_ops *best32 = tw_simd_ops_for("auto");
+    const tw_kernels *best32 = tw_kernels_for("auto");
     printf("\n==== int8 (Q8_0) matvec ====\nCPU: %s\nint8 levels available: %s; fp32 level: %s\n",
            cpu, tw_q8_available(), best32->level);
     if (!verify_all()) return 1;

@@ -8,8 +8,8 @@
 #include <math.h>
 #include <string.h>
 #include "fuzz_file.h"
-#include "quant.h"
-#include "q8file.h"
+#include "nn/quant.h"
+#include "real/q8file.h"
 #include "simd/q8.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -28,7 +28,7 @@ static void exercise(const tw_q8file *m) {
         tw_q8_quantize_x_naive(xq, xs, x, t->cols / gs, gs);
         float y1, y2;
         tw_q8_matvec_naive(&y1, t->q, t->s, xq, xs, 1, t->cols, gs);
-        tw_q8_ops_for("auto")->matvec(&y2, t->q, t->s, xq, xs, 1, t->cols, gs);
+        tw_q8_matvec(tw_q8_ops_for("auto"), &y2, t->q, t->s, xq, xs, 1, t->cols, gs);
         double A = 0;
         for (int g = 0; g < t->cols / gs; g++) {
             double a = 0;

@@ -8,13 +8,12 @@
 // int8 and int4 (scales included) from the parameter counter; and, indicatively, how fast the
 // int8 matrix-vector kernel runs against the fp32 one on this machine.
 // The error budget on a real model (stories260K: largest logit error, KL, perplexity, greedy
-// agreement) is measured here for the weights only: every weight matrix is quantized to int8 and
-// dequantized back to fp32, and the ordinary fp32 forward pass runs on those values (through the
-// public tw_llama2c struct; lib/ is not changed). The int8 kernels also quantize activations; that
-// part of the error comes with the int8 forward pass of the model integration.
+// agreement), twice: with the int8 weights read back into the fp32 forward pass (weights only),
+// and with the int8 forward pass ./generate runs on a version-2 file (activations quantized too).
 // Calls: tw_quant_groups, tw_dequant_groups, tw_q8_quantize, tw_q4_quantize, tw_q8_ops_for,
-//        tw_q8_linear, tw_simd_ops_for, tw_params_config_from_json, tw_params_count,
-//        tw_llama2c_load, tw_llama2c_state_init, tw_llama2c_forward, tw_tokenizer_encode, tw_argmax.
+//        tw_q8_linear, tw_kernels_for, tw_hf_config_from_json, tw_params_count, tw_llama2c_load,
+//        tw_q8file_from_model, tw_q8file_to_model, tw_model_q8_free, tw_tokenizer_encode,
+//        tw_q8_budget_measure.
 // Build & run: make lesson15 && ./lesson15 [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/15_rounding_error.gp   (reads out/lesson15/rounding_error.dat)
 //              gnuplot viz/15_group_size.gp       (reads out/lesson15/group_size.dat)
@@ -25,9 +24,12 @@
 #include <stdio.h>
 #include <string.h>
 #include "lesson.h"
-#include "quant.h"
+#include "nn/quant.h"
 #include "simd/simd.h"
 #include "simd/q8.h"
+#include "nn/reference.h"
+#include "real/q8model.h"
+#include "real/q8budget.h"
 
 static const lesson_info INFO = {
     15, "Quantization: int8 and int4 weights",
@@ -195,10 +197,10 @@ static void memory_table(void) {
     const char *file = "data/configs/Qwen3-8B.json";
     char err[512];
     tw_json *root = NULL;
-    tw_params_config cfg;
+    tw_hf_config cfg;
     tw_param_counts n;
     if (tw_json_read_file(&root, file, err, sizeof err) != TW_OK) lesson_die("%s", err);
-    tw_status st = tw_params_config_from_json(&cfg, root, err, sizeof err);
+    tw_status st = tw_hf_config_from_json(&cfg, root, err, sizeof err);
     tw_json_free(root);
     if (st != TW_OK) lesson_die("%s: %s", file, err);
     LESSON_TRY(tw_params_count(&n, &cfg));
@@ -238,7 +240,7 @@ static void speed(void) {
     float *y32 = lesson_alloc(N), *y8 = lesson_alloc(N), *Ws = lesson_alloc(N * K / gs), *xs = lesson_alloc(K / gs);
     int8_t *Wq = lesson_alloc_bytes((size_t)N * K), *xq = lesson_alloc_bytes(K);
     LESSON_TRY(tw_q8_quantize(Wq, Ws, Wf, N, K, gs));
-    const tw_simd_ops *f32 = tw_simd_ops_for("auto");
+    const tw_kernels *f32 = tw_kernels_for("auto");
     const tw_q8_ops *i8 = tw_q8_ops_for("auto");
     double best32 = 1e9, best8 = 1e9;
     for (int trial = 0; trial < 3; trial++) {   // best of 3 batches
@@ -273,143 +275,79 @@ static void speed(void) {
     lesson_expect("int8 y agrees with fp32 y within 2% of sum |w x|", ok);
 }
 
-// ---- 7. the error budget on a real model (weights only) ----
+// ---- 7. the error budget on a real model ----
 
-// w (rows, cols) quantized to int8 in groups of gs and dequantized: what the model sees.
-static const float *int8_weights(const float *w, int rows, int cols, int gs) {
-    int8_t *q = lesson_alloc_bytes((size_t)rows * cols);
-    float *s = lesson_alloc((long)rows * cols / gs), *back = lesson_alloc((long)rows * cols);
-    LESSON_TRY(tw_q8_quantize(q, s, w, rows, cols, gs));
-    tw_dequant_groups(back, q, s, (long)rows * cols / gs, gs);
-    return back;
-}
+// The held-out text (written for this lesson, not taken from the training stories).
+static const char HELD_OUT[] =
+    "Tom had a small red boat. Every morning he took it to the pond and watched it float on the "
+    "water. One day the wind pushed the boat far away, and Tom ran around the pond to catch it. "
+    "When he got it back, he smiled and hugged his mom. The next day his sister Mia wanted to play "
+    "with the boat too. Tom was sad at first, but then he let her hold the string. They laughed "
+    "together as the boat went round and round.";
 
-// Logits (T, V) of the whole sequence, one pass without a cache.
-static float *all_logits(const tw_llama2c *m, const int *tokens, int T) {
-    tw_llama2c_state st;
-    LESSON_TRY(tw_llama2c_state_init(&st, m, T, 0, 0, 0));
-    LESSON_TRY(tw_llama2c_forward(&st, m, tokens, T, 0, 1));
-    float *out = lesson_alloc((long)T * m->cfg.vocab_size);
-    memcpy(out, st.logits, sizeof(float) * (size_t)T * m->cfg.vocab_size);
-    tw_llama2c_state_free(&st);
-    return out;
-}
-
-// log softmax of one row, in double.   lp: (V)
-static void log_softmax(double *lp, const float *logits, int V) {
-    double mx = logits[0], sum = 0;
-    for (int v = 1; v < V; v++) mx = fmax(mx, logits[v]);
-    for (int v = 0; v < V; v++) sum += exp(logits[v] - mx);
-    for (int v = 0; v < V; v++) lp[v] = logits[v] - mx - log(sum);
-}
-
-// Greedy continuation of the prompt (n_prompt tokens in seq) for `steps` tokens, with a KV cache.
-static void greedy(int *seq, const tw_llama2c *m, int n_prompt, int steps) {
-    tw_llama2c_state st;
-    LESSON_TRY(tw_llama2c_state_init(&st, m, n_prompt, n_prompt + steps, 1, 0));
-    LESSON_TRY(tw_llama2c_forward(&st, m, seq, n_prompt, 0, 0));
-    const int V = m->cfg.vocab_size;
-    const float *last = st.logits + (long)(n_prompt - 1) * V;   // only the last row is computed
-    for (int n = n_prompt; n < n_prompt + steps; n++) {
-        seq[n] = tw_argmax(last, V);
-        if (n + 1 == n_prompt + steps) break;
-        LESSON_TRY(tw_llama2c_forward(&st, m, &seq[n], 1, n, 0));
-        last = st.logits;                                         // T = 1: row 0
-    }
-    tw_llama2c_state_free(&st);
+static void print_budget(const char *label, const tw_q8_budget *b) {
+    printf("    %-34s %12.4g %12.4g %10.4f %10.4f %+9.3f%% %6d of %d\n", label, b->max_logit_err,
+           b->mean_kl, b->ppl_ref, b->ppl_test, 100 * (b->ppl_test / b->ppl_ref - 1), b->agree, b->steps);
 }
 
 static void error_budget(void) {
-    lesson_section("What int8 weights cost a real model: stories260K (weights only)");
+    lesson_section("What int8 costs a real model: stories260K");
     const char *model = "data/models/stories260K.bin", *tokfile = "data/models/tok512.bin";
     char err[512];
-    tw_llama2c m;
-    if (tw_llama2c_load(&m, model, err, sizeof err) != TW_OK) lesson_die("%s", err);
+    tw_model m32, m8, mw;   // fp32; int8 (weights and activations); int8 weights only
+    if (tw_llama2c_load(&m32, model, err, sizeof err) != TW_OK) lesson_die("%s", err);
     tw_tokenizer tok;
-    if (tw_tokenizer_load(&tok, tokfile, m.cfg.vocab_size, err, sizeof err) != TW_OK) {
-        tw_llama2c_free(&m);
-        lesson_die("%s", err);
-    }
-    const tw_llama2c_config *c = &m.cfg;
-    const int C = c->dim, F = c->hidden_dim, L = c->n_layers, V = c->vocab_size;
-    const int KV = c->n_kv_heads * (C / c->n_heads), widths[2] = { C, F };
+    if (tw_tokenizer_load(&tok, tokfile, m32.cfg.vocab, err, sizeof err) != TW_OK) lesson_die("%s", err);
+    const int widths[2] = { m32.cfg.block.attn.d_model, m32.cfg.block.ffn_hidden };
     const int gs = tw_quant_fit_group(widths, 2, 64);   // 4 here: 64 does not divide F = 172
 
-    // The same model with every matrix replaced by its int8 round trip (norms stay fp32).
-    tw_llama2c q = m;
-    tw_block_weights *layers = lesson_alloc_bytes(sizeof(tw_block_weights) * (size_t)L);
-    for (int l = 0; l < L; l++) {
-        layers[l] = m.layers[l];
-        layers[l].attn.wq = int8_weights(m.layers[l].attn.wq, C, C, gs);
-        layers[l].attn.wk = int8_weights(m.layers[l].attn.wk, KV, C, gs);
-        layers[l].attn.wv = int8_weights(m.layers[l].attn.wv, KV, C, gs);
-        layers[l].attn.wo = int8_weights(m.layers[l].attn.wo, C, C, gs);
-        layers[l].ffn_gate = int8_weights(m.layers[l].ffn_gate, F, C, gs);
-        layers[l].ffn_up = int8_weights(m.layers[l].ffn_up, F, C, gs);
-        layers[l].ffn_down = int8_weights(m.layers[l].ffn_down, C, F, gs);
-    }
-    q.layers = layers;
-    q.tok_emb = int8_weights(m.tok_emb, V, C, gs);
-    q.classifier = c->shared_classifier ? q.tok_emb : int8_weights(m.classifier, V, C, gs);
+    // The int8 model is what ./quantize writes and ./generate runs: the version-2 file built in
+    // memory and read back (embeddings dequantized, every Linear layer in int8).
+    tw_q8file q;
+    if (tw_q8file_from_model(&q, &m32, gs, err, sizeof err) != TW_OK) lesson_die("%s", err);
+    if (tw_q8file_to_model(&m8, &q, err, sizeof err) != TW_OK) lesson_die("%s", err);
+    if (tw_q8file_to_model(&mw, &q, err, sizeof err) != TW_OK) lesson_die("%s", err);
+    tw_model_q8_free(&mw);   // the same dequantized weights, run by the fp32 forward pass
+    tw_q8file_free(&q);
 
-    // 1. a held-out text (written for this lesson, not from the training stories)
-    const char *text = "Tom had a small red boat. Every morning he took it to the pond and watched "
-                       "it float on the water. One day the wind pushed the boat far away, and Tom "
-                       "ran around the pond to catch it. When he got it back, he smiled and hugged "
-                       "his mom.";
-    int max_tok = (int)tw_tokenizer_max_tokens(text), T = 0;
-    int *tokens = lesson_alloc_bytes(sizeof(int) * (size_t)max_tok);
-    LESSON_TRY(tw_tokenizer_encode(&tok, tokens, &T, max_tok, text, 1, 0));
-    const float *l32 = all_logits(&m, tokens, T), *l8 = all_logits(&q, tokens, T);
-    double max_err = 0, kl = 0, nll32 = 0, nll8 = 0;
-    double *lp32 = (double *)lesson_alloc_bytes(sizeof(double) * (size_t)V);
-    double *lp8 = (double *)lesson_alloc_bytes(sizeof(double) * (size_t)V);
-    for (int t = 0; t < T; t++) {
-        const float *a = l32 + (long)t * V, *b = l8 + (long)t * V;
-        for (int v = 0; v < V; v++) max_err = fmax(max_err, fabs((double)a[v] - b[v]));
-        log_softmax(lp32, a, V);
-        log_softmax(lp8, b, V);
-        for (int v = 0; v < V; v++) kl += exp(lp32[v]) * (lp32[v] - lp8[v]);
-        if (t + 1 < T) { nll32 -= lp32[tokens[t + 1]]; nll8 -= lp8[tokens[t + 1]]; }
-    }
-    kl /= T;
-    const double ppl32 = exp(nll32 / (T - 1)), ppl8 = exp(nll8 / (T - 1));
-
-    // 2. greedy stories from the same prompt
-    const int steps = 200;
+    int max_tok = (int)tw_tokenizer_max_tokens(HELD_OUT), T = 0;
+    int *text = lesson_alloc_bytes(sizeof(int) * (size_t)max_tok);
+    LESSON_TRY(tw_tokenizer_encode(&tok, text, &T, max_tok, HELD_OUT, 1, 0));
     const char *prompt = "Once upon a time";
-    int n_prompt = 0, pmax = (int)tw_tokenizer_max_tokens(prompt);
-    int *s32 = lesson_alloc_bytes(sizeof(int) * (size_t)(pmax + steps));
-    int *s8 = lesson_alloc_bytes(sizeof(int) * (size_t)(pmax + steps));
-    LESSON_TRY(tw_tokenizer_encode(&tok, s32, &n_prompt, pmax, prompt, 1, 0));
-    memcpy(s8, s32, sizeof(int) * (size_t)n_prompt);
-    greedy(s32, &m, n_prompt, steps);
-    greedy(s8, &q, n_prompt, steps);
-    int agree = 0;
-    while (agree < steps && s32[n_prompt + agree] == s8[n_prompt + agree]) agree++;
+    const int steps = 200, pmax = (int)tw_tokenizer_max_tokens(prompt);
+    int n_prompt = 0, *ptoks = lesson_alloc_bytes(sizeof(int) * (size_t)pmax);
+    LESSON_TRY(tw_tokenizer_encode(&tok, ptoks, &n_prompt, pmax, prompt, 1, 0));
 
+    tw_q8_budget bw, b8;
+    LESSON_TRY(tw_q8_budget_measure(&bw, &m32, &mw, text, T, ptoks, n_prompt, steps));
+    LESSON_TRY(tw_q8_budget_measure(&b8, &m32, &m8, text, T, ptoks, n_prompt, steps));
+
+    lesson_say("stories260K with every weight matrix in int8, groups of %d (64 does not divide its "
+               "FFN width 172, so ./quantize halves it until it divides 64 and 172), compared with "
+               "the fp32 model on a held-out text of %d tokens, and the greedy story after \"%s\". "
+               "Two rows: the int8 weights read back into the fp32 forward pass (weights only), "
+               "and the int8 forward pass itself, which also quantizes every activation vector "
+               "entering a Linear layer, in the same groups (what ./generate runs).", gs, T, prompt);
+    printf("    %-34s %12s %12s %10s %10s %10s %s\n", "", "max|dlogit|", "KL nats", "ppl fp32",
+           "ppl int8", "change", "greedy agree");
+    print_budget("int8 weights only (fp32 matvec)", &bw);
+    print_budget("int8 weights and activations", &b8);
     char report[1024];
     snprintf(report, sizeof report,
-             "# lesson 15: stories260K, int8 weights (groups of %d) dequantized into the fp32 forward;"
-             " activations stay fp32\n"
-             "held-out text: %d tokens\nlargest |logit error|: %.4g\nmean KL(fp32 || int8): %.4g nats\n"
-             "perplexity fp32: %.4f\nperplexity int8 weights: %.4f (%+.3f%%)\n"
-             "greedy story from \"%s\": %d of %d tokens agree before the first difference\n",
-             gs, T, max_err, kl, ppl32, ppl8, 100 * (ppl8 / ppl32 - 1), prompt, agree, steps);
+             "# lesson 15: stories260K, Q8_0 groups of %d, held-out text of %d tokens, greedy %d tokens from \"%s\"\n"
+             "# row: max|logit error| mean_KL(fp32||int8)_nats ppl_fp32 ppl_int8 greedy_agree\n"
+             "weights_only %.6g %.6g %.6f %.6f %d\nweights_and_activations %.6g %.6g %.6f %.6f %d\n",
+             gs, T, steps, prompt, bw.max_logit_err, bw.mean_kl, bw.ppl_ref, bw.ppl_test, bw.agree,
+             b8.max_logit_err, b8.mean_kl, b8.ppl_ref, b8.ppl_test, b8.agree);
     lesson_write_text("budget.txt", report);
-    lesson_say("Every weight matrix of stories260K (groups of %d: 64 does not divide its FFN width "
-               "172) is quantized to int8 and read back, and the ordinary fp32 forward pass runs on "
-               "those values. This measures the cost of int8 weights alone: the int8 kernels also "
-               "quantize each activation vector, which adds its own error once the model runs on "
-               "them. On a held-out text of %d tokens:", gs, T);
-    printf("    largest |logit error|        %10.4g\n    mean KL(fp32 || int8)        %10.4g nats\n"
-           "    perplexity fp32              %10.4f\n    perplexity int8 weights      %10.4f (%+.3f%%)\n"
-           "    greedy story, %d tokens:    %d agree before the first difference\n",
-           max_err, kl, ppl32, ppl8, 100 * (ppl8 / ppl32 - 1), steps, agree);
-    lesson_expect("int8-weight perplexity within 1% of fp32 (the issue's goal)", fabs(ppl8 / ppl32 - 1) < 0.01);
-    lesson_expect("the KL divergence is small (below 0.01 nats)", kl >= 0 && kl < 0.01);
+    lesson_note("Activation quantization adds its own rounding on top of the weights'; with groups of "
+                "%d it is fine-grained (one scale per %d values), so the two rows stay close.", gs, gs);
+    lesson_expect("int8 perplexity within 1% of fp32 (the issue's goal)", fabs(b8.ppl_test / b8.ppl_ref - 1) < 0.01);
+    lesson_expect("the int8 KL divergence is small (below 0.01 nats)", b8.mean_kl >= 0 && b8.mean_kl < 0.01);
     tw_tokenizer_free(&tok);
-    tw_llama2c_free(&m);   // q shares only m's norms, which it never frees
+    tw_model_free(&mw);
+    tw_model_free(&m8);
+    tw_model_free(&m32);
 }
 
 int main(int argc, char **argv) {

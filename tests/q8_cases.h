@@ -27,8 +27,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rng.h"
-#include "quant.h"
+#include "nn/rng.h"
+#include "nn/quant.h"
 #include "simd/q8.h"
 
 #define Q8_U_ROUND 5.9604644775390625e-8   // 2^-24
@@ -83,7 +83,7 @@ static int case_q8_quantize(const tw_q8_ops *o, int shape, char *msg, size_t msz
         }
     }
     tw_q8_quantize_x_naive(q1, s1, x, ng, gs);
-    o->quantize_x(q2, s2, x, ng, gs);
+    tw_q8_quantize_x(o, q2, s2, x, ng, gs);
     int bad = 0;
     for (int g = 0; g < ng && !bad; g++)
         if (!q8_same_float(s1[g], s2[g])) {
@@ -119,7 +119,7 @@ static int case_q8_matvec_exact(const tw_q8_ops *o, int shape, char *msg, size_t
     for (int g = 0; g < ng; g++) xs[g] = 0.125f;                   // 2^-3
     W[0] = -128; W[(long)N * K - 1] = -128; xq[0] = -127; xq[K - 1] = 127;   // the extremes
     tw_q8_matvec_naive(y1, W, Ws, xq, xs, N, K, gs);
-    o->matvec(y2, W, Ws, xq, xs, N, K, gs);
+    tw_q8_matvec(o, y2, W, Ws, xq, xs, N, K, gs);
     int bad = 0;
     for (int i = 0; i < N && !bad; i++)
         if (!q8_same_float(y1[i], y2[i])) {
@@ -147,7 +147,7 @@ static int case_q8_matvec(const tw_q8_ops *o, int shape, char *msg, size_t msz) 
     tw_q8_quantize(W, Ws, Wf, N, K, gs);
     tw_q8_quantize_x_naive(xq, xs, x, ng, gs);
     tw_q8_matvec_naive(y1, W, Ws, xq, xs, N, K, gs);
-    o->matvec(y2, W, Ws, xq, xs, N, K, gs);
+    tw_q8_matvec(o, y2, W, Ws, xq, xs, N, K, gs);
     int bad = 0;
     for (int i = 0; i < N && !bad; i++) {
         double A = 0;

@@ -61,8 +61,8 @@ START_TEST(linear_is_quantize_then_matvec)
     ck_assert_int_eq(tw_q8_quantize(W, Ws, Wf, N, K, gs), TW_OK);
     const tw_q8_ops *o = tw_q8_ops_for("auto");
     tw_q8_linear(o, y1, xq, xs, W, Ws, x, N, K, gs);
-    o->quantize_x(xq2, xs2, x, K / gs, gs);
-    o->matvec(y2, W, Ws, xq2, xs2, N, K, gs);
+    tw_q8_quantize_x(o, xq2, xs2, x, K / gs, gs);
+    tw_q8_matvec(o, y2, W, Ws, xq2, xs2, N, K, gs);
     ck_assert_mem_eq(y1, y2, sizeof y1);
     ck_assert_mem_eq(xq, xq2, sizeof xq);
     free(Wf); free(x);

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "testutil.h"
-#include "quant.h"
+#include "nn/quant.h"
 
 // One row by hand: max |x| = 1.27, so s = 1.27 / 127 = 0.01 and q = round(x / 0.01).
 // Tolerance: 0 on q; s equal to the float division 1.27f / 127.0f exactly.

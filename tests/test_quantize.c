@@ -12,8 +12,9 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
-#include "quant.h"
-#include "q8file.h"
+#include "nn/quant.h"
+#include "real/q8file.h"
+#include "real/llama2c.h"
 
 #define MODEL "data/models/stories260K.bin"
 
@@ -30,15 +31,15 @@ START_TEST(quantize_picks_a_group_that_fits_and_every_weight_is_within_half_a_st
     tt_run_free(&r);
 
     tw_q8file q;
-    tw_llama2c m;
+    tw_model m;
     char err[512];
     ck_assert_int_eq(tw_q8file_read(&q, out, err, sizeof err), TW_OK);
     ck_assert_int_eq(tw_llama2c_load(&m, MODEL, err, sizeof err), TW_OK);
     ck_assert_int_eq(q.cfg.group_size, 4);
     ck_assert_int_eq(q.cfg.shared_classifier, 1);
     ck_assert_int_eq(q.n_tensors, 36);
-    const int gs = 4, C = m.cfg.dim;
-    ck_assert_mem_eq(q.rms_final, m.final_norm, (size_t)C * sizeof(float));
+    const int gs = 4, C = m.cfg.block.attn.d_model;
+    ck_assert_mem_eq(q.rms_final, m.final_w, (size_t)C * sizeof(float));
     ck_assert_mem_eq(q.rms_ffn + 2 * C, m.layers[2].norm2_w, (size_t)C * sizeof(float));
     struct { const char *name; const float *w; } pairs[] = {
         { "tok_embeddings", m.tok_emb },
@@ -57,7 +58,7 @@ START_TEST(quantize_picks_a_group_that_fits_and_every_weight_is_within_half_a_st
         }
     }
     tw_q8file_free(&q);
-    tw_llama2c_free(&m);
+    tw_model_free(&m);
     remove(out);
 }
 END_TEST

@@ -13,9 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "llama2c.h"
-#include "quant.h"
-#include "q8file.h"
+#include "real/llama2c.h"
+#include "nn/quant.h"
+#include "real/q8file.h"
+#include "real/q8model.h"
 
 static const char USAGE[] =
     "usage: ./quantize IN.bin OUT.bin [--group GS]\n"
@@ -27,18 +28,6 @@ static const char USAGE[] =
 static int usage_error(const char *why) {
     fprintf(stderr, "quantize: %s (./quantize --help for usage)\n", why);
     return 2;
-}
-
-// The fp32 source of the file's tensor i (the order of lib/q8file.h).
-static const float *source_of(const tw_llama2c *m, int i) {
-    const int L = m->cfg.n_layers;
-    if (i == 0) return m->tok_emb;
-    if (i > 7 * L) return m->classifier;
-    int kind = (i - 1) / L, l = (i - 1) % L;
-    const tw_block_weights *w = &m->layers[l];
-    const float *by_kind[7] = { w->attn.wq, w->attn.wk, w->attn.wv, w->attn.wo,
-                                w->ffn_gate, w->ffn_down, w->ffn_up };
-    return by_kind[kind];
 }
 
 // Largest and mean |w - dequant(q)| over one tensor.
@@ -55,6 +44,15 @@ static void rounding_error(double *max_err, double *mean_err, const float *w,
     }
     *max_err = mx;
     *mean_err = sum / ((double)t->rows * t->cols);
+}
+
+// The size of a file in bytes (-1 if it cannot be read).
+static long long file_bytes(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    long long n = fseek(f, 0, SEEK_END) == 0 ? (long long)ftell(f) : -1;
+    fclose(f);
+    return n;
 }
 
 int main(int argc, char **argv) {
@@ -83,13 +81,13 @@ int main(int argc, char **argv) {
     }
     if (!in || !out) return usage_error("give IN.bin and OUT.bin");
 
-    tw_llama2c m;
+    tw_model m;
     char err[512];
     if (tw_llama2c_load(&m, in, err, sizeof err) != TW_OK) {
         fprintf(stderr, "quantize: %s\n", err);
         return 1;
     }
-    const int C = m.cfg.dim, F = m.cfg.hidden_dim, widths[2] = { C, F };
+    const int C = m.cfg.block.attn.d_model, F = m.cfg.block.ffn_hidden, widths[2] = { C, F };
     if (gs > 0) {
         for (int w = 0; w < 2; w++)
             if (widths[w] % gs != 0) {
@@ -97,7 +95,7 @@ int main(int argc, char **argv) {
                         "of every row would be lost); use a divisor of %d and %d, e.g. --group %d\n",
                         gs, w == 0 ? "dim" : "hidden_dim", widths[w], in, widths[w] % gs, C, F,
                         tw_quant_fit_group(widths, 2, gs));
-                tw_llama2c_free(&m);
+                tw_model_free(&m);
                 return 2;
             }
         printf("group size %d (--group)\n", gs);
@@ -108,29 +106,25 @@ int main(int argc, char **argv) {
                     "halved until it does (--group to choose)\n", gs, C, F);
     }
 
-    tw_q8file_config cfg = { C, F, m.cfg.n_layers, m.cfg.n_heads, m.cfg.n_kv_heads, m.cfg.vocab_size,
-                             m.cfg.seq_len, m.cfg.shared_classifier, gs };
+    // cannot fail on a loaded checkpoint but for memory: gs divides the widths (checked) and the
+    // loader refused non-finite weights
     tw_q8file q;
-    if (tw_q8file_alloc(&q, &cfg, err, sizeof err) != TW_OK) {
+    if (tw_q8file_from_model(&q, &m, gs, err, sizeof err) != TW_OK) {
         fprintf(stderr, "quantize: %s: %s\n", in, err);
-        tw_llama2c_free(&m);
+        tw_model_free(&m);
         return 1;
     }
-    for (int l = 0; l < cfg.n_layers; l++) {
-        memcpy(q.rms_att + (long)l * C, m.layers[l].norm1_w, (size_t)C * sizeof(float));
-        memcpy(q.rms_ffn + (long)l * C, m.layers[l].norm2_w, (size_t)C * sizeof(float));
-    }
-    memcpy(q.rms_final, m.final_norm, (size_t)C * sizeof(float));
+    const tw_q8file_config cfg = q.cfg;
 
     float *row = malloc((size_t)(C > F ? C : F) * sizeof(float));
-    if (!row) { fprintf(stderr, "quantize: out of memory\n"); tw_q8file_free(&q); tw_llama2c_free(&m); return 1; }
+    if (!row) { fprintf(stderr, "quantize: out of memory\n"); tw_q8file_free(&q); tw_model_free(&m); return 1; }
     printf("%-30s %-12s %14s %14s\n", "tensor", "shape", "max |error|", "mean |error|");
     double worst = 0;
     for (int i = 0; i < q.n_tensors; i++) {
         const tw_q8file_tensor *t = &q.tensors[i];
-        const float *w = source_of(&m, i);
-        // cannot fail: gs divides cols (checked) and the loader refused non-finite weights
-        tw_q8_quantize(t->q, t->s, w, t->rows, t->cols, gs);
+        char name[64];
+        tw_q8file_model_name(name, sizeof name, &cfg, i);
+        const float *w = tw_model_param(&m, name)->data;   // exists: tw_q8file_from_model found it
         double mx, mean;
         rounding_error(&mx, &mean, w, t, gs, row);
         if (mx > worst) worst = mx;
@@ -143,8 +137,8 @@ int main(int argc, char **argv) {
     if (st != TW_OK) fprintf(stderr, "quantize: %s\n", err);
     else printf("largest error over all tensors: %.6e\nwrote %s: %lld bytes (version 2, Q8_0, group "
                 "size %d); the fp32 file has %lld bytes\n", worst, out, tw_q8file_size(&cfg), gs,
-                28 + 4 * (long long)m.n_floats);
+                file_bytes(in));
     tw_q8file_free(&q);
-    tw_llama2c_free(&m);
+    tw_model_free(&m);
     return st == TW_OK ? 0 : 1;
 }

@@ -7,7 +7,7 @@
 if (!exists("datafile")) datafile = 'out/bench/matmul_gflops.dat'
 if (!exists("outfile")) outfile = 'out/bench/matmul_gflops.png'
 if (system("test -f '".datafile."' && echo yes || echo no") eq "no") {
-    print "viz/bench_gflops.gp: ".datafile." does not exist yet; run `make bench` first"
+    print "viz/bench_gflops.gp: ".datafile." does not exist yet; run 'make bench' first"
     exit
 }
 if (exists("dumb")) { set terminal dumb size 110,32 } else { set terminal pngcairo size 900,500; set output outfile }

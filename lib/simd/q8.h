@@ -1,6 +1,7 @@
-// q8.h: the int8 (Q8_0) kernels beside their naive twins in lib/quant.c, and a small dispatch of
-// their own that picks the best one from the same CPU detection as dispatch.c (the fp32 table in
-// simd.h is left as it is).
+// q8.h: the int8 (Q8_0) kernels, beside their naive twins in lib/nn/quant.c, and the table of the
+// SIMD levels built here that this CPU can run (the same CPU detection as dispatch.c; the fp32
+// table in simd.h is left as it is). lib/nn/quant.h adds the naive level on top (tw_q8_ops_for)
+// and the two calls that check a kernel's group-size promise (tw_q8_quantize_x, tw_q8_matvec).
 //
 // Two kernels per level:
 //   quantize_x  the activation side: x (n_groups * gs floats) -> q (int8) and s (one float per
@@ -10,7 +11,7 @@
 //               dot product of each group is exact at every level; only the order in which the
 //               float terms dot * Ws * xs are added (and whether Ws * xs is rounded first) differs.
 // Levels (suffix):
-//   _naive        lib/quant.c
+//   _naive        lib/nn/quant.c
 //   _avx2         AVX2: vpmaddubsw on |w| and sign(x, w), then vpmaddwd with ones (the signs are
 //                 moved onto the activations so the unsigned operand is |w| <= 128; the int16 pair
 //                 sums stay below 2 * 128 * 127 = 32512, so vpmaddubsw never saturates)
@@ -18,8 +19,9 @@
 //   _avx512vnni   AVX-512 VNNI: vpdpbusd on |w| and sign(x, w), four products a lane in one instruction
 //   _neon         AArch64: vmull_s8 / vmlal_s8 widening multiplies, vpadalq_s16 into int32
 //   _neon_dot     AArch64 with the dot-product extension (FEAT_DotProd): sdot
-// The SIMD matvecs handle gs % 32 == 0 (x86) or gs % 16 == 0 (NEON) and any K that gs divides;
-// for other group sizes they call the naive matvec (still correct, just slow).
+// Group sizes. The kernels here promise nothing for every group size: quantize_x needs
+// gs % x_multiple == 0 and matvec gs % w_multiple == 0 (the table says which); the calls in
+// lib/nn/quant.c run the naive loop for any other gs (still correct, just slow).
 #ifndef TW_Q8_H
 #define TW_Q8_H
 #include <stdint.h>
@@ -33,22 +35,18 @@ typedef struct {
     const char        *level;   // "naive", "avx2", "avx512bw", "avx512vnni", "neon", "neon_dot"
     tw_q8_quantize_fn  quantize_x;
     tw_q8_matvec_fn    matvec;
+    int                x_multiple;   // quantize_x handles gs % x_multiple == 0
+    int                w_multiple;   // matvec handles gs % w_multiple == 0
 } tw_q8_ops;
 
-// The table of one level; "auto" is the best this CPU runs. NULL if the level was not built or
-// the CPU lacks it (avx512vnni needs avx512f, avx512bw and avx512_vnni; neon_dot needs asimddp).
-const tw_q8_ops *tw_q8_ops_for(const char *level);
-// The int8 level that goes with a level of simd.h's fp32 table: "avx512" -> avx512vnni if the CPU
-// has VNNI, else avx512bw; "avx2" -> avx2; "neon" -> neon_dot if present, else neon; "naive" ->
-// naive; "auto" -> the best. NULL for an unknown name.
-const tw_q8_ops *tw_q8_ops_for_simd_level(const char *simd_level);
-// The int8 levels usable here, best last, separated by spaces, e.g. "naive avx2 avx512bw avx512vnni".
-const char *tw_q8_available(void);
-
-// Convenience: quantize x into the caller's scratch with the level's quantize_x, then matvec.
-//   xq_scratch: (K)   xs_scratch: (K / gs)   x: (K)
-void tw_q8_linear(const tw_q8_ops *o, float *y, int8_t *xq_scratch, float *xs_scratch,
-                  const int8_t *Wq, const float *Ws, const float *x, int N, int K, int gs);
+// The table of one SIMD level ("avx2", "avx512bw", "avx512vnni", "neon", "neon_dot"; "auto" = the
+// best one here). NULL for "naive" (its kernels are lib/nn/quant.c's loops: tw_q8_ops_for answers
+// for every level), for a level not built, or one the CPU lacks (avx512vnni needs avx512f,
+// avx512bw and avx512_vnni; neon_dot needs asimddp).
+const tw_q8_ops *tw_q8_simd_ops(const char *level);
+// The SIMD int8 levels usable here, best last, separated by spaces ("" if none), e.g.
+// "avx2 avx512bw avx512vnni".
+const char *tw_q8_simd_available(void);
 
 // ---- per-ISA kernels (declared unconditionally; defined only where built) ----
 void tw_q8_quantize_x_avx2(int8_t *q, float *s, const float *x, int n_groups, int gs);

@@ -10,7 +10,6 @@
 #include <immintrin.h>
 #include <math.h>
 #include <stdint.h>
-#include "quant.h"
 #include "q8.h"
 
 // ---- activations ----

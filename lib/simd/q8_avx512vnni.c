@@ -15,7 +15,6 @@
 // (abs, sign mask, masked negate, vpdpbusd). The integer results are the same.
 #include <immintrin.h>
 #include <stdint.h>
-#include "quant.h"
 #include "q8.h"
 
 static inline __m512i dot64(__m512i acc, const int8_t *w, const int8_t *x) {

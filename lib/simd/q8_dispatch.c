@@ -1,4 +1,4 @@
-// q8_dispatch.c: which int8 kernels this build has and this CPU can run (see q8.h). The build side
+// q8_dispatch.c: which SIMD int8 kernels this build has and this CPU can run (see q8.h). The build side
 // is the same as dispatch.c's (mk/simd.mk defines TW_HAVE_AVX2 / TW_HAVE_AVX512 / TW_HAVE_NEON;
 // mk/simd_q8.mk compiles the q8 objects under the same conditions); the run-time side asks the CPU
 // for the two extra features the int8 kernels use: AVX512_VNNI (CPUID leaf 7, ECX bit 11) and
@@ -7,7 +7,6 @@
 #define _GNU_SOURCE   // getauxval
 #endif
 #include <string.h>
-#include "quant.h"
 #include "q8.h"
 #if (defined(TW_HAVE_AVX2) || defined(TW_HAVE_AVX512)) && defined(__x86_64__)
 #include <cpuid.h>
@@ -19,18 +18,17 @@
 #include <sys/sysctl.h>
 #endif
 
-static const tw_q8_ops q8_naive = { "naive", tw_q8_quantize_x_naive, tw_q8_matvec_naive };
 #ifdef TW_HAVE_AVX2
-static const tw_q8_ops q8_avx2 = { "avx2", tw_q8_quantize_x_avx2, tw_q8_matvec_avx2 };
+static const tw_q8_ops q8_avx2 = { "avx2", tw_q8_quantize_x_avx2, tw_q8_matvec_avx2, 8, 32 };
 #endif
 #ifdef TW_HAVE_AVX512
-static const tw_q8_ops q8_avx512bw = { "avx512bw", tw_q8_quantize_x_avx512, tw_q8_matvec_avx512bw };
+static const tw_q8_ops q8_avx512bw = { "avx512bw", tw_q8_quantize_x_avx512, tw_q8_matvec_avx512bw, 8, 32 };
 static const tw_q8_ops q8_avx512vnni = { "avx512vnni", tw_q8_quantize_x_avx512,
-                                         tw_q8_matvec_avx512vnni };
+                                         tw_q8_matvec_avx512vnni, 8, 32 };
 #endif
 #ifdef TW_HAVE_NEON
-static const tw_q8_ops q8_neon = { "neon", tw_q8_quantize_x_neon, tw_q8_matvec_neon };
-static const tw_q8_ops q8_neon_dot = { "neon_dot", tw_q8_quantize_x_neon, tw_q8_matvec_neon_dot };
+static const tw_q8_ops q8_neon = { "neon", tw_q8_quantize_x_neon, tw_q8_matvec_neon, 8, 16 };
+static const tw_q8_ops q8_neon_dot = { "neon_dot", tw_q8_quantize_x_neon, tw_q8_matvec_neon_dot, 8, 16 };
 #endif
 
 // ---- what the CPU can run ----
@@ -78,15 +76,14 @@ static int cpu_neon_dot(void) {
 }
 #endif
 
-const tw_q8_ops *tw_q8_ops_for(const char *level) {
+const tw_q8_ops *tw_q8_simd_ops(const char *level) {
     if (!level) return NULL;
     if (strcmp(level, "auto") == 0) {
         static const char *const best_first[] = { "avx512vnni", "avx512bw", "avx2", "neon_dot", "neon" };
         for (int i = 0; i < 5; i++)
-            if (tw_q8_ops_for(best_first[i])) return tw_q8_ops_for(best_first[i]);
-        return &q8_naive;
+            if (tw_q8_simd_ops(best_first[i])) return tw_q8_simd_ops(best_first[i]);
+        return NULL;
     }
-    if (strcmp(level, "naive") == 0) return &q8_naive;
 #ifdef TW_HAVE_AVX2
     if (strcmp(level, "avx2") == 0) return cpu_avx2() ? &q8_avx2 : NULL;
 #endif
@@ -101,26 +98,11 @@ const tw_q8_ops *tw_q8_ops_for(const char *level) {
     return NULL;
 }
 
-const tw_q8_ops *tw_q8_ops_for_simd_level(const char *simd_level) {
-    if (!simd_level) return NULL;
-    if (strcmp(simd_level, "avx512") == 0)
-        return tw_q8_ops_for("avx512vnni") ? tw_q8_ops_for("avx512vnni") : tw_q8_ops_for("avx512bw");
-    if (strcmp(simd_level, "neon") == 0)
-        return tw_q8_ops_for("neon_dot") ? tw_q8_ops_for("neon_dot") : tw_q8_ops_for("neon");
-    return tw_q8_ops_for(simd_level);   // naive, avx2, auto
-}
-
-const char *tw_q8_available(void) {
-    if (cpu_avx512vnni()) return "naive avx2 avx512bw avx512vnni";
-    if (cpu_avx512bw()) return "naive avx2 avx512bw";
-    if (cpu_avx2()) return "naive avx2";
-    if (tw_q8_ops_for("neon_dot")) return "naive neon neon_dot";
-    if (tw_q8_ops_for("neon")) return "naive neon";
-    return "naive";
-}
-
-void tw_q8_linear(const tw_q8_ops *o, float *y, int8_t *xq_scratch, float *xs_scratch,
-                  const int8_t *Wq, const float *Ws, const float *x, int N, int K, int gs) {
-    o->quantize_x(xq_scratch, xs_scratch, x, K / gs, gs);
-    o->matvec(y, Wq, Ws, xq_scratch, xs_scratch, N, K, gs);
+const char *tw_q8_simd_available(void) {
+    if (cpu_avx512vnni()) return "avx2 avx512bw avx512vnni";
+    if (cpu_avx512bw()) return "avx2 avx512bw";
+    if (cpu_avx2()) return "avx2";
+    if (tw_q8_simd_ops("neon_dot")) return "neon neon_dot";
+    if (tw_q8_simd_ops("neon")) return "neon";
+    return "";
 }

@@ -7,7 +7,6 @@
 #include <arm_neon.h>
 #include <math.h>
 #include <stdint.h>
-#include "quant.h"
 #include "q8.h"
 
 // ---- activations ----
@@ -26,7 +25,7 @@ static float absmax_bits(const float *x, int n) {
 }
 
 void tw_q8_quantize_x_neon(int8_t *q, float *s, const float *x, int n_groups, int gs) {
-    if (gs % 8 != 0) { tw_q8_quantize_x_naive(q, s, x, n_groups, gs); return; }
+    // gs % 8 == 0: the caller's promise (tw_q8_quantize_x in lib/nn/quant.c runs the naive loop otherwise)
     const float32x4_t lo = vdupq_n_f32(-127.0f), hi = vdupq_n_f32(127.0f);
     for (int g = 0; g < n_groups; g++) {
         const float *xg = x + (long)g * gs;
@@ -59,7 +58,7 @@ static inline int32x4_t dot16(int32x4_t acc, const int8_t *w, const int8_t *x) {
 
 void tw_q8_matvec_neon(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                        const float *xs, int N, int K, int gs) {
-    if (gs % 16 != 0) { tw_q8_matvec_naive(y, Wq, Ws, xq, xs, N, K, gs); return; }
+    // gs % 16 == 0: the caller's promise (tw_q8_matvec in lib/nn/quant.c runs the naive loop otherwise)
     const int n_groups = K / gs;
     for (int i = 0; i < N; i++) {
         const int8_t *row = Wq + (long)i * K;
