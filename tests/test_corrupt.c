@@ -8,7 +8,8 @@
 //    contains the manifest's word (and the file's path, for the readers that promise it). One
 //    valid control file per reader must load, so a test that "fails" everything cannot pass.
 // 2. The programs (./params, ./generate, ./npydiff and every ./lessonN; `make test` builds them)
-//    run on the corrupt files and on bad flags: each must exit non-zero (1 for bad data, 2 for
+//    run on the corrupt files (./generate on the version-0, version-2 and tokenizer ones) and on
+//    bad flags: each must exit non-zero (1 for bad data, 2 for
 //    bad usage), not crash, and print exactly one line on stderr naming the file or the flag.
 // Runs from the top of the checkout (make test does). Uses POSIX system(), mkdtemp and stat.
 #define _POSIX_C_SOURCE 200809L
@@ -235,6 +236,15 @@ START_TEST(programs_reject_every_corrupt_file_with_one_line)
             check_failure(&r, cmd, 1, c->path, why, sizeof why);
             tt_run_free(&r);
         } else if (strcmp(c->reader, "llama2c") == 0 && has_generate) {
+            snprintf(cmd, sizeof cmd, "./generate %s -z " TOKENIZER " -n 4 -t 0", c->path);
+            run_result r = tt_run(cmd);
+            check_failure(&r, cmd, 1, c->path, why, sizeof why);
+            tt_run_free(&r);
+        } else if (strcmp(c->reader, "q8file") == 0 && has_generate &&
+                   !strstr(c->path, "version0_file")) {
+            // ./generate tells the versions apart by the magic: every hostile version-2 file (and
+            // one whose magic is wrong, which it then reads as a bad version-0 file) must stop it
+            // with one line naming the file. (version0_file.bin is a good version-0 checkpoint.)
             snprintf(cmd, sizeof cmd, "./generate %s -z " TOKENIZER " -n 4 -t 0", c->path);
             run_result r = tt_run(cmd);
             check_failure(&r, cmd, 1, c->path, why, sizeof why);
