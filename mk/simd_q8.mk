@@ -64,3 +64,6 @@ endif
 run_bench_q8: $(BENCH_Q8_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o run_bench_q8
 CLEAN_FILES += run_bench_q8
+
+# ---- the int8 rows of `make bench-generate`: the runq-style rung is linked into bench_generate ----
+$(BUILD)/tools/bench_generate: $(BUILD)/bench/q8_runq_style.o
