@@ -39,7 +39,8 @@ static const lesson_info INFO = {
     "rounding error goes (a histogram), how it grows with the group size and why one outlier "
     "spoils a whole row's scale, contrasts int4, prices Qwen3-8B at fp32/bf16/int8/int4, and times "
     "the int8 kernel against the fp32 one on this machine (indicative only), and measures what "
-    "int8 weights cost stories260K: logit error, KL, perplexity and greedy agreement."
+    "int8 costs stories260K, weights only and with activations quantized as ./generate runs it: "
+    "logit error, KL, perplexity and greedy agreement."
 };
 
 enum { ROWS = 256, COLS = 256, N_BINS = 40 };
