@@ -3,7 +3,6 @@
 #include <math.h>
 #include <string.h>
 #include "nn/quant.h"
-#include "nn/linear.h"
 
 tw_status tw_quant_check_group(int cols, int gs) {
     if (gs <= 0 || gs > TW_QUANT_MAX_GROUP) return TW_ERR_ARG;
@@ -151,21 +150,4 @@ void tw_q8_linear(const tw_q8_ops *o, float *y, int8_t *xq_scratch, float *xs_sc
                   const int8_t *Wq, const float *Ws, const float *x, int N, int K, int gs) {
     tw_q8_quantize_x(o, xq_scratch, xs_scratch, x, K / gs, gs);
     tw_q8_matvec(o, y, Wq, Ws, xq_scratch, xs_scratch, N, K, gs);
-}
-
-// ---- the Linear layer with int8 weights ----
-
-void tw_linear_forward_q8(float *y, tw_q8_work *work, const float *x, const float *W_f32,
-                          const tw_q8_matrix *W, const float *b, int T, int C_in, int C_out) {
-    if (W == NULL || work == NULL || C_in > work->K_max) {
-        tw_linear_forward(y, x, W_f32, b, T, C_in, C_out);
-        return;
-    }
-    for (int t = 0; t < T; t++) {
-        float *y_t = y + (long)t * C_out;   // (C_out)
-        tw_q8_linear(work->ops, y_t, work->xq, work->xs, W->q, W->s, x + (long)t * C_in,
-                     C_out, C_in, W->gs);
-        if (b)
-            for (int o = 0; o < C_out; o++) y_t[o] += b[o];
-    }
 }
