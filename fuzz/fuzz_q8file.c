@@ -4,6 +4,8 @@
 // with the naive and the best int8 kernel, so inconsistent sizes would show up as out-of-bounds
 // accesses under ASan, and the two results must agree within the bound of tests/q8_cases.h,
 // (2 n_g + 40) u sum_g |s_g xs_g| sum_k |w_k x_k| (NaN in one and not the other aborts too).
+// Then it becomes a model (tw_q8file_to_model, as ./generate loads it) that runs one token through
+// the int8 forward pass: it must succeed (the reader promised a consistent file).
 #define _POSIX_C_SOURCE 200809L   // mkstemp (fuzz_file.h)
 #include <math.h>
 #include <string.h>
@@ -11,6 +13,8 @@
 #include "nn/quant.h"
 #include "real/q8file.h"
 #include "simd/q8.h"
+#include "nn/model.h"
+#include "real/q8model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -41,6 +45,22 @@ static void exercise(const tw_q8file *m) {
     }
 }
 
+static void run_model(const tw_q8file *q) {
+    tw_model m;
+    char err[256] = "";
+    if (tw_q8file_to_model(&m, q, err, sizeof err) != TW_OK) {
+        if (err[0] == '\0') abort();   // a failure must say why (out of memory is allowed)
+        return;
+    }
+    tw_model_state s;
+    if (tw_model_state_init(&s, &m, 1, 0) == TW_OK) {
+        const int token = 0;
+        if (!s.q8 || tw_model_forward(&s, &m, &token, 1, 0) != TW_OK) abort();
+        tw_model_state_free(&s);
+    }
+    tw_model_free(&m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fuzz_write_file(data, size);
     tw_q8file m;
@@ -48,6 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tw_status st = tw_q8file_read(&m, path, err, sizeof err);
     if (st == TW_OK) {
         exercise(&m);
+        run_model(&m);
         tw_q8file_free(&m);
     } else if (err[0] == '\0' || strchr(err, '\n')) {
         abort();
