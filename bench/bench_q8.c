@@ -24,6 +24,8 @@
 #include "q8_cases.h"
 
 int32_t bench_vnni_probe(long iters);   // bench/probe_vnni.c (x86-64 builds only)
+void bench_q8_matvec_vnni_prev(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                               const float *xs, int N, int K, int gs);
 void bench_q8_quantize_runq_style(int8_t *q, float *s, const float *x, int n, int gs);
 void bench_q8_matvec_runq_style(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                                 const float *xs, int N, int K, int gs);
@@ -174,6 +176,24 @@ int main(int argc, char **argv) {
         names[nr] = lv;
         proto[nr++] = (mv_ctx){ .kind = 2, .q8 = tw_q8_ops_for(lv) };
     }
+#ifdef TW_HAVE_AVX512
+    // the previous VNNI kernel (bench/q8_vnni_prev.c), verified here first, timed beside the current one
+    static tw_q8_ops prev;
+    if (tw_q8_ops_for("avx512vnni") && nr < 8) {
+        prev = *tw_q8_ops_for("avx512vnni");
+        prev.level = "vnni-prev";
+        prev.matvec = bench_q8_matvec_vnni_prev;
+        int ok = 1;
+        for (int s = 0; s < N_Q8_SHAPES; s++) {
+            char msg[512];
+            for (int c = 0; c < N_Q8_CASES; c++)
+                if (Q8_CASES[c].run(&prev, s, msg, sizeof msg) != 0) { ok = 0; printf("vnni-prev: %s\n", msg); }
+        }
+        if (!ok) return 1;
+        names[nr] = "vnni-prev";
+        proto[nr++] = (mv_ctx){ .kind = 2, .q8 = &prev };
+    }
+#endif
     printf("\ny = W x, group size 32, one thread: microseconds per call (median); int8 rows include"
            " quantizing x\n%-28s %9s", "shape (weights int8/fp32)", "");
     for (int r = 0; r < nr; r++) printf(" %11s", names[r]);

@@ -59,6 +59,8 @@ $(BUILD)/bench/bench_q8.o: CPPFLAGS += -Itests
 ifneq ($(filter -DTW_HAVE_AVX512,$(CPPFLAGS)),)
   BENCH_Q8_OBJ += $(BUILD)/bench/probe_vnni.o
   $(BUILD)/bench/probe_vnni.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vnni
+  BENCH_Q8_OBJ += $(BUILD)/bench/q8_vnni_prev.o
+  $(BUILD)/bench/q8_vnni_prev.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx2 -mfma
 endif
 .PHONY: run_bench_q8
 run_bench_q8: $(BENCH_Q8_OBJ) $(LIB)

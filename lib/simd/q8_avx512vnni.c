@@ -7,7 +7,8 @@
 // q8_avx512.c: |w| (<= 128, unsigned) times x' = (w < 0 ? -x : x).
 // Group sizes: gs % 64 == 0 (one group per 64-byte step), or gs == 32 (two groups per step).
 //
-// gs == 32 (llama2.c's choice for the 15M model) has its own loop, four rows at a time, with the
+// gs == 32 (llama2.c's choice for the 15M model) has its own loop, four rows at a time, eight
+// groups per step with the integer results folded before conversion (fold4), with the
 // other way of making vpdpbusd's first operand unsigned: w + 128 (w XOR 0x80, one instruction)
 // times x adds 128 sum(x) per lane, which is the same for every row, so it is computed once per
 // 64 bytes of x (a vpdpbusd of the bytes 128 by -x) and used as the starting value of all four rows'
@@ -54,6 +55,34 @@ static inline __m512 pair_scale(const float *ws, __m128 sx, __m512i idx) {
     return _mm512_permutexvar_ps(idx, _mm512_castps128_ps512(c));
 }
 
+// Eight groups at a time: the int32 lanes of four 64-byte steps d0..d3 of one row (step k holds
+// groups 2k and 2k+1 in lanes 0-7 and 8-15) folded into one vector before anything is converted:
+// two levels of unpack-and-add leave in lane j of 128-bit quarter q the sum of quarter q of d_j,
+// i.e. half of group 2j + (q >= 2)'s products (exact: integer adds). One conversion and one FMA
+// per 8 groups then replace four of each, with the scales of the 8 groups spread to match
+// (group_lanes). This is the integer work accumulated before the float work, so the per-group
+// float operations (convert, scale, multiply-add) no longer cost as much as the products.
+static inline __m512i fold4(__m512i d0, __m512i d1, __m512i d2, __m512i d3) {
+    __m512i a = _mm512_add_epi32(_mm512_unpacklo_epi32(d0, d1), _mm512_unpackhi_epi32(d0, d1));
+    __m512i b = _mm512_add_epi32(_mm512_unpacklo_epi32(d2, d3), _mm512_unpackhi_epi32(d2, d3));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+}
+
+// The 8 products Ws[g] xs[g] of one row's 8 groups, in fold4's lane order: lane (q, j) gets
+// group 2j + (q >= 2).   ws: (8)   sx8: the 8 xs, in order
+static inline __m512 group_lanes(const float *ws, __m256 sx8, __m512i idx) {
+    __m256 c = _mm256_mul_ps(_mm256_loadu_ps(ws), sx8);
+    return _mm512_permutexvar_ps(idx, _mm512_castps256_ps512(c));
+}
+
+// One row's 8 groups (256 bytes from g) folded, converted, scaled and added into acc.
+static inline __m512 row8_gs32(__m512 acc, const int8_t *row, const float *ws, const __m512i xv[4],
+                               const __m512i corr[4], __m256 sx8, __m512i idx) {
+    __m512i d0 = dot64_biased(corr[0], row, xv[0]), d1 = dot64_biased(corr[1], row + 64, xv[1]);
+    __m512i d2 = dot64_biased(corr[2], row + 128, xv[2]), d3 = dot64_biased(corr[3], row + 192, xv[3]);
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(fold4(d0, d1, d2, d3)), group_lanes(ws, sx8, idx), acc);
+}
+
 // Four rows r[0..3] (with their scales s[0..3]) against x; y receives the four results.
 static void rows4_gs32(float *y, const int8_t *const r[4], const float *const s[4],
                        const int8_t *xq, const float *xs, int n_groups) {
@@ -61,7 +90,20 @@ static void rows4_gs32(float *y, const int8_t *const r[4], const float *const s[
     __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(),
            a3 = _mm512_setzero_ps();
     int g = 0;
-    for (; g + 2 <= n_groups; g += 2) {
+    const __m512i idx8 = _mm512_set_epi32(7, 5, 3, 1, 7, 5, 3, 1, 6, 4, 2, 0, 6, 4, 2, 0);
+    for (; g + 8 <= n_groups; g += 8) {
+        __m512i xv[4], corr[4];
+        for (int k = 0; k < 4; k++) {
+            xv[k] = _mm512_loadu_si512(xq + (g + 2 * k) * 32);
+            corr[k] = minus_128_sum(xv[k]);
+        }
+        const __m256 sx8 = _mm256_loadu_ps(xs + g);
+        a0 = row8_gs32(a0, r[0] + g * 32, s[0] + g, xv, corr, sx8, idx8);
+        a1 = row8_gs32(a1, r[1] + g * 32, s[1] + g, xv, corr, sx8, idx8);
+        a2 = row8_gs32(a2, r[2] + g * 32, s[2] + g, xv, corr, sx8, idx8);
+        a3 = row8_gs32(a3, r[3] + g * 32, s[3] + g, xv, corr, sx8, idx8);
+    }
+    for (; g + 2 <= n_groups; g += 2) {   // the groups left over, two at a time
         __m512i xv = _mm512_loadu_si512(xq + g * 32);
         __m512i corr = minus_128_sum(xv);
         __m128 sx = _mm_castsi128_ps(_mm_loadl_epi64((const __m128i *)(xs + g)));
