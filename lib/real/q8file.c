@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "io/atomic_file.h"
+#include "io/regular_file.h"
 #include "real/q8file.h"
 
 // ---- configuration ----
@@ -263,9 +264,12 @@ static int check_values(const tw_q8file *m, char *what, size_t len) {
 
 tw_status tw_q8file_read(tw_q8file *m, const char *path, char *err, size_t len) {
     memset(m, 0, sizeof *m);
-    char what[320];
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(m, NULL, TW_ERR_IO, err, len, path, "cannot open the file");
+    char what[320] = "";
+    FILE *f;
+    tw_file_open_result fr = tw_regular_file_open(&f, what, sizeof what, path,
+                                                  "a llama2.c version-2 checkpoint file (.bin)");
+    if (fr == TW_FILE_NOT_REGULAR) return fail(m, NULL, TW_ERR_IO, err, len, path, what);
+    if (fr != TW_FILE_OK) return fail(m, NULL, TW_ERR_IO, err, len, path, "cannot open the file");
     unsigned char h[TW_Q8FILE_HEADER];
     size_t got = fread(h, 1, sizeof h, f);
     if (got >= 4 && get_u32(h) != TW_Q8FILE_MAGIC) {

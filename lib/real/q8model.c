@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "nn/quant.h"
+#include "io/regular_file.h"
 #include "real/llama2c.h"
 #include "real/q8model.h"
 
@@ -93,11 +94,13 @@ tw_status tw_q8file_to_model(tw_model *m, const tw_q8file *q, char *err, size_t 
     return TW_OK;
 }
 
-// 1 if the file starts with the version-2 magic.
+// 1 if the path is a regular file that starts with the version-2 magic (anything else, a
+// directory or a FIFO included, is left to the version-0 loader to refuse, without blocking).
 static int has_q8_magic(const char *path) {
     unsigned char b[4];
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
+    FILE *f;
+    if (tw_regular_file_open(&f, NULL, 0, path, "a llama2.c checkpoint file (.bin)") != TW_FILE_OK)
+        return 0;
     size_t got = fread(b, 1, 4, f);
     fclose(f);
     const uint32_t magic = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
