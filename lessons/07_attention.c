@@ -164,7 +164,7 @@ int main(int argc, char **argv) {
     tw_attention_scores(scores, q, k, NULL, T, T, D, 1, 0);
     tw_softmax_rows(weights, scores, T, T, 1.0f);
     lesson_print_matrix("masked scores", scores, T, T);
-    lesson_print_matrix("weights = softmax(masked scores)", weights, T, T);
+    lesson_print_causal("weights = softmax(masked scores)", weights, T, T);
     float *masked_hand = lesson_alloc((long)T * T);
     memcpy(masked_hand, by_hand, (size_t)T * T * sizeof(float));
     for (int t = 0; t < T; t++)
