@@ -197,6 +197,14 @@ int main(int argc, char **argv) {
         if (l == 0) printf("  %14s %22.4f %22.4f\n", "embeddings", (double)norms[1], (double)norms[2]);
         else printf("  %14d %22.4f %22.4f\n", l, (double)norms[l * 3 + 1], (double)norms[l * 3 + 2]);
     const double sqrtC = sqrt((double)g2.block.attn.d_model);
+    const double Cd = sqrtC * sqrtC;
+    lesson_note("where the 2017 column's first number, %.1f, comes from: its embeddings are drawn "
+                "from N(0, 1), so a row has length about sqrt(C) = %.2f; the 2017 model multiplies "
+                "them by sqrt(C), which makes it about C = %.0f; the sinusoidal positions add a "
+                "vector of length sqrt(C/2) = %.2f (C/2 pairs with sin^2 + cos^2 = 1), on average "
+                "at right angles, so sqrt(C^2 + C/2) = %.2f is expected. GPT-2's embeddings and "
+                "learned positions are N(0, 0.02^2): sqrt(2 C) x 0.02 = %.3f.", (double)norms[2],
+                sqrtC, Cd, sqrt(Cd / 2), sqrt(Cd * Cd + Cd / 2), sqrt(2 * Cd) * 0.02);
     lesson_say("Post-norm ends every block with a LayerNorm, so the stream's size is pinned near "
                "sqrt(C) = %.2f times the gains, whatever happened inside. Pre-norm never "
                "normalises the stream itself: every block adds its outputs, and the size grows "
