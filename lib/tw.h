@@ -48,6 +48,7 @@
 #include "llama2c.h"
 #include "tokenizer.h"
 #include "sampler.h"
+#include "beam.h"
 #include "json.h"
 #include "params.h"
 
