@@ -71,14 +71,14 @@ static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
     const int nucleus_on = p > 0.0f && p < 1.0f;
     // The nucleus: the shortest run of most likely tokens whose mass exceeds p.
     int keep = V;
-    double mass = 0.0;
+    float mass = 0.0f;                              // float sums in lib/sampler.c's order
     if (nucleus_on) {
         for (int i = 0; i < V; i++) {
             mass += c[i].prob;
             if (mass > p) { keep = i + 1; break; }
         }
     } else {
-        mass = 1.0;
+        mass = 1.0f;
     }
     lesson_say("How a token is chosen, at step %d (%s). The model's last position gives %d logits, one "
                "per vocabulary entry. Divided by the temperature %.2f and passed through softmax "
@@ -97,7 +97,7 @@ static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
     }
     tw_sampler copy = *sampler;                     // shares the scratch; only the state matters
     float u = tw_sampler_next_f32(&copy);
-    double target = u * mass, run = 0.0;
+    float target = u * mass, run = 0.0f;
     g_predicted = c[keep - 1].index;                // rounding fallback, as lib/sampler.c does
     for (int i = 0; i < keep; i++) {
         run += c[i].prob;

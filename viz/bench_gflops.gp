@@ -1,9 +1,10 @@
 # viz/bench_gflops.gp: bar chart of GFLOP/s per matmul rung (naive ... SIMD micro-kernel,
 # threads, OpenBLAS), two sizes side by side, from the data 'make bench' (or lesson 12) writes.
 # The rungs span two to three orders of magnitude, so the GFLOP/s axis is logarithmic.
-# Never put a backquote in this file, even in a string or a comment's neighbour: gnuplot runs a
-# backquoted command when it reads the line, in branches it never takes too (tests/test_lessons.c
-# fails on any backquote or system() call that could start a build).
+# No backquotes outside comment lines: gnuplot runs a backquoted command as soon as it reads the
+# line, even inside a string in a branch it never takes (a backquoted make bench here once made
+# lesson 12 take 55 s). tests/test_lessons.c fails on such a backquote, or on a system() call
+# that mentions make or a benchmark.
 #   gnuplot viz/bench_gflops.gp                      reads out/bench/matmul_gflops.dat
 #   gnuplot -e "datafile='x.dat'; outfile='x.png'" viz/bench_gflops.gp
 #   gnuplot -e "dumb=1" viz/bench_gflops.gp          draws in the terminal instead
@@ -19,7 +20,7 @@ header = system("sed -n 2p '".datafile."'")
 set title "Matrix multiply C = A B, float32: GFLOP/s per rung (higher is better)"
 set ylabel "GFLOP/s (log scale)"
 set logscale y
-set yrange [0.5:*]
+set yrange [0.1:*]
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
