@@ -5,9 +5,9 @@
 // values, each compared with the library. Why divide by sqrt(d_k): the measured variance of q.k
 // grows like d_k, and without the division the softmax becomes nearly one-hot (measured).
 // The attention map is written with token labels and drawn as a heatmap.
-// Calls: tw_attention_scores, tw_softmax_rows, tw_attention_mix, tw_sdpa_forward,
+// Calls: tw_sdpa_scores, tw_softmax_rows, tw_sdpa_mix, tw_sdpa_forward,
 //        tw_linear_forward, tw_embedding_forward, tw_print_matrix, tw_write_labelled_matrix,
-//        tw_mha_forward, tw_attn_scratch_init/_free, tw_attn_config_check.
+//        tw_mha_forward, tw_mha_scratch_init/_free, tw_mha_config_check.
 // Build & run: make lesson7 && ./lesson7 [--seed N] [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/07_attention.gp       (reads out/lesson7/attention.dat)
 //              gnuplot viz/07_scaling.gp         (reads out/lesson7/scaling.dat)
@@ -63,7 +63,7 @@ static void peakedness(int d, int S, int trials, uint64_t seed, double *max_scal
     for (int i = 0; i < trials; i++) {
         tw_rng_fill_normal(&r, q, d, 1.0f);
         tw_rng_fill_normal(&r, k, (long)S * d, 1.0f);
-        tw_attention_scores(sc, q, k, NULL, 1, S, d, 0, 0);     // divided by sqrt(d)
+        tw_sdpa_scores(sc, q, k, NULL, 1, S, d, 0, 0);     // divided by sqrt(d)
         tw_softmax_rows(w, sc, 1, S, 1.0f);
         float mx = 0.0f;
         for (int s = 0; s < S; s++) mx = fmaxf(mx, w[s]);
@@ -86,21 +86,21 @@ static float *head_of(const float *m, int n, int d, int h) {
 }
 
 // A toy attention configuration, from lesson 4: C = 16, H = 4 query heads of D = 4, G kv heads.
-static tw_attn_config heads_config(int G) {
-    tw_attn_config c = { 0 };
+static tw_mha_config heads_config(int G) {
+    tw_mha_config c = { 0 };
     c.d_model = C; c.n_head = 4; c.n_kv_head = G; c.head_dim = 4;
     c.causal = 1; c.rope = TW_ROPE_NONE;
     return c;
 }
 
 // tw_mha_forward (self-attention, no cache) on x (T, C); returns the output (T, C).
-static float *run_mha(const tw_attn_config *cfg, const tw_attn_weights *w, const float *x) {
+static float *run_mha(const tw_mha_config *cfg, const tw_mha_weights *w, const float *x) {
     float *out = lesson_alloc((long)T * C);
-    tw_attn_scratch s = { 0 };
-    LESSON_TRY(tw_attn_config_check(cfg));
-    LESSON_TRY(tw_attn_scratch_init(&s, cfg, T, T));
+    tw_mha_scratch s = { 0 };
+    LESSON_TRY(tw_mha_config_check(cfg));
+    LESSON_TRY(tw_mha_scratch_init(&s, cfg, T, T));
     tw_mha_forward(out, &s, NULL, x, NULL, NULL, cfg, w, T, T, 0);
-    tw_attn_scratch_free(&s);
+    tw_mha_scratch_free(&s);
     return out;
 }
 
@@ -127,8 +127,8 @@ static void many_heads(const float *x, uint64_t seed) {
         for (int t = 0; t < T; t++) memcpy(z + ((long)t * H + h) * HD, z_h + t * HD, (size_t)HD * sizeof(float));
     }
     tw_linear_forward(by_hand, z, wo, NULL, T, H * HD, C);
-    tw_attn_config mha = heads_config(H), gqa = heads_config(2), mqa = heads_config(1);
-    tw_attn_weights w = { .wq = wq, .wk = wk, .wv = wv, .wo = wo };
+    tw_mha_config mha = heads_config(H), gqa = heads_config(2), mqa = heads_config(1);
+    tw_mha_weights w = { .wq = wq, .wk = wk, .wv = wv, .wo = wo };
     float *out_mha = run_mha(&mha, &w, x);
     lesson_print_matrix("MHA out = z Wo^T", out_mha, T, C);
     // the same sums in the same order (per head sdpa, then one Linear): 1e-6 allows for a
@@ -144,7 +144,7 @@ static void many_heads(const float *x, uint64_t seed) {
         memcpy(wk_rep + (long)h * HD * C, wk + (long)(h / 2) * HD * C, (size_t)HD * C * sizeof(float));
         memcpy(wv_rep + (long)h * HD * C, wv + (long)(h / 2) * HD * C, (size_t)HD * C * sizeof(float));
     }
-    tw_attn_weights w_rep = { .wq = wq, .wk = wk_rep, .wv = wv_rep, .wo = wo };
+    tw_mha_weights w_rep = { .wq = wq, .wk = wk_rep, .wv = wv_rep, .wo = wo };
     float *out_rep = run_mha(&mha, &w_rep, x);
     lesson_expect_close("GQA (G=2) == MHA with kv heads repeated", out_gqa, out_rep, (long)T * C, 0.0f);
     lesson_write_npy2("mha_out.npy", out_mha, T, C);
@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
     // ---- 2. scores ----
     lesson_section("Scores: how well each query matches each key");
     lesson_say("score[t][s] = q[t] . k[s] / sqrt(d_k): one number per (query t, key s) pair, a "
-               "(T, T) matrix. Computed here with two loops, then by tw_attention_scores.");
+               "(T, T) matrix. Computed here with two loops, then by tw_sdpa_scores.");
     float *by_hand = lesson_alloc((long)T * T);                              // (T, T)
     for (int t = 0; t < T; t++)
         for (int s = 0; s < T; s++) {
@@ -185,10 +185,10 @@ int main(int argc, char **argv) {
             by_hand[t * T + s] = dot / sqrtf((float)D);
         }
     float *scores_nomask = lesson_alloc((long)T * T);
-    tw_attention_scores(scores_nomask, q, k, NULL, T, T, D, 0, 0);
+    tw_sdpa_scores(scores_nomask, q, k, NULL, T, T, D, 0, 0);
     lesson_print_matrix("scores (no mask)", scores_nomask, T, T);
     // float sums in a possibly different order: a few ulps of values of order 1
-    lesson_expect_close("tw_attention_scores == two loops", scores_nomask, by_hand, (long)T * T, 1e-5f);
+    lesson_expect_close("tw_sdpa_scores == two loops", scores_nomask, by_hand, (long)T * T, 1e-5f);
     lesson_note("\"the\" appears at positions 0 and 4 with the same vector, so rows 0 and 4 (and "
                 "columns 0 and 4) of the unmasked scores are identical: without positions, "
                 "attention cannot tell the two apart.");
@@ -237,7 +237,7 @@ int main(int argc, char **argv) {
     lesson_say("A decoder must not read the future, so scores with s > t become -inf (lesson 6) "
                "before the softmax turns each row into weights that sum to 1.");
     float *scores = lesson_alloc((long)T * T), *weights = lesson_alloc((long)T * T);
-    tw_attention_scores(scores, q, k, NULL, T, T, D, 1, 0);
+    tw_sdpa_scores(scores, q, k, NULL, T, T, D, 1, 0);
     tw_softmax_rows(weights, scores, T, T, 1.0f);
     lesson_print_matrix("masked scores", scores, T, T);
     lesson_print_causal("weights = softmax(masked scores)", weights, T, T);
@@ -253,7 +253,7 @@ int main(int argc, char **argv) {
     lesson_say("out[t] = sum over s of weights[t][s] * v[s]. Row 0 can only see itself, so out[0] "
                "is exactly v[0]; later rows blend everything up to their own position.");
     float *out = lesson_alloc((long)T * D), *mix_hand = lesson_alloc((long)T * D);
-    tw_attention_mix(out, weights, v, T, T, D);
+    tw_sdpa_mix(out, weights, v, T, T, D);
     for (int t = 0; t < T; t++)
         for (int j = 0; j < D; j++) {
             float acc = 0.0f;
@@ -261,7 +261,7 @@ int main(int argc, char **argv) {
             mix_hand[t * D + j] = acc;
         }
     lesson_print_matrix("out = weights v", out, T, D);
-    lesson_expect_close("tw_attention_mix == hand loop", out, mix_hand, (long)T * D, 1e-6f);
+    lesson_expect_close("tw_sdpa_mix == hand loop", out, mix_hand, (long)T * D, 1e-6f);
     lesson_expect_close("out[0] == v[0]", out, v, D, 1e-7f);
     float *fused = lesson_alloc((long)T * D), *fw = lesson_alloc((long)T * T);
     tw_sdpa_forward(fused, NULL, fw, q, k, v, NULL, T, T, D, 1, 0);

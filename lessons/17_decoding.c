@@ -6,9 +6,9 @@
 // temperature, top-k, top-p and beam search each choose from the same distribution; how greedy
 // decoding falls into repetition; and perplexity, exp(mean -log p), of a real story against the
 // same words shuffled.
-// Calls: tw_llama2c_load, tw_tokenizer_load/_encode/_decode, tw_llama2c_state_init,
-//        tw_llama2c_forward, tw_softmax_rows, tw_sampler_init/_sample, tw_argmax,
-//        tw_beam_init/_search/_free (lib/beam.h).
+// Calls: tw_llama2c_load, tw_tokenizer_load/_encode/_decode, tw_model_state_init,
+//        tw_model_forward/_forward_next, tw_softmax_rows, tw_sampler_init/_sample, tw_argmax,
+//        tw_beam_init/_search/_free (lib/real/beam.h).
 // Build & run: make lesson17 && ./lesson17 [--seed N] [--out DIR]   (make fetches the model)
 // Needs: data/models/stories260K.bin data/models/tok512.bin
 // Writes: next_tokens.txt nll_story.npy nll_shuffled.npy shuffled.txt greedy.txt sampled.txt
@@ -35,9 +35,9 @@ static const char *STORY =
     "helped her get it back. They played together all day and were very happy.";
 
 typedef struct {
-    tw_llama2c       m;
+    tw_model         m;
     tw_tokenizer     tok;
-    tw_llama2c_state full;   // no cache, T_max = MAX_T: whole sequences at once
+    tw_model_state full;   // no cache, T_max = MAX_T: whole sequences at once
     int              V;
 } model;
 
@@ -48,18 +48,18 @@ static void load(model *md) {
     memset(md, 0, sizeof *md);
     if (tw_llama2c_load(&md->m, MODEL_PATH, err, sizeof err) != TW_OK)
         lesson_die("%s (run `make model` first)", err);
-    if (tw_tokenizer_load(&md->tok, TOK_PATH, md->m.cfg.vocab_size, err, sizeof err) != TW_OK) {
-        tw_llama2c_free(&md->m);
+    if (tw_tokenizer_load(&md->tok, TOK_PATH, md->m.cfg.vocab, err, sizeof err) != TW_OK) {
+        tw_model_free(&md->m);
         lesson_die("%s (run `make model` first)", err);
     }
-    md->V = md->m.cfg.vocab_size;
-    LESSON_TRY(tw_llama2c_state_init(&md->full, &md->m, MAX_T, 0, 0, 0));
+    md->V = md->m.cfg.vocab;
+    LESSON_TRY(tw_model_state_init(&md->full, &md->m, MAX_T, 0));
 }
 
 static void unload(model *md) {
-    tw_llama2c_state_free(&md->full);
+    tw_model_state_free(&md->full);
     tw_tokenizer_free(&md->tok);
-    tw_llama2c_free(&md->m);
+    tw_model_free(&md->m);
 }
 
 // BOS + text as ids (tracked); *n receives the count.
@@ -77,7 +77,7 @@ static const char *piece(const model *md, int prev, int id) {
 
 // Probabilities (V) after the whole of ids (n), at temperature 1.
 static void next_probs(float *p, model *md, const int *ids, int n) {
-    LESSON_TRY(tw_llama2c_forward(&md->full, &md->m, ids, n, 0, 0));
+    LESSON_TRY(tw_model_forward_next(&md->full, &md->m, ids, n, 0));
     tw_softmax_rows(p, md->full.logits + (size_t)(n - 1) * md->V, 1, md->V, 1.0f);
 }
 
@@ -97,7 +97,7 @@ static void top_k_ids(int *top, const float *p, int V, int k) {
 // ---- 1. the top 10 at each step ----
 static void top10_along_the_story(model *md, const int *ids, int n, char *log, size_t log_cap) {
     const int V = md->V, shown = 8;
-    LESSON_TRY(tw_llama2c_forward(&md->full, &md->m, ids, n, 0, 1));
+    LESSON_TRY(tw_model_forward(&md->full, &md->m, ids, n, 0));
     float *p = lesson_alloc((long)n * V);                               // (n, V)
     tw_softmax_rows(p, md->full.logits, n, V, 1.0f);
     size_t len = 0;
@@ -130,7 +130,7 @@ typedef struct { model *md; } beam_ctx;
 // (no KV cache per beam: simple, and fast enough for a 260K-parameter model).
 static tw_status model_logprobs(float *logprobs, const int *prefix, int len, void *ctx) {
     model *md = ((beam_ctx *)ctx)->md;
-    tw_status st = tw_llama2c_forward(&md->full, &md->m, prefix, len, 0, 0);
+    tw_status st = tw_model_forward_next(&md->full, &md->m, prefix, len, 0);
     if (st != TW_OK) return st;
     const float *z = md->full.logits + (size_t)(len - 1) * md->V;
     float mx = z[0];
@@ -205,7 +205,7 @@ static void five_rules(model *md, uint64_t seed) {
         greedy_loop[i] = seq[n + i] = tw_argmax(md->full.logits + (size_t)(n + i - 1) * V, V);
     }
     lesson_say("Beam search keeps the `width` most likely continuations at every step "
-               "(lib/beam.c, tw_beam_search) and returns the most likely one it kept. Eight "
+               "(lib/real/beam.c, tw_beam_search) and returns the most likely one it kept. Eight "
                "tokens after \"%s\":", prompt);
     for (int w = 0; w < 3; w++) {
         tw_beam b = { 0 };
@@ -245,9 +245,9 @@ static const char *generate(model *md, tw_sampler *s, int steps, double *rep) {
     int *prompt = encode(md, "Once upon a time", &n);
     int *seq = lesson_alloc_bytes((size_t)(n + steps) * sizeof(int));
     memcpy(seq, prompt, (size_t)n * sizeof(int));
-    tw_llama2c_state st = { 0 };
-    LESSON_TRY(tw_llama2c_state_init(&st, &md->m, n, n + steps, 1, 0));
-    LESSON_TRY(tw_llama2c_forward(&st, &md->m, seq, n, 0, 0));
+    tw_model_state st = { 0 };
+    LESSON_TRY(tw_model_state_init(&st, &md->m, n, n + steps));
+    LESSON_TRY(tw_model_forward_next(&st, &md->m, seq, n, 0));
     size_t cap = (size_t)steps * 24 + 64, len = 0;
     char *text = lesson_alloc_bytes(cap);
     len += (size_t)snprintf(text, cap, "Once upon a time");
@@ -258,9 +258,9 @@ static const char *generate(model *md, tw_sampler *s, int steps, double *rep) {
         const char *pc = tw_tokenizer_decode(&md->tok, seq[total - 1], next);
         if (len + strlen(pc) + 1 < cap) { memcpy(text + len, pc, strlen(pc) + 1); len += strlen(pc); }
         seq[total++] = next;
-        LESSON_TRY(tw_llama2c_forward(&st, &md->m, &seq[total - 1], 1, total - 1, 0));
+        LESSON_TRY(tw_model_forward_next(&st, &md->m, &seq[total - 1], 1, total - 1));
     }
-    tw_llama2c_state_free(&st);
+    tw_model_state_free(&st);
     *rep = repeated_4grams(seq + n, steps);
     return text;
 }
@@ -269,7 +269,7 @@ static const char *generate(model *md, tw_sampler *s, int steps, double *rep) {
 // -log p of each token of ids (n) given the ones before it.   nll: (n - 1)
 static double mean_nll(float *nll, model *md, const int *ids, int n) {
     const int V = md->V;
-    LESSON_TRY(tw_llama2c_forward(&md->full, &md->m, ids, n, 0, 1));
+    LESSON_TRY(tw_model_forward(&md->full, &md->m, ids, n, 0));
     float *p = lesson_alloc(V);
     double sum = 0.0;
     for (int t = 0; t + 1 < n; t++) {

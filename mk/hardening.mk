@@ -75,9 +75,9 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(LIB)
 VALGRIND := valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible \
             --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1
 VALGRIND_OUT := $(BUILD)/valgrind-out
-# (= not :=: mk/lessons.mk, which defines LESSON_SRC, is read after this file)
+# (= not :=: LESSON_SRC is set by mk/lessons.mk, which may be read after this file)
 VALGRIND_LESSONS = $(patsubst lessons/%.c,$(BUILD)/lessons/%,$(LESSON_SRC))
-valgrind: $(BUILD)/tests/run_tests $(TEST_DEPS) ## the suite and every lesson under valgrind (no errors, no leaks)
+valgrind: $(BUILD)/tests/run_tests $$(TEST_DEPS) ## the suite and every lesson under valgrind (no errors, no leaks)
 	@command -v valgrind >/dev/null 2>&1 || { echo "valgrind: not installed: 'sudo apt-get install -y valgrind' (Linux only)" >&2; exit 1; }
 	@$(MAKE) --no-print-directory $(VALGRIND_LESSONS)
 	CK_FORK=no $(VALGRIND) ./$(BUILD)/tests/run_tests

@@ -64,4 +64,3 @@ plots: lessons                                 ## run every lesson, drawing its 
 TEST_DEPS   += lessons
 CLEAN_FILES += $(LESSONS)
 
--include $(patsubst %.c,$(BUILD)/%.d,$(LESSON_SRC)) $(BUILD)/lessons/lesson.d

@@ -1,5 +1,5 @@
-// bench_generate.c: tokens per second of the real llama2.c forward pass (tw_llama2c_forward, what
-// ./generate runs) on the library's functions, at the naive level and at the best SIMD level in
+// bench_generate.c: tokens per second of a real llama2.c model's forward pass (tw_model_forward_next,
+// what ./generate runs) on the library's functions, at the naive level and at the best SIMD level in
 // the same run: prefill (all prompt tokens in one call) and decode (one token per call through the
 // KV cache), and, at the best level, decode without the cache (every step recomputes the prefix).
 // Then the decode roofline: a decode step reads every weight matrix once, so it cannot beat
@@ -18,9 +18,10 @@
 #include <string.h>
 #include <time.h>
 #include "tw.h"
-#include "llama2c.h"
-#include "sampler.h"
+#include "real/llama2c.h"
+#include "real/sampler.h"
 #include "simd/simd.h"
+#include "nn/reference.h"
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -48,33 +49,33 @@ static double median(double *v, int n) {
 // ---- tokens per second ----
 
 // One run: prefill P tokens, then decode n_dec greedy tokens. Returns the two times in seconds.
-static void run_once(double *t_pre, double *t_dec, const tw_llama2c *m, int *seq, int P, int n_dec,
+static void run_once(double *t_pre, double *t_dec, const tw_model *m, int *seq, int P, int n_dec,
                      int with_cache) {
-    const int V = m->cfg.vocab_size, total = P + n_dec;
-    tw_llama2c_state s;
-    check(tw_llama2c_state_init(&s, m, with_cache ? P : total, total, with_cache, 0), "state");
+    const int V = m->cfg.vocab, total = P + n_dec;
+    tw_model_state s;
+    check(tw_model_state_init(&s, m, with_cache ? P : total, with_cache ? total : 0), "state");
     double t0 = now_seconds();
-    check(tw_llama2c_forward(&s, m, seq, P, 0, 0), "prefill");
+    check(tw_model_forward_next(&s, m, seq, P, 0), "prefill");
     double t1 = now_seconds();
     int next = tw_argmax(s.logits + (size_t)(P - 1) * V, V);
     for (int pos = P; pos < total; pos++) {
         seq[pos] = next;
         if (with_cache) {
-            check(tw_llama2c_forward(&s, m, &seq[pos], 1, pos, 0), "decode");
+            check(tw_model_forward_next(&s, m, &seq[pos], 1, pos), "decode");
             next = tw_argmax(s.logits, V);
         } else {
-            check(tw_llama2c_forward(&s, m, seq, pos + 1, 0, 0), "decode");
+            check(tw_model_forward_next(&s, m, seq, pos + 1, 0), "decode");
             next = tw_argmax(s.logits + (size_t)pos * V, V);
         }
     }
     double t2 = now_seconds();
     *t_pre = t1 - t0;
     *t_dec = t2 - t1;
-    tw_llama2c_state_free(&s);
+    tw_model_state_free(&s);
 }
 
 // Median tokens/s of prefill and decode over `repeats` runs (after one warm-up run).
-static void measure(double *pre_tps, double *dec_tps, const tw_llama2c *m, int *seq, int P,
+static void measure(double *pre_tps, double *dec_tps, const tw_model *m, int *seq, int P,
                     int n_dec, int with_cache, int repeats) {
     double tp[64], td[64], wp, wd;
     run_once(&wp, &wd, m, seq, P, n_dec, with_cache);   // warm-up: page in, caches, clocks
@@ -92,11 +93,11 @@ static void measure(double *pre_tps, double *dec_tps, const tw_llama2c *m, int *
 // Bytes of weights one decode token reads: every matrix of every layer, the norms' gains, the
 // classifier, and one row of the embedding table (when the classifier is shared, the table is
 // the classifier and is counted once, in full).
-static double weight_bytes_per_token(const tw_llama2c_config *c) {
-    const double C = c->dim, F = c->hidden_dim, D = (double)c->dim / c->n_heads;
-    const double H = c->n_heads, G = c->n_kv_heads, V = c->vocab_size;
+static double weight_bytes_per_token(const tw_model_config *c) {
+    const double C = c->block.attn.d_model, F = c->block.ffn_hidden, D = (double)c->block.attn.head_dim;
+    const double H = c->block.attn.n_head, G = c->block.attn.n_kv_head, V = c->vocab;
     double layer = C * H * D + 2.0 * C * G * D + H * D * C + 3.0 * C * F + 2.0 * C;
-    double floats = c->n_layers * layer + C + V * C + (c->shared_classifier ? 0.0 : C);
+    double floats = c->n_layer * layer + C + V * C + (c->tied ? 0.0 : C);
     return 4.0 * floats;
 }
 
@@ -140,12 +141,13 @@ static double triad_gbs(float *a, const float *b, const float *c, long n, int re
 // arrays of n floats (8 bytes per element). Returns GB/s, median of `repeats` after a warm-up.
 static double read_gbs(const float *b, const float *c, long n, int repeats, float *sink) {
     double gbs[64];
+    const tw_dot_fn dot = tw_kernels_for(tw_simd.level)->dot;   // the level tw_simd_init chose
     for (int k = -1; k < repeats; k++) {
         double t0 = now_seconds();
         float s = 0.0f;
         for (long i = 0; i < n; i += 1L << 24) {   // chunks: the kernel takes an int length
             long len = n - i < (1L << 24) ? n - i : (1L << 24);
-            s += tw_simd.dot(b + i, c + i, (int)len);
+            s += dot(b + i, c + i, (int)len);
         }
         double t = now_seconds() - t0;
         *sink += s;
@@ -178,27 +180,27 @@ int main(int argc, char **argv) {
         return 2;
     }
     char err[512];
-    tw_llama2c m;
+    tw_model m;
     if (tw_llama2c_load(&m, argv[1], err, sizeof err) != TW_OK) {
         fprintf(stderr, "bench_generate: %s\n", err);
         return 1;
     }
-    const tw_llama2c_config *c = &m.cfg;
-    if (P < 1 || n_dec < 1 || repeats < 1 || repeats > 64 || P + n_dec > c->seq_len) {
-        fprintf(stderr, "bench_generate: need -p >= 1, -d >= 1, 1 <= -r <= 64 and p + d <= seq_len %d\n", c->seq_len);
-        tw_llama2c_free(&m);
+    const tw_model_config *c = &m.cfg;
+    if (P < 1 || n_dec < 1 || repeats < 1 || repeats > 64 || P + n_dec > c->max_seq) {
+        fprintf(stderr, "bench_generate: need -p >= 1, -d >= 1, 1 <= -r <= 64 and p + d <= seq_len %d\n", c->max_seq);
+        tw_model_free(&m);
         return 2;
     }
     int *seq = malloc((size_t)(P + n_dec) * sizeof *seq);
     if (!seq) { fprintf(stderr, "bench_generate: out of memory\n"); return 1; }
     tw_rng r;
     tw_rng_init(&r, 1);
-    for (int t = 0; t < P; t++) seq[t] = t == 0 ? 1 : 3 + (int)(tw_rng_next(&r) % (uint64_t)(c->vocab_size - 3));
+    for (int t = 0; t < P; t++) seq[t] = t == 0 ? 1 : 3 + (int)(tw_rng_next(&r) % (uint64_t)(c->vocab - 3));
 
     printf("%s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, vocab %d, seq_len %d\n",
-           argv[1], c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len);
+           argv[1], c->block.attn.d_model, c->block.ffn_hidden, c->n_layer, c->block.attn.n_head, c->block.attn.n_kv_head, c->vocab, c->max_seq);
     printf("prefill %d tokens, then decode %d tokens greedily; median of %d runs after a warm-up; "
-           "tw_llama2c_forward, as ./generate runs it\n", P, n_dec, repeats);
+           "tw_model_forward_next, as ./generate runs it\n", P, n_dec, repeats);
     printf("%-8s %-9s %15s %15s\n", "level", "kv cache", "prefill tok/s", "decode tok/s");
     double pre[2], dec[2];
     const char *levels[2] = { "naive", fast_level };
@@ -230,8 +232,8 @@ int main(int argc, char **argv) {
     // The triad touches three arrays; size them so all three together are the weights' footprint.
     const long nt = (long)(wbytes / 12.0) + 16;
     const double tr = triad_gbs(a, b, cc, nt, bw_reps);
-    const double cache_kv = 4.0 * 2.0 * c->n_layers * (P + n_dec / 2) * c->n_kv_heads *
-                            ((double)c->dim / c->n_heads);
+    const double cache_kv = 4.0 * 2.0 * c->n_layer * (P + n_dec / 2) * c->block.attn.n_kv_head *
+                            ((double)c->block.attn.head_dim);
     printf("roofline: a decode token reads %.2f MiB of weights (plus %.2f MiB of KV cache at the "
            "average position, not counted); footprint level %s (L2 %ld KiB per core, L3 %ld KiB)\n",
            wbytes / 1048576.0, cache_kv / 1048576.0, footprint_level(wbytes, l2, l3), l2 / 1024, l3 / 1024);
@@ -243,6 +245,6 @@ int main(int argc, char **argv) {
            sink == 12345.0f ? " " : "");
     free(a); free(b); free(cc);
     free(seq);
-    tw_llama2c_free(&m);
+    tw_model_free(&m);
     return 0;
 }

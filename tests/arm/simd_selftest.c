@@ -12,7 +12,7 @@ int main(void) {
     snprintf(levels, sizeof levels, "%s", tw_simd_available());
     printf("levels available: %s\n", levels);
     for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
-        const tw_simd_ops *o = tw_simd_ops_for(lv);
+        const tw_kernels *o = tw_kernels_for(lv);
         double rel = 0;
         if (o && !sc_exp_error(o, &rel, msg, sizeof msg))
             printf("exp at level %-6s: max relative error vs expf over [-87.3, 88.7]: %.3g (%.2f u)\n",
