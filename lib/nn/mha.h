@@ -67,6 +67,9 @@ typedef struct {
     float *z;        // (T_max, H*D)  pattern v per head, heads side by side (input of Wo)
     float *qh, *kh, *vh, *zh;   // one head's contiguous copies: (T_max, D), (S_max, D) x2, (T_max, D)
     int    T, S;     // sizes of the last call
+    const unsigned char *head_off;   // (H) or NULL: 1 switches head h off (ablation): its
+                                     // columns of z are zeroed before Wo, so the head adds nothing
+                                     // to out (scores and pattern are still computed and kept)
     float *memory;   // the one allocation of tw_mha_scratch_init, or NULL when the tensors live
                      // in a block's (tw_block_scratch_place)
 } tw_mha_scratch;

@@ -104,6 +104,9 @@ typedef struct {
     float            *final_rms;  // (T_max) the final RMSNorm's row rms
     float            *logits;     // (T_max, V) row t scores the token after position t
     tw_kv_cache      *cache;      // (n_layer) or NULL when made without a cache
+    const unsigned char *head_off;   // (n_layer, H) or NULL (the default): set by the caller to
+                                  // switch heads off; 1 at [l*H + h] zeroes head h of layer l's
+                                  // output before its Wo (ablation, lesson 18). The caller owns it.
 } tw_model_state;
 
 // The model's own rows of the table (offsets into tw_model_state), in the order computed;
