@@ -13,12 +13,12 @@ CEX_KIND := $(if $(filter 1,$(SOLUTION)),solution,stub)
 define CONCEPT_EXERCISE_RULES
 $(BUILD)/exercises/$(2)/check$(1).o: $(CEX_DIR)/check_concepts.c $(CEX_DIR)/concepts.h
 	@mkdir -p $$(@D)
-	$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(CEX_DIR) -DEXERCISE=$(1) $$(CFLAGS) -c $$< -o $$@
+	$$(call say,CC,$$<)$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(CEX_DIR) -DEXERCISE=$(1) $$(CFLAGS) -c $$< -o $$@
 $(BUILD)/exercises/$(2)/ex$(1).o: $$(wildcard $(3)/ex$(1)_*.c) $(CEX_DIR)/concepts.h
 	@mkdir -p $$(@D)
-	$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(CEX_DIR) $$(CFLAGS) -c $$(wildcard $(3)/ex$(1)_*.c) -o $$@
+	$$(call say,CC,$$@)$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(CEX_DIR) $$(CFLAGS) -c $$(wildcard $(3)/ex$(1)_*.c) -o $$@
 $(BUILD)/exercises/$(2)/exercise$(1): $(BUILD)/exercises/$(2)/check$(1).o $(BUILD)/exercises/$(2)/ex$(1).o $(LIB)
-	$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+	$$(call say,LD,$$@)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
 endef
 $(foreach n,$(CEX_NUMS),$(eval $(call CONCEPT_EXERCISE_RULES,$(n),stub,$(CEX_DIR))))
 $(foreach n,$(CEX_NUMS),$(eval $(call CONCEPT_EXERCISE_RULES,$(n),solution,$(CEX_DIR)/solutions)))

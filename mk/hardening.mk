@@ -65,7 +65,7 @@ fuzz-bins: $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 .SECONDARY: $(patsubst %,$(BUILD)/fuzz/fuzz_%.o,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(LIB)
-	$(CC) $(LDFLAGS) $(FUZZ_LINK) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $(FUZZ_LINK) $^ $(LDLIBS) -o $@
 
 # valgrind: the suite in-process (CK_FORK=no, so the tests themselves are checked, not a fork
 # parent), then each lesson with its output in a scratch folder. The lessons run from their

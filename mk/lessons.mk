@@ -20,9 +20,9 @@ lesson_needs  = $(shell sed -n 's|^// Needs:||p' $(1))
 # an order-only prerequisite: made if missing, never a reason to relink.
 define LESSON_RULES
 $(BUILD)/lessons/$(1): $(BUILD)/lessons/$(1).o $(LESSON_HELPER) $(LIB)
-	$$(CC) $$(LDFLAGS) $(BUILD)/lessons/$(1).o $(LESSON_HELPER) $(LIB) $$(LDLIBS) -o $$@
+	$$(call say,LD,$$@)$$(CC) $$(LDFLAGS) $(BUILD)/lessons/$(1).o $(LESSON_HELPER) $(LIB) $$(LDLIBS) -o $$@
 lesson$(2): $(BUILD)/lessons/$(1) | $(call lesson_needs,lessons/$(1).c)
-	cp $$< $$@
+	$$(call say,CP,$$@)cp $$< $$@
 endef
 $(foreach f,$(LESSON_SRC),$(eval $(call LESSON_RULES,$(basename $(notdir $(f))),$(call lesson_num,$(f)))))
 
