@@ -14,7 +14,7 @@
 PYTHON3      ?= python3
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
-FUZZ_TARGETS ?= npy json llama2c tokenizer encode
+FUZZ_TARGETS ?= npy json llama2c tokenizer encode bpe
 FUZZ_BUILD   := build-fuzz
 FUZZ_TMPDIR  := $(shell if [ -d /dev/shm ] && [ -w /dev/shm ]; then echo /dev/shm; else echo $${TMPDIR:-/tmp}; fi)
 # Coverage instrumentation for the library and the targets; libFuzzer's main only at the link.
