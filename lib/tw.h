@@ -24,6 +24,19 @@
 //     Apart from it, every function's result depends only on its arguments.
 //   - Functions that can fail on data (files, token ids) return tw_status; pure kernels return void.
 //   - Nothing in lib/ prints (except the tw_print_* helpers, which print where told) or exits.
+//
+// Backward passes (the _backward beside each _forward), one rule for the whole library:
+//   - Argument order: input gradients, parameter gradients, the upstream gradient, what the
+//     forward kept (inputs, saved statistics, probabilities), the parameters, sizes.
+//   - EVERY gradient is accumulated (+=), input gradients as well as parameter gradients, as in
+//     llm.c: a residual connection, an input read by several layers (x feeding q, k and v; the
+//     encoder output feeding every cross-attention), a tied weight and micro-batch accumulation
+//     then need no extra buffers. The caller zeroes gradient buffers before the first backward.
+//     An input gradient pointer may be NULL when that gradient is not wanted.
+//   - The one exception follows from the forward: a forward that works in place (RoPE, the
+//     positional adds) has a backward that works in place on the gradient buffer: on entry it holds
+//     the gradient of the output, on return the gradient of the input.
+//   - Gradient buffers never alias the forward's tensors or each other.
 #ifndef TW_H
 #define TW_H
 
@@ -44,6 +57,8 @@
 #include "nn/sdpa.h"
 #include "nn/mha.h"
 #include "nn/ffn.h"
+#include "nn/loss.h"
+#include "nn/optim.h"
 #include "nn/block.h"
 #include "nn/model.h"
 // lib/io/: file formats and inspection.

@@ -73,6 +73,16 @@ const tw_tensor_info tw_block_tensors[] = {
       .flags = TW_TENSOR_STATS, .meaning = "Norm2's rows' 1/sqrt(var + eps) (LayerNorm)" },
     { .name = "ffn_norm_rms",   .shape = "T", .field = AT(ffn_norm_rms), .has = TW_HAS_RMSNORM,
       .flags = TW_TENSOR_STATS, .meaning = "Norm2's rows' sqrt(mean(x^2) + eps) (RMSNorm)" },
+    { .name = "attn_sum",       .shape = "TC", .field = AT(attn_sum), .has = TW_HAS_POSTNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "post-norm: attn_in + attn_out, the input of Norm1" },
+    { .name = "ffn_sum",        .shape = "TC", .field = AT(ffn_sum), .has = TW_HAS_POSTNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "post-norm: resid_mid + ffn_out, the input of Norm2" },
+    { .name = "ffn_pre",        .shape = "TF", .field = AT(ffn_pre), .has = TW_HAS_CLASSIC_FFN,
+      .flags = TW_TENSOR_STATS, .meaning = "x W1^T + b1, the classic FFN's pre-activation (its backward needs it)" },
+    { .name = "q_rms",          .shape = "TH", .field = AT(attn.q_rms), .has = TW_HAS_QK_NORM,
+      .flags = TW_TENSOR_STATS, .meaning = "the QK-norm's sqrt(mean(q^2) + eps) of each query head's row" },
+    { .name = "k_rms",          .shape = "TG", .field = AT(attn.k_rms), .has = TW_HAS_QK_NORM,
+      .flags = TW_TENSOR_STATS, .meaning = "the QK-norm's sqrt(mean(k^2) + eps) of each key head's row" },
     { .name = "qh", .shape = "TD", .field = AT(attn.qh), .flags = TW_TENSOR_WORK,
       .meaning = "one query head's rows, contiguous" },
     { .name = "kh", .shape = "SD", .field = AT(attn.kh), .flags = TW_TENSOR_WORK,
@@ -107,6 +117,8 @@ int tw_block_has(const tw_block_config *cfg, tw_tensor_has has) {
     case TW_HAS_SWIGLU:      return cfg->ffn == TW_FFN_SWIGLU;
     case TW_HAS_LAYERNORM:   return cfg->norm == TW_NORM_LAYER;
     case TW_HAS_RMSNORM:     return cfg->norm == TW_NORM_RMS;
+    case TW_HAS_QK_NORM:     return cfg->attn.qk_norm != 0;
+    case TW_HAS_POSTNORM:    return !cfg->prenorm;
     }
     return 0;
 }
@@ -194,8 +206,8 @@ static void block_ffn(float *out, tw_block_scratch *s, const float *x, const tw_
         tw_swiglu_forward(out, s->ffn_gate, s->ffn_up, s->ffn_act, x,
                           w->ffn_gate, w->ffn_up, w->ffn_down, T, C, F);
     else
-        tw_ffn_forward(out, s->ffn_hidden, x, w->ffn_w1, w->ffn_b1, w->ffn_w2, w->ffn_b2,
-                       T, C, F, cfg->act);
+        tw_ffn_forward_keep(out, s->ffn_pre, s->ffn_hidden, x, w->ffn_w1, w->ffn_b1, w->ffn_w2,
+                            w->ffn_b2, T, C, F, cfg->act);   // tw_ffn_forward's arithmetic
 }
 
 // y = a + b elementwise (the residual connection); y may alias a or b.
@@ -228,15 +240,106 @@ void tw_block_forward(float *out, tw_block_scratch *s, tw_kv_cache *cache, const
         // h = Norm1(x + Attn(x));   y = Norm2(h + FFN(h))
         tw_mha_forward(s->attn_out, &s->attn, cache, xin, NULL, NULL, &cfg->attn, &w->attn,
                        T, T, pos0);
-        residual_add(s->attn_norm, xin, s->attn_out, n);
+        residual_add(s->attn_sum, xin, s->attn_out, n);
         block_norm(s->attn_norm, s->attn_norm_mean, s->attn_norm_rstd, s->attn_norm_rms,
-                   s->attn_norm, w->norm1_w, w->norm1_b, cfg, T);   // norms may alias
+                   s->attn_sum, w->norm1_w, w->norm1_b, cfg, T);
         memcpy(s->resid_mid, s->attn_norm, (size_t)n * sizeof(float));
         block_ffn(s->ffn_out, s, s->resid_mid, cfg, w, T);
-        residual_add(s->ffn_norm, s->resid_mid, s->ffn_out, n);
-        block_norm(s->ffn_norm, s->ffn_norm_mean, s->ffn_norm_rstd, s->ffn_norm_rms, s->ffn_norm,
+        residual_add(s->ffn_sum, s->resid_mid, s->ffn_out, n);
+        block_norm(s->ffn_norm, s->ffn_norm_mean, s->ffn_norm_rstd, s->ffn_norm_rms, s->ffn_sum,
                    w->norm2_w, w->norm2_b, cfg, T);
         memcpy(s->resid_post, s->ffn_norm, (size_t)n * sizeof(float));
     }
     if (out != s->resid_post) memcpy(out, s->resid_post, (size_t)n * sizeof(float));
+}
+
+// ---- backward ----
+
+// The transpose of block_norm: dx += d Norm(x) / dx applied to dout; gains' gradients +=.
+static void block_norm_backward(float *dx, float *dw, float *db, const float *dout, const float *x,
+                                const float *mean, const float *rstd, const float *rms,
+                                const float *w, const tw_block_config *cfg, int T) {
+    const int C = cfg->attn.d_model;
+    if (cfg->norm == TW_NORM_LAYER)
+        tw_layernorm_backward(dx, dw, db, dout, x, mean, rstd, w, T, C);
+    else
+        tw_rmsnorm_backward(dx, dw, dout, x, rms, w, T, C);
+}
+
+// The transpose of block_ffn: dx += gradient of the FFN's input x; weights' gradients +=. The
+// FFN's own intermediates' gradients land in ds (ffn_hidden, or ffn_gate and ffn_up).
+static void block_ffn_backward(float *dx, const tw_block_grads *dw, tw_block_scratch *ds,
+                               const float *dout, const tw_block_scratch *s, const float *x,
+                               const tw_block_config *cfg, const tw_block_weights *w, int T) {
+    const int C = cfg->attn.d_model, F = cfg->ffn_hidden;
+    if (cfg->ffn == TW_FFN_SWIGLU) {
+        tw_swiglu_backward(dx, dw->ffn_gate, dw->ffn_up, dw->ffn_down, ds->ffn_gate, ds->ffn_up,
+                           dout, s->ffn_gate, s->ffn_up, s->ffn_act, x,
+                           w->ffn_gate, w->ffn_up, w->ffn_down, T, C, F);
+    } else {
+        tw_ffn_backward(dx, dw->ffn_w1, dw->ffn_b1, dw->ffn_w2, dw->ffn_b2, ds->ffn_hidden, dout,
+                        s->ffn_pre, s->ffn_hidden, x, w->ffn_w1, w->ffn_w2, T, C, F, cfg->act);
+    }
+}
+
+// y += a (the transpose of a residual branch or a copy: the gradient passes unchanged).
+static void add_into(float *y, const float *a, long n) {
+    for (long i = 0; i < n; i++) y[i] += a[i];
+}
+
+// The attention sub-layer's backward: dx += d Attn(x) / dx applied to dout. Its scratch is the
+// gradients' own attention tensors in ds (dz in ds->attn.z, dq in ds->attn.q, ...).
+static void block_attn_backward(float *dx, const tw_block_grads *dw, tw_block_scratch *ds,
+                                const float *dout, tw_block_scratch *s, const float *x,
+                                const tw_block_config *cfg, const tw_block_weights *w, int T) {
+    tw_mha_grad_scratch g = {
+        .T_max = ds->T_max, .S_max = ds->S_max, .H = cfg->attn.n_head, .G = cfg->attn.n_kv_head,
+        .D = cfg->attn.head_dim, .dz = ds->attn.z, .dq_rot = ds->attn.q_rot, .dq = ds->attn.q,
+        .dk_rot = ds->attn.k_rot, .dk = ds->attn.k, .dv = ds->attn.v, .dscores = ds->attn.scores,
+        .dqh = ds->attn.qh, .dkh = ds->attn.kh, .dvh = ds->attn.vh, .dzh = ds->attn.zh,
+    };
+    tw_mha_backward(dx, NULL, &dw->attn, &g, dout, &s->attn, x, NULL, &cfg->attn, &w->attn,
+                    T, T, 0);
+}
+
+void tw_block_backward(float *dx, const tw_block_grads *dw, tw_block_scratch *ds,
+                       const float *dout, tw_block_scratch *s, const tw_block_config *cfg,
+                       const tw_block_weights *w, int T) {
+    const int C = cfg->attn.d_model;
+    const long n = (long)T * C;
+    assert(T > 0 && T <= s->T_max && T <= ds->T_max);
+    if (dout != ds->resid_post) memcpy(ds->resid_post, dout, (size_t)n * sizeof(float));
+
+    if (cfg->prenorm) {
+        // y = h + FFN(Norm2(h)): h gets dy directly and through the FFN and Norm2.
+        add_into(ds->ffn_out, ds->resid_post, n);
+        add_into(ds->resid_mid, ds->resid_post, n);
+        block_ffn_backward(ds->ffn_norm, dw, ds, ds->ffn_out, s, s->ffn_norm, cfg, w, T);
+        block_norm_backward(ds->resid_mid, dw->norm2_w, dw->norm2_b, ds->ffn_norm, s->resid_mid,
+                            s->ffn_norm_mean, s->ffn_norm_rstd, s->ffn_norm_rms, w->norm2_w, cfg, T);
+        // h = x + Attn(Norm1(x)): x gets dh directly and through attention and Norm1.
+        add_into(ds->attn_out, ds->resid_mid, n);
+        add_into(ds->attn_in, ds->resid_mid, n);
+        block_attn_backward(ds->attn_norm, dw, ds, ds->attn_out, s, s->attn_norm, cfg, w, T);
+        block_norm_backward(ds->attn_in, dw->norm1_w, dw->norm1_b, ds->attn_norm, s->attn_in,
+                            s->attn_norm_mean, s->attn_norm_rstd, s->attn_norm_rms, w->norm1_w,
+                            cfg, T);
+    } else {
+        // y = Norm2(b), b = h + FFN(h): back through Norm2, then b's two branches.
+        add_into(ds->ffn_norm, ds->resid_post, n);
+        block_norm_backward(ds->ffn_sum, dw->norm2_w, dw->norm2_b, ds->ffn_norm, s->ffn_sum,
+                            s->ffn_norm_mean, s->ffn_norm_rstd, s->ffn_norm_rms, w->norm2_w, cfg, T);
+        add_into(ds->ffn_out, ds->ffn_sum, n);
+        add_into(ds->resid_mid, ds->ffn_sum, n);
+        block_ffn_backward(ds->resid_mid, dw, ds, ds->ffn_out, s, s->resid_mid, cfg, w, T);
+        // h = Norm1(a), a = x + Attn(x) (resid_mid is a copy of attn_norm = h).
+        add_into(ds->attn_norm, ds->resid_mid, n);
+        block_norm_backward(ds->attn_sum, dw->norm1_w, dw->norm1_b, ds->attn_norm, s->attn_sum,
+                            s->attn_norm_mean, s->attn_norm_rstd, s->attn_norm_rms, w->norm1_w,
+                            cfg, T);
+        add_into(ds->attn_out, ds->attn_sum, n);
+        add_into(ds->attn_in, ds->attn_sum, n);
+        block_attn_backward(ds->attn_in, dw, ds, ds->attn_out, s, s->attn_in, cfg, w, T);
+    }
+    add_into(dx, ds->attn_in, n);
 }

@@ -53,6 +53,10 @@ typedef struct {
     float *attn_norm_rms;                     // (T_max) RMSNorm's row rms (Norm1)
     float *ffn_norm_mean, *ffn_norm_rstd;     // (T_max) the same for Norm2
     float *ffn_norm_rms;                      // (T_max)
+    float *attn_sum;        // (T_max, C) post-norm: attn_in + attn_out, Norm1's input } kept for the
+    float *ffn_sum;         // (T_max, C) post-norm: resid_mid + ffn_out, Norm2's input } backward
+    float *ffn_pre;         // (T_max, F) classic FFN: x W1^T + b1, before the activation (kept for
+                            //            the backward, which needs the activation's slope there)
     float *memory;          // the allocation of tw_block_scratch_init, or NULL when the tensors
                             // live in someone else's (a model's tw_model_state)
 } tw_block_scratch;
@@ -70,12 +74,15 @@ long tw_dims_count(const tw_dims *d, const char *letters);    // product of the 
 
 // Which blocks have a tensor.
 typedef enum {
-    TW_HAS_ALWAYS = 0, TW_HAS_CLASSIC_FFN, TW_HAS_SWIGLU, TW_HAS_LAYERNORM, TW_HAS_RMSNORM
+    TW_HAS_ALWAYS = 0, TW_HAS_CLASSIC_FFN, TW_HAS_SWIGLU, TW_HAS_LAYERNORM, TW_HAS_RMSNORM,
+    TW_HAS_QK_NORM,         // blocks whose attention has a QK-norm (Qwen3)
+    TW_HAS_POSTNORM         // post-norm blocks
 } tw_tensor_has;
 
 enum {
     TW_TENSOR_MASKED = 1,   // holds -inf by design (causally hidden scores): no NaN/Inf check
-    TW_TENSOR_STATS  = 2,   // a norm's row statistics: kept for a backward pass, not dumped
+    TW_TENSOR_STATS  = 2,   // kept only for a backward pass (a norm's row statistics, the QK-norm's,
+                            // the classic FFN's pre-activation): not dumped
     TW_TENSOR_WORK   = 4,   // working rows of a kernel, not an intermediate: not dumped or checked
 };
 
@@ -119,5 +126,34 @@ void      tw_block_scratch_free(tw_block_scratch *s);   // safe on a zeroed stru
 // causality). All intermediates are left in s, T rows each; ffn_out = out - resid_mid (pre-norm).
 void tw_block_forward(float *out, tw_block_scratch *s, tw_kv_cache *cache, const float *x,
                       const tw_block_config *cfg, const tw_block_weights *w, int T, int pos0);
+
+// ---- backward (gradients accumulate, see tw.h) ----
+
+// Gradients of a block's weights: tw_block_weights' fields, writable. An entry must be NULL
+// exactly where the weight is (no bias, no LayerNorm beta, the other FFN kind, no QK-norm).
+typedef struct {
+    float *norm1_w, *norm1_b;                   // (C), (C)
+    tw_mha_grads attn;
+    float *norm2_w, *norm2_b;                   // (C), (C)
+    float *ffn_w1, *ffn_b1, *ffn_w2, *ffn_b2;   // classic: (F, C), (F), (C, F), (C)
+    float *ffn_gate, *ffn_up, *ffn_down;        // SwiGLU:  (F, C), (F, C), (C, F)
+} tw_block_grads;
+
+// Backward of tw_block_forward for training (the forward ran without a cache at pos0 = 0, and s
+// still holds its intermediates). The gradients of the intermediates go to ds, a second scratch
+// of the same layout (tw_block_scratch_place or _init with the same config and sizes): each of
+// its tensors receives the gradient of the loss with respect to the tensor of the same name in s
+// (post-norm's attn_sum and ffn_sum included), with these exceptions: the rows of norm
+// statistics, q_rms, k_rms and ffn_pre stay 0, pattern stays 0, scores holds only one head's
+// (T, S) gradient of the scores as the attention's scratch, and the work rows are scratch.
+//   dx: (T, C) += the gradient of the block's input x
+//   dw: the weights' gradients, += as well
+//   ds: all zero on entry; dout is copied to ds->resid_post
+//   dout: (T, C) gradient of the block's output (may be ds->resid_post)
+//   s: the forward's intermediates (its per-head work rows are used as scratch)
+// dx must not alias dout or any tensor of s or ds.
+void tw_block_backward(float *dx, const tw_block_grads *dw, tw_block_scratch *ds,
+                       const float *dout, tw_block_scratch *s, const tw_block_config *cfg,
+                       const tw_block_weights *w, int T);
 
 #endif

@@ -38,3 +38,26 @@ long long tw_linear_flops(int T, int C_in, int C_out) {
 long long tw_linear_params(int C_in, int C_out, int has_bias) {
     return (long long)C_in * C_out + (has_bias ? C_out : 0);
 }
+
+// ---- backward ----
+
+void tw_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x,
+                        const float *W, int T, int C_in, int C_out) {
+    assert(dx != dy && dW != W);
+    for (int t = 0; t < T; t++) {
+        const float *dy_t = dy + (size_t)t * C_out;  // (C_out)
+        const float *x_t = x + (size_t)t * C_in;     // (C_in)
+        float *dx_t = dx ? dx + (size_t)t * C_in : NULL;
+        for (int o = 0; o < C_out; o++) {
+            const float g = dy_t[o];
+            if (g == 0.0f) continue;   // masked or ignored rows contribute nothing
+            const float *w_o = W + (size_t)o * C_in;
+            float *dw_o = dW + (size_t)o * C_in;
+            // y[t][o] = sum_c x[t][c] W[o][c]: each product feeds both factors' gradients.
+            if (dx_t)
+                for (int c = 0; c < C_in; c++) dx_t[c] += g * w_o[c];
+            for (int c = 0; c < C_in; c++) dw_o[c] += g * x_t[c];
+            if (db) db[o] += g;
+        }
+    }
+}

@@ -18,4 +18,14 @@ void tw_linear_naive(float *y, const float *x, const float *W, const float *b,
 long long tw_linear_flops(int T, int C_in, int C_out);        // 2 * T * C_in * C_out
 long long tw_linear_params(int C_in, int C_out, int has_bias); // C_in*C_out (+ C_out)
 
+// Backward of y = x W^T + b (gradients accumulate, see tw.h):
+//   dx (T, C_in)     += dy W          (dx may be NULL: the input needs no gradient)
+//   dW (C_out, C_in) += dy^T x
+//   db (C_out)       += sum_t dy[t]   (NULL when the layer has no bias)
+//   dy: (T, C_out)   x: (T, C_in) the forward's input   W: (C_out, C_in)
+// Sums are accumulated in float in index order (t for dW and db, o for dx), onto what the
+// buffers already hold. No gradient may alias x, W, dy or another gradient.
+void tw_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x,
+                        const float *W, int T, int C_in, int C_out);
+
 #endif

@@ -66,6 +66,8 @@ typedef struct {
     float *pattern;  // (H, T, S) the attention map (the weights): softmax of each scores row
     float *z;        // (T_max, H*D)  pattern v per head, heads side by side (input of Wo)
     float *qh, *kh, *vh, *zh;   // one head's contiguous copies: (T_max, D), (S_max, D) x2, (T_max, D)
+    float *q_rms;    // (T_max, H)  QK-norm statistics sqrt(mean(q^2) + eps) per row and head,
+    float *k_rms;    // (S_max, G)  kept for the backward (written only when cfg->qk_norm)
     int    T, S;     // sizes of the last call
     const unsigned char *head_off;   // (H) or NULL: 1 switches head h off (ablation): its
                                      // columns of z are zeroed before Wo, so the head adds nothing
@@ -98,5 +100,43 @@ void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
                     const float *x, const float *x_kv, const float *mask,
                     const tw_mha_config *cfg, const tw_mha_weights *w,
                     int T, int S, int pos0);
+
+// ---- backward (gradients accumulate, see tw.h) ----
+
+// Gradients of the weights: the same layout as tw_mha_weights. A NULL entry is skipped (it must
+// be NULL where the weight is: no bias, no QK-norm).
+typedef struct {
+    float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *q_norm, *k_norm;
+} tw_mha_grads;
+
+// Scratch of the backward, sized like tw_mha_scratch (T_max queries, S_max keys).
+typedef struct {
+    int    T_max, S_max, H, G, D;
+    float *dz;                  // (T_max, H*D)  gradient of z, the input of Wo
+    float *dq_rot, *dq;         // (T_max, H*D)  of q after and before QK-norm + RoPE
+    float *dk_rot, *dk, *dv;    // (S_max, G*D)  of k after and before, of v
+    float *dscores;             // (T_max, S_max) one head's gradient of scores
+    float *dqh, *dkh, *dvh, *dzh;   // one head's contiguous copies, as qh .. zh
+} tw_mha_grad_scratch;
+
+tw_status tw_mha_grad_scratch_init(tw_mha_grad_scratch *g, const tw_mha_config *cfg, int T_max,
+                                    int S_max);
+void      tw_mha_grad_scratch_free(tw_mha_grad_scratch *g);   // safe on a zeroed struct
+
+// Backward of tw_mha_forward for training: the forward must have been called without a cache
+// (keys are the T new rows, or the S rows of x_kv), and s must still hold that call's
+// intermediates. Works step by step back through the forward:
+//   out projection -> per head SDPA backward (through the saved pattern; a key/value head shared
+//   by a group of H/G query heads collects the sum of their gradients) -> RoPE transposed ->
+//   QK-norm backward (from the saved q_rms, k_rms) -> the three input projections.
+//   dx: (T, C) or NULL: gradient of x (self-attention: from q, k and v; cross: from q only)
+//   dx_kv: (S, C) or NULL: gradient of x_kv (cross-attention only)
+//   dw: gradients of the weights   g: backward scratch   dout: (T, C)
+//   s, x, x_kv, cfg, w, T, S, pos0: as given to (and filled by) tw_mha_forward; only s's per-head
+//   copies (qh, kh, vh, zh) are overwritten, as scratch
+void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_grad_scratch *g,
+                     const float *dout, tw_mha_scratch *s, const float *x,
+                     const float *x_kv, const tw_mha_config *cfg, const tw_mha_weights *w,
+                     int T, int S, int pos0);
 
 #endif

@@ -9,6 +9,7 @@
 #include "nn/model.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
+#include "nn/loss.h"
 #include "nn/norm.h"
 #include "nn/posenc.h"
 #include "nn/rng.h"
@@ -381,4 +382,165 @@ tw_status tw_model_forward(tw_model_state *s, const tw_model *m, const int *toke
 tw_status tw_model_forward_next(tw_model_state *s, const tw_model *m, const int *tokens, int T,
                                 int pos0) {
     return model_forward(s, m, tokens, T, pos0, 0);
+}
+
+// ---- training ----
+
+tw_status tw_model_grads_init(tw_model_grads *g, const tw_model *m) {
+    tw_status st = tw_model_init(g, &m->cfg);   // calloc'd: zero gradients, the same layout
+    if (st == TW_OK && g->n_floats != m->n_floats) { tw_model_free(g); return TW_ERR_ARG; }
+    return st;
+}
+
+void tw_model_grads_free(tw_model_grads *g) { tw_model_free(g); }
+
+void tw_model_grads_zero(tw_model_grads *g) {
+    memset(g->memory, 0, (size_t)g->n_floats * sizeof(float));
+}
+
+float *tw_model_grad_of(const tw_model_grads *g, const tw_model *m, const float *p) {
+    return p ? g->memory + (p - m->memory) : NULL;
+}
+
+// Layer l's weight gradients: the pointers of m->layers[l] moved into g.
+static tw_block_grads block_grads(const tw_model_grads *g, const tw_model *m, int l) {
+    const tw_block_weights *w = &m->layers[l];
+    const tw_mha_weights *a = &w->attn;
+#define G(p) tw_model_grad_of(g, m, (p))
+    tw_block_grads d = {
+        .norm1_w = G(w->norm1_w), .norm1_b = G(w->norm1_b),
+        .attn = { .wq = G(a->wq), .bq = G(a->bq), .wk = G(a->wk), .bk = G(a->bk),
+                  .wv = G(a->wv), .bv = G(a->bv), .wo = G(a->wo), .bo = G(a->bo),
+                  .q_norm = G(a->q_norm), .k_norm = G(a->k_norm) },
+        .norm2_w = G(w->norm2_w), .norm2_b = G(w->norm2_b),
+        .ffn_w1 = G(w->ffn_w1), .ffn_b1 = G(w->ffn_b1), .ffn_w2 = G(w->ffn_w2),
+        .ffn_b2 = G(w->ffn_b2), .ffn_gate = G(w->ffn_gate), .ffn_up = G(w->ffn_up),
+        .ffn_down = G(w->ffn_down),
+    };
+#undef G
+    return d;
+}
+
+// Checks what tw_model_loss and tw_model_backward share; n receives the number of positions
+// with a target.
+static tw_status check_batch(long *n, const tw_model_state *s, const tw_model *m, const int *tokens,
+                             const int *targets, int B, int T) {
+    if (B < 1 || T < 1 || T > s->T_max || s->cache) return TW_ERR_ARG;
+    *n = 0;
+    for (long i = 0; i < (long)B * T; i++) {
+        if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab) return TW_ERR_SHAPE;
+        if (targets[i] == TW_IGNORE_INDEX) continue;
+        if (targets[i] < 0 || targets[i] >= m->cfg.vocab) return TW_ERR_SHAPE;
+        (*n)++;
+    }
+    return TW_OK;
+}
+
+// Positions of one sequence that have a target.
+static long count_targets(const int *targets, int T) {
+    long n = 0;
+    for (int t = 0; t < T; t++) n += targets[t] != TW_IGNORE_INDEX;
+    return n;
+}
+
+// Forward of sequence b and its loss (mean over its own targets); the logits become probabilities.
+static tw_status sequence_loss(float *loss, tw_model_state *s, const tw_model *m,
+                               const int *tokens, const int *targets, int T) {
+    tw_status st = tw_model_forward(s, m, tokens, T, 0);
+    if (st != TW_OK) return st;
+    return tw_cross_entropy_forward(loss, NULL, s->logits, s->logits, targets, T, m->cfg.vocab,
+                                    TW_IGNORE_INDEX);
+}
+
+tw_status tw_model_loss(float *loss, tw_model_state *s, const tw_model *m,
+                        const int *tokens, const int *targets, int B, int T) {
+    long n;
+    tw_status st = check_batch(&n, s, m, tokens, targets, B, T);
+    if (st != TW_OK) return st;
+    double sum = 0.0;   // sum over the batch's positions of their losses
+    for (int b = 0; b < B; b++) {
+        float lb;
+        st = sequence_loss(&lb, s, m, tokens + (size_t)b * T, targets + (size_t)b * T, T);
+        if (st != TW_OK) return st;
+        sum += (double)lb * count_targets(targets + (size_t)b * T, T);
+    }
+    *loss = n > 0 ? (float)(sum / n) : 0.0f;
+    return TW_OK;
+}
+
+// The backward of embed_tokens: the token table (and a learned position table) collect d embed.
+static tw_status embed_backward(tw_model_grads *g, tw_model_state *ds, const tw_model *m,
+                                const int *tokens, int T) {
+    const tw_model_config *c = &m->cfg;
+    const int C = c->block.attn.d_model;
+    // Positions are added in place: d embed already is the gradient of the scaled lookup too.
+    if (c->pos == TW_POS_LEARNED) tw_posenc_learned_backward(g->pos_emb, ds->embed, T, C, 0);
+    if (!c->embed_scale) return tw_embedding_backward(g->tok_emb, ds->embed, tokens, T, c->vocab, C);
+    // The scaled lookup: row tokens[t] of the table receives sqrt(C) d embed[t] (ds->embed is
+    // left as the gradient of embed; the ids were checked by check_batch).
+    const float scale = sqrtf((float)C);   // the forward's factor
+    for (int t = 0; t < T; t++) {
+        float *row = g->tok_emb + (size_t)tokens[t] * C;   // (C)
+        const float *d = ds->embed + (size_t)t * C;        // (C)
+        for (int i = 0; i < C; i++) row[i] += scale * d[i];
+    }
+    return TW_OK;
+}
+
+// Backward of one sequence whose forward and probabilities are in s: d loss = dloss.
+static tw_status sequence_backward(tw_model_grads *g, tw_model_state *ds, tw_model_state *s,
+                                   const tw_model *m, const int *tokens, const int *targets,
+                                   int T, float dloss) {
+    const tw_model_config *c = &m->cfg;
+    const int C = c->block.attn.d_model, V = c->vocab, L = c->n_layer;
+    memset(ds->memory, 0, ds->n_floats * sizeof(float));
+    tw_status st = tw_cross_entropy_backward(ds->logits, dloss, s->logits, targets, T, V,
+                                             TW_IGNORE_INDEX);
+    if (st != TW_OK) return st;
+    // logits = final_norm head^T (a tied head's gradient lands in tok_emb's: same pointer).
+    tw_linear_backward(ds->final_norm, tw_model_grad_of(g, m, m->head), NULL, ds->logits,
+                       s->final_norm, m->head, T, C, V);
+    float *d_stream = ds->layers[L - 1].resid_post;
+    const float *stream = s->layers[L - 1].resid_post;
+    if (!c->final_norm) {
+        memcpy(d_stream, ds->final_norm, (size_t)T * C * sizeof(float));
+    } else if (c->block.norm == TW_NORM_LAYER) {
+        tw_layernorm_backward(d_stream, g->final_w, g->final_b, ds->final_norm, stream,
+                              s->final_mean, s->final_rstd, m->final_w, T, C);
+    } else {
+        tw_rmsnorm_backward(d_stream, g->final_w, ds->final_norm, stream, s->final_rms,
+                            m->final_w, T, C);
+    }
+    // Layer l's input gradient is layer l-1's output gradient (or the embeddings').
+    for (int l = L - 1; l >= 0; l--) {
+        const tw_block_grads dw = block_grads(g, m, l);
+        tw_block_backward(l > 0 ? ds->layers[l - 1].resid_post : ds->embed, &dw, &ds->layers[l],
+                          ds->layers[l].resid_post, &s->layers[l], &c->block, &m->layers[l], T);
+    }
+    return embed_backward(g, ds, m, tokens, T);
+}
+
+tw_status tw_model_backward(float *loss, tw_model_grads *g, tw_model_state *ds, tw_model_state *s,
+                            const tw_model *m, const int *tokens, const int *targets,
+                            int B, int T, float loss_scale) {
+    long n;
+    tw_status st = check_batch(&n, s, m, tokens, targets, B, T);
+    if (st != TW_OK) return st;
+    if (ds->T_max < T || ds->cache || ds->n_floats != s->n_floats || g->n_floats != m->n_floats)
+        return TW_ERR_ARG;
+    if (s->head_off) return TW_ERR_ARG;   // the backward does not model switched-off heads
+    double sum = 0.0;
+    for (int b = 0; b < B; b++) {
+        const int *tok = tokens + (size_t)b * T, *tgt = targets + (size_t)b * T;
+        const long nb = count_targets(tgt, T);
+        float lb;
+        st = sequence_loss(&lb, s, m, tok, tgt, T);
+        if (st != TW_OK) return st;
+        sum += (double)lb * nb;
+        // The batch loss is sum_b (nb / n) * loss_b, so sequence b's mean loss has weight nb / n.
+        if (nb > 0) st = sequence_backward(g, ds, s, m, tok, tgt, T, (float)(loss_scale * nb / n));
+        if (st != TW_OK) return st;
+    }
+    *loss = n > 0 ? (float)(sum / n) : 0.0f;
+    return TW_OK;
 }

@@ -141,4 +141,44 @@ tw_status tw_model_forward(tw_model_state *s, const tw_model *m, const int *toke
 tw_status tw_model_forward_next(tw_model_state *s, const tw_model *m, const int *tokens, int T,
                                 int pos0);
 
+// ---- training: the loss, the backward pass and the gradients ----
+// Training runs without a KV cache over B sequences of T tokens, each from position 0. The batch
+// is a loop over its B sequences, each run forward and then backward through one state of one
+// sequence's size: every gradient accumulates (+=, tw.h), so the sum over the sequences is the
+// batch's gradient, and the memory is that of one sequence whatever B is.
+
+// The gradient of every parameter, in the parameters' own layout: a tw_model made by
+// tw_model_init with the same configuration, so g->params[i] has m->params[i]'s name, kind and
+// shape and g->memory[j] is the gradient of m->memory[j]. A tied head has no tensor of its own:
+// its gradient is added into tok_emb's.
+typedef tw_model tw_model_grads;
+
+tw_status tw_model_grads_init(tw_model_grads *g, const tw_model *m);   // zeroed gradients
+void      tw_model_grads_free(tw_model_grads *g);                      // safe on a zeroed struct
+void      tw_model_grads_zero(tw_model_grads *g);
+// The gradient of the parameter stored at p (a pointer into m->memory), or NULL for NULL.
+float    *tw_model_grad_of(const tw_model_grads *g, const tw_model *m, const float *p);
+
+// Forward only: the mean cross-entropy (nn/loss.h) over the B*T positions whose target is not
+// TW_IGNORE_INDEX.
+//   loss: one float   s: a state of tw_model_state_init(s, m, T_max >= T, 0) (no cache)
+//   tokens, targets: (B, T); targets[b*T + t] is the token that follows tokens[b*T + t]
+// Returns TW_ERR_SHAPE for a token or target outside the vocabulary and TW_ERR_ARG for B < 1,
+// T out of range or a state with a cache. s->logits holds the last sequence's probabilities.
+tw_status tw_model_loss(float *loss, tw_model_state *s, const tw_model *m,
+                        const int *tokens, const int *targets, int B, int T);
+
+// Forward and backward: ADDS to g the gradient of loss_scale * (tw_model_loss's mean loss) and
+// returns that mean loss, unscaled, in *loss. Accumulating k micro-batches: zero g once and call
+// this k times with loss_scale = 1/k, which gives the gradient of the mean of their mean losses.
+//   g: accumulated into   ds: the gradient of every activation, in the activations' own layout:
+//   make it exactly as s, tw_model_state_init(ds, m, T_max, 0); it is overwritten, and holds the
+//   last sequence's gradients on return (ds->logits the gradient of the logits, ds->layers[l].q
+//   that of layer l's queries, ...; see tw_block_backward for the few exceptions)
+//   s, tokens, targets, B, T: as for tw_model_loss; TW_ERR_ARG if s->head_off is set (the
+//   backward does not model an ablation)
+tw_status tw_model_backward(float *loss, tw_model_grads *g, tw_model_state *ds, tw_model_state *s,
+                            const tw_model *m, const int *tokens, const int *targets,
+                            int B, int T, float loss_scale);
+
 #endif

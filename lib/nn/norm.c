@@ -63,3 +63,55 @@ void tw_rmsnorm_forward(float *out, float *rms, const float *x, const float *wei
         if (rms) rms[t] = r;
     }
 }
+
+// ---- backward ----
+// Derivation (LayerNorm; RMSNorm is the same without the centring): y = xhat * gamma + beta with
+// xhat_c = (x_c - m) r. Through xhat, d xhat_c / d x_j = r (delta_cj - 1/C - xhat_c xhat_j / C),
+// so dx_j = r (g_j - mean(g) - xhat_j mean(g xhat)). The statistics m and r are the forward's:
+// recomputing them would be a second pass over x that the forward has already done.
+
+void tw_layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dout,
+                           const float *x, const float *mean, const float *rstd,
+                           const float *gamma, int T, int C) {
+    for (int t = 0; t < T; t++) {
+        const float *x_t = x + (size_t)t * C, *d_t = dout + (size_t)t * C;   // (C) each
+        const double m = mean[t], r = rstd[t];
+        double g_mean = 0.0, gx_mean = 0.0;
+        for (int c = 0; c < C; c++) {
+            double xhat = (x_t[c] - m) * r, g = (double)d_t[c] * gamma[c];
+            g_mean += g;
+            gx_mean += g * xhat;
+            if (dgamma) dgamma[c] += (float)(d_t[c] * xhat);
+            if (dbeta) dbeta[c] += d_t[c];
+        }
+        g_mean /= C;
+        gx_mean /= C;
+        if (!dx) continue;
+        float *dx_t = dx + (size_t)t * C;
+        for (int c = 0; c < C; c++) {
+            double xhat = (x_t[c] - m) * r, g = (double)d_t[c] * gamma[c];
+            dx_t[c] += (float)(r * (g - g_mean - xhat * gx_mean));
+        }
+    }
+}
+
+void tw_rmsnorm_backward(float *dx, float *dweight, const float *dout, const float *x,
+                         const float *rms, const float *weight, int T, int C) {
+    for (int t = 0; t < T; t++) {
+        const float *x_t = x + (size_t)t * C, *d_t = dout + (size_t)t * C;   // (C) each
+        const double r = rms[t];
+        double gx_mean = 0.0;
+        for (int c = 0; c < C; c++) {
+            double xhat = x_t[c] / r, g = (double)d_t[c] * (weight ? weight[c] : 1.0);
+            gx_mean += g * xhat;
+            if (dweight) dweight[c] += (float)(d_t[c] * xhat);
+        }
+        gx_mean /= C;
+        if (!dx) continue;
+        float *dx_t = dx + (size_t)t * C;
+        for (int c = 0; c < C; c++) {
+            double xhat = x_t[c] / r, g = (double)d_t[c] * (weight ? weight[c] : 1.0);
+            dx_t[c] += (float)((g - xhat * gx_mean) / r);
+        }
+    }
+}

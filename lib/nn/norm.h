@@ -25,4 +25,20 @@ float tw_rmsnorm_row(float *out, const float *x, const float *w, int n, float ep
 void  tw_layernorm_row(float *out, const float *x, const float *gamma, const float *beta, int n,
                        float eps);
 
+// ---- backward (gradients accumulate, see tw.h) ----
+// Both use the row statistics the forward saved, so the forward must have been called with
+// non-NULL mean/rstd (LayerNorm) or rms (RMSNorm). With xhat = the normalised row and
+// g = dout * gain (per element):
+//   LayerNorm: dx += rstd * (g - mean(g) - xhat * mean(g * xhat)),  xhat = (x - mean) * rstd
+//   RMSNorm:   dx += (g - xhat * mean(g * xhat)) / rms,              xhat = x / rms
+//   dgain += sum_t dout * xhat,  dbeta += sum_t dout
+//   dx: (T, C) or NULL   dgamma/dweight, dbeta: (C) (dbeta NULL when there is no bias;
+//   dweight must be NULL when weight is NULL)   dout, x: (T, C)   mean, rstd, rms: (T)
+// Row reductions are accumulated in double, as in the forward.
+void tw_layernorm_backward(float *dx, float *dgamma, float *dbeta, const float *dout,
+                           const float *x, const float *mean, const float *rstd,
+                           const float *gamma, int T, int C);
+void tw_rmsnorm_backward(float *dx, float *dweight, const float *dout, const float *x,
+                         const float *rms, const float *weight, int T, int C);
+
 #endif

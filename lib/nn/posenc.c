@@ -25,3 +25,8 @@ void tw_posenc_learned_add(float *x, const float *table, int T, int C, int pos0)
 void tw_add_inplace(float *x, const float *pe, long n) {
     for (long i = 0; i < n; i++) x[i] += pe[i];
 }
+
+void tw_posenc_learned_backward(float *dtable, const float *dx, int T, int C, int pos0) {
+    assert(pos0 >= 0);
+    tw_add_inplace(dtable + (size_t)pos0 * C, dx, (long)T * C);
+}

@@ -17,4 +17,12 @@ void tw_posenc_learned_add(float *x, const float *table, int T, int C, int pos0)
 // x += pe element-wise (adds a (T, C) encoding to embeddings).
 void tw_add_inplace(float *x, const float *pe, long n);
 
+// ---- backward ----
+// Both encodings are added in place (x += pe), so, by tw.h's rule for in-place forwards, the
+// gradient buffer of x already holds the input gradient: d(x + pe)/dx is the identity and the
+// gradient passes through unchanged. The sinusoidal table has no parameters, so it has nothing
+// more to do; the learned table collects the gradient of the rows it added:
+//   dtable[pos0 + t] += dx[t]        dtable: (P, C)   dx: (T, C) with pos0 + T <= P
+void tw_posenc_learned_backward(float *dtable, const float *dx, int T, int C, int pos0);
+
 #endif

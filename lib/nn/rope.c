@@ -19,14 +19,17 @@ static void rotate_pair(float *a, float *b, float c, float s) {
     *b = a0 * s + b0 * c;
 }
 
-// Shared loop: half = 0 pairs (2i, 2i+1), half = 1 pairs (i, i + D/2).
-static void rope_apply(float *x, int T, int H, int D, int pos0, float theta, int halves) {
+// Shared loop: half = 0 pairs (2i, 2i+1), half = 1 pairs (i, i + D/2). transpose = 1 rotates by
+// the opposite angle (the backward).
+static void rope_apply(float *x, int T, int H, int D, int pos0, float theta, int halves,
+                       int transpose) {
     assert(D % 2 == 0);
     for (int t = 0; t < T; t++) {
         double p = (double)pos0 + t;
         for (int i = 0; i < D / 2; i++) {
             double angle = p * rope_freq_d(i, D, theta);
             float c = (float)cos(angle), s = (float)sin(angle);  // shared by every head
+            if (transpose) s = -s;
             for (int h = 0; h < H; h++) {
                 float *x_th = x + ((size_t)t * H + h) * D;       // (D)
                 if (halves) rotate_pair(&x_th[i], &x_th[i + D / 2], c, s);
@@ -54,11 +57,11 @@ void tw_rope_pairs(float *x, const float *cos_t, const float *sin_t, int n_head,
 }
 
 void tw_rope_adjacent_forward(float *x, int T, int H, int D, int pos0, float theta) {
-    rope_apply(x, T, H, D, pos0, theta, 0);
+    rope_apply(x, T, H, D, pos0, theta, 0, 0);
 }
 
 void tw_rope_halves_forward(float *x, int T, int H, int D, int pos0, float theta) {
-    rope_apply(x, T, H, D, pos0, theta, 1);
+    rope_apply(x, T, H, D, pos0, theta, 1, 0);
 }
 
 void tw_rope_forward(float *x, tw_rope_kind kind, int T, int H, int D, int pos0, float theta) {
@@ -66,5 +69,23 @@ void tw_rope_forward(float *x, tw_rope_kind kind, int T, int H, int D, int pos0,
     case TW_ROPE_NONE:     break;
     case TW_ROPE_ADJACENT: tw_rope_adjacent_forward(x, T, H, D, pos0, theta); break;
     case TW_ROPE_HALVES:   tw_rope_halves_forward(x, T, H, D, pos0, theta); break;
+    }
+}
+
+// ---- backward ----
+
+void tw_rope_adjacent_backward(float *dx, int T, int H, int D, int pos0, float theta) {
+    rope_apply(dx, T, H, D, pos0, theta, 0, 1);
+}
+
+void tw_rope_halves_backward(float *dx, int T, int H, int D, int pos0, float theta) {
+    rope_apply(dx, T, H, D, pos0, theta, 1, 1);
+}
+
+void tw_rope_backward(float *dx, tw_rope_kind kind, int T, int H, int D, int pos0, float theta) {
+    switch (kind) {
+    case TW_ROPE_NONE:     break;
+    case TW_ROPE_ADJACENT: tw_rope_adjacent_backward(dx, T, H, D, pos0, theta); break;
+    case TW_ROPE_HALVES:   tw_rope_halves_backward(dx, T, H, D, pos0, theta); break;
     }
 }

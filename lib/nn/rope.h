@@ -32,4 +32,13 @@ void tw_rope_forward(float *x, tw_rope_kind kind, int T, int H, int D, int pos0,
 void tw_rope_angles(float *cos_t, float *sin_t, int pos, int D, float theta);
 void tw_rope_pairs(float *x, const float *cos_t, const float *sin_t, int n_head, int D);
 
+// Backward, in place like the forward (see tw.h): on entry dx holds the gradient of the rotated
+// tensor, on return the gradient of the tensor before rotation. A rotation's Jacobian is the
+// rotation itself, so its transpose is the rotation by the opposite angle (cos, -sin) with the
+// same float cos and sin as the forward, which makes it the exact transpose of the forward's map.
+//   dx: (T, H, D)   pos0, theta: as in the forward
+void tw_rope_adjacent_backward(float *dx, int T, int H, int D, int pos0, float theta);
+void tw_rope_halves_backward(float *dx, int T, int H, int D, int pos0, float theta);
+void tw_rope_backward(float *dx, tw_rope_kind kind, int T, int H, int D, int pos0, float theta);
+
 #endif

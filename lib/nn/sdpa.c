@@ -81,3 +81,46 @@ void tw_sdpa_one(float *out, float *scores, float *pattern, const float *q, cons
         for (int d = 0; d < D; d++) out[d] += pattern[s] * vs[d];
     }
 }
+
+// ---- backward ----
+
+void tw_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const float *dout,
+                      const float *q, const float *k, const float *v, const float *weights,
+                      int T, int S, int D) {
+    assert(T > 0 && S > 0 && D > 0 && dscores != NULL);
+    const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // the forward's factor, same rounding
+    for (int t = 0; t < T; t++) {
+        const float *w = weights + (size_t)t * S, *go = dout + (size_t)t * D;   // (S), (D)
+        float *ds = dscores + (size_t)t * S;                                    // (S)
+        // out[t] = sum_s w[s] v[s]: the gradient reaches v[s] scaled by w[s], and w[s] by
+        // dout[t] . v[s].
+        double dot = 0.0;
+        for (int s = 0; s < S; s++) {
+            float dw = 0.0f;
+            if (w[s] != 0.0f) {   // hidden keys: weight 0, no gradient (and skip 0 * inf)
+                const float *vs = v + (size_t)s * D;
+                for (int d = 0; d < D; d++) dw += go[d] * vs[d];
+                if (dv) {
+                    float *dvs = dv + (size_t)s * D;
+                    for (int d = 0; d < D; d++) dvs[d] += w[s] * go[d];
+                }
+            }
+            ds[s] = dw;
+            dot += (double)w[s] * dw;
+        }
+        // Softmax backward, then the 1/sqrt(D) of the scores.
+        for (int s = 0; s < S; s++) ds[s] = (float)(w[s] * (ds[s] - dot)) * inv_sqrt_d;
+        const float *q_t = q + (size_t)t * D;
+        float *dq_t = dq ? dq + (size_t)t * D : NULL;
+        for (int s = 0; s < S; s++) {
+            const float g = ds[s];
+            if (g == 0.0f) continue;
+            const float *ks = k + (size_t)s * D;
+            if (dq_t) for (int d = 0; d < D; d++) dq_t[d] += g * ks[d];
+            if (dk) {
+                float *dks = dk + (size_t)s * D;
+                for (int d = 0; d < D; d++) dks[d] += g * q_t[d];
+            }
+        }
+    }
+}

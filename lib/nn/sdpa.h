@@ -34,4 +34,17 @@ void tw_sdpa_forward(float *out, float *scores, float *weights,
 void tw_sdpa_one(float *out, float *scores, float *pattern, const float *q, const float *k,
                  const float *v, int S, int D, int kv_stride);
 
+// Backward of the fused attention (gradients accumulate, see tw.h), through the saved pattern:
+//   dv += weights^T dout
+//   dweights = dout v^T;  dscores = weights * (dweights - rowsum(weights * dweights))  (softmax)
+//   dq += dscores k / sqrt(D);  dk += dscores^T q / sqrt(D)
+// The causal and additive masks are constants: they act only through weights, which are 0 where
+// a key was hidden, so hidden entries get no gradient and no mask argument is needed.
+//   dq: (T, D)   dk, dv: (S, D)   dscores: (T, S) scratch, overwritten
+//   dout: (T, D)   q: (T, D)   k, v: (S, D)   weights: (T, S) the forward's attention map
+// No argument may alias another. Any of dq, dk, dv may be NULL.
+void tw_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const float *dout,
+                      const float *q, const float *k, const float *v, const float *weights,
+                      int T, int S, int D);
+
 #endif

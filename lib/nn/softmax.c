@@ -74,3 +74,18 @@ void tw_softmax_rows(float *y, const float *x, int rows, int cols, float tempera
     for (int r = 0; r < rows; r++)
         softmax_row(y + (size_t)r * cols, x + (size_t)r * cols, cols, temperature);
 }
+
+// ---- backward ----
+// The Jacobian of softmax is diag(y) - y y^T, so J^T dy = y * (dy - <y, dy>): one dot per row.
+void tw_softmax_rows_backward(float *dx, const float *dy, const float *y, int rows, int cols,
+                              float temperature) {
+    assert(temperature > 0.0f);
+    for (int r = 0; r < rows; r++) {
+        const float *y_r = y + (size_t)r * cols, *dy_r = dy + (size_t)r * cols;
+        float *dx_r = dx + (size_t)r * cols;
+        double dot = 0.0;
+        for (int j = 0; j < cols; j++) dot += (double)y_r[j] * dy_r[j];
+        for (int j = 0; j < cols; j++)
+            dx_r[j] += (float)(y_r[j] * (dy_r[j] - dot) / temperature);
+    }
+}

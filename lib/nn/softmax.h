@@ -15,4 +15,11 @@ void tw_softmax_rows(float *y, const float *x, int rows, int cols, float tempera
 // SIMD softmax kernels are tested against.   y, x: (n), may alias
 void tw_softmax_row(float *y, const float *x, int n);
 
+// Backward of y = softmax(x / temperature), row by row, from the forward's output y:
+//   dx[r] += (y[r] * (dy[r] - sum_j y[r][j] dy[r][j])) / temperature      (accumulates, see tw.h)
+//   dx, dy, y: (rows, cols); dx must not alias dy or y. A fully masked row (all zeros in y) gets
+// no gradient, and entries with y = 0 (masked, -inf logits) get none either.
+void tw_softmax_rows_backward(float *dx, const float *dy, const float *y, int rows, int cols,
+                              float temperature);
+
 #endif
