@@ -1,5 +1,5 @@
 // check_concepts.c: the checker of the concept exercises (concepts.h), built with one exercise
-// (EXERCISE = 5..10) by `make exerciseN`. It runs your function and the library's reference on
+// (EXERCISE = 5..12) by `make exerciseN`. It runs your function and the library's reference on
 // random inputs of several sizes and on the awkward cases, and stops at the first element that
 // differs by more than the exercise's tolerance, naming the case, the index, your value and the
 // expected one. Exit status: 0 passed, 1 failed or not implemented yet.
@@ -249,8 +249,86 @@ static int run_all(void) {
     if (one("one token holds almost all the mass", peaked, 4, 0.9f, 98, 20)) return 1;
     return 0;
 }
+#elif EXERCISE == 11
+static const char *FILE_NAME = "ex11_linear_backward.c", *TITLE = "the backward of Linear";
+// Tolerance: each gradient is a float sum of T or C_out products of N(0, 1) numbers, in any
+// order: about n u sum|terms| <= 64 x 6e-8 x 64 ~ 2.5e-4 of the worst case, far less in practice;
+// 1e-4 absolute + 1e-4 relative. GOT is filled with a sentinel first, so adding onto what the
+// buffers held (instead of writing) fails.
+static int one(const char *what, int T, int C_in, int C_out, uint64_t seed) {
+    static float gdx[BUF], gdW[BUF], gdb[BUF], wdx[BUF], wdW[BUF], wdb[BUF];
+    randn(A, (long)T * C_out, 1.0f, seed);        // dy
+    randn(B, (long)T * C_in, 1.0f, seed + 1);     // x
+    randn(Cb, (long)C_out * C_in, 1.0f, seed + 2);   // W
+    for (int i = 0; i < BUF; i++) { gdx[i] = 12345.0f; gdW[i] = 12345.0f; gdb[i] = 12345.0f; }
+    ex_linear_backward(gdx, gdW, gdb, A, B, Cb, T, C_in, C_out);
+    stop_if_todo(FILE_NAME);
+    memset(wdx, 0, sizeof wdx); memset(wdW, 0, sizeof wdW); memset(wdb, 0, sizeof wdb);
+    tw_linear_backward(wdx, wdW, wdb, A, B, Cb, T, C_in, C_out);   // accumulates onto zeros
+    char w[160];
+    snprintf(w, sizeof w, "%s: dx", what);
+    if (compare(w, gdx, wdx, (long)T * C_in, 1e-4f, 1e-4f)) return 1;
+    snprintf(w, sizeof w, "%s: dW", what);
+    if (compare(w, gdW, wdW, (long)C_out * C_in, 1e-4f, 1e-4f)) return 1;
+    snprintf(w, sizeof w, "%s: db", what);
+    return compare(w, gdb, wdb, C_out, 1e-4f, 1e-4f);
+}
+static int run_all(void) {
+    static const int sizes[][3] = { { 1, 1, 1 }, { 1, 5, 3 }, { 4, 1, 7 }, { 7, 16, 1 },
+                                    { 8, 24, 96 }, { 64, 64, 64 }, { 3, 100, 33 } };
+    char what[128];
+    for (int i = 0; i < 7; i++) {
+        snprintf(what, sizeof what, "T = %d, C_in = %d, C_out = %d", sizes[i][0], sizes[i][1], sizes[i][2]);
+        if (one(what, sizes[i][0], sizes[i][1], sizes[i][2], 700 + (uint64_t)i * 4)) return 1;
+    }
+    return 0;
+}
+#elif EXERCISE == 12
+static const char *FILE_NAME = "ex12_cross_entropy_backward.c", *TITLE = "softmax + cross-entropy backward";
+// Tolerance: each element is a probability (computed by the library in float from a double
+// log-sum-exp) minus 0 or 1, divided by n: 1e-6 absolute + 1e-5 relative covers a float softmax
+// (a few ulps of values <= 1). The awkward cases: V = 1 (the gradient is exactly 0), logits of
+// +-1000 (exp must not overflow), a -inf logit (probability 0, no NaN), ignored rows, and every
+// row ignored (all zeros, not 0/0).
+static int one(const char *what, const float *logits, const int *targets, int T, int V) {
+    for (long i = 0; i < (long)T * V; i++) GOT[i] = 12345.0f;
+    ex_cross_entropy_backward(GOT, logits, targets, T, V);
+    stop_if_todo(FILE_NAME);
+    float loss;
+    if (tw_cross_entropy_forward(&loss, NULL, Dm, logits, targets, T, V, TW_IGNORE_INDEX) != TW_OK) {
+        printf("the reference refused the case (a bad target?)\n");
+        exit(1);
+    }
+    memset(WANT, 0, (size_t)T * V * sizeof(float));
+    tw_cross_entropy_backward(WANT, 1.0f, Dm, targets, T, V, TW_IGNORE_INDEX);
+    return compare(what, GOT, WANT, (long)T * V, 1e-6f, 1e-5f);
+}
+static int run_all(void) {
+    static const int sizes[][2] = { { 1, 1 }, { 1, 2 }, { 3, 10 }, { 8, 65 }, { 16, 512 } };
+    static int targets[64];
+    char what[128];
+    for (int i = 0; i < 5; i++) {
+        const int T = sizes[i][0], V = sizes[i][1];
+        randn(A, (long)T * V, 3.0f, 800 + (uint64_t)i);
+        for (int t = 0; t < T; t++) targets[t] = (t * 7 + i) % V;
+        snprintf(what, sizeof what, "random logits, T = %d, V = %d", T, V);
+        if (one(what, A, targets, T, V)) return 1;
+    }
+    float big[8] = { 1000, -1000, 999, 0, 1000, 1000, -1000, -1000 };
+    int tb[2] = { 1, 3 };
+    if (one("logits of +-1000 (T = 2, V = 4)", big, tb, 2, 4)) return 1;
+    float inf[6] = { 0.5f, -INFINITY, 2.0f, -INFINITY, 0.0f, 1.0f };
+    int ti[2] = { 0, 2 };
+    if (one("a -inf logit in each row (T = 2, V = 3)", inf, ti, 2, 3)) return 1;
+    randn(A, 4L * 5, 1.0f, 850);
+    int tg[4] = { 2, -100, 4, -100 };
+    if (one("rows 1 and 3 ignored (target -100): n = 2", A, tg, 4, 5)) return 1;
+    int none[3] = { -100, -100, -100 };
+    if (one("every row ignored: all zeros", A, none, 3, 5)) return 1;
+    return 0;
+}
 #else
-#error "EXERCISE must be 5..10 for check_concepts.c"
+#error "EXERCISE must be 5..12 for check_concepts.c"
 #endif
 
 int main(int argc, char **argv) {

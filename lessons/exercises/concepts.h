@@ -1,4 +1,4 @@
-// concepts.h: the concept exercises (5..10), one per idea of lessons 5 to 11, each a small function
+// concepts.h: the concept exercises (5..12), one per idea of lessons 3 to 13, each a small function
 // you write in exN_<topic>.c. `make exerciseN` builds your file with check_concepts.c, which
 // compares it with the library's reference (lib/) on random inputs and on the awkward cases
 // (size 1, an all -inf row, huge logits, a constant row, ...) and names the first wrong element
@@ -38,6 +38,20 @@ void ex_swiglu(float *out, const float *x, const float *Wg, const float *Wu, con
 // order. Like lib/sampler.c, first drop the tokens below (1 - p) / (n - 1) (they can never be in
 // the nucleus); then the fallback "no prefix exceeds p" keeps every remaining token, as there.
 int ex_top_p(const float *probs, int n, float p, float u);
+
+// Exercise 11 (lesson 13): the backward of a Linear layer y = x W^T + b over T tokens. Given dy,
+// the gradient of the loss with respect to y, WRITE (do not add to) the three gradients:
+//   dx = dy W   (T, C_in)     dW = dy^T x   (C_out, C_in)     db = sum over t of dy[t]   (C_out)
+//   dy: (T, C_out)   x: (T, C_in)   W: (C_out, C_in)
+void ex_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x,
+                        const float *W, int T, int C_in, int C_out);
+
+// Exercise 12 (lesson 13): the gradient of the mean cross-entropy with respect to the logits,
+// softmax included: for each counted row t, dlogits[t] = (softmax(logits[t]) - onehot(targets[t])) / n
+// where n counts the rows whose target is not -100 (ignored rows, and every row when all are
+// ignored, get zeros). Stable for huge logits; a -inf logit has probability 0.
+//   dlogits, logits: (T, V)   targets: (T)
+void ex_cross_entropy_backward(float *dlogits, const float *logits, const int *targets, int T, int V);
 
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
