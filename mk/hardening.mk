@@ -80,7 +80,7 @@ $(BUILD)/fuzz/fuzz_kernels_%.o: CPPFLAGS += -Itests
 -include $(patsubst %,$(BUILD)/fuzz/fuzz_%.d,$(FUZZ_TARGETS))
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(LIB)
-	$(CC) $(LDFLAGS) $(FUZZ_LINK) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $(FUZZ_LINK) $^ $(LDLIBS) -o $@
 
 # valgrind: the suite in-process (CK_FORK=no, so the tests themselves are checked, not a fork
 # parent), then each lesson with its output in a scratch folder. The lessons run from their

@@ -74,6 +74,9 @@ typedef struct {
     int    T, S;     // sizes of the last call
     tw_q8_work *q8;  // NULL, or the int8 working memory of the projections (a model state's,
                      // set by tw_model_state_init for a model with Q8_0 copies)
+    const unsigned char *head_off;   // (H) or NULL: 1 switches head h off (ablation): its
+                                     // columns of z are zeroed before Wo, so the head adds nothing
+                                     // to out (scores and pattern are still computed and kept)
     float *memory;   // the one allocation of tw_mha_scratch_init, or NULL when the tensors live
                      // in a block's (tw_block_scratch_place)
 } tw_mha_scratch;

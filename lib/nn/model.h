@@ -117,6 +117,9 @@ typedef struct {
     tw_q8_work       *q8;         // NULL, or the int8 working memory of the Linear layers when the
                                   // model had Q8_0 copies at tw_model_state_init (its kernels: the
                                   // int8 level that goes with tw_simd's level at that moment)
+    const unsigned char *head_off;   // (n_layer, H) or NULL (the default): set by the caller to
+                                  // switch heads off; 1 at [l*H + h] zeroes head h of layer l's
+                                  // output before its Wo (ablation, lesson 18). The caller owns it.
 } tw_model_state;
 
 // The model's own rows of the table (offsets into tw_model_state), in the order computed;
@@ -201,7 +204,8 @@ tw_status tw_model_loss(float *loss, tw_model_state *s, const tw_model *m,
 //   make it exactly as s, tw_model_state_init(ds, m, T_max, 0); it is overwritten, and holds the
 //   last sequence's gradients on return (ds->logits the gradient of the logits, ds->layers[l].q
 //   that of layer l's queries, ...; see tw_block_backward for the few exceptions)
-//   s, tokens, targets, B, T: as for tw_model_loss
+//   s, tokens, targets, B, T: as for tw_model_loss; TW_ERR_ARG if s->head_off is set (the
+//   backward does not model an ablation)
 tw_status tw_model_backward(float *loss, tw_model_grads *g, tw_model_state *ds, tw_model_state *s,
                             const tw_model *m, const int *tokens, const int *targets,
                             int B, int T, float loss_scale);
