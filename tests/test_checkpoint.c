@@ -333,6 +333,7 @@ START_TEST(training_state_round_trips)
     ck_assert(memcmp(am, bm, (size_t)m.n_floats * sizeof(float)) == 0);
     ck_assert(memcmp(av, bv, (size_t)m.n_floats * sizeof(float)) == 0);
     // A model file is not a training state, and vice versa.
+    tw_model_free(&back);
     ck_assert_int_eq(tw_checkpoint_load(&back, path, err, sizeof err) == TW_OK ? 0 : 1, 1);
     ck_assert_msg(strstr(err, "magic") != NULL, "%s", err);
     remove(path);
