@@ -16,7 +16,7 @@ OMP  ?= 0
 # The compiler's target, not the build machine's: `make CC=aarch64-linux-gnu-gcc` builds NEON.
 SIMD_TARGET := $(shell $(CC) -dumpmachine 2>/dev/null)
 
-SIMD_BASE_SRC := lib/simd/dispatch.c lib/simd/ref.c lib/simd/matmul_naive.c \
+SIMD_BASE_SRC := lib/simd/dispatch.c lib/simd/ref.c lib/simd/matmul_naive.c lib/simd/train_ops.c \
                  lib/simd/matmul_reordered.c lib/simd/matmul_blocked.c lib/simd/matmul_packed.c
 SIMD_ISA_SRC  :=
 ifeq ($(SIMD),1)

@@ -6,6 +6,7 @@
 #include "nn/sdpa.h"
 #include "nn/linear.h"
 #include "nn/softmax.h"
+#include "simd/simd.h"
 
 // ---- step 1: scores ----
 
@@ -33,6 +34,7 @@ void tw_sdpa_scores(float *scores, const float *q, const float *k, const float *
 // ---- step 3: mix the values ----
 
 void tw_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D) {
+    if (tw_simd_sdpa_mix(out, weights, v, T, S, D)) return;   // a SIMD level's matmul (simd.h)
     for (int t = 0; t < T; t++) {
         float *o = out + (size_t)t * D;
         const float *w = weights + (size_t)t * S;
@@ -88,6 +90,8 @@ void tw_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const flo
                       const float *q, const float *k, const float *v, const float *weights,
                       int T, int S, int D) {
     assert(T > 0 && S > 0 && D > 0 && dscores != NULL);
+    // A SIMD level runs the four products on its matmul kernel (simd.h); naive: the loops below.
+    if (tw_simd_sdpa_backward(dq, dk, dv, dscores, dout, q, k, v, weights, T, S, D)) return;
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // the forward's factor, same rounding
     for (int t = 0; t < T; t++) {
         const float *w = weights + (size_t)t * S, *go = dout + (size_t)t * D;   // (S), (D)
