@@ -52,6 +52,14 @@ int tw_matmul_threads(void) {
 #endif
 }
 
+void tw_matmul_set_threads(int n) {
+#ifdef _OPENMP
+    if (n >= 1) omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
 static int min_int(int a, int b) { return a < b ? a : b; }
 static int round_up(int x, int m) { return (x + m - 1) / m * m; }
 

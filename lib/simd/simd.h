@@ -173,6 +173,9 @@ void tw_matmul_packed_strided(const tw_ukernel *uk, float *C, long ldc, const fl
                               long cs_a, const float *B, long rs_b, long cs_b, int M, int N, int K,
                               int accumulate, int threads);
 int  tw_matmul_threads(void);   // OpenMP's default thread count, or 1 without OpenMP
+// Sets the thread count the _mt kernels and the training path use (omp_set_num_threads; nothing
+// without OpenMP). A program calls it at start-up or between passes, never during one.
+void tw_matmul_set_threads(int n);
 
 extern const tw_ukernel tw_ukernel_scalar;   // portable C, 4 x 8: the packing rung without SIMD
 void tw_matmul_packed_scalar(float *C, const float *A, const float *B, int M, int N, int K);

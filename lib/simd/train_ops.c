@@ -26,9 +26,31 @@ int tw_simd_linear_backward(float *dx, float *dW, float *db, const float *dy, co
     return 1;
 }
 
+// Attention works on blocks of ROWS query rows. A causal pattern's rows end in zeros (hidden
+// keys): a block's products need only its first `width` columns, the last column any of its rows
+// gives weight, which skips about half the work at T = S. Exact: the skipped terms are all
+// 0 * finite (the loops in sdpa.c skip them too).
+enum { ROWS = 64 };
+
+static int block_width(const float *weights, int t0, int t1, int S) {
+    int width = 0;
+    for (int t = t0; t < t1; t++) {
+        const float *w = weights + (size_t)t * S;
+        int s = S;
+        while (s > width && w[s - 1] == 0.0f) s--;
+        if (s > width) width = s;
+    }
+    return width;
+}
+
 int tw_simd_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D) {
     if (!tw_simd.gemm) return 0;
-    gemm(out, D, weights, S, 1, v, D, 1, T, D, S, 0);   // (T, S) (S, D)
+    for (int t0 = 0; t0 < T; t0 += ROWS) {
+        const int t1 = t0 + ROWS < T ? t0 + ROWS : T;
+        const int width = block_width(weights, t0, t1, S);
+        // out rows t0..t1 (t1 - t0, D) = weights block (t1 - t0, width) v (width, D)
+        gemm(out + (size_t)t0 * D, D, weights + (size_t)t0 * S, S, 1, v, D, 1, t1 - t0, D, width, 0);
+    }
     return 1;
 }
 
@@ -37,22 +59,33 @@ int tw_simd_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const
                           int T, int S, int D) {
     if (!tw_simd.gemm) return 0;
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // the forward's factor, same rounding
-    // d weights (T, S) = dout (T, D) v^T (D, S): v (S, D) read transposed.
-    gemm(dscores, S, dout, D, 1, v, 1, D, T, S, D, 0);
-    // The softmax's backward, row by row, as the loop in sdpa.c (hidden keys get no gradient).
-    for (int t = 0; t < T; t++) {
-        const float *w = weights + (size_t)t * S;
-        float *ds = dscores + (size_t)t * S;
-        double dot = 0.0;
-        for (int s = 0; s < S; s++) {
-            if (w[s] == 0.0f) ds[s] = 0.0f;
-            dot += (double)w[s] * ds[s];
+    for (int t0 = 0; t0 < T; t0 += ROWS) {
+        const int t1 = t0 + ROWS < T ? t0 + ROWS : T, m = t1 - t0;
+        const int width = block_width(weights, t0, t1, S);
+        const float *w0 = weights + (size_t)t0 * S;    // this block's rows: (m, S), row stride S
+        float *ds0 = dscores + (size_t)t0 * S;
+        // d weights (m, width) = dout rows (m, D) v^T (D, width): v read transposed.
+        gemm(ds0, S, dout + (size_t)t0 * D, D, 1, v, 1, D, m, width, D, 0);
+        // The softmax's backward, row by row, as the loop in sdpa.c (hidden keys get no gradient).
+        for (int t = 0; t < m; t++) {
+            const float *w = w0 + (size_t)t * S;
+            float *ds = ds0 + (size_t)t * S;
+            // Four partial sums in double (the loop's one chain of dependent adds was a tenth of
+            // the step): a different order than sdpa.c's, so rounding differs, as the kernel's.
+            double dot4[4] = { 0.0, 0.0, 0.0, 0.0 };
+            for (int s = 0; s < width; s++) {
+                ds[s] = w[s] == 0.0f ? 0.0f : ds[s];
+                dot4[s & 3] += (double)w[s] * ds[s];
+            }
+            const double dot = (dot4[0] + dot4[1]) + (dot4[2] + dot4[3]);
+            for (int s = 0; s < width; s++) ds[s] = (float)(w[s] * (ds[s] - dot)) * inv_sqrt_d;
+            for (int s = width; s < S; s++) ds[s] = 0.0f;
         }
-        for (int s = 0; s < S; s++) ds[s] = (float)(w[s] * (ds[s] - dot)) * inv_sqrt_d;
+        // dq rows (m, D) += ds (m, width) k (width, D);  dk (width, D) += ds^T q rows;
+        // dv (width, D) += weights^T dout rows (the block's rows read transposed).
+        if (dq) gemm(dq + (size_t)t0 * D, D, ds0, S, 1, k, D, 1, m, D, width, 1);
+        if (dk) gemm(dk, D, ds0, 1, S, q + (size_t)t0 * D, D, 1, width, D, m, 1);
+        if (dv) gemm(dv, D, w0, 1, S, dout + (size_t)t0 * D, D, 1, width, D, m, 1);
     }
-    // dq (T, D) += ds (T, S) k (S, D);  dk (S, D) += ds^T q;  dv (S, D) += weights^T dout.
-    if (dq) gemm(dq, D, dscores, S, 1, k, D, 1, T, D, S, 1);
-    if (dk) gemm(dk, D, dscores, 1, S, q, D, 1, S, D, T, 1);
-    if (dv) gemm(dv, D, weights, 1, S, dout, D, 1, S, D, T, 1);
     return 1;
 }
