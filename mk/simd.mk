@@ -43,7 +43,7 @@ SIMD_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SIMD_SRC))
 OMPFLAGS ?= -fopenmp
 OMPLIBS  ?= -fopenmp
 ifeq ($(OMP),1)
-  $(BUILD)/lib/simd/matmul_packed.o: ISAFLAGS := $(OMPFLAGS)
+  $(BUILD)/lib/simd/matmul_packed.o $(BUILD)/lib/nn/train_parallel.o: ISAFLAGS := $(OMPFLAGS)
   LDFLAGS += $(OMPLIBS)
 endif
 

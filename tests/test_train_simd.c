@@ -6,9 +6,10 @@
 //   - tw_model_backward at the best level against the naive level, every parameter's gradient,
 //     for the four styles and a stories260K-shaped model at T = 64 (long enough for several row
 //     blocks of the causal attention), and the gradients differ somewhere (the kernels ran);
-//   - one thread and two give bit-identical gradients: the threaded matmul never splits a sum.
-//     Built without OpenMP (`make test`'s default) both runs are single-threaded and the check
-//     is trivially true; `make OMP=1 test` makes it bite.
+//   - the batch split into parts (tw_model_backward_split): within rounding of the unsplit
+//     backward, and bit-identical on one thread and on two. Built without OpenMP (`make test`'s
+//     default) both runs are single-threaded and that one check is trivially true; `make OMP=1
+//     test` makes it bite (run before every commit of this file).
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -171,33 +172,60 @@ START_TEST(model_backward_at_the_best_level_matches_naive)
 }
 END_TEST
 
-// One thread and two: bit-identical (no tile of a product is split among threads, and every
-// other loop of the backward runs on one thread), on the stories260K shape with a T that takes
-// the 15M-sized products' threaded path too (the classifier's dW is 512 x 64 x 64 per call: below
-// the threading threshold, so a second, wide model is run as well).
-START_TEST(one_and_two_threads_give_identical_gradients)
+// The batch split into 2 parts (tw_model_backward_split) on 1 thread and on 2: bit-identical,
+// since the split, not the thread count, fixes every sum's order (and a part's products run on
+// one thread inside the parallel region, or on the threaded matmul that never splits a sum).
+// Against the unsplit tw_model_backward: rel 1e-5 of the case scale (grad_check.h), since the
+// only change is the grouping of the per-sequence gradients (two partial sums added at the end:
+// one extra rounding of each element, 6e-8 relative to the largest partial sum, which is at most
+// the case scale; measured worst 2.6e-7 of a tensor's own largest entry, TW_GRAD_REPORT=1).
+START_TEST(split_batch_on_one_and_two_threads)
 {
     const char *lv = best_level();
     tw_model m;
     make_model(&m, "stories260K", 31);
-    // Widen the vocabulary so that the head's products (T x V x C) pass the threading threshold.
-    tw_model_config c = m.cfg;
-    tw_model_free(&m);
-    c.vocab = 4096;
-    ck_assert_int_eq(tw_model_init(&m, &c), TW_OK);
-    tw_model_randomize(&m, 32);
-    const int B = 1, T = 64;
-    int tokens[64], targets[64];
-    batch(tokens, targets, B * T, c.vocab, 33);
-    tw_model_grads one, two;
+    enum { B = 4, T = 32, PARTS = 2 };
+    int tokens[B * T], targets[B * T];
+    batch(tokens, targets, B * T, m.cfg.vocab, 33);
+    tw_model_grads plain, one, two, part[PARTS - 1];
+    tw_model_state s[PARTS], ds[PARTS];
+    ck_assert_int_eq(tw_model_grads_init(&plain, &m), TW_OK);
     ck_assert_int_eq(tw_model_grads_init(&one, &m), TW_OK);
     ck_assert_int_eq(tw_model_grads_init(&two, &m), TW_OK);
-    gradients(&one, &m, tokens, targets, B, T, lv, 1);
-    gradients(&two, &m, tokens, targets, B, T, lv, 2);
+    ck_assert_int_eq(tw_model_grads_init(&part[0], &m), TW_OK);
+    for (int p = 0; p < PARTS; p++) {
+        ck_assert_int_eq(tw_model_state_init(&s[p], &m, T, 0), TW_OK);
+        ck_assert_int_eq(tw_model_state_init(&ds[p], &m, T, 0), TW_OK);
+    }
+    const float loss_plain = gradients(&plain, &m, tokens, targets, B, T, lv, 1);
+    float loss[2];
+    tw_model_grads *got[2] = { &one, &two };
+    for (int threads = 1; threads <= 2; threads++) {
+        ck_assert_str_eq(tw_simd_init(lv), lv);
+        tw_matmul_set_threads(threads);
+        ck_assert_int_eq(tw_model_backward_split(&loss[threads - 1], got[threads - 1], part, ds, s,
+                                                 &m, tokens, targets, B, T, 1.0f, PARTS), TW_OK);
+        tw_matmul_set_threads(1);
+        tw_simd_init("naive");
+    }
     ck_assert_msg(memcmp(one.memory, two.memory, sizeof(float) * (size_t)m.n_floats) == 0,
-                  "gradients at %s differ between 1 and 2 threads", lv);
-    tw_model_grads_free(&one);
-    tw_model_grads_free(&two);
+                  "split gradients at %s differ between 1 and 2 threads", lv);
+    ck_assert(loss[0] == loss[1]);
+    // The per-part losses are combined in double and rounded once: within 2 ulp of the whole's.
+    ck_assert_msg(fabsf(loss[0] - loss_plain) <= 2.4e-7f * loss_plain, "loss %.9g vs %.9g",
+                  loss[0], loss_plain);
+    const double scale = gc_maxabs(plain.memory, plain.n_floats);
+    for (int i = 0; i < m.n_params; i++)
+        ck_assert_grad(plain.params[i].name, one.params[i].data, plain.params[i].data,
+                       plain.params[i].count, 1e-5, scale);
+    ck_assert_int_eq(tw_model_backward_split(&loss[0], &one, part, ds, s, &m, tokens, targets, B,
+                                             T, 1.0f, 0), TW_ERR_ARG);
+    for (int p = 0; p < PARTS; p++) {
+        tw_model_state_free(&s[p]);
+        tw_model_state_free(&ds[p]);
+    }
+    tw_model_grads_free(&plain); tw_model_grads_free(&one); tw_model_grads_free(&two);
+    tw_model_grads_free(&part[0]);
     tw_model_free(&m);
 }
 END_TEST
@@ -210,7 +238,7 @@ Suite *suite_train_simd(void) {
     TCase *mt = tcase_create("model");
     tcase_set_timeout(mt, 120);
     tcase_add_loop_test(mt, model_backward_at_the_best_level_matches_naive, 0, N_CASES);
-    tcase_add_test(mt, one_and_two_threads_give_identical_gradients);
+    tcase_add_test(mt, split_batch_on_one_and_two_threads);
     suite_add_tcase(s, mt);
     return s;
 }

@@ -12,7 +12,9 @@
 // The model is seeded random (tw_model_randomize), the batch seeded random tokens; B = 8 for the
 // 260K shape and 4 for the 15M shape, T = 256 (the batches of the PyTorch figures). Each
 // figure is the median over --steps timed steps after one warm-up step (--naive-steps at the naive
-// level, which is much slower: the 15M shape uses 1 there by default).
+// level, which is much slower: the 15M shape uses 1 there by default; PyTorch's 15M figure is the
+// median of 2). With N threads the batch is split into N parts trained in parallel
+// (tw_model_backward_split, lib/nn/train_parallel.h); with one, tw_model_backward runs it.
 #define _POSIX_C_SOURCE 200809L   // clock_gettime, popen
 #include <math.h>
 #include <stdio.h>
@@ -22,14 +24,19 @@
 #include "tw.h"
 #include "simd/simd.h"
 #include "nn/reference.h"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 // The FMA-throughput probes of `make bench` (bench/probe_*.c). The peak is read in one place,
 // fma_peak_gflops below, so a better probe can replace this one call.
 float bench_fma_probe_avx2(long iters);
 float bench_fma_probe_avx512(long iters);
+
+// CPU seconds of the whole process (all threads): beside the wall time it shows how much of the
+// machine a run got (a shared machine's other load takes the rest).
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -109,23 +116,32 @@ static double flops_per_step(const shape *sh) {
     return 6.0 * (double)sh->B * T * (per_token_weights + attn_per_token);
 }
 
+enum { MAX_PARTS = 8 };
+
+// With n threads the batch is split into n parts run in parallel (tw_model_backward_split),
+// each with its own states and, but for the first, its own gradient buffer.
 typedef struct {
     tw_model m;
-    tw_model_grads g;
-    tw_model_state s, ds;
+    tw_model_grads g, g_part[MAX_PARTS - 1];
+    tw_model_state s[MAX_PARTS], ds[MAX_PARTS];
+    int parts;
     float *m1, *m2;   // AdamW moments, (n_floats) each
     int *tokens, *targets;
     int step;
 } trainer;
 
-static void trainer_init(trainer *tr, const shape *sh) {
+static void trainer_init(trainer *tr, const shape *sh, int parts) {
     memset(tr, 0, sizeof *tr);
     tw_model_config c = config_of(sh);
     check(tw_model_init(&tr->m, &c), "model");
     tw_model_randomize(&tr->m, 1234);
+    tr->parts = parts;
     check(tw_model_grads_init(&tr->g, &tr->m), "gradients");
-    check(tw_model_state_init(&tr->s, &tr->m, sh->T, 0), "state");
-    check(tw_model_state_init(&tr->ds, &tr->m, sh->T, 0), "gradient state");
+    for (int p = 0; p < parts; p++) {
+        if (p > 0) check(tw_model_grads_init(&tr->g_part[p - 1], &tr->m), "gradients");
+        check(tw_model_state_init(&tr->s[p], &tr->m, sh->T, 0), "state");
+        check(tw_model_state_init(&tr->ds[p], &tr->m, sh->T, 0), "gradient state");
+    }
     tr->m1 = calloc((size_t)tr->m.n_floats, sizeof(float));
     tr->m2 = calloc((size_t)tr->m.n_floats, sizeof(float));
     const long n = (long)sh->B * sh->T;
@@ -141,8 +157,11 @@ static void trainer_init(trainer *tr, const shape *sh) {
 static void trainer_free(trainer *tr) {
     tw_model_free(&tr->m);
     tw_model_grads_free(&tr->g);
-    tw_model_state_free(&tr->s);
-    tw_model_state_free(&tr->ds);
+    for (int p = 0; p < tr->parts; p++) {
+        if (p > 0) tw_model_grads_free(&tr->g_part[p - 1]);
+        tw_model_state_free(&tr->s[p]);
+        tw_model_state_free(&tr->ds[p]);
+    }
     free(tr->m1); free(tr->m2); free(tr->tokens); free(tr->targets);
 }
 
@@ -151,8 +170,12 @@ static void trainer_free(trainer *tr) {
 static float train_step(trainer *tr, const shape *sh) {
     float loss;
     tw_model_grads_zero(&tr->g);
-    check(tw_model_backward(&loss, &tr->g, &tr->ds, &tr->s, &tr->m, tr->tokens, tr->targets,
-                            sh->B, sh->T, 1.0f), "backward");
+    if (tr->parts == 1)
+        check(tw_model_backward(&loss, &tr->g, &tr->ds[0], &tr->s[0], &tr->m, tr->tokens,
+                                tr->targets, sh->B, sh->T, 1.0f), "backward");
+    else
+        check(tw_model_backward_split(&loss, &tr->g, tr->g_part, tr->ds, tr->s, &tr->m, tr->tokens,
+                                      tr->targets, sh->B, sh->T, 1.0f, tr->parts), "backward");
     tr->step++;
     for (int i = 0; i < tr->m.n_params; i++) {
         tw_param *p = &tr->m.params[i];
@@ -167,29 +190,24 @@ static float train_step(trainer *tr, const shape *sh) {
 
 // Median seconds per step over `steps` steps after one warm-up step (a fresh model each time, so
 // every configuration trains from the same weights).
-static double time_steps(const shape *sh, int steps) {
+static double time_steps(double *cpu_per_step, const shape *sh, int steps, int parts) {
     trainer tr;
-    trainer_init(&tr, sh);
+    trainer_init(&tr, sh, parts);
     train_step(&tr, sh);   // warm-up: first touch of every buffer
     double t[64];
     if (steps > 64) steps = 64;
+    const double c0 = cpu_seconds();
     for (int i = 0; i < steps; i++) {
         double t0 = now_seconds();
         train_step(&tr, sh);
         t[i] = now_seconds() - t0;
     }
+    *cpu_per_step = (cpu_seconds() - c0) / steps;
     trainer_free(&tr);
     qsort(t, (size_t)steps, sizeof *t, cmp_double);
     return steps % 2 ? t[steps / 2] : 0.5 * (t[steps / 2 - 1] + t[steps / 2]);
 }
 
-static void set_threads(int n) {
-#ifdef _OPENMP
-    omp_set_num_threads(n);
-#else
-    (void)n;
-#endif
-}
 
 // PyTorch's tokens/s from the command, run with the shape's sizes and a thread count; 0 if it
 // fails or prints no "tokens/s" figure.
@@ -209,6 +227,21 @@ static double torch_tokens_per_s(const char *cmd, const shape *sh, int threads, 
     }
     if (pclose(p) != 0) return 0;
     return tps;
+}
+
+// The first three fields of /proc/loadavg ("?" where there is none, as on macOS).
+static const char *load_average(void) {
+    static char buf[64] = "?";
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fgets(buf, sizeof buf, f)) {
+            char *sp = buf;
+            for (int i = 0; i < 3 && sp; i++) sp = strchr(sp + 1, ' ');
+            if (sp) *sp = '\0';
+        }
+        fclose(f);
+    }
+    return buf;
 }
 
 static void usage(void) {
@@ -247,6 +280,8 @@ int main(int argc, char **argv) {
         }
     }
     if (naive_steps < 0) naive_steps = sh == &SHAPES[1] ? 1 : steps;
+    // PyTorch 1.13 takes ~20 s per 15M step on a loaded 2-vCPU machine: 2 steps there.
+    const int torch_steps = sh == &SHAPES[1] && steps > 2 ? 2 : steps;
     int threads[8], n_threads = 0;
     for (const char *p = threads_list; *p && n_threads < 8;) {
         threads[n_threads] = atoi(p);
@@ -256,10 +291,11 @@ int main(int argc, char **argv) {
         if (!p) break;
         p++;
     }
-#ifndef _OPENMP
-    if (n_threads > 1 || threads[0] != 1)
-        printf("(built without OpenMP: every thread count below runs on one thread)\n");
-#endif
+    if (tw_matmul_threads() == 1 && (n_threads > 1 || threads[0] != 1)) {
+        tw_matmul_set_threads(2);
+        if (tw_matmul_threads() == 1)
+            printf("(the library was built without OpenMP: every thread count runs on one thread)\n");
+    }
     const char *best = tw_simd_init("auto");
     if (!best) { fprintf(stderr, "bench_train: no SIMD level usable\n"); return 1; }
     best = strcmp(best, "naive") == 0 ? NULL : best;
@@ -272,9 +308,11 @@ int main(int argc, char **argv) {
            sh->B, sh->T);
     printf("one step = forward + backward + AdamW, %.2f GFLOP; FMA peak (%s, one core) %.1f GFLOP/s\n",
            flops * 1e-9, peak_isa, peak);
-    printf("median of %d steps (naive: %d) after one warm-up step\n", steps, naive_steps);
-    printf("%-8s %7s %10s %10s %8s %11s %10s %8s\n", "level", "threads", "s/step", "tokens/s",
-           "GFLOP/s", "%peak(x thr)", "torch tok/s", "ours/torch");
+    printf("median of %d steps (naive: %d) after one warm-up step; s/step is wall time, cpu s the\n"
+           "process's CPU seconds per step (all threads); load average now: %s\n", steps,
+           naive_steps, load_average());
+    printf("%-8s %7s %10s %8s %10s %8s %11s %10s %8s\n", "level", "threads", "s/step", "cpu s",
+           "tokens/s", "GFLOP/s", "%peak(x thr)", "torch tok/s", "ours/torch");
     double tps_best[8] = {0};
     for (int li = 0; li < 2; li++) {
         const char *level = li == 0 ? "naive" : best;
@@ -282,14 +320,16 @@ int main(int argc, char **argv) {
         if (li == 0 && naive_steps == 0) continue;
         if (!tw_simd_init(level)) { fprintf(stderr, "bench_train: level %s unavailable\n", level); return 1; }
         for (int ti = 0; ti < n_threads; ti++) {
-            set_threads(threads[ti]);
-            double t = time_steps(sh, li == 0 ? naive_steps : steps);
+            tw_matmul_set_threads(threads[ti]);
+            const int parts = threads[ti] < MAX_PARTS ? threads[ti] : MAX_PARTS;
+            double cpu;
+            double t = time_steps(&cpu, sh, li == 0 ? naive_steps : steps, parts);
             double tps = tokens / t, gf = flops / t * 1e-9;
             if (li == 1) tps_best[ti] = tps;
-            printf("%-8s %7d %10.3f %10.0f %8.2f %10.1f%%", level, threads[ti], t, tps, gf,
-                   peak > 0 ? 100 * gf / (peak * threads[ti]) : 0);
+            printf("%-8s %7d %10.3f %8.3f %10.0f %8.2f %10.1f%%", level, threads[ti], t, cpu, tps,
+                   gf, peak > 0 ? 100 * gf / (peak * threads[ti]) : 0);
             if (li == 1 && torch_cmd) {
-                double tt = torch_tokens_per_s(torch_cmd, sh, threads[ti], steps);
+                double tt = torch_tokens_per_s(torch_cmd, sh, threads[ti], torch_steps);
                 if (tt > 0) printf(" %10.0f %8.2fx", tt, tps / tt);
                 else printf(" %10s %9s", "failed", "-");
             }
