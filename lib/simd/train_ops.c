@@ -4,6 +4,8 @@
 // operands are read through their strides (no copy), and += is the kernel's accumulate mode.
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 #include "simd.h"
 
 // C (M, N), rows ldc apart, (+)= A op(B): the one place these hooks call the kernel.
@@ -32,13 +34,29 @@ int tw_simd_linear_backward(float *dx, float *dW, float *db, const float *dy, co
 // 0 * finite (the loops in sdpa.c skip them too).
 enum { ROWS = 64 };
 
+// 1 if any of x[0 .. n) is non-zero (-0 counts as zero): an OR of the bits without the sign, which
+// the compiler vectorises (the scalar scan over every row's hidden keys was a third of the
+// attention backward's own time).
+static int any_nonzero(const float *x, int n) {
+    uint32_t bits = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], sizeof u);
+        bits |= u & 0x7fffffffu;
+    }
+    return bits != 0;
+}
+
+// The block's rows from the last (under the causal rule the widest) to the first: each row only
+// has to prove that its weights past the width found so far are zero.
 static int block_width(const float *weights, int t0, int t1, int S) {
     int width = 0;
-    for (int t = t0; t < t1; t++) {
+    for (int t = t1 - 1; t >= t0; t--) {
         const float *w = weights + (size_t)t * S;
+        if (!any_nonzero(w + width, S - width)) continue;
         int s = S;
         while (s > width && w[s - 1] == 0.0f) s--;
-        if (s > width) width = s;
+        width = s;
     }
     return width;
 }
@@ -70,16 +88,23 @@ int tw_simd_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const
         for (int t = 0; t < m; t++) {
             const float *w = w0 + (size_t)t * S;
             float *ds = ds0 + (size_t)t * S;
-            // Four partial sums in double (the loop's one chain of dependent adds was a tenth of
-            // the step): a different order than sdpa.c's, so rounding differs, as the kernel's.
-            double dot4[4] = { 0.0, 0.0, 0.0, 0.0 };
-            for (int s = 0; s < width; s++) {
-                ds[s] = w[s] == 0.0f ? 0.0f : ds[s];
-                dot4[s & 3] += (double)w[s] * ds[s];
+            // Four partial sums in double (one chain of dependent adds was a tenth of the step):
+            // another order than sdpa.c's, so the rounding differs, as the kernel's does.
+            for (int s = 0; s < width; s++) ds[s] = w[s] == 0.0f ? 0.0f : ds[s];
+            double d0 = 0.0, d1 = 0.0, d2 = 0.0, d3 = 0.0;
+            int s = 0;
+            for (; s + 4 <= width; s += 4) {
+                d0 += (double)w[s] * ds[s];
+                d1 += (double)w[s + 1] * ds[s + 1];
+                d2 += (double)w[s + 2] * ds[s + 2];
+                d3 += (double)w[s + 3] * ds[s + 3];
             }
-            const double dot = (dot4[0] + dot4[1]) + (dot4[2] + dot4[3]);
-            for (int s = 0; s < width; s++) ds[s] = (float)(w[s] * (ds[s] - dot)) * inv_sqrt_d;
-            for (int s = width; s < S; s++) ds[s] = 0.0f;
+            for (; s < width; s++) d0 += (double)w[s] * ds[s];
+            // The row's dot product rounded once to float, then the update in float (vectorised;
+            // sdpa.c's loop does it in double: the results differ by rounding).
+            const float dot = (float)((d0 + d1) + (d2 + d3));
+            for (s = 0; s < width; s++) ds[s] = w[s] * (ds[s] - dot) * inv_sqrt_d;
+            for (s = width; s < S; s++) ds[s] = 0.0f;
         }
         // dq rows (m, D) += ds (m, width) k (width, D);  dk (width, D) += ds^T q rows;
         // dv (width, D) += weights^T dout rows (the block's rows read transposed).
