@@ -24,7 +24,7 @@ ARM_LESSON_BINS   = $(foreach f,$(ARM_LESSON_SRC),$(ARM_LESSON_BUILD)/lessons/$(
 
 # ./generate as a file inside the build directory (the top-level ./generate is the native one).
 $(BUILD)/tools/generate-bin: $(BUILD)/tools/generate.o $(LIB)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 .PHONY: test-arm-lessons
 test-arm-lessons: lessons npydiff model              ## every lesson cross-built for AArch64, run in qemu, tensors compared
