@@ -209,9 +209,10 @@ static double time_steps(double *cpu_per_step, const shape *sh, int steps, int p
 }
 
 
-// PyTorch's tokens/s from the command, run with the shape's sizes and a thread count; 0 if it
-// fails or prints no "tokens/s" figure.
-static double torch_tokens_per_s(const char *cmd, const shape *sh, int threads, int steps) {
+// PyTorch's tokens/s from the command, run with the shape's sizes and a thread count, and its
+// tokens per CPU-second in *cpu_tps; 0 if it fails or prints no "tokens/s" figure.
+static double torch_tokens_per_s(double *cpu_tps, const char *cmd, const shape *sh, int threads,
+                                 int steps) {
     char line[1024];
     snprintf(line, sizeof line, "%s --dim %d --layers %d --heads %d --kv-heads %d --hidden %d "
              "--vocab %d --batch %d --seq %d --threads %d --steps %d 2>&1", cmd, sh->dim,
@@ -221,9 +222,12 @@ static double torch_tokens_per_s(const char *cmd, const shape *sh, int threads, 
     if (!p) return 0;
     double tps = 0;
     char buf[512];
+    *cpu_tps = 0;
     while (fgets(buf, sizeof buf, p)) {
-        const char *k = strstr(buf, "tokens/s ");
-        if (k) tps = atof(k + 9);
+        const char *k = strstr(buf, " tokens/s ");
+        const char *c = strstr(buf, "cpu-tokens/s ");
+        if (k) tps = atof(k + 10);
+        if (c) *cpu_tps = atof(c + 13);
     }
     if (pclose(p) != 0) return 0;
     return tps;
@@ -309,10 +313,12 @@ int main(int argc, char **argv) {
     printf("one step = forward + backward + AdamW, %.2f GFLOP; FMA peak (%s, one core) %.1f GFLOP/s\n",
            flops * 1e-9, peak_isa, peak);
     printf("median of %d steps (naive: %d) after one warm-up step; s/step is wall time, cpu s the\n"
-           "process's CPU seconds per step (all threads); load average now: %s\n", steps,
+           "process's CPU seconds per step (all threads); ours/torch compares wall-time tokens/s,\n"
+           "per CPU-s tokens per CPU-second of each process (fairer when the machine is shared);\n"
+           "load average now: %s\n", steps,
            naive_steps, load_average());
-    printf("%-8s %7s %10s %8s %10s %8s %11s %10s %8s\n", "level", "threads", "s/step", "cpu s",
-           "tokens/s", "GFLOP/s", "%peak(x thr)", "torch tok/s", "ours/torch");
+    printf("%-8s %7s %10s %8s %10s %8s %11s %10s %9s %9s\n", "level", "threads", "s/step", "cpu s",
+           "tokens/s", "GFLOP/s", "%peak(x thr)", "torch tok/s", "ours/torch", "per CPU-s");
     double tps_best[8] = {0};
     for (int li = 0; li < 2; li++) {
         const char *level = li == 0 ? "naive" : best;
@@ -329,9 +335,11 @@ int main(int argc, char **argv) {
             printf("%-8s %7d %10.3f %8.3f %10.0f %8.2f %10.1f%%", level, threads[ti], t, cpu, tps,
                    gf, peak > 0 ? 100 * gf / (peak * threads[ti]) : 0);
             if (li == 1 && torch_cmd) {
-                double tt = torch_tokens_per_s(torch_cmd, sh, threads[ti], torch_steps);
+                double tc;
+                double tt = torch_tokens_per_s(&tc, torch_cmd, sh, threads[ti], torch_steps);
                 if (tt > 0) printf(" %10.0f %8.2fx", tt, tps / tt);
                 else printf(" %10s %9s", "failed", "-");
+                if (tc > 0) printf(" %8.2fx", (tokens / cpu) / tc);
             }
             printf("\n");
             fflush(stdout);

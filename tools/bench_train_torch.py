@@ -6,7 +6,8 @@ times (forward, backward and one AdamW step per step), on a given number of thre
 A plain Llama as llama2.c's model.py: RMSNorm, RoPE on adjacent pairs (base 1e4), grouped-query
 attention with the causal mask, SwiGLU, a tied classifier, no biases; seeded random init (N(0,
 0.02) weights); a seeded random batch; cross-entropy over B*T positions; AdamW (betas 0.9, 0.95,
-weight decay 0.1 on matrices). Prints one line: "tokens/s X" (the median step after warm-up).
+weight decay 0.1 on matrices). Prints one line: "tokens/s X cpu-tokens/s Y" (the median step
+after warm-up, over wall time and over the process's CPU time).
 
   /usr/bin/python3 tools/bench_train_torch.py --dim 64 --layers 5 --heads 8 --kv-heads 4 \
       --hidden 172 --vocab 512 --batch 8 --seq 256 --threads 1 --steps 5
@@ -130,13 +131,17 @@ def main():
         return loss
 
     step()   # warm-up
-    times = []
+    times, cpu = [], []
     for _ in range(a.steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         step()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
     tps = a.batch * a.seq / statistics.median(times)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads: tokens/s {tps:.1f}")
+    # Tokens per CPU-second of the process (all threads): on a shared machine the fairer figure.
+    cps = a.batch * a.seq / statistics.median(cpu)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads: tokens/s {tps:.1f} "
+          f"cpu-tokens/s {cps:.1f}")
     return 0
 
 
