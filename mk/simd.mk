@@ -63,8 +63,9 @@ BENCH_ARGS ?=
 
 .PHONY: bench bench-bin test-arm
 bench:                                         ## verify, then time every kernel (BLAS=openblas to compare)
-	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OMP=$(HAVE_OMP) BLAS=$(BLAS) bench-bin
+	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OMP=$(HAVE_OMP) BLAS=$(BLAS) bench-bin run_bench_q8
 	./run_bench $(BENCH_ARGS)
+	./run_bench_q8 $(BENCH_ARGS)
 
 BENCH_OBJ := $(BUILD)/bench/bench.o
 ifneq ($(filter -DTW_HAVE_AVX2,$(CPPFLAGS)),)
