@@ -61,6 +61,7 @@
 #include "nn/optim.h"
 #include "nn/block.h"
 #include "nn/model.h"
+#include "nn/train_parallel.h"
 // lib/io/: file formats and inspection.
 #include "io/atomic_file.h"
 #include "io/npy.h"

@@ -16,7 +16,7 @@ OMP  ?= 0
 # The compiler's target, not the build machine's: `make CC=aarch64-linux-gnu-gcc` builds NEON.
 SIMD_TARGET := $(shell $(CC) -dumpmachine 2>/dev/null)
 
-SIMD_BASE_SRC := lib/simd/dispatch.c lib/simd/ref.c lib/simd/matmul_naive.c \
+SIMD_BASE_SRC := lib/simd/dispatch.c lib/simd/ref.c lib/simd/matmul_naive.c lib/simd/train_ops.c \
                  lib/simd/matmul_reordered.c lib/simd/matmul_blocked.c lib/simd/matmul_packed.c
 SIMD_ISA_SRC  :=
 ifeq ($(SIMD),1)
@@ -43,7 +43,7 @@ SIMD_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SIMD_SRC))
 OMPFLAGS ?= -fopenmp
 OMPLIBS  ?= -fopenmp
 ifeq ($(OMP),1)
-  $(BUILD)/lib/simd/matmul_packed.o: ISAFLAGS := $(OMPFLAGS)
+  $(BUILD)/lib/simd/matmul_packed.o $(BUILD)/lib/nn/train_parallel.o: ISAFLAGS := $(OMPFLAGS)
   LDFLAGS += $(OMPLIBS)
 endif
 

@@ -24,18 +24,4 @@ train: $(BUILD)/tools/train.o $(LIB)            ## ./train: train a model (flags
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 TEST_DEPS += train
 
-# make bench-train: training tokens/s (forward + backward + AdamW) for the stories260K shape and
-# llama2.c's 15M shape, naive and best SIMD level, one thread, the GFLOP/s against the FMA peak
-# of the same run, and PyTorch's speed on the same batch when /usr/bin/python3 has torch.
-BENCH_TRAIN_OBJ := $(BUILD)/tools/bench_train.o
-ifneq ($(filter -DTW_HAVE_AVX2,$(CPPFLAGS)),)
-  BENCH_TRAIN_OBJ += $(BUILD)/bench/probe_avx2.o $(BUILD)/bench/probe_avx512.o
-endif
-$(BUILD)/tools/bench_train: $(BENCH_TRAIN_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-TEST_DEPS += $(BUILD)/tools/bench_train
-
-.PHONY: bench-train
-bench-train: model $(CKPT15M) $(BUILD)/tools/bench_train   ## training tokens/s: naive vs SIMD, vs PyTorch
-	./$(BUILD)/tools/bench_train $(MODEL_BIN) -b 8 -t 256 -s 5
-	./$(BUILD)/tools/bench_train $(CKPT15M) -b 4 -t 256 -s 3
+# make bench-train lives in mk/train_bench.mk (tools/bench_train.c, tools/bench_train_torch.py).

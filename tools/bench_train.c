@@ -1,34 +1,42 @@
-// bench_train.c: training speed (make bench-train). For one llama2.c checkpoint's shape, times
-// whole training steps (forward, backward, gradient clipping and AdamW: lib/nn/train.c) at the
-// naive level and at the best SIMD level on one thread, and reports tokens/s, the GFLOP/s
-// achieved and their share of the FMA peak measured in the same run, and, when Debian's PyTorch
-// is installed, the tokens/s of the same model and batch in PyTorch (bench/bench_train.py, one
-// thread) with the ratio.
+// bench_train.c: training tokens per second (forward, backward and one AdamW step together) of a
+// Llama-shaped model on the library's functions, for the shape of llama2.c's stories260K and of
+// its stories15M, at the naive level and at the best SIMD level, with 1 and 2 threads, in one run;
+// the FLOP/s achieved against the single-core FMA peak measured in the same run; and, when a
+// PyTorch timing is given (--torch-cmd, which `make bench-train` sets when Debian's PyTorch is
+// installed), PyTorch's tokens/s for the same model, batch and threads, and the ratio.
+// A benchmark, not a test: the numbers depend on the machine and its load; the gradients are
+// checked elsewhere (tests/test_model_backward.c, tests/test_train_simd.c).
 //
-//   bench_train MODEL.bin [-b B] [-t T] [-s STEPS]
+//   bench_train [--shape 260k|15m] [--steps N] [--naive-steps N] [--threads LIST] [--torch-cmd CMD]
 //
-// FLOPs per trained token, as llm.c and the PaLM paper count them: 6 N (N = the parameters of the
-// matmuls: every weight but norm gains and the embedding lookup; the classifier counts) plus the
-// attention 6 L T C (scores and mix, causal: half of 12 L T C). Times are the median of the
-// steps after one warm-up step. The binary is single-threaded (the library is built without
-// OpenMP by default), so there is no two-thread figure here.
+// The model is seeded random (tw_model_randomize), the batch seeded random tokens; B = 8 for the
+// 260K shape and 4 for the 15M shape, T = 256 (the batches of the PyTorch figures). Each
+// figure is the median over --steps timed steps after one warm-up step (--naive-steps at the naive
+// level, which is much slower: the 15M shape uses 1 there by default; PyTorch's 15M figure is the
+// median of 2). With N threads the batch is split into N parts trained in parallel
+// (tw_model_backward_split, lib/nn/train_parallel.h); with one, tw_model_backward runs it.
 #define _POSIX_C_SOURCE 200809L   // clock_gettime, popen
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "nn/model.h"
-#include "nn/train.h"
-#include "nn/rng.h"
-#include "real/checkpoint.h"
+#include "tw.h"
 #include "simd/simd.h"
-#include "nn/reference.h"   // tw_kernels_for
+#include "nn/reference.h"
 
-#if defined(TW_HAVE_AVX2)
-float bench_fma_probe_avx2(long iters);     // bench/probe_avx2.c
-float bench_fma_probe_avx512(long iters);   // bench/probe_avx512.c
-#endif
+// The FMA-throughput probes of `make bench` (bench/probe_*.c). The peak is read in one place,
+// fma_peak_gflops below, so a better probe can replace this one call.
+float bench_fma_probe_avx2(long iters);
+float bench_fma_probe_avx512(long iters);
+
+// CPU seconds of the whole process (all threads): beside the wall time it shows how much of the
+// machine a run got (a shared machine's other load takes the rest).
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -36,21 +44,31 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static void check(tw_status st, const char *what) {
+    if (st != TW_OK) {
+        fprintf(stderr, "bench_train: %s: %s\n", what, tw_status_str(st));
+        exit(1);
+    }
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-// Single-core FMA peak in GFLOP/s (the widest probe this CPU runs), 0 where there is none.
-static double fma_peak(const char **which) {
-    *which = "none";
-#if defined(TW_HAVE_AVX2)
-    const long iters = 20000000;
+// Single-core FMA peak in GFLOP/s of the widest level this CPU has (best of 3), 0 if no probe.
+static double fma_peak_gflops(const char **which) {
     float (*probe)(long) = NULL;
     double lanes = 0;
+    *which = "none";
+#if defined(TW_HAVE_AVX512)
     if (tw_kernels_for("avx512")) { probe = bench_fma_probe_avx512; lanes = 16; *which = "avx512"; }
-    else if (tw_kernels_for("avx2")) { probe = bench_fma_probe_avx2; lanes = 8; *which = "avx2"; }
-    if (probe == NULL) return 0;
+#endif
+#if defined(TW_HAVE_AVX2)
+    if (!probe && tw_kernels_for("avx2")) { probe = bench_fma_probe_avx2; lanes = 8; *which = "avx2"; }
+#endif
+    if (!probe) return 0;
+    const long iters = 20000000;
     double best = 1e30;
     volatile float sink = 0;
     for (int r = 0; r < 3; r++) {
@@ -61,95 +79,275 @@ static double fma_peak(const char **which) {
     }
     (void)sink;
     return (double)iters * 12 * lanes * 2 / best * 1e-9;
-#else
-    return 0;
-#endif
 }
 
-static double flops_per_token(const tw_model *m, int T) {
-    double n = 0;
-    for (int i = 0; i < m->n_params; i++)
-        if (m->params[i].ndim == 2 && strcmp(m->params[i].name, "tok_emb") != 0) n += (double)m->params[i].count;
-    n += (double)m->cfg.vocab * m->cfg.block.attn.d_model;   // the classifier (tied or not) is a matmul
-    const double attn = 6.0 * m->cfg.n_layer * T * (double)m->cfg.block.attn.n_head * m->cfg.block.attn.head_dim;
-    return 6.0 * n + attn;
+// ---- the two shapes ----
+
+typedef struct { const char *name; int dim, n_layer, n_head, n_kv_head, hidden, vocab, B, T; } shape;
+static const shape SHAPES[] = {
+    { "stories260K", 64, 5, 8, 4, 172, 512, 8, 256 },
+    { "stories15M", 288, 6, 6, 6, 768, 32000, 4, 256 },
+};
+
+// llama2.c's Llama: RMSNorm, RoPE (adjacent pairs, base 1e4), SwiGLU, tied head, no biases.
+static tw_model_config config_of(const shape *sh) {
+    tw_model_config c;
+    check(tw_model_config_preset(&c, "llama"), "preset");
+    c.vocab = sh->vocab;
+    c.max_seq = sh->T;
+    c.n_layer = sh->n_layer;
+    c.tied = 1;
+    c.block.attn.d_model = sh->dim;
+    c.block.attn.n_head = sh->n_head;
+    c.block.attn.n_kv_head = sh->n_kv_head;
+    c.block.attn.head_dim = sh->dim / sh->n_head;
+    c.block.ffn_hidden = sh->hidden;
+    c.block.norm_eps = 1e-5f;
+    return c;
 }
 
-// Median seconds per training step at the current kernel level.
-static double time_steps(const char *path, int B, int T, int steps) {
+// Multiply-adds of one training step, times 2: forward 2 N_matmul per token plus attention, and
+// the backward twice the forward (the usual 6N rule, with attention's T^2 terms counted).
+static double flops_per_step(const shape *sh) {
+    const double C = sh->dim, F = sh->hidden, V = sh->vocab, L = sh->n_layer, T = sh->T;
+    const double D = C / sh->n_head, KV = sh->n_kv_head * D;
+    const double per_token_weights = L * (C * C * 2 + 2 * C * KV + 3 * C * F) + C * V;
+    const double attn_per_token = L * sh->n_head * (T + 1) / 2.0 * D * 2;   // scores and mix, causal
+    return 6.0 * (double)sh->B * T * (per_token_weights + attn_per_token);
+}
+
+enum { MAX_PARTS = 8 };
+
+// With n threads the batch is split into n parts run in parallel (tw_model_backward_split),
+// each with its own states and, but for the first, its own gradient buffer.
+typedef struct {
     tw_model m;
-    char err[512];
-    if (tw_model_load_file(&m, path, err, sizeof err) != TW_OK) { fprintf(stderr, "bench_train: %s\n", err); exit(1); }
-    tw_trainer t;
-    if (tw_trainer_init(&t, &m, T) != TW_OK) { fprintf(stderr, "bench_train: out of memory\n"); exit(1); }
-    int *in = malloc((size_t)B * T * sizeof *in), *tg = malloc((size_t)B * T * sizeof *tg);
+    tw_model_grads g, g_part[MAX_PARTS - 1];
+    tw_model_state s[MAX_PARTS], ds[MAX_PARTS];
+    int parts;
+    float *m1, *m2;   // AdamW moments, (n_floats) each
+    int *tokens, *targets;
+    int step;
+} trainer;
+
+static void trainer_init(trainer *tr, const shape *sh, int parts) {
+    memset(tr, 0, sizeof *tr);
+    tw_model_config c = config_of(sh);
+    check(tw_model_init(&tr->m, &c), "model");
+    tw_model_randomize(&tr->m, 1234);
+    tr->parts = parts;
+    check(tw_model_grads_init(&tr->g, &tr->m), "gradients");
+    for (int p = 0; p < parts; p++) {
+        if (p > 0) check(tw_model_grads_init(&tr->g_part[p - 1], &tr->m), "gradients");
+        check(tw_model_state_init(&tr->s[p], &tr->m, sh->T, 0), "state");
+        check(tw_model_state_init(&tr->ds[p], &tr->m, sh->T, 0), "gradient state");
+    }
+    tr->m1 = calloc((size_t)tr->m.n_floats, sizeof(float));
+    tr->m2 = calloc((size_t)tr->m.n_floats, sizeof(float));
+    const long n = (long)sh->B * sh->T;
+    tr->tokens = malloc((size_t)n * sizeof(int));
+    tr->targets = malloc((size_t)n * sizeof(int));
+    if (!tr->m1 || !tr->m2 || !tr->tokens || !tr->targets) check(TW_ERR_NOMEM, "buffers");
     tw_rng r;
-    tw_rng_init(&r, 3);
-    for (long i = 0; i < (long)B * T; i++) {
-        in[i] = (int)(tw_rng_next(&r) % (uint64_t)m.cfg.vocab);
-        tg[i] = (int)(tw_rng_next(&r) % (uint64_t)m.cfg.vocab);
+    tw_rng_init(&r, 99);
+    for (long i = 0; i < n; i++) tr->tokens[i] = (int)(tw_rng_next(&r) % (uint64_t)sh->vocab);
+    for (long i = 0; i < n; i++) tr->targets[i] = (int)(tw_rng_next(&r) % (uint64_t)sh->vocab);
+}
+
+static void trainer_free(trainer *tr) {
+    tw_model_free(&tr->m);
+    tw_model_grads_free(&tr->g);
+    for (int p = 0; p < tr->parts; p++) {
+        if (p > 0) tw_model_grads_free(&tr->g_part[p - 1]);
+        tw_model_state_free(&tr->s[p]);
+        tw_model_state_free(&tr->ds[p]);
     }
-    const tw_train_config c = { B, T, 1000, 0, 1e-4f, 1e-4f, 0.1f, 0.9f, 0.95f, 1e-8f, 1.0f };
-    double *dt = malloc((size_t)steps * sizeof *dt);
-    tw_train_stats st;
-    tw_train_step(&st, &t, &m, in, tg, &c);   // warm-up
-    for (int s = 0; s < steps; s++) {
+    free(tr->m1); free(tr->m2); free(tr->tokens); free(tr->targets);
+}
+
+// One training step: zero the gradients, forward and backward over the batch, AdamW on every
+// parameter (decay on matrices, as tw_adamw_decays says).
+static float train_step(trainer *tr, const shape *sh) {
+    float loss;
+    tw_model_grads_zero(&tr->g);
+    if (tr->parts == 1)
+        check(tw_model_backward(&loss, &tr->g, &tr->ds[0], &tr->s[0], &tr->m, tr->tokens,
+                                tr->targets, sh->B, sh->T, 1.0f), "backward");
+    else
+        check(tw_model_backward_split(&loss, &tr->g, tr->g_part, tr->ds, tr->s, &tr->m, tr->tokens,
+                                      tr->targets, sh->B, sh->T, 1.0f, tr->parts), "backward");
+    tr->step++;
+    for (int i = 0; i < tr->m.n_params; i++) {
+        tw_param *p = &tr->m.params[i];
+        const long off = p->data - tr->m.memory;
+        tw_adamw_hparams hp = { .lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
+                                .weight_decay = tw_adamw_decays(p->ndim) ? 0.1f : 0.0f };
+        tw_adamw_step(p->data, tr->m1 + off, tr->m2 + off, tr->g.params[i].data, p->count,
+                      tr->step, &hp);
+    }
+    return loss;
+}
+
+// Median seconds per step over `steps` steps after one warm-up step (a fresh model each time, so
+// every configuration trains from the same weights).
+static double time_steps(double *cpu_per_step, const shape *sh, int steps, int parts) {
+    trainer tr;
+    trainer_init(&tr, sh, parts);
+    train_step(&tr, sh);   // warm-up: first touch of every buffer
+    double t[64];
+    if (steps > 64) steps = 64;
+    const double c0 = cpu_seconds();
+    for (int i = 0; i < steps; i++) {
         double t0 = now_seconds();
-        tw_train_step(&st, &t, &m, in, tg, &c);
-        dt[s] = now_seconds() - t0;
+        train_step(&tr, sh);
+        t[i] = now_seconds() - t0;
     }
-    qsort(dt, (size_t)steps, sizeof *dt, cmp_double);
-    double med = dt[steps / 2];
-    free(dt); free(in); free(tg);
-    tw_trainer_free(&t);
-    tw_model_free(&m);
-    return med;
+    *cpu_per_step = (cpu_seconds() - c0) / steps;
+    trainer_free(&tr);
+    qsort(t, (size_t)steps, sizeof *t, cmp_double);
+    return steps % 2 ? t[steps / 2] : 0.5 * (t[steps / 2 - 1] + t[steps / 2]);
+}
+
+
+// PyTorch's tokens/s from the command, run with the shape's sizes and a thread count, and its
+// tokens per CPU-second in *cpu_tps; 0 if it fails or prints no "tokens/s" figure.
+static double torch_tokens_per_s(double *cpu_tps, const char *cmd, const shape *sh, int threads,
+                                 int steps) {
+    char line[1024];
+    snprintf(line, sizeof line, "%s --dim %d --layers %d --heads %d --kv-heads %d --hidden %d "
+             "--vocab %d --batch %d --seq %d --threads %d --steps %d 2>&1", cmd, sh->dim,
+             sh->n_layer, sh->n_head, sh->n_kv_head, sh->hidden, sh->vocab, sh->B, sh->T,
+             threads, steps);
+    FILE *p = popen(line, "r");
+    if (!p) return 0;
+    double tps = 0;
+    char buf[512];
+    *cpu_tps = 0;
+    while (fgets(buf, sizeof buf, p)) {
+        const char *k = strstr(buf, " tokens/s ");
+        const char *c = strstr(buf, "cpu-tokens/s ");
+        if (k) tps = atof(k + 10);
+        if (c) *cpu_tps = atof(c + 13);
+    }
+    if (pclose(p) != 0) return 0;
+    return tps;
+}
+
+// The first three fields of /proc/loadavg ("?" where there is none, as on macOS).
+static const char *load_average(void) {
+    static char buf[64] = "?";
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fgets(buf, sizeof buf, f)) {
+            char *sp = buf;
+            for (int i = 0; i < 3 && sp; i++) sp = strchr(sp + 1, ' ');
+            if (sp) *sp = '\0';
+        }
+        fclose(f);
+    }
+    return buf;
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: bench_train [--shape 260k|15m] [--steps N] [--naive-steps N] "
+                    "[--threads LIST] [--torch-cmd CMD]\n");
+    exit(2);
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: bench_train MODEL.bin [-b B] [-t T] [-s STEPS]\n"); return 2; }
-    const char *path = argv[1];
-    int B = 8, T = 256, steps = 5;
-    for (int i = 2; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "-b")) B = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "-t")) T = atoi(argv[i + 1]);
-        else if (!strcmp(argv[i], "-s")) steps = atoi(argv[i + 1]);
-        else { fprintf(stderr, "bench_train: unknown flag '%s'\n", argv[i]); return 2; }
+    const shape *sh = &SHAPES[0];
+    int steps = 5, naive_steps = -1;
+    const char *threads_list = "1,2", *torch_cmd = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (i + 1 >= argc) usage();
+        const char *v = argv[++i];
+        if (strcmp(a, "--shape") == 0) {
+            if (strcmp(v, "260k") == 0) sh = &SHAPES[0];
+            else if (strcmp(v, "15m") == 0) sh = &SHAPES[1];
+            else { fprintf(stderr, "bench_train: --shape: '%s' is not 260k or 15m\n", v); return 2; }
+        } else if (strcmp(a, "--steps") == 0) {
+            steps = atoi(v);
+            if (steps < 1 || steps > 64) { fprintf(stderr, "bench_train: --steps: 1 .. 64\n"); return 2; }
+        } else if (strcmp(a, "--naive-steps") == 0) {
+            naive_steps = atoi(v);
+            if (naive_steps < 0 || naive_steps > 64) {
+                fprintf(stderr, "bench_train: --naive-steps: 0 .. 64 (0 skips the naive level)\n");
+                return 2;
+            }
+        } else if (strcmp(a, "--threads") == 0) {
+            threads_list = v;
+        } else if (strcmp(a, "--torch-cmd") == 0) {
+            torch_cmd = v;
+        } else {
+            usage();
+        }
     }
-    if (B < 1 || T < 1 || steps < 1) { fprintf(stderr, "bench_train: -b, -t and -s must be >= 1\n"); return 2; }
-    tw_model m;
-    char err[512];
-    if (tw_model_load_file(&m, path, err, sizeof err) != TW_OK) { fprintf(stderr, "bench_train: %s\n", err); return 1; }
-    const double fpt = flops_per_token(&m, T);
-    printf("bench_train: %s: %ld parameters, C %d, L %d, H %d, V %d; batch %d x %d, one thread, "
-           "median of %d steps (forward + backward + clip + AdamW)\n", path, tw_model_count_params(&m),
-           m.cfg.block.attn.d_model, m.cfg.n_layer, m.cfg.block.attn.n_head, m.cfg.vocab, B, T, steps);
-    tw_model_free(&m);
+    if (naive_steps < 0) naive_steps = sh == &SHAPES[1] ? 1 : steps;
+    // PyTorch 1.13 takes ~20 s per 15M step on a loaded 2-vCPU machine: 2 steps there.
+    const int torch_steps = sh == &SHAPES[1] && steps > 2 ? 2 : steps;
+    int threads[8], n_threads = 0;
+    for (const char *p = threads_list; *p && n_threads < 8;) {
+        threads[n_threads] = atoi(p);
+        if (threads[n_threads] < 1) { fprintf(stderr, "bench_train: --threads: a list like 1,2\n"); return 2; }
+        n_threads++;
+        p = strchr(p, ',');
+        if (!p) break;
+        p++;
+    }
+    if (tw_matmul_threads() == 1 && (n_threads > 1 || threads[0] != 1)) {
+        tw_matmul_set_threads(2);
+        if (tw_matmul_threads() == 1)
+            printf("(the library was built without OpenMP: every thread count runs on one thread)\n");
+    }
+    const char *best = tw_simd_init("auto");
+    if (!best) { fprintf(stderr, "bench_train: no SIMD level usable\n"); return 1; }
+    best = strcmp(best, "naive") == 0 ? NULL : best;
     const char *peak_isa;
-    const double peak = fma_peak(&peak_isa);
-    printf("FMA peak (%s probe, one core, this run): %.1f GFLOP/s\n", peak_isa, peak);
-    const char *levels[2] = { "naive", NULL };
-    double best_tps = 0;
+    const double peak = fma_peak_gflops(&peak_isa);
+    const double flops = flops_per_step(sh);
+    const double tokens = (double)sh->B * sh->T;
+    printf("%s shape: dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d; B = %d, T = %d\n",
+           sh->name, sh->dim, sh->n_layer, sh->n_head, sh->n_kv_head, sh->hidden, sh->vocab,
+           sh->B, sh->T);
+    printf("one step = forward + backward + AdamW, %.2f GFLOP; FMA peak (%s, one core) %.1f GFLOP/s\n",
+           flops * 1e-9, peak_isa, peak);
+    printf("median of %d steps (naive: %d) after one warm-up step; s/step is wall time, cpu s the\n"
+           "process's CPU seconds per step (all threads); ours/torch compares wall-time tokens/s,\n"
+           "per CPU-s tokens per CPU-second of each process (fairer when the machine is shared);\n"
+           "load average now: %s\n", steps,
+           naive_steps, load_average());
+    printf("%-8s %7s %10s %8s %10s %8s %11s %10s %9s %9s\n", "level", "threads", "s/step", "cpu s",
+           "tokens/s", "GFLOP/s", "%peak(x thr)", "torch tok/s", "ours/torch", "per CPU-s");
+    double tps_best[8] = {0};
     for (int li = 0; li < 2; li++) {
-        const char *lv = tw_simd_init(levels[li]);
-        const double sec = time_steps(path, B, T, steps);
-        const double tps = (double)B * T / sec, gf = tps * fpt * 1e-9;
-        printf("  %-7s %9.0f tok/s  %7.3f s/step  %6.2f GFLOP/s  %5.1f%% of peak\n", lv, tps, sec, gf,
-               peak > 0 ? 100.0 * gf / peak : 0.0);
-        if (li == 1) best_tps = tps;
+        const char *level = li == 0 ? "naive" : best;
+        if (!level) continue;
+        if (li == 0 && naive_steps == 0) continue;
+        if (!tw_simd_init(level)) { fprintf(stderr, "bench_train: level %s unavailable\n", level); return 1; }
+        for (int ti = 0; ti < n_threads; ti++) {
+            tw_matmul_set_threads(threads[ti]);
+            const int parts = threads[ti] < MAX_PARTS ? threads[ti] : MAX_PARTS;
+            double cpu;
+            double t = time_steps(&cpu, sh, li == 0 ? naive_steps : steps, parts);
+            double tps = tokens / t, gf = flops / t * 1e-9;
+            if (li == 1) tps_best[ti] = tps;
+            printf("%-8s %7d %10.3f %8.3f %10.0f %8.2f %10.1f%%", level, threads[ti], t, cpu, tps,
+                   gf, peak > 0 ? 100 * gf / (peak * threads[ti]) : 0);
+            if (li == 1 && torch_cmd) {
+                double tc;
+                double tt = torch_tokens_per_s(&tc, torch_cmd, sh, threads[ti], torch_steps);
+                if (tt > 0) printf(" %10.0f %8.2fx", tt, tps / tt);
+                else printf(" %10s %9s", "failed", "-");
+                if (tc > 0) printf(" %8.2fx", (tokens / cpu) / tc);
+            }
+            printf("\n");
+            fflush(stdout);
+        }
     }
-    // PyTorch, same shape and batch, one thread, if Debian's python3-torch is there.
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 bench/bench_train.py %s %d %d %d 2>/dev/null", path, B, T, steps);
-    FILE *p = popen(cmd, "r");
-    double torch_tps = 0;
-    char line[256];
-    while (p && fgets(line, sizeof line, p)) sscanf(line, "torch_tok_per_s %lf", &torch_tps);
-    if (p) pclose(p);
-    if (torch_tps > 0)
-        printf("  pytorch %9.0f tok/s  (torch, float32, 1 thread)   ours/pytorch: %.2fx\n", torch_tps,
-               best_tps / torch_tps);
-    else
-        printf("  pytorch: not measured (/usr/bin/python3 with torch not found)\n");
+    if (best && n_threads > 1 && tps_best[0] > 0)
+        for (int ti = 1; ti < n_threads; ti++)
+            printf("%s: %d threads / 1 thread = %.2fx\n", best, threads[ti],
+                   tps_best[ti] / tps_best[0]);
     return 0;
 }

@@ -44,6 +44,9 @@ long long tw_linear_params(int C_in, int C_out, int has_bias) {
 void tw_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x,
                         const float *W, int T, int C_in, int C_out) {
     assert(dx != dy && dW != W);
+    // After tw_simd_init with a SIMD level, the two products run on the matmul kernels
+    // (lib/simd/simd.h); at the naive level the hook declines and the loop below runs.
+    if (tw_simd_linear_backward(dx, dW, db, dy, x, W, T, C_in, C_out)) return;
     for (int t = 0; t < T; t++) {
         const float *dy_t = dy + (size_t)t * C_out;  // (C_out)
         const float *x_t = x + (size_t)t * C_in;     // (C_in)

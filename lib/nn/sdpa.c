@@ -6,6 +6,7 @@
 #include "nn/sdpa.h"
 #include "nn/linear.h"
 #include "nn/softmax.h"
+#include "simd/simd.h"
 
 // ---- step 1: scores ----
 
@@ -33,6 +34,7 @@ void tw_sdpa_scores(float *scores, const float *q, const float *k, const float *
 // ---- step 3: mix the values ----
 
 void tw_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D) {
+    if (tw_simd_sdpa_mix(out, weights, v, T, S, D)) return;   // a SIMD level's matmul (simd.h)
     for (int t = 0; t < T; t++) {
         float *o = out + (size_t)t * D;
         const float *w = weights + (size_t)t * S;
@@ -47,6 +49,26 @@ void tw_sdpa_mix(float *out, const float *weights, const float *v, int T, int S,
 
 // ---- fused ----
 
+// The softmax of each row over the keys it may see: with the causal rule, row t sees the first
+// t + causal_offset + 1 keys and the rest of its weights are 0. This is tw_softmax_rows over whole
+// rows bit for bit (a hidden key's -inf adds exp(-inf) = 0 to the row's sum and gets weight 0;
+// a NaN row stays all NaN), without the exponentials of the hidden keys. sc may be weights.
+static void softmax_visible(float *weights, const float *sc, int T, int S, int causal,
+                            int causal_offset) {
+    if (!causal) {
+        tw_softmax_rows(weights, sc, T, S, 1.0f);
+        return;
+    }
+    for (int t = 0; t < T; t++) {
+        float *w = weights + (size_t)t * S;
+        int n = t + causal_offset + 1;
+        n = n < 0 ? 0 : n > S ? S : n;
+        if (n > 0) tw_softmax_rows(w, sc + (size_t)t * S, 1, n, 1.0f);
+        const float hidden = n > 0 && isnan(w[0]) ? NAN : 0.0f;
+        for (int s = n; s < S; s++) w[s] = hidden;
+    }
+}
+
 void tw_sdpa_forward(float *out, float *scores, float *weights,
                      const float *q, const float *k, const float *v, const float *mask,
                      int T, int S, int D, int causal, int causal_offset) {
@@ -54,7 +76,7 @@ void tw_sdpa_forward(float *out, float *scores, float *weights,
     // Without a scores buffer, the scores are built in weights and softmaxed in place.
     float *sc = scores ? scores : weights;
     tw_sdpa_scores(sc, q, k, mask, T, S, D, causal, causal_offset);
-    tw_softmax_rows(weights, sc, T, S, 1.0f);
+    softmax_visible(weights, sc, T, S, causal, causal_offset);
     tw_sdpa_mix(out, weights, v, T, S, D);
 }
 
@@ -88,6 +110,8 @@ void tw_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const flo
                       const float *q, const float *k, const float *v, const float *weights,
                       int T, int S, int D) {
     assert(T > 0 && S > 0 && D > 0 && dscores != NULL);
+    // A SIMD level runs the four products on its matmul kernel (simd.h); naive: the loops below.
+    if (tw_simd_sdpa_backward(dq, dk, dv, dscores, dout, q, k, v, weights, T, S, D)) return;
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // the forward's factor, same rounding
     for (int t = 0; t < T; t++) {
         const float *w = weights + (size_t)t * S, *go = dout + (size_t)t * D;   // (S), (D)

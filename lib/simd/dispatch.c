@@ -95,6 +95,21 @@ const char *tw_simd_available(void) {
     return "naive";
 }
 
+// The micro-kernel behind a level's matmuls, for the training path's strided products.
+static const tw_ukernel *gemm_ukernel(const char *level) {
+#ifdef TW_HAVE_AVX512
+    if (strcmp(level, "avx512") == 0) return &tw_ukernel_avx512;
+#endif
+#ifdef TW_HAVE_AVX2
+    if (strcmp(level, "avx2") == 0) return &tw_ukernel_avx2;
+#endif
+#ifdef TW_HAVE_NEON
+    if (strcmp(level, "neon") == 0) return &tw_ukernel_neon;
+#endif
+    (void)level;
+    return NULL;
+}
+
 const char *tw_simd_init(const char *level) {
     if (!level) level = getenv("TW_SIMD");
     if (!level || !*level) level = "auto";
@@ -107,7 +122,7 @@ const char *tw_simd_init(const char *level) {
     // The model's slots only: the rest of the catalogue is for the benchmark and the lessons.
     tw_simd = (tw_simd_ops){ .level = k->level, .matvec = k->matvec, .matmul_nt = k->matmul_nt_mt,
                              .softmax = k->softmax, .rmsnorm = k->rmsnorm, .swiglu = k->swiglu,
-                             .attend = k->attend };
+                             .attend = k->attend, .gemm = gemm_ukernel(k->level) };
     return tw_simd.level;
 }
 

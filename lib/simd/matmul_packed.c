@@ -52,31 +52,43 @@ int tw_matmul_threads(void) {
 #endif
 }
 
+void tw_matmul_set_threads(int n) {
+#ifdef _OPENMP
+    if (n >= 1) omp_set_num_threads(n);
+#else
+    (void)n;
+#endif
+}
+
 static int min_int(int a, int b) { return a < b ? a : b; }
 static int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
-// The fallback when no packing memory can be had: plain loops over the strided B.
-static void matmul_strided(float *C, const float *A, const float *B, long rs_b, long cs_b,
-                           int M, int N, int K) {
+// The fallback when no packing memory can be had: plain loops over the strided operands.
+static void matmul_strided(float *C, long ldc, const float *A, long rs_a, long cs_a,
+                           const float *B, long rs_b, long cs_b, int M, int N, int K,
+                           int accumulate) {
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             float sum = 0.0f;
-            for (int k = 0; k < K; k++) sum += A[(long)i * K + k] * B[k * rs_b + j * cs_b];
-            C[(long)i * N + j] = sum;
+            for (int k = 0; k < K; k++) sum += A[i * rs_a + k * cs_a] * B[k * rs_b + j * cs_b];
+            C[(long)i * ldc + j] = accumulate ? C[(long)i * ldc + j] + sum : sum;
         }
 }
 
 // Ap: micro-panels of mr rows; element (i, k) of panel p at Ap[p*mr*kb + k*mr + i].
 // Rows past mb are zero. Called by one thread for its own rows.
-static void pack_A(float *Ap, const float *A, int K, int i0, int k0, int mb, int kb, int mr) {
+// A(i, k) = A[i * rs_a + k * cs_a] (row-major: rs_a = K, cs_a = 1; transposed: rs_a = 1).
+static void pack_A(float *Ap, const float *A, long rs_a, long cs_a, int i0, int k0, int mb, int kb,
+                   int mr) {
     int n_panels = (mb + mr - 1) / mr;
     for (int p = 0; p < n_panels; p++) {
         float *dst = Ap + (long)p * mr * kb;
         int rows = min_int(mr, mb - p * mr);
-        const float *src = A + (long)(i0 + p * mr) * K + k0;
-        // k outside, rows inside: the writes are contiguous, the reads are `rows` short streams.
+        const float *src = A + (long)(i0 + p * mr) * rs_a + (long)k0 * cs_a;
+        // k outside, rows inside: the writes are contiguous, the reads are `rows` short streams
+        // (or one contiguous run when A is stored transposed).
         for (int k = 0; k < kb; k++) {
-            for (int i = 0; i < rows; i++) dst[k * mr + i] = src[(long)i * K + k];
+            for (int i = 0; i < rows; i++) dst[k * mr + i] = src[i * rs_a + k * cs_a];
             for (int i = rows; i < mr; i++) dst[k * mr + i] = 0.0f;
         }
     }
@@ -117,7 +129,7 @@ static void pack_B(float *Bp, const float *B, long rs_b, long cs_b, int k0, int 
 // A micro-panels outside (each stays in L1), B micro-panels inside (streamed from L2).
 // Full tiles write straight into C; edge tiles go through a small buffer and only the valid
 // part is copied, so the micro-kernel never needs to know about edges. One thread's rows.
-static void macro_kernel(const tw_ukernel *uk, float *C, int N, const float *Ap, const float *Bp,
+static void macro_kernel(const tw_ukernel *uk, float *C, long ldc, const float *Ap, const float *Bp,
                          int mb, int nb, int kb, int accumulate) {
     const int mr = uk->mr, nr = uk->nr;
     int n_panels = (mb + mr - 1) / mr;
@@ -126,15 +138,15 @@ static void macro_kernel(const tw_ukernel *uk, float *C, int N, const float *Ap,
         _Alignas(64) float tile[TILE_MAX];
         for (int jr = 0; jr < nb; jr += nr) {
             const float *a = Ap + (long)ir * kb, *b = Bp + (long)jr * kb;
-            float *c = C + (long)ir * N + jr;
+            float *c = C + (long)ir * ldc + jr;
             int rows = min_int(mr, mb - ir), cols = min_int(nr, nb - jr);
             if (rows == mr && cols == nr) {
-                uk->fn(kb, a, b, c, N, accumulate);
+                uk->fn(kb, a, b, c, ldc, accumulate);
             } else {
                 uk->fn(kb, a, b, tile, nr, 0);
                 for (int i = 0; i < rows; i++)
                     for (int j = 0; j < cols; j++)
-                        c[(long)i * N + j] = (accumulate ? c[(long)i * N + j] : 0.0f)
+                        c[(long)i * ldc + j] = (accumulate ? c[(long)i * ldc + j] : 0.0f)
                                              + tile[i * nr + j];
             }
         }
@@ -148,9 +160,17 @@ static float *align64(void *p) {
 
 void tw_matmul_packed(const tw_ukernel *uk, float *C, const float *A, const float *B,
                       long rs_b, long cs_b, int M, int N, int K, int threads) {
+    tw_matmul_packed_strided(uk, C, N, A, K, 1, B, rs_b, cs_b, M, N, K, 0, threads);
+}
+
+void tw_matmul_packed_strided(const tw_ukernel *uk, float *C, long ldc, const float *A, long rs_a,
+                              long cs_a, const float *B, long rs_b, long cs_b, int M, int N, int K,
+                              int accumulate, int threads) {
     if (M <= 0 || N <= 0) return;
     if (K <= 0) {
-        for (long i = 0; i < (long)M * N; i++) C[i] = 0.0f;
+        if (!accumulate)
+            for (int i = 0; i < M; i++)
+                for (int j = 0; j < N; j++) C[(long)i * ldc + j] = 0.0f;
         return;
     }
     const int kc = uk->kc, mc = uk->mc, nc = uk->nc;
@@ -166,7 +186,7 @@ void tw_matmul_packed(const tw_ukernel *uk, float *C, const float *A, const floa
     size_t a_floats = (size_t)round_up(kc * round_up(min_int(mc, M), uk->mr), 16);
     void *mem = malloc((b_floats + (size_t)threads * a_floats) * sizeof(float) + 64);
     if (!mem) {
-        matmul_strided(C, A, B, rs_b, cs_b, M, N, K);
+        matmul_strided(C, ldc, A, rs_a, cs_a, B, rs_b, cs_b, M, N, K, accumulate);
         return;
     }
     float *Bp = align64(mem);
@@ -193,8 +213,9 @@ void tw_matmul_packed(const tw_ukernel *uk, float *C, const float *A, const floa
                 TW_OMP("omp for schedule(dynamic, 1) nowait")
                 for (int ib = 0; ib < n_blocks; ib++) {
                     int ic = ib * block, mb = min_int(block, M - ic);
-                    pack_A(Ap, A, K, ic, pc, mb, kb, uk->mr);
-                    macro_kernel(uk, C + (long)ic * N + jc, N, Ap, Bp, mb, nb, kb, pc > 0);
+                    pack_A(Ap, A, rs_a, cs_a, ic, pc, mb, kb, uk->mr);
+                    macro_kernel(uk, C + (long)ic * ldc + jc, ldc, Ap, Bp, mb, nb, kb,
+                                 accumulate || pc > 0);
                 }
                 TW_OMP("omp barrier")   // everyone is done with Bp before it is repacked
             }

@@ -80,6 +80,8 @@ typedef struct {
     tw_rmsnorm_fn  rmsnorm;     // tw_rmsnorm_forward, one row
     tw_swiglu_fn   swiglu;      // tw_swiglu_forward's gating
     tw_attend_fn   attend;      // tw_mha_forward, one query (decode)
+    const struct tw_ukernel_s *gemm;   // the training path: tw_linear_backward, tw_sdpa_mix and
+                                       // tw_sdpa_backward (lib/simd/train_ops.c); NULL: their loops
 } tw_simd_ops;
 
 // The dispatch table the library calls. Starts as the naive table; only tw_simd_init writes it.
@@ -116,6 +118,22 @@ int tw_simd_swiglu(float *y, const float *gate, const float *up, long n);
 int tw_simd_attend_one(float *out, float *scores, float *pattern, const float *q, const float *k,
                        const float *v, int S, int D, int kv_stride);
 
+// The training path's hooks (lib/simd/train_ops.c), same contract: they decline (return 0) when
+// the table has no gemm micro-kernel, which is always so at the naive level, so the components'
+// loops run bit for bit; with one, every product below is one tw_matmul_packed_strided call
+// (threaded when built with OpenMP; the split never changes a sum's order, so the result does
+// not depend on the thread count). Sums run in the kernel's order, not the loops': the results
+// differ from the naive level by rounding (tests/test_train_simd.c bounds it).
+//   tw_linear_backward (linear.c): dx (T, C_in) += dy W; dW (C_out, C_in) += dy^T x; db += sum_t dy
+int tw_simd_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x,
+                            const float *W, int T, int C_in, int C_out);
+//   tw_sdpa_mix (sdpa.c): out (T, D) = weights (T, S) v (S, D)
+int tw_simd_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D);
+//   tw_sdpa_backward (sdpa.c): as its contract in lib/nn/sdpa.h
+int tw_simd_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const float *dout,
+                          const float *q, const float *k, const float *v, const float *weights,
+                          int T, int S, int D);
+
 // ---- the naive kernels that no component has (lib/simd/ref.c) ----
 
 float tw_dot_naive(const float *a, const float *b, int n);   // lesson 12, exercise 1
@@ -133,7 +151,7 @@ void tw_matmul_nt_naive(float *C, const float *A, const float *B, int M, int N, 
 // loops around it. Block sizes: mr x kc of A stays in L1, kc x nc of packed B in L2.
 typedef void (*tw_ukernel_fn)(int kc, const float *Ap, const float *Bp, float *C, long ldc,
                               int accumulate);
-typedef struct {
+typedef struct tw_ukernel_s {
     const char   *name;
     int           mr, nr, kc, mc, nc;
     tw_ukernel_fn fn;   // C[i*ldc + j] (=, or += if accumulate) sum_k Ap[k*mr + i] Bp[k*nr + j]
@@ -147,7 +165,17 @@ typedef struct {
 // tw_matmul_blocked-style loops and still computes C.
 void tw_matmul_packed(const tw_ukernel *uk, float *C, const float *A, const float *B,
                       long rs_b, long cs_b, int M, int N, int K, int threads);
+// The general form behind it: C (=, or += when accumulate) A op(B) with A(i, k) = A[i*rs_a + k*cs_a]
+// (row-major: rs_a = K, cs_a = 1; stored transposed: rs_a = 1, cs_a = M) and C's rows ldc apart,
+// so that a transposed operand or a block of columns (one head of a (T, H*D) tensor) needs no
+// copy. The training path's backward matmuls run through it (lib/simd/train_ops.c).
+void tw_matmul_packed_strided(const tw_ukernel *uk, float *C, long ldc, const float *A, long rs_a,
+                              long cs_a, const float *B, long rs_b, long cs_b, int M, int N, int K,
+                              int accumulate, int threads);
 int  tw_matmul_threads(void);   // OpenMP's default thread count, or 1 without OpenMP
+// Sets the thread count the _mt kernels and the training path use (omp_set_num_threads; nothing
+// without OpenMP). A program calls it at start-up or between passes, never during one.
+void tw_matmul_set_threads(int n);
 
 extern const tw_ukernel tw_ukernel_scalar;   // portable C, 4 x 8: the packing rung without SIMD
 void tw_matmul_packed_scalar(float *C, const float *A, const float *B, int M, int N, int K);

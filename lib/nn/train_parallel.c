@@ -1,0 +1,49 @@
+// train_parallel.c: a batch's backward as parallel micro-batches (see train_parallel.h).
+#include <stddef.h>
+#include "nn/train_parallel.h"
+#include "nn/loss.h"
+
+static long count_targets(const int *targets, long n) {
+    long c = 0;
+    for (long i = 0; i < n; i++) c += targets[i] != TW_IGNORE_INDEX;
+    return c;
+}
+
+tw_status tw_model_backward_split(float *loss, tw_model_grads *g, tw_model_grads *g_part,
+                                  tw_model_state *ds, tw_model_state *s, const tw_model *m,
+                                  const int *tokens, const int *targets, int B, int T,
+                                  float loss_scale, int n_parts) {
+    if (n_parts < 1 || B < 1 || T < 1) return TW_ERR_ARG;
+    const long n = count_targets(targets, (long)B * T);   // the batch's positions with a target
+    tw_status status[64];
+    double part_loss[64];
+    if (n_parts > 64) return TW_ERR_ARG;
+    // Part p's mean loss has weight n_p / n in the batch's: its gradient is scaled so, as a
+    // micro-batch's is (model.h), and the parts' sum is the batch's gradient.
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1)
+#endif
+    for (int p = 0; p < n_parts; p++) {
+        const int b0 = (int)((long)p * B / n_parts), b1 = (int)((long)(p + 1) * B / n_parts);
+        status[p] = TW_OK;
+        part_loss[p] = 0.0;
+        if (p > 0) tw_model_grads_zero(&g_part[p - 1]);
+        if (b1 == b0) continue;
+        const int *tok = tokens + (size_t)b0 * T, *tgt = targets + (size_t)b0 * T;
+        const long np = count_targets(tgt, (long)(b1 - b0) * T);
+        float lp = 0.0f;
+        status[p] = tw_model_backward(&lp, p == 0 ? g : &g_part[p - 1], &ds[p], &s[p], m, tok, tgt,
+                                      b1 - b0, T, n > 0 ? (float)((double)loss_scale * np / n) : 0.0f);
+        part_loss[p] = (double)lp * np;
+    }
+    double sum = 0.0;
+    for (int p = 0; p < n_parts; p++) {
+        if (status[p] != TW_OK) return status[p];
+        sum += part_loss[p];
+    }
+    // The parts' gradients, in part order (part 0 already accumulated into g).
+    for (int p = 1; p < n_parts; p++)
+        for (long i = 0; i < g->n_floats; i++) g->memory[i] += g_part[p - 1].memory[i];
+    *loss = n > 0 ? (float)(sum / n) : 0.0f;
+    return TW_OK;
+}

@@ -1,0 +1,272 @@
+// test_train_simd.c: the training path at a SIMD level (lib/simd/train_ops.c). The Linear
+// backward, the attention mix and the attention backward run on the packed matmul there; the
+// naive level keeps the components' loops (the hooks decline). Checked here:
+//   - tw_matmul_packed_strided, the kernel under them, against a double-precision product for
+//     transposed operands, a wider row stride and the accumulate mode, at sizes off every tile;
+//   - tw_model_backward at the best level against the naive level, every parameter's gradient,
+//     for the four styles and a stories260K-shaped model at T = 150 (long enough for three row
+//     blocks of the causal attention), and the gradients differ somewhere (the kernels ran);
+//   - the batch split into parts (tw_model_backward_split): within rounding of the unsplit
+//     backward, and bit-identical on one thread and on two. Built without OpenMP (`make test`'s
+//     default) both runs are single-threaded and that one check is trivially true; `make OMP=1
+//     test` makes it bite (run before every commit of this file).
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "check_close.h"
+#include "grad_check.h"
+#include "simd/simd.h"
+
+// The best level here: the last word of tw_simd_available() ("naive" on a plain build).
+static const char *best_level(void) {
+    const char *avail = tw_simd_available();
+    const char *sp = strrchr(avail, ' ');
+    return sp ? sp + 1 : avail;
+}
+
+static void fill(float *a, long n, uint64_t seed) {
+    tw_rng r;
+    tw_rng_init(&r, seed);
+    tw_rng_fill_normal(&r, a, n, 1.0f);
+}
+
+// C (M, N) at row stride ldc, (+)= A op(B) with A read transposed (stored (K, M)) when
+// a_trans, B read transposed (stored (N, K)) when b_trans. Compared elementwise with the
+// double-precision product: a float sum of K products in any order is within
+// K * 2^-24 * sum_k |a_ik b_kj| of the exact one (each partial sum is rounded once, and every
+// partial sum is bounded by that sum of magnitudes), plus half an ulp of the final rounding and,
+// when accumulating, another rounding of |C0| + |AB|; the test allows twice that bound.
+START_TEST(strided_matmul_matches_double)
+{
+    const char *lv = best_level();
+    if (strcmp(lv, "naive") == 0) return;   // no kernel to check in a build without SIMD
+    ck_assert_str_eq(tw_simd_init(lv), lv);
+    const int sizes[][3] = { { 1, 1, 1 }, { 7, 33, 5 }, { 65, 17, 64 }, { 29, 70, 257 } };
+    for (int c = 0; c < 4; c++)
+        for (int mode = 0; mode < 8; mode++) {
+            const int M = sizes[c][0], N = sizes[c][1], K = sizes[c][2];
+            const int a_trans = mode & 1, b_trans = (mode >> 1) & 1, acc = (mode >> 2) & 1;
+            const long ldc = N + 3;
+            float *A = malloc(sizeof(float) * (size_t)M * K), *B = malloc(sizeof(float) * (size_t)K * N);
+            float *C = malloc(sizeof(float) * (size_t)M * ldc), *C0 = malloc(sizeof(float) * (size_t)M * ldc);
+            fill(A, (long)M * K, 1 + mode);
+            fill(B, (long)K * N, 2 + mode);
+            fill(C0, (long)M * ldc, 3 + mode);
+            memcpy(C, C0, sizeof(float) * (size_t)M * ldc);
+            const long rs_a = a_trans ? 1 : K, cs_a = a_trans ? M : 1;
+            const long rs_b = b_trans ? 1 : N, cs_b = b_trans ? K : 1;
+            tw_matmul_packed_strided(tw_simd.gemm, C, ldc, A, rs_a, cs_a, B, rs_b, cs_b, M, N, K,
+                                     acc, 1);
+            for (int i = 0; i < M; i++) {
+                for (int j = 0; j < N; j++) {
+                    double exact = 0.0, mag = 0.0;
+                    for (int k = 0; k < K; k++) {
+                        double p = (double)A[i * rs_a + k * cs_a] * B[k * rs_b + j * cs_b];
+                        exact += p;
+                        mag += fabs(p);
+                    }
+                    const double c0 = acc ? C0[i * ldc + j] : 0.0;
+                    const double bound = 2.0 * (K * 0x1p-24 * mag + 0x1p-24 * (fabs(c0) + mag));
+                    ck_assert_msg(fabs(C[i * ldc + j] - (c0 + exact)) <= bound,
+                                  "M=%d N=%d K=%d mode %d: C[%d][%d] = %.9g, want %.9g (bound %g)",
+                                  M, N, K, mode, i, j, C[i * ldc + j], c0 + exact, bound);
+                }
+                for (long j = N; j < ldc; j++)   // the stride's gap is never written
+                    ck_assert(C[i * ldc + j] == C0[i * ldc + j]);
+            }
+            free(A); free(B); free(C); free(C0);
+        }
+    tw_simd_init("naive");
+}
+END_TEST
+
+// The causal softmax of tw_sdpa_forward runs over each row's visible keys only: at the naive
+// level that must be bit for bit the whole-row softmax of the masked scores (exp(-inf) adds 0 to
+// a row's sum), here recomputed from the three visible steps. Exact equality, no tolerance: the
+// same float operations in the same order. Also a row with a NaN score stays all NaN.
+START_TEST(causal_softmax_over_visible_keys_is_the_whole_row_softmax)
+{
+    ck_assert_str_eq(tw_simd_init("naive"), "naive");
+    enum { T = 9, S = 13, D = 5 };
+    float q[T * D], k[S * D], v[S * D];
+    fill(q, T * D, 11); fill(k, S * D, 12); fill(v, S * D, 13);
+    for (int nan_case = 0; nan_case < 2; nan_case++) {
+        if (nan_case) q[2 * D + 1] = NAN;   // row 2's scores all NaN
+        const int offset = S - T;            // the last query sees every key
+        float out[T * D], sc[T * S], wt[T * S], want_sc[T * S], want_wt[T * S], want_out[T * D];
+        tw_sdpa_forward(out, sc, wt, q, k, v, NULL, T, S, D, 1, offset);
+        tw_sdpa_scores(want_sc, q, k, NULL, T, S, D, 1, offset);
+        tw_softmax_rows(want_wt, want_sc, T, S, 1.0f);
+        tw_sdpa_mix(want_out, want_wt, v, T, S, D);
+        ck_assert_mem_eq(sc, want_sc, sizeof sc);
+        ck_assert_mem_eq(wt, want_wt, sizeof wt);
+        ck_assert_mem_eq(out, want_out, sizeof out);
+        if (nan_case) ck_assert(isnan(wt[2 * S + S - 1]));   // a hidden key of the NaN row
+    }
+}
+END_TEST
+
+// ---- the whole model ----
+
+static const char *const CASES[] = { "2017", "gpt2", "llama", "qwen3", "stories260K" };
+enum { N_CASES = 5 };
+
+// stories260K's shape (dim 64, 5 layers, 8 heads, 4 kv heads, hidden 172, vocab 512, tied):
+// llama2.c's Llama, the shape `make bench-train` times.
+static void make_model(tw_model *m, const char *name, uint64_t seed) {
+    tw_model_config c;
+    if (strcmp(name, "stories260K") == 0) {
+        ck_assert_int_eq(tw_model_config_preset(&c, "llama"), TW_OK);
+        c.vocab = 512; c.max_seq = 160; c.n_layer = 5; c.tied = 1;
+        c.block.attn.d_model = 64; c.block.attn.n_head = 8; c.block.attn.n_kv_head = 4;
+        c.block.attn.head_dim = 8; c.block.ffn_hidden = 172; c.block.norm_eps = 1e-5f;
+    } else {
+        ck_assert_int_eq(tw_model_config_preset(&c, name), TW_OK);
+    }
+    ck_assert_int_eq(tw_model_init(m, &c), TW_OK);
+    tw_model_randomize(m, seed);
+}
+
+// The batch's gradients at one level, with n threads. g is zeroed first.
+static float gradients(tw_model_grads *g, const tw_model *m, const int *tokens, const int *targets,
+                       int B, int T, const char *level, int threads) {
+    ck_assert_str_eq(tw_simd_init(level), level);
+    tw_matmul_set_threads(threads);
+    tw_model_state s, ds;
+    ck_assert_int_eq(tw_model_state_init(&s, m, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&ds, m, T, 0), TW_OK);
+    tw_model_grads_zero(g);
+    float loss;
+    ck_assert_int_eq(tw_model_backward(&loss, g, &ds, &s, m, tokens, targets, B, T, 1.0f), TW_OK);
+    tw_model_state_free(&s);
+    tw_model_state_free(&ds);
+    tw_simd_init("naive");
+    tw_matmul_set_threads(1);
+    return loss;
+}
+
+static void batch(int *tokens, int *targets, int n, int V, uint64_t seed) {
+    tw_rng r;
+    tw_rng_init(&r, seed);
+    for (int i = 0; i < n; i++) {
+        tokens[i] = (int)(tw_rng_next(&r) % (uint64_t)V);
+        targets[i] = (int)(tw_rng_next(&r) % (uint64_t)V);
+    }
+    targets[1] = TW_IGNORE_INDEX;   // an ignored position: its row's gradient is 0 at both levels
+}
+
+// Best level vs naive, every parameter: rel = 1e-4 with the scale of the whole case (grad_check.h).
+// Both sides are float32 and differ only in the order of their sums (kernels' blocks and lanes vs
+// the loops' index order), so each is within the float32 error of a ~20-step chain of the exact
+// gradient; the golden test bounds that error by 2e-4 against float64 autograd, measured worst
+// 1e-5 there. The difference of the two measured here (TW_GRAD_REPORT=1, avx512) is at most
+// 9.3e-7 of each tensor's own largest entry (the key biases aside: zero in exact arithmetic, they
+// are ~1e-11 of rounding noise on both sides, which the case scale covers), so 1e-4 leaves a
+// 100x margin and still catches a wrong product (a term lost among T = 16 .. 64 is 1e-2 or more).
+START_TEST(model_backward_at_the_best_level_matches_naive)
+{
+    const char *name = CASES[_i], *lv = best_level();
+    if (strcmp(lv, "naive") == 0) return;   // a build without SIMD has one level only
+    tw_model m;
+    make_model(&m, name, 700u + (uint64_t)_i);
+    // stories260K: T = 150, three row blocks of the attention (64, 64, 22: simd/train_ops.c).
+    const int B = 2, T = strcmp(name, "stories260K") == 0 ? 150 : m.cfg.max_seq < 16 ? m.cfg.max_seq : 16;
+    int *tokens = malloc(sizeof(int) * (size_t)B * T), *targets = malloc(sizeof(int) * (size_t)B * T);
+    batch(tokens, targets, B * T, m.cfg.vocab, 55u + (uint64_t)_i);
+    tw_model_grads want, got;
+    ck_assert_int_eq(tw_model_grads_init(&want, &m), TW_OK);
+    ck_assert_int_eq(tw_model_grads_init(&got, &m), TW_OK);
+    float loss_naive = gradients(&want, &m, tokens, targets, B, T, "naive", 1);
+    float loss_simd = gradients(&got, &m, tokens, targets, B, T, lv, 1);
+    ck_assert_msg(fabsf(loss_simd - loss_naive) <= 1e-5f * fabsf(loss_naive),
+                  "%s: loss %.9g at %s, %.9g naive", name, loss_simd, lv, loss_naive);
+    const double scale = gc_maxabs(want.memory, want.n_floats);
+    for (int i = 0; i < m.n_params; i++) {
+        char what[96];
+        snprintf(what, sizeof what, "%s %s at %s", name, want.params[i].name, lv);
+        ck_assert_grad(what, got.params[i].data, want.params[i].data, want.params[i].count,
+                       1e-4, scale);
+    }
+    // The kernels ran: summed in another order, some gradient differs in its last bits.
+    ck_assert_msg(memcmp(got.memory, want.memory, sizeof(float) * (size_t)m.n_floats) != 0,
+                  "%s: the gradients at %s are bit-identical to naive: the hooks did not run", name, lv);
+    tw_model_grads_free(&want);
+    tw_model_grads_free(&got);
+    tw_model_free(&m);
+    free(tokens); free(targets);
+}
+END_TEST
+
+// The batch split into 2 parts (tw_model_backward_split) on 1 thread and on 2: bit-identical,
+// since the split, not the thread count, fixes every sum's order (and a part's products run on
+// one thread inside the parallel region, or on the threaded matmul that never splits a sum).
+// Against the unsplit tw_model_backward: rel 1e-5 of the case scale (grad_check.h), since the
+// only change is the grouping of the per-sequence gradients (two partial sums added at the end:
+// one extra rounding of each element, 6e-8 relative to the largest partial sum, which is at most
+// the case scale; measured worst 2.6e-7 of a tensor's own largest entry, TW_GRAD_REPORT=1).
+START_TEST(split_batch_on_one_and_two_threads)
+{
+    const char *lv = best_level();
+    tw_model m;
+    make_model(&m, "stories260K", 31);
+    enum { B = 4, T = 32, PARTS = 2 };
+    int tokens[B * T], targets[B * T];
+    batch(tokens, targets, B * T, m.cfg.vocab, 33);
+    tw_model_grads plain, one, two, part[PARTS - 1];
+    tw_model_state s[PARTS], ds[PARTS];
+    ck_assert_int_eq(tw_model_grads_init(&plain, &m), TW_OK);
+    ck_assert_int_eq(tw_model_grads_init(&one, &m), TW_OK);
+    ck_assert_int_eq(tw_model_grads_init(&two, &m), TW_OK);
+    ck_assert_int_eq(tw_model_grads_init(&part[0], &m), TW_OK);
+    for (int p = 0; p < PARTS; p++) {
+        ck_assert_int_eq(tw_model_state_init(&s[p], &m, T, 0), TW_OK);
+        ck_assert_int_eq(tw_model_state_init(&ds[p], &m, T, 0), TW_OK);
+    }
+    const float loss_plain = gradients(&plain, &m, tokens, targets, B, T, lv, 1);
+    float loss[2];
+    tw_model_grads *got[2] = { &one, &two };
+    for (int threads = 1; threads <= 2; threads++) {
+        ck_assert_str_eq(tw_simd_init(lv), lv);
+        tw_matmul_set_threads(threads);
+        ck_assert_int_eq(tw_model_backward_split(&loss[threads - 1], got[threads - 1], part, ds, s,
+                                                 &m, tokens, targets, B, T, 1.0f, PARTS), TW_OK);
+        tw_matmul_set_threads(1);
+        tw_simd_init("naive");
+    }
+    ck_assert_msg(memcmp(one.memory, two.memory, sizeof(float) * (size_t)m.n_floats) == 0,
+                  "split gradients at %s differ between 1 and 2 threads", lv);
+    ck_assert(loss[0] == loss[1]);
+    // The per-part losses are combined in double and rounded once: within 2 ulp of the whole's.
+    ck_assert_msg(fabsf(loss[0] - loss_plain) <= 2.4e-7f * loss_plain, "loss %.9g vs %.9g",
+                  loss[0], loss_plain);
+    const double scale = gc_maxabs(plain.memory, plain.n_floats);
+    for (int i = 0; i < m.n_params; i++)
+        ck_assert_grad(plain.params[i].name, one.params[i].data, plain.params[i].data,
+                       plain.params[i].count, 1e-5, scale);
+    ck_assert_int_eq(tw_model_backward_split(&loss[0], &one, part, ds, s, &m, tokens, targets, B,
+                                             T, 1.0f, 0), TW_ERR_ARG);
+    for (int p = 0; p < PARTS; p++) {
+        tw_model_state_free(&s[p]);
+        tw_model_state_free(&ds[p]);
+    }
+    tw_model_grads_free(&plain); tw_model_grads_free(&one); tw_model_grads_free(&two);
+    tw_model_grads_free(&part[0]);
+    tw_model_free(&m);
+}
+END_TEST
+
+Suite *suite_train_simd(void) {
+    Suite *s = suite_create("train_simd");
+    TCase *k = tcase_create("kernel");
+    tcase_add_test(k, strided_matmul_matches_double);
+    tcase_add_test(k, causal_softmax_over_visible_keys_is_the_whole_row_softmax);
+    suite_add_tcase(s, k);
+    TCase *mt = tcase_create("model");
+    tcase_set_timeout(mt, 120);
+    tcase_add_loop_test(mt, model_backward_at_the_best_level_matches_naive, 0, N_CASES);
+    tcase_add_test(mt, split_batch_on_one_and_two_threads);
+    suite_add_tcase(s, mt);
+    return s;
+}
