@@ -197,4 +197,25 @@ void  tw_matmul_nt_neon(float *C, const float *A, const float *B, int M, int N, 
 void  tw_matmul_neon_mt(float *C, const float *A, const float *B, int M, int N, int K);
 void  tw_matmul_nt_neon_mt(float *C, const float *A, const float *B, int M, int N, int K);
 
+// ---- the decode matvec: rows in memory order, and rows shared among threads ----
+// matvec_avx512.c / matvec_avx2.c: y = W x reading W as one ascending stream (what every
+// hardware prefetcher follows); each row's sum depends only on that row, never on where the row
+// falls in a call, so any split of the rows gives the same bits. Below TW_MATVEC_SMALL_FLOATS
+// weights (256 KiB) the AVX-512 kernel walks four rows side by side instead, with the same sums.
+#define TW_MATVEC_SMALL_FLOATS 65536L
+void tw_matvec_seq_avx2(float *y, const float *W, const float *x, int N, int K);
+void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K);
+// matvec_mt.c: fn over rows split among OpenMP threads in blocks of 16 rows (one call of fn per
+// thread; static split, so a thread reads the same rows every token and keeps them in its own
+// core's cache). One thread without OpenMP (make OMP=1), inside a parallel region, or when W is
+// smaller than TW_MATVEC_SMALL_FLOATS (then starting the threads costs more than the work).
+void tw_matvec_threaded(tw_matvec_fn fn, float *y, const float *W, const float *x, int N, int K);
+// Part `part` (0 .. parts-1) of that split, computed by the calling thread: the rows
+// [r0, r1) with r0, r1 multiples of 16 (r1 = N for the last part).
+void tw_matvec_part(tw_matvec_fn fn, float *y, const float *W, const float *x, int N, int K,
+                    int part, int parts);
+// Sets the number of OpenMP threads for the threaded kernels (matvec and matmul); returns the
+// number now in effect (always 1 without OpenMP).
+int  tw_threads_set(int n);
+
 #endif
