@@ -203,7 +203,11 @@ tw_status tw_llama2c_load(tw_llama2c *m, const char *path, char *err, size_t err
         return st;
     }
     m->n_floats = (bytes - 28) / 4;
-    m->memory = malloc((size_t)m->n_floats * sizeof(float));
+    // 64-byte aligned (one cache line; aligned_alloc wants a multiple of it): every tensor of a
+    // model whose dims are multiples of 16 then starts on a line, so no vector load of a weight
+    // row straddles two lines. malloc's 16-byte alignment made every 64-byte load a split load:
+    // measured on the Xeon, matvec from L2 at half speed and from L3 about 10% slower.
+    m->memory = aligned_alloc(64, ((size_t)m->n_floats * sizeof(float) + 63) / 64 * 64);
     m->layers = malloc((size_t)m->cfg.n_layers * sizeof *m->layers);
     if (m->memory == NULL || m->layers == NULL) {
         fclose(f);

@@ -70,7 +70,14 @@ bench:                                         ## verify, then time every kernel
 	./run_bench $(BENCH_ARGS)
 
 # The FMA-throughput probe is lib/simd/peak.c (inline assembly, no ISA flags needed).
-BENCH_OBJ := $(BUILD)/bench/bench.o
+# bench/autovec.c is the compiler-vectorised rung: plain loops built the way llama2.c builds its
+# matmul, in this object only (never in the library: -ffast-math changes rounding).
+AUTOVEC_FLAGS ?= -O3 -ffast-math -ffp-contract=fast -march=native
+BENCH_OBJ := $(BUILD)/bench/bench.o $(BUILD)/bench/autovec.o $(BUILD)/bench/cpuinfo.o
+$(BUILD)/bench/autovec.o: ISAFLAGS := $(AUTOVEC_FLAGS)
+ifeq ($(OMP),1)
+  $(BUILD)/tools/bench_generate.o: ISAFLAGS := $(OMPFLAGS)
+endif
 bench-bin: $(BENCH_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(BLAS_LIBS) $(LDLIBS) -o run_bench
 

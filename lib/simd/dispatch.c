@@ -16,7 +16,7 @@ static const tw_simd_ops ops_naive = {
 
 #ifdef TW_HAVE_AVX2
 static const tw_simd_ops ops_avx2 = {
-    "avx2", tw_dot_avx2, tw_matvec_avx2,
+    "avx2", tw_dot_avx2, tw_matvec_seq_avx2,
     tw_matmul_avx2, tw_matmul_nt_avx2, tw_matmul_avx2_mt, tw_matmul_nt_avx2_mt,
     tw_softmax_avx2, tw_rmsnorm_avx2, tw_layernorm_avx2, tw_rope_avx2,
     tw_exp_avx2, tw_silu_avx2, tw_swiglu_avx2, tw_attend_avx2,
@@ -26,7 +26,7 @@ static const tw_simd_ops ops_avx2 = {
 #ifdef TW_HAVE_AVX512
 // 512-bit versions where they pay (matmul, dot, matvec, exp, softmax); AVX2 for the rest.
 static const tw_simd_ops ops_avx512 = {
-    "avx512", tw_dot_avx512, tw_matvec_avx512,
+    "avx512", tw_dot_avx512, tw_matvec_seq_avx512,
     tw_matmul_avx512, tw_matmul_nt_avx512, tw_matmul_avx512_mt, tw_matmul_nt_avx512_mt,
     tw_softmax_avx512, tw_rmsnorm_avx2, tw_layernorm_avx2, tw_rope_avx2,
     tw_exp_avx512, tw_silu_avx2, tw_swiglu_avx2, tw_attend_avx2,
@@ -112,7 +112,7 @@ const char *tw_simd_init(const char *level) {
 int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
                    int T, int C_in, int C_out) {
     if (strcmp(tw_simd.level, "naive") == 0) return 0;
-    if (T == 1) tw_simd.matvec(y, W, x, C_out, C_in);   // decode: one token, W read once
+    if (T == 1) tw_matvec_threaded(tw_simd.matvec, y, W, x, C_out, C_in);   // decode: W read once
     else        tw_simd.matmul_nt_mt(y, x, W, T, C_out, C_in);
     if (b)
         for (int t = 0; t < T; t++)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "simd_cases.h"
+#include "simd/peak.h"
 
 int main(void) {
     int passed = 0, failed = 0;
@@ -29,6 +30,19 @@ int main(void) {
                 }
             }
     }
+    // The FMA probe's NEON loops (lib/simd/peak.c, inline assembly) run here too: under qemu the
+    // speed means nothing, but an instruction the assembler or the CPU rejects would show.
+    const char *isa = tw_peak_best_isa();
+    for (int chains = 4; isa && chains <= tw_peak_max_chains(isa); chains += 4) {
+        tw_peak p;
+        if (tw_peak_fma(&p, isa, chains, 1, 0.001)) passed++;
+        else if (chains % 8 == 0 || chains == 12 || chains == 4) {   // 4, 8, 12, 16, 24, 32 exist
+            failed++;
+            printf("FAIL the %s FMA probe with %d chains does not run\n", isa, chains);
+        }
+    }
+    printf("FMA probe: %s, clock loop %s\n", isa ? isa : "none here",
+           tw_peak_clock_ghz(1, 0.001) > 0 ? "runs" : "does not run");
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
