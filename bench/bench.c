@@ -309,6 +309,14 @@ int main(int argc, char **argv) {
     printf("CPU: %s\nSIMD levels available: %s (best: %s); matmul threads: %d%s\n", cpu,
            tw_simd_available(), best, g_threads,
            g_threads > 1 ? "" : " (OpenMP off or OMP_NUM_THREADS=1)");
+#ifdef TW_BENCH_OPENBLAS
+    // OpenBLAS picks its kernels from the CPU model; one it does not know gets an old core's
+    // kernels (0.3.21 runs SSE3 "Prescott" code on an Emerald Rapids Xeon, family 6 model 207),
+    // which would make it a straw man. Say which, and how to choose: OPENBLAS_CORETYPE=SkylakeX.
+    printf("OpenBLAS: %s, kernels for core %s%s\n", openblas_get_config(), openblas_get_corename(),
+           getenv("OPENBLAS_CORETYPE") ? " (OPENBLAS_CORETYPE)" : " (its own detection; "
+           "OPENBLAS_CORETYPE=SkylakeX or Haswell or Zen overrides it)");
+#endif
     if (!verify_all()) return 1;
 
     // -- limits --

@@ -8,9 +8,11 @@
 #   make npydiff          ./npydiff DIR_A DIR_B [--atol A --rtol R]: compare two --dump folders
 #   make attention-map PROMPT="Once upon a time" LAYER=0 HEAD=0
 #                         out/attention/L0_H0.png, one head's attention map labelled with tokens
-#   make bench-generate   tokens/s for prefill and decode at the naive and the best SIMD level (and
-#                         without the KV cache), the speed-up and the decode roofline, on
-#                         stories260K and on a seeded random checkpoint of llama2.c's 15M shape
+#   make bench-generate   tokens/s for prefill and decode: naive, the compiler-vectorised rung
+#                         (autovec) and the best SIMD level, one and two threads (median and
+#                         range), without the KV cache; the read bandwidth at the weights'
+#                         footprint and the roofline it implies; the CPU. On stories260K and on a
+#                         seeded random checkpoint of llama2.c's 15M shape
 # See docs/real-model.md.
 
 MODEL_DIR    := data/models
@@ -103,5 +105,5 @@ $(CKPT15M): $(BUILD)/tools/make_ckpt15m
 # `make test` uses is never rebuilt by benchmarking; one and two threads in the same run.
 bench-generate: model $(CKPT15M)   ## tok/s: naive, autovec, best level; 1 and 2 threads; roofline
 	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OMP=$(HAVE_OMP) $(BENCH_BUILD)/tools/bench_generate
-	./$(BENCH_BUILD)/tools/bench_generate $(MODEL_BIN) -p 64 -d 64 -r 7
+	./$(BENCH_BUILD)/tools/bench_generate $(MODEL_BIN) -p 64 -d 192 -r 9
 	./$(BENCH_BUILD)/tools/bench_generate $(CKPT15M) -p 32 -d 64 -r 7
