@@ -57,6 +57,14 @@ static double median(double *v, int n) {
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// The largest of n values: a bandwidth is a ceiling, and on a shared machine the fastest pass is
+// the one where nothing else got in the way, so the rooflines use it (tokens/s use the median).
+static double best(const double *v, int n) {
+    double b = v[0];
+    for (int i = 1; i < n; i++) if (v[i] > b) b = v[i];
+    return b;
+}
+
 // ---- tokens per second ----
 
 // One run: prefill P tokens, then decode n_dec greedy tokens (written to seq[P..]). Returns the
@@ -160,7 +168,7 @@ static const char *footprint_level(double bytes, long l2, long l3) {
 
 // STREAM's triad a = b + s c over three arrays of n floats (12 bytes per element, STREAM's
 // count: reads of b and c, the write of a). Compiled without ISA flags, so it uses the baseline
-// vector width (SSE2 on x86-64). Returns GB/s, median of `repeats` passes after a warm-up.
+// vector width (SSE2 on x86-64). Returns GB/s, the fastest of `repeats` passes after a warm-up.
 static double triad_gbs(float *a, const float *b, const float *c, long n, int repeats) {
     double gbs[64];
     for (int k = -1; k < repeats; k++) {
@@ -169,13 +177,13 @@ static double triad_gbs(float *a, const float *b, const float *c, long n, int re
         double t = now_seconds() - t0;
         if (k >= 0) gbs[k] = 12.0 * n / t * 1e-9;
     }
-    return median(gbs, repeats);
+    return best(gbs, repeats);
 }
 
 // A read-only stream, the access pattern of a matvec: the fast level's dot product of the two
 // halves of an array of n floats, so every byte is loaded once (two ascending streams, as
 // prefetch-friendly as one), split among `threads` threads in contiguous parts. Returns GB/s (4
-// bytes per element), median of `repeats` passes after a warm-up.
+// bytes per element), the fastest of `repeats` passes after a warm-up.
 static float read_part(const float *b, long n, int part, int parts) {
     long i0 = n * part / parts, i1 = n * (part + 1) / parts, half = (i1 - i0) / 2;
     float s = 0.0f;
@@ -202,7 +210,7 @@ static double read_gbs(const float *b, long n, int threads, int repeats, float *
         *sink += s;
         if (k >= 0) gbs[k] = 4.0 * n / t * 1e-9;
     }
-    return median(gbs, repeats);
+    return best(gbs, repeats);
 }
 
 int main(int argc, char **argv) {
