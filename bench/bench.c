@@ -349,7 +349,7 @@ int main(int argc, char **argv) {
     } else {
         printf("\nFMA-throughput probe: none for this CPU/build, so no %% of peak is printed\n");
     }
-    printf("memory bandwidth, one core (triad a = b + s c counts 12 bytes per element; read = one stream):\n");
+    printf("memory bandwidth, one core (triad a = b + s c counts 12 bytes per element; read = every byte of one array once, as two ascending streams):\n");
     const long footprints[] = { 24L << 10, 1536L << 10, 24L << 20, 384L << 20 };
     for (int i = 0; i < 4; i++) {
         if (quick && i == 3) break;
