@@ -18,6 +18,12 @@
 // horizontal adds give the four row sums in one register). A row left over at the end is folded
 // with the same operations in the same order, so every row's sum is the same function of that
 // row alone, wherever it falls in a block: splitting the rows among threads changes no bit.
+//
+// One exception to the memory order: a matrix under TW_MATVEC_SMALL_FLOATS (256 KiB, every
+// matrix of stories260K) lives in L1/L2, where the load ports, not the prefetchers, set the
+// speed; there rows4_partial walks four rows side by side with the same per-row arithmetic.
+// The weights must be 64-byte aligned for full speed (lib/llama2c.c aligns its weight block): a
+// 64-byte load that straddles two cache lines costs two.
 #include <immintrin.h>
 #include "simd.h"
 
