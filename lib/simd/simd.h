@@ -214,8 +214,8 @@ void tw_matvec_threaded(tw_matvec_fn fn, float *y, const float *W, const float *
 // [r0, r1) with r0, r1 multiples of 16 (r1 = N for the last part).
 void tw_matvec_part(tw_matvec_fn fn, float *y, const float *W, const float *x, int N, int K,
                     int part, int parts);
-// Sets the number of OpenMP threads for the threaded kernels (matvec and matmul); returns the
-// number now in effect (always 1 without OpenMP).
+// Sets the number of OpenMP threads for the threaded kernels (matvec and matmul) when n >= 1
+// (n <= 0 changes nothing); returns the number now in effect (always 1 without OpenMP).
 int  tw_threads_set(int n);
 
 #endif
