@@ -27,7 +27,7 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 LIB      := $(BUILD)/libtw.a
 # Fragments append to these: LIB_SRC (extra library sources), PROGRAMS (top-level binaries),
 # TEST_DEPS (what `make test` needs before running), CLEAN_FILES.
-LIB_SRC   := $(wildcard lib/*.c)
+LIB_SRC   := $(wildcard lib/nn/*.c lib/io/*.c lib/real/*.c)
 TEST_SRC  := $(wildcard tests/*.c)
 PROGRAMS  :=
 TEST_DEPS :=
@@ -36,6 +36,14 @@ CLEAN_FILES :=
 .PHONY: all test asan clean help
 all: $(LIB)
 
+# One compile command for every object (the pattern rule below and the exercise rules in
+# mk/simd.mk). -MMD -MP writes a .d file beside each object, read back at the end of this file.
+COMPILE = $(CC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) $(ISAFLAGS) -MMD -MP
+
+# The fragments may be read in any order: a prerequisite list that uses a variable other
+# fragments append to (TEST_DEPS, LESSON_SRC, ...) is written $$(VAR), expanded only after every
+# fragment has been read (second expansion), and recipes expand their variables when they run.
+.SECONDEXPANSION:
 include $(sort $(wildcard mk/*.mk))
 
 LIB_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRC))
@@ -60,6 +68,12 @@ $(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB)
 	@if [ -z "$(CHECK_LIBS)" ]; then echo "Check is not installed: run 'sudo apt-get install -y check pkg-config' (Debian/Ubuntu) or 'brew install check pkg-config' (macOS)"; exit 1; fi
 	$(CC) $(LDFLAGS) $(TEST_OBJ) $(LIB) $(CHECK_LIBS) $(LDLIBS) -o $@
 
+# The include arrows of lib/ point one way (tools/check_layers.sh says which way).
+.PHONY: check-layers
+check-layers:                                  ## lib/nn never includes io/ or real/; nothing in lib/ includes tw.h
+	@sh tools/check_layers.sh lib
+TEST_DEPS += check-layers
+
 test: $(BUILD)/tests/run_tests $(TEST_DEPS)    ## run the Check suite (CK_VERBOSITY=verbose for every test)
 	./$(BUILD)/tests/run_tests
 
@@ -70,7 +84,7 @@ asan:                                          ## the suite under ASan/UBSan, in
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) $(ISAFLAGS) -MMD -MP -c $< -o $@
+	$(COMPILE) -c $< -o $@
 
 help:                                          ## list the targets
 	@grep -h -E '^[a-zA-Z0-9_%.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
@@ -78,4 +92,6 @@ help:                                          ## list the targets
 clean:                                         ## remove build outputs
 	rm -rf build build-* $(PROGRAMS) $(CLEAN_FILES)
 
--include $(LIB_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+# Every object's dependency file, wherever it was built from (lib/, tests/, tools/, bench/, fuzz/,
+# lessons/, the exercises): touching a header recompiles every object that includes it.
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

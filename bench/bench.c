@@ -23,6 +23,8 @@
 #include "autovec.h"
 #include "cpuinfo.h"
 #include "simd_cases.h"
+#include "nn/reference.h"
+#include "nn/rope.h"
 #ifdef TW_BENCH_OPENBLAS
 #include <cblas.h>
 #endif
@@ -98,7 +100,7 @@ static int verify_all(void) {
     snprintf(levels, sizeof levels, "%s", tw_simd_available());
     const int sizes[] = { 3, 65 };
     for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
-        const tw_simd_ops *o = tw_simd_ops_for(lv);
+        const tw_kernels *o = tw_kernels_for(lv);
         for (int c = 0; c < N_SIMD_CASES; c++)
             for (int s = 0; s < 2; s++) {
                 if (SIMD_CASES[c].run(o, sizes[s], msg, sizeof msg) == 0) { ok++; continue; }
@@ -144,7 +146,7 @@ static void run_triad(void *p) {
 }
 static void run_read(void *p) {   // a read stream: the best dot of the array's two halves
     stream_ctx *c = p;              // (every byte loaded once, two ascending streams)
-    c->s += tw_simd.dot(c->b, c->b + c->n / 2, (int)(c->n / 2));
+    c->s += tw_kernels_for("auto")->dot(c->b, c->b + c->n / 2, (int)(c->n / 2));
 }
 
 // Triad bandwidth (bytes counted: 3 arrays x 4 bytes; write-allocate traffic not counted, as in
@@ -218,7 +220,7 @@ typedef struct {
 
 typedef struct {
     const model_shape *m;
-    const tw_simd_ops *o;
+    const tw_kernels *o;
     float *w;          // all weights, one block
     float *x, *xb, *q, *k, *v, *att, *hb, *hb2, *logits, *kcache, *vcache, *cs, *sn;
 } decode_ctx;
@@ -228,10 +230,23 @@ static long decode_weight_floats(const model_shape *m) {
     return m->n_layers * per_layer + (long)m->vocab * m->dim + m->dim;
 }
 
+// A level's catalogue with its missing kernels (NULL: e.g. NEON's RoPE and attention) taken from
+// the references, as the model would run them at that level.
+static tw_kernels filled(const tw_kernels *k) {
+    tw_kernels f = *k;
+    const tw_kernels *r = &tw_kernels_naive;
+    if (!f.matvec) f.matvec = r->matvec;
+    if (!f.rmsnorm) f.rmsnorm = r->rmsnorm;
+    if (!f.rope) f.rope = r->rope;
+    if (!f.attend) f.attend = r->attend;
+    if (!f.swiglu) f.swiglu = r->swiglu;
+    return f;
+}
+
 static void run_decode(void *p) {
     decode_ctx *c = p;
     const model_shape *m = c->m;
-    const tw_simd_ops *o = c->o;
+    const tw_kernels ops = filled(c->o), *o = &ops;
     const int C = m->dim, F = m->hidden, D = m->dim / m->n_heads;
     const float *w = c->w;
     for (int l = 0; l < m->n_layers; l++) {
@@ -360,8 +375,8 @@ int main(int argc, char **argv) {
     }
 
     // -- matmul ladder --
-    const tw_simd_ops *o2 = tw_simd_ops_for("avx2"), *o5 = tw_simd_ops_for("avx512");
-    const tw_simd_ops *on = tw_simd_ops_for("neon"), *ob = tw_simd_ops_for("auto");
+    const tw_kernels *o2 = tw_kernels_for("avx2"), *o5 = tw_kernels_for("avx512");
+    const tw_kernels *on = tw_kernels_for("neon"), *ob = tw_kernels_for("auto");
     rung rungs[12];
     int nr = 0;
     rungs[nr++] = (rung){ "naive", tw_matmul_naive, 1024, 0, 0 };
@@ -486,7 +501,7 @@ int main(int argc, char **argv) {
     const char *mv_names[9];
     tw_matvec_fn mv_fns[9];
     int nmv = 0, mv_auto = 1;
-    mv_names[nmv] = "naive"; mv_fns[nmv++] = tw_matvec_naive;
+    mv_names[nmv] = "naive"; mv_fns[nmv++] = tw_kernels_naive.matvec;
     mv_names[nmv] = "autovec"; mv_fns[nmv++] = bench_matvec_autovec;
     if (o2) { mv_names[nmv] = "avx2"; mv_fns[nmv++] = o2->matvec; }
     if (o5) { mv_names[nmv] = "avx512"; mv_fns[nmv++] = o5->matvec; }
@@ -538,9 +553,9 @@ int main(int argc, char **argv) {
         if (!decode_alloc(&c, &shapes[s])) { fprintf(stderr, "bench: out of memory\n"); return 1; }
         double bytes = 4.0 * decode_weight_floats(&shapes[s]);
         // naive, autovec (the best level with the compiler's matvec) and the best level.
-        tw_simd_ops auto_ops = *ob;
+        tw_kernels auto_ops = *ob;
         auto_ops.matvec = bench_matvec_autovec;
-        c.o = tw_simd_ops_for("naive");
+        c.o = tw_kernels_for("naive");
         double t_naive = time_median(run_decode, &c);
         c.o = &auto_ops;
         double t_auto = time_median(run_decode, &c);
@@ -575,7 +590,7 @@ int main(int argc, char **argv) {
         double t0 = 0;
         snprintf(levels, sizeof levels, "%s", tw_simd_available());
         for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
-            const tw_simd_ops *o = tw_simd_ops_for(lv);
+            const tw_kernels *o = tw_kernels_for(lv);
             double t = 0;
             int reps = 200;
             double start = now();

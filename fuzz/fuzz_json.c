@@ -1,12 +1,12 @@
 // fuzz_json.c: libFuzzer target for the JSON reader and the parameter counter behind ./params.
 // The input is parsed from memory (not NUL-terminated, so ASan catches any read past len); a
-// tree that parses is walked, then given to tw_params_config_from_json and tw_params_count, which
+// tree that parses is walked, then given to tw_hf_config_from_json and tw_params_count, which
 // must reject or count it without overflow or a crash.
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "json.h"
-#include "params.h"
+#include "io/json.h"
+#include "real/params.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -31,13 +31,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tw_status st = tw_json_parse(&root, text, size, &e);
     if (st == TW_OK) {
         walk(root, 0, 0);
-        tw_params_config cfg;
+        tw_hf_config cfg;
         char err[256] = "";
-        if (tw_params_config_from_json(&cfg, root, err, sizeof err) == TW_OK) {
+        if (tw_hf_config_from_json(&cfg, root, err, sizeof err) == TW_OK) {
             tw_param_counts pc;
             if (tw_params_count(&pc, &cfg) == TW_OK) {
                 (void)tw_params_weight_bytes(pc.total, 4);
-                (void)tw_params_kv_bytes(&cfg, 4096, 2);
+                (void)tw_hf_kv_bytes(&cfg, 4096, 2);
             }
         } else if (err[0] == '\0') {
             abort();

@@ -8,29 +8,29 @@
 #define _POSIX_C_SOURCE 200809L   // mkstemp (fuzz_file.h)
 #include <string.h>
 #include "fuzz_file.h"
-#include "llama2c.h"
+#include "real/llama2c.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void run_one_step(const tw_llama2c *m) {
-    tw_llama2c_state s;
-    int S = m->cfg.seq_len < 4 ? m->cfg.seq_len : 4;
-    if (tw_llama2c_state_init(&s, m, 1, S, 1, 0) != TW_OK) return;
-    int tok = m->cfg.vocab_size - 1;
-    if (tw_llama2c_forward(&s, m, &tok, 1, 0, 0) != TW_OK) abort();
-    int bad = m->cfg.vocab_size;   // one past the vocabulary must be refused, not read
-    if (S > 1 && tw_llama2c_forward(&s, m, &bad, 1, 1, 0) != TW_ERR_SHAPE) abort();
-    tw_llama2c_state_free(&s);
+static void run_one_step(const tw_model *m) {
+    tw_model_state s;
+    int S = m->cfg.max_seq < 4 ? m->cfg.max_seq : 4;
+    if (tw_model_state_init(&s, m, 1, S) != TW_OK) return;
+    int tok = m->cfg.vocab - 1;
+    if (tw_model_forward_next(&s, m, &tok, 1, 0) != TW_OK) abort();
+    int bad = m->cfg.vocab;   // one past the vocabulary must be refused, not read
+    if (S > 1 && tw_model_forward_next(&s, m, &bad, 1, 1) != TW_ERR_SHAPE) abort();
+    tw_model_state_free(&s);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *path = fuzz_write_file(data, size);
-    tw_llama2c m;
+    tw_model m;
     char err[512] = "";
     tw_status st = tw_llama2c_load(&m, path, err, sizeof err);
     if (st == TW_OK) {
         run_one_step(&m);
-        tw_llama2c_free(&m);
+        tw_model_free(&m);
     } else if (err[0] == '\0') {
         abort();
     }

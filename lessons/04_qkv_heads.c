@@ -6,8 +6,8 @@
 // MHA (G = H), GQA (1 < G < H), MQA (G = 1), where query head h reads kv head h / (H/G). GQA is
 // exactly MHA with each kv head's weights repeated (checked), and the point of it is the KV cache:
 // bytes per token for each, for GPT-2, Llama-2-7B and Qwen3-8B (32 query / 8 kv heads).
-// Calls: tw_linear_forward, tw_sdpa_forward, tw_mha_forward, tw_attn_scratch_init/_free,
-//        tw_attn_config_check, tw_kv_cache_bytes, tw_linear_params, tw_print_matrix.
+// Calls: tw_linear_forward, tw_sdpa_forward, tw_mha_forward, tw_mha_scratch_init/_free,
+//        tw_mha_config_check, tw_kv_cache_bytes, tw_linear_params, tw_print_matrix.
 // Build & run: make lesson4 && ./lesson4 [--seed N] [-T N] [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/04_kv_cache.gp        (reads out/lesson4/kv_cache.dat)
 // Writes: x.npy q.npy k_mha.npy v_mha.npy k_gqa.npy k_mqa.npy out_mha.npy out_gqa.npy
@@ -29,19 +29,19 @@ static const lesson_info INFO = {
 };
 
 // One attention configuration of the toy: C = 16, H = 4, D = 4, causal, no RoPE (lesson 5).
-static tw_attn_config toy_config(int G) {
-    tw_attn_config c = { 0 };
+static tw_mha_config toy_config(int G) {
+    tw_mha_config c = { 0 };
     c.d_model = 16; c.n_head = 4; c.n_kv_head = G; c.head_dim = 4;
     c.causal = 1; c.rope = TW_ROPE_NONE;
     return c;
 }
 
 // Runs tw_mha_forward (self-attention, no cache) and returns the output (T, C).
-static float *run_mha(const tw_attn_config *cfg, const tw_attn_weights *w, const float *x, int T,
-                      tw_attn_scratch *s) {
+static float *run_mha(const tw_mha_config *cfg, const tw_mha_weights *w, const float *x, int T,
+                      tw_mha_scratch *s) {
     float *out = lesson_alloc((long)T * cfg->d_model);
-    LESSON_TRY(tw_attn_config_check(cfg));
-    LESSON_TRY(tw_attn_scratch_init(s, cfg, T, T));
+    LESSON_TRY(tw_mha_config_check(cfg));
+    LESSON_TRY(tw_mha_scratch_init(s, cfg, T, T));
     tw_mha_forward(out, s, NULL, x, NULL, NULL, cfg, w, T, T, 0);
     return out;
 }
@@ -100,9 +100,9 @@ int main(int argc, char **argv) {
         for (int t = 0; t < T; t++) memcpy(z + ((long)t * H + h) * D, z_h + t * D, (size_t)D * sizeof(float));
     }
     tw_linear_forward(by_hand, z, wo, NULL, T, H * D, C);
-    tw_attn_config mha = toy_config(H);
-    tw_attn_weights w_mha = { .wq = wq, .wk = wk, .wv = wv, .wo = wo };
-    tw_attn_scratch s_mha = { 0 }, s_gqa = { 0 }, s_mqa = { 0 }, s_rep = { 0 };
+    tw_mha_config mha = toy_config(H);
+    tw_mha_weights w_mha = { .wq = wq, .wk = wk, .wv = wv, .wo = wo };
+    tw_mha_scratch s_mha = { 0 }, s_gqa = { 0 }, s_mqa = { 0 }, s_rep = { 0 };
     float *out_mha = run_mha(&mha, &w_mha, x, T, &s_mha);
     lesson_print_matrix("out = z Wo^T", out_mha, T, C);
     lesson_expect_close("head-by-head == tw_mha_forward (MHA)", out_mha, by_hand, (long)T * C, 1e-6f);
@@ -114,9 +114,9 @@ int main(int argc, char **argv) {
                "  MHA  G = 4: query heads 0 1 2 3 -> kv heads 0 1 2 3\n"
                "  GQA  G = 2: query heads 0 1 2 3 -> kv heads 0 0 1 1\n"
                "  MQA  G = 1: query heads 0 1 2 3 -> kv heads 0 0 0 0", H);
-    tw_attn_config gqa = toy_config(2), mqa = toy_config(1);
+    tw_mha_config gqa = toy_config(2), mqa = toy_config(1);
     // GQA/MQA weights: the first G*D rows of the MHA matrices (any (G*D, C) matrix would do)
-    tw_attn_weights w_gqa = { .wq = wq, .wk = wk, .wv = wv, .wo = wo };
+    tw_mha_weights w_gqa = { .wq = wq, .wk = wk, .wv = wv, .wo = wo };
     float *out_gqa = run_mha(&gqa, &w_gqa, x, T, &s_gqa);
     float *out_mqa = run_mha(&mqa, &w_gqa, x, T, &s_mqa);
     float *k_gqa = lesson_alloc((long)T * 2 * D), *k_mqa = lesson_alloc((long)T * D);
@@ -130,7 +130,7 @@ int main(int argc, char **argv) {
         memcpy(wk_rep + (long)h * D * C, wk + (long)(h / 2) * D * C, (size_t)D * C * sizeof(float));
         memcpy(wv_rep + (long)h * D * C, wv + (long)(h / 2) * D * C, (size_t)D * C * sizeof(float));
     }
-    tw_attn_weights w_rep = { .wq = wq, .wk = wk_rep, .wv = wv_rep, .wo = wo };
+    tw_mha_weights w_rep = { .wq = wq, .wk = wk_rep, .wv = wv_rep, .wo = wo };
     float *out_rep = run_mha(&mha, &w_rep, x, T, &s_rep);
     lesson_expect_close("GQA (G=2) == MHA with kv heads repeated", out_gqa, out_rep, (long)T * C, 0.0f);
     lesson_note("so GQA is not a new kind of attention: it is MHA with pairs of heads forced to "
@@ -204,9 +204,9 @@ int main(int argc, char **argv) {
                       (int)kv[(3 + i) * 4 + 1], (double)kv[(3 + i) * 4 + 2], (double)kv[(3 + i) * 4 + 3]);
     lesson_write_text("kv_cache.dat", text);
     lesson_plot("04_kv_cache.gp", "kv_cache.dat", "kv_cache.png");
-    tw_attn_scratch_free(&s_mha);
-    tw_attn_scratch_free(&s_gqa);
-    tw_attn_scratch_free(&s_mqa);
-    tw_attn_scratch_free(&s_rep);
+    tw_mha_scratch_free(&s_mha);
+    tw_mha_scratch_free(&s_gqa);
+    tw_mha_scratch_free(&s_mqa);
+    tw_mha_scratch_free(&s_rep);
     return lesson_finish();
 }

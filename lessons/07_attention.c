@@ -5,7 +5,7 @@
 // values, each compared with the library. Why divide by sqrt(d_k): the measured variance of q.k
 // grows like d_k, and without the division the softmax becomes nearly one-hot (measured).
 // The attention map is written with token labels and drawn as a heatmap.
-// Calls: tw_attention_scores, tw_softmax_rows, tw_attention_mix, tw_sdpa_forward,
+// Calls: tw_sdpa_scores, tw_softmax_rows, tw_sdpa_mix, tw_sdpa_forward,
 //        tw_linear_forward, tw_embedding_forward, tw_print_matrix, tw_write_labelled_matrix.
 // Build & run: make lesson7 && ./lesson7 [--seed N] [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/07_attention.gp       (reads out/lesson7/attention.dat)
@@ -61,7 +61,7 @@ static void peakedness(int d, int S, int trials, uint64_t seed, double *max_scal
     for (int i = 0; i < trials; i++) {
         tw_rng_fill_normal(&r, q, d, 1.0f);
         tw_rng_fill_normal(&r, k, (long)S * d, 1.0f);
-        tw_attention_scores(sc, q, k, NULL, 1, S, d, 0, 0);     // divided by sqrt(d)
+        tw_sdpa_scores(sc, q, k, NULL, 1, S, d, 0, 0);     // divided by sqrt(d)
         tw_softmax_rows(w, sc, 1, S, 1.0f);
         float mx = 0.0f;
         for (int s = 0; s < S; s++) mx = fmaxf(mx, w[s]);
@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
     // ---- 2. scores ----
     lesson_section("Scores: how well each query matches each key");
     lesson_say("score[t][s] = q[t] . k[s] / sqrt(d_k): one number per (query t, key s) pair, a "
-               "(T, T) matrix. Computed here with two loops, then by tw_attention_scores.");
+               "(T, T) matrix. Computed here with two loops, then by tw_sdpa_scores.");
     float *by_hand = lesson_alloc((long)T * T);                              // (T, T)
     for (int t = 0; t < T; t++)
         for (int s = 0; s < T; s++) {
@@ -109,10 +109,10 @@ int main(int argc, char **argv) {
             by_hand[t * T + s] = dot / sqrtf((float)D);
         }
     float *scores_nomask = lesson_alloc((long)T * T);
-    tw_attention_scores(scores_nomask, q, k, NULL, T, T, D, 0, 0);
+    tw_sdpa_scores(scores_nomask, q, k, NULL, T, T, D, 0, 0);
     lesson_print_matrix("scores (no mask)", scores_nomask, T, T);
     // float sums in a possibly different order: a few ulps of values of order 1
-    lesson_expect_close("tw_attention_scores == two loops", scores_nomask, by_hand, (long)T * T, 1e-5f);
+    lesson_expect_close("tw_sdpa_scores == two loops", scores_nomask, by_hand, (long)T * T, 1e-5f);
     lesson_note("\"the\" appears at positions 0 and 4 with the same vector, so rows 0 and 4 (and "
                 "columns 0 and 4) of the unmasked scores are identical: without positions, "
                 "attention cannot tell the two apart.");
@@ -161,7 +161,7 @@ int main(int argc, char **argv) {
     lesson_say("A decoder must not read the future, so scores with s > t become -inf (lesson 6) "
                "before the softmax turns each row into weights that sum to 1.");
     float *scores = lesson_alloc((long)T * T), *weights = lesson_alloc((long)T * T);
-    tw_attention_scores(scores, q, k, NULL, T, T, D, 1, 0);
+    tw_sdpa_scores(scores, q, k, NULL, T, T, D, 1, 0);
     tw_softmax_rows(weights, scores, T, T, 1.0f);
     lesson_print_matrix("masked scores", scores, T, T);
     lesson_print_matrix("weights = softmax(masked scores)", weights, T, T);
@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
     lesson_say("out[t] = sum over s of weights[t][s] * v[s]. Row 0 can only see itself, so out[0] "
                "is exactly v[0]; later rows blend everything up to their own position.");
     float *out = lesson_alloc((long)T * D), *mix_hand = lesson_alloc((long)T * D);
-    tw_attention_mix(out, weights, v, T, T, D);
+    tw_sdpa_mix(out, weights, v, T, T, D);
     for (int t = 0; t < T; t++)
         for (int j = 0; j < D; j++) {
             float acc = 0.0f;
@@ -185,7 +185,7 @@ int main(int argc, char **argv) {
             mix_hand[t * D + j] = acc;
         }
     lesson_print_matrix("out = weights v", out, T, D);
-    lesson_expect_close("tw_attention_mix == hand loop", out, mix_hand, (long)T * D, 1e-6f);
+    lesson_expect_close("tw_sdpa_mix == hand loop", out, mix_hand, (long)T * D, 1e-6f);
     lesson_expect_close("out[0] == v[0]", out, v, D, 1e-7f);
     float *fused = lesson_alloc((long)T * D), *fw = lesson_alloc((long)T * T);
     tw_sdpa_forward(fused, NULL, fw, q, k, v, NULL, T, T, D, 1, 0);

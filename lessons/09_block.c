@@ -9,22 +9,22 @@
 // output through cross-attention (its map drawn with source and target tokens).
 // Calls: tw_model_config_preset, tw_model_init, tw_model_randomize, tw_model_state_init,
 //        tw_model_forward, tw_model_count_params, tw_block_forward, tw_block_scratch_init,
-//        tw_mha_forward, tw_attn_scratch_init, tw_layernorm_forward, tw_ffn_forward,
+//        tw_mha_forward, tw_mha_scratch_init, tw_layernorm_forward, tw_ffn_forward,
 //        tw_embedding_forward, tw_posenc_sinusoidal, tw_add_inplace, tw_softmax_rows,
 //        tw_linear_forward.
 // Build & run: make lesson9 && ./lesson9 [--seed N] [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/09_residual_norms.gp  (reads out/lesson9/residual_norms.dat)
 //              gnuplot viz/09_cross_attention.gp (reads out/lesson9/cross_attention.dat)
-// Writes: 2017_embed.npy 2017_norm1.npy 2017_attn_out.npy 2017_resid_mid.npy 2017_norm2.npy
-// Writes: 2017_ffn_out.npy 2017_block_out.npy 2017_attn_weights.npy 2017_logits.npy 2017_probs.npy
-// Writes: gpt2_embed.npy gpt2_norm1.npy gpt2_attn_out.npy gpt2_resid_mid.npy gpt2_norm2.npy
-// Writes: gpt2_ffn_out.npy gpt2_block_out.npy gpt2_attn_weights.npy gpt2_logits.npy gpt2_probs.npy
-// Writes: llama_embed.npy llama_norm1.npy llama_attn_out.npy llama_resid_mid.npy llama_norm2.npy
-// Writes: llama_ffn_out.npy llama_block_out.npy llama_attn_weights.npy llama_logits.npy
-// Writes: llama_probs.npy
-// Writes: qwen3_embed.npy qwen3_norm1.npy qwen3_attn_out.npy qwen3_resid_mid.npy qwen3_norm2.npy
-// Writes: qwen3_ffn_out.npy qwen3_block_out.npy qwen3_attn_weights.npy qwen3_logits.npy
-// Writes: qwen3_probs.npy
+// Writes: 2017_embed.npy 2017_attn_norm.npy 2017_attn_out.npy 2017_resid_mid.npy 2017_ffn_norm.npy
+// Writes: 2017_ffn_out.npy 2017_resid_post.npy 2017_pattern.npy 2017_logits.npy 2017_probs.npy
+// Writes: gpt2_embed.npy gpt2_attn_norm.npy gpt2_attn_out.npy gpt2_resid_mid.npy gpt2_ffn_norm.npy
+// Writes: gpt2_ffn_out.npy gpt2_resid_post.npy gpt2_pattern.npy gpt2_logits.npy gpt2_probs.npy
+// Writes: llama_embed.npy llama_attn_norm.npy llama_attn_out.npy llama_resid_mid.npy
+// Writes: llama_ffn_norm.npy llama_ffn_out.npy llama_resid_post.npy llama_pattern.npy
+// Writes: llama_logits.npy llama_probs.npy
+// Writes: qwen3_embed.npy qwen3_attn_norm.npy qwen3_attn_out.npy qwen3_resid_mid.npy
+// Writes: qwen3_ffn_norm.npy qwen3_ffn_out.npy qwen3_resid_post.npy qwen3_pattern.npy
+// Writes: qwen3_logits.npy qwen3_probs.npy
 // Writes: residual_norms.npy residual_norms.dat encoder_out.npy decoder_out.npy
 // Writes: cross_attention.npy cross_attention.dat
 // Pictures: residual_norms.png cross_attention.png
@@ -84,8 +84,8 @@ static void block_by_hand(float *out, const float *x, const tw_block_config *cfg
     float *n1 = lesson_alloc((long)T * C), *a = lesson_alloc((long)T * C);
     float *h = lesson_alloc((long)T * C), *n2 = lesson_alloc((long)T * C);
     float *f = lesson_alloc((long)T * C), *hid = lesson_alloc((long)T * F);
-    tw_attn_scratch s = { 0 };
-    LESSON_TRY(tw_attn_scratch_init(&s, &cfg->attn, T, T));
+    tw_mha_scratch s = { 0 };
+    LESSON_TRY(tw_mha_scratch_init(&s, &cfg->attn, T, T));
     if (cfg->prenorm) {
         // h = x + Attn(Norm1(x));  y = h + FFN(Norm2(h))
         tw_layernorm_forward(n1, NULL, NULL, x, w->norm1_w, w->norm1_b, T, C, eps);
@@ -103,14 +103,14 @@ static void block_by_hand(float *out, const float *x, const tw_block_config *cfg
         for (long i = 0; i < (long)T * C; i++) n2[i] = h[i] + f[i];
         tw_layernorm_forward(out, NULL, NULL, n2, w->norm2_w, w->norm2_b, T, C, eps);
     }
-    tw_attn_scratch_free(&s);
+    tw_mha_scratch_free(&s);
 }
 
 // Copies one field of every layer's block scratch into a (L, T, n) array.
-static float *stack_layers(const tw_model_state *s, int L, int T, int n, size_t field_offset) {
+static float *stack_layers(const tw_model_state *s, int L, int T, int n, const tw_tensor_info *t) {
     float *o = lesson_alloc((long)L * T * n);
     for (int l = 0; l < L; l++) {
-        const float *src = *(float *const *)((const char *)&s->layers[l] + field_offset);
+        const float *src = tw_block_tensor(&s->layers[l], t);
         memcpy(o + (long)l * T * n, src, (size_t)T * n * sizeof(float));
     }
     return o;
@@ -185,7 +185,7 @@ int main(int argc, char **argv) {
         LESSON_TRY(tw_model_forward(&st, &m, tokens, T, 0));
         const int C = c.block.attn.d_model;
         for (int l = 0; l <= L; l++) {
-            const float *stream = l < L ? st.layers[l].attn_in : st.resid;
+            const float *stream = l < L ? st.layers[l].attn_in : st.layers[L - 1].resid_post;
             norms[l * 3 + 0] = (float)l;
             norms[l * 3 + 1 + k] = (float)mean_row_norm(stream, T, C);
         }
@@ -243,7 +243,7 @@ int main(int argc, char **argv) {
         tw_softmax_rows(probs, st.logits, T, Vv, 1.0f);
         // the head is a Linear on the final hidden states: check the last row by hand
         float *last = lesson_alloc(Vv);
-        tw_linear_forward(last, st.final + (long)(T - 1) * C, m.head, NULL, 1, C, Vv);
+        tw_linear_forward(last, st.final_norm + (long)(T - 1) * C, m.head, NULL, 1, C, Vv);
         char name[96];
         snprintf(name, sizeof name, "%s logits == final . head^T", STYLES[k]);
         lesson_expect_close(name, last, st.logits + (long)(T - 1) * Vv, Vv, 0.0f);
@@ -260,23 +260,22 @@ int main(int argc, char **argv) {
         lesson_expect_near(name, psum, 1.0, 1e-5);
         // dumps
         float *embed = lesson_alloc((long)T * C);
-        memcpy(embed, st.x, (size_t)T * C * sizeof(float));
+        memcpy(embed, st.embed, (size_t)T * C * sizeof(float));
         write_stack(STYLES[k], "embed", embed, 1, T, C);
-        write_stack(STYLES[k], "norm1", stack_layers(&st, nl, T, C, offsetof(tw_block_scratch, norm1)), nl, T, C);
-        write_stack(STYLES[k], "attn_out", stack_layers(&st, nl, T, C, offsetof(tw_block_scratch, attn_out)), nl, T, C);
-        write_stack(STYLES[k], "resid_mid", stack_layers(&st, nl, T, C, offsetof(tw_block_scratch, resid_mid)), nl, T, C);
-        write_stack(STYLES[k], "norm2", stack_layers(&st, nl, T, C, offsetof(tw_block_scratch, norm2)), nl, T, C);
-        write_stack(STYLES[k], "ffn_out", stack_layers(&st, nl, T, C, offsetof(tw_block_scratch, ffn_out)), nl, T, C);
-        float *bo = lesson_alloc((long)nl * T * C);
-        for (int l = 0; l < nl; l++)
-            memcpy(bo + (long)l * T * C, l + 1 < nl ? st.layers[l + 1].attn_in : st.resid,
-                   (size_t)T * C * sizeof(float));
-        write_stack(STYLES[k], "block_out", bo, nl, T, C);
+        // Every (T, C) tensor of the block's table (attn_in is the previous layer's resid_post),
+        // then the attention pattern, under the table's names (the names ./generate --dump uses).
+        for (int i = 0; i < tw_block_n_tensors; i++) {
+            const tw_tensor_info *t = &tw_block_tensors[i];
+            if (strcmp(t->shape, "TC") != 0 || strcmp(t->name, "attn_in") == 0 ||
+                (t->flags & (TW_TENSOR_WORK | TW_TENSOR_STATS)))
+                continue;
+            write_stack(STYLES[k], t->name, stack_layers(&st, nl, T, C, t), nl, T, C);
+        }
         float *aw = lesson_alloc((long)nl * H * T * T);
         for (int l = 0; l < nl; l++)
-            memcpy(aw + (long)l * H * T * T, st.layers[l].attn.weights, (size_t)H * T * T * sizeof(float));
+            memcpy(aw + (long)l * H * T * T, st.layers[l].attn.pattern, (size_t)H * T * T * sizeof(float));
         char nm[64];
-        snprintf(nm, sizeof nm, "%s_attn_weights.npy", STYLES[k]);
+        snprintf(nm, sizeof nm, "%s_pattern.npy", STYLES[k]);
         long ash[4] = { nl, H, T, T };
         lesson_write_npy(nm, aw, ash, 4);
         snprintf(nm, sizeof nm, "%s_logits.npy", STYLES[k]);
@@ -332,16 +331,16 @@ int main(int argc, char **argv) {
     float *enc = lesson_alloc((long)Ss * C);
     tw_block_forward(enc, &es, NULL, src, &enc_cfg, &m17.layers[0], Ss, 0);
     // decoder layer: self-attention (layer 1's weights), cross-attention (fresh weights), FFN
-    tw_attn_config self_cfg = c17.block.attn, cross_cfg = c17.block.attn;
+    tw_mha_config self_cfg = c17.block.attn, cross_cfg = c17.block.attn;
     cross_cfg.causal = 0;
-    tw_attn_weights xw = { .wq = weights(C, C, 0.2f, a.seed + 30), .wk = weights(C, C, 0.2f, a.seed + 31),
+    tw_mha_weights xw = { .wq = weights(C, C, 0.2f, a.seed + 30), .wk = weights(C, C, 0.2f, a.seed + 31),
                            .wv = weights(C, C, 0.2f, a.seed + 32), .wo = weights(C, C, 0.2f, a.seed + 33) };
     float *ones = lesson_alloc(C);
     for (int i = 0; i < C; i++) ones[i] = 1.0f;
     const tw_block_weights *dw = &m17.layers[1];
-    tw_attn_scratch ss = { 0 }, xs = { 0 };
-    LESSON_TRY(tw_attn_scratch_init(&ss, &self_cfg, Tt, Tt));
-    LESSON_TRY(tw_attn_scratch_init(&xs, &cross_cfg, Tt, Ss));
+    tw_mha_scratch ss = { 0 }, xs = { 0 };
+    LESSON_TRY(tw_mha_scratch_init(&ss, &self_cfg, Tt, Tt));
+    LESSON_TRY(tw_mha_scratch_init(&xs, &cross_cfg, Tt, Ss));
     float *dec = lesson_alloc((long)Tt * C), *cross_map = lesson_alloc((long)Tt * Ss);
     for (int pass = 0; pass < 2; pass++) {
         // pass 1 changes the last target token, to check that earlier rows do not move
@@ -371,7 +370,7 @@ int main(int argc, char **argv) {
         if (pass == 0) {
             memcpy(dec, out, (size_t)Tt * C * sizeof(float));
             // head 0's cross-attention map: (T target, S source)
-            memcpy(cross_map, xs.weights, (size_t)Tt * Ss * sizeof(float));
+            memcpy(cross_map, xs.pattern, (size_t)Tt * Ss * sizeof(float));
         } else {
             lesson_expect_close("decoder rows 0..3 ignore a change to target token 4", out, dec,
                                 (long)(Tt - 1) * C, 0.0f);
@@ -405,8 +404,8 @@ int main(int argc, char **argv) {
     lesson_plot("09_residual_norms.gp", "residual_norms.dat", "residual_norms.png");
     lesson_plot("09_cross_attention.gp", "cross_attention.dat", "cross_attention.png");
     tw_block_scratch_free(&es);
-    tw_attn_scratch_free(&ss);
-    tw_attn_scratch_free(&xs);
+    tw_mha_scratch_free(&ss);
+    tw_mha_scratch_free(&xs);
     tw_model_free(&m17);
     return lesson_finish();
 }

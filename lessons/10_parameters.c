@@ -6,8 +6,8 @@
 // Face config.json files; where two hand calculations in the course notes go wrong (note 003's
 // small-model table, note 004's Qwen3-8B intermediate_size of 14336); how much memory the weights
 // take at fp32/bf16/int8 and how big the KV cache grows with the context (and why GQA shrinks it).
-// Calls: tw_json_read_file, tw_params_config_from_json, tw_params_count, tw_params_weight_bytes,
-//        tw_params_kv_bytes (the same code as ./params).
+// Calls: tw_json_read_file, tw_hf_config_from_json, tw_params_count, tw_params_weight_bytes,
+//        tw_hf_kv_bytes (the same code as ./params).
 // Build & run: make lesson10 && ./lesson10 [--context N] [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/10_parameters.gp    (reads out/lesson10/breakdown.dat)
 // Needs: data/configs/gpt2.json data/configs/Llama-2-7b.json data/configs/Qwen3-8B.json
@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "lesson.h"
-#include "params.h"
+#include "real/params.h"
 
 static const lesson_info INFO = {
     10, "Where the parameters live",
@@ -32,12 +32,12 @@ static const lesson_info INFO = {
 
 // ---- helpers ----
 
-// 1234567 -> "1,234,567" (tw_params_format_count). Eight rotating buffers so one printf can
+// 1234567 -> "1,234,567" (tw_format_count). Eight rotating buffers so one printf can
 // format several numbers.
 static const char *commas(int64_t n) {
     static char bufs[8][TW_COUNT_STR_LEN];
     static int next;
-    return tw_params_format_count(bufs[next++ & 7], n);
+    return tw_format_count(bufs[next++ & 7], n);
 }
 
 static double gib(int64_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }
@@ -47,7 +47,7 @@ typedef struct {
     const char *label;      // short name for tables and the chart
     const char *file;       // data/configs/...
     int64_t     published;  // 0: no published total
-    tw_params_config cfg;
+    tw_hf_config cfg;
     tw_param_counts  n;
 } model;
 
@@ -55,7 +55,7 @@ static void load(model *m) {
     char err[512];
     tw_json *root = NULL;
     if (tw_json_read_file(&root, m->file, err, sizeof err) != TW_OK) lesson_die("%s", err);
-    tw_status st = tw_params_config_from_json(&m->cfg, root, err, sizeof err);
+    tw_status st = tw_hf_config_from_json(&m->cfg, root, err, sizeof err);
     tw_json_free(root);
     if (st != TW_OK) lesson_die("%s: %s", m->file, err);
     LESSON_TRY(tw_params_count(&m->n, &m->cfg));
@@ -77,13 +77,13 @@ static void line(const char *name, const char *formula, int64_t count) {
 
 static void walk_gpt2(const model *m) {
     const tw_param_counts *n = &m->n;
-    const tw_params_config *c = &m->cfg;
+    const tw_hf_config *c = &m->cfg;
     lesson_say("GPT-2 (%s) has V = %lld tokens, C = %lld channels, %lld layers and a learned "
                "position table of %lld rows. Its Conv1D layers all carry a bias, its LayerNorms "
                "have a gain and a bias (2C each), its MLP is 4C = %lld wide, and the output head "
                "reuses the token embedding (tied), so it adds nothing.",
-               m->file, (long long)c->vocab_size, (long long)c->hidden_size, (long long)c->n_layer,
-               (long long)c->max_positions, (long long)c->ffn_dim);
+               m->file, (long long)c->vocab, (long long)c->d_model, (long long)c->n_layer,
+               (long long)c->max_seq, (long long)c->ffn_hidden);
     line("wte (token embedding)", "V x C", n->tok_embed);
     line("wpe (position embedding)", "1024 x C", n->pos_embed);
     printf("    one layer:\n");
@@ -107,13 +107,13 @@ static void walk_gpt2(const model *m) {
 
 static void walk_llama_like(const model *m) {
     const tw_param_counts *n = &m->n;
-    const tw_params_config *c = &m->cfg;
+    const tw_hf_config *c = &m->cfg;
     lesson_say("%s (%s): C = %lld, %lld layers, %lld query heads and %lld key/value heads of "
                "head_dim %lld, a SwiGLU MLP %lld wide, RMSNorm (a gain only, C numbers), no "
                "biases, and an untied lm_head.%s",
-               m->label, m->file, (long long)c->hidden_size, (long long)c->n_layer,
+               m->label, m->file, (long long)c->d_model, (long long)c->n_layer,
                (long long)c->n_head, (long long)c->n_kv_head, (long long)c->head_dim,
-               (long long)c->ffn_dim,
+               (long long)c->ffn_hidden,
                c->qk_norm ? " Qwen3 adds q_norm and k_norm: an RMSNorm gain of head_dim numbers "
                             "applied to every head's query and key, in every layer." : "");
     line("embed_tokens", "V x C", n->tok_embed);
@@ -157,8 +157,8 @@ static void check_published(const model *m) {
 
 // Course note 004 gives Qwen3-8B intermediate_size 14336 (Llama-3-8B's); the config says 12288.
 static void note_004(const model *qwen3) {
-    tw_params_config wrong = qwen3->cfg;
-    wrong.ffn_dim = 14336;
+    tw_hf_config wrong = qwen3->cfg;
+    wrong.ffn_hidden = 14336;
     tw_param_counts w;
     LESSON_TRY(tw_params_count(&w, &wrong));
     const tw_param_counts *r = &qwen3->n;
@@ -346,8 +346,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < NM; i++) kl += snprintf(kv + kl, sizeof kv - (size_t)kl, " \"%s\"", M[i].label);
     kl += snprintf(kv + kl, sizeof kv - (size_t)kl, "\n");
     for (int i = 0; i < NM; i++) {
-        const int64_t per_tok = tw_params_kv_bytes(&M[i].cfg, 1, 2);
-        const int64_t at_ctx = tw_params_kv_bytes(&M[i].cfg, context, 2);
+        const int64_t per_tok = tw_hf_kv_bytes(&M[i].cfg, 1, 2);
+        const int64_t at_ctx = tw_hf_kv_bytes(&M[i].cfg, context, 2);
         printf("    %-15s %9.2f %9.2f %9.2f   %14s %12.3f\n", M[i].label,
                gib(tw_params_weight_bytes(M[i].n.total, 4)), gib(tw_params_weight_bytes(M[i].n.total, 2)),
                gib(tw_params_weight_bytes(M[i].n.total, 1)), commas(per_tok), gib(at_ctx));
@@ -355,22 +355,22 @@ int main(int argc, char **argv) {
     for (int ctx = 512; ctx <= 131072; ctx *= 2) {
         kl += snprintf(kv + kl, sizeof kv - (size_t)kl, "%d", ctx);
         for (int i = 0; i < NM; i++)
-            kl += snprintf(kv + kl, sizeof kv - (size_t)kl, " %.6f", gib(tw_params_kv_bytes(&M[i].cfg, ctx, 2)));
+            kl += snprintf(kv + kl, sizeof kv - (size_t)kl, " %.6f", gib(tw_hf_kv_bytes(&M[i].cfg, ctx, 2)));
         kl += snprintf(kv + kl, sizeof kv - (size_t)kl, "\n");
     }
     lesson_write_text("kv_cache.dat", kv);
     lesson_note("Llama-2-7B caches all 32 heads (%s bytes per token); Qwen3-8B, with 8 key/value "
                 "heads for 32 query heads, caches a quarter of that per layer. At %d tokens that is "
                 "%.2f GiB against %.2f GiB, while the weights are about the same size.",
-                commas(tw_params_kv_bytes(&llama->cfg, 1, 2)), context,
-                gib(tw_params_kv_bytes(&llama->cfg, context, 2)),
-                gib(tw_params_kv_bytes(&qwen3->cfg, context, 2)));
+                commas(tw_hf_kv_bytes(&llama->cfg, 1, 2)), context,
+                gib(tw_hf_kv_bytes(&llama->cfg, context, 2)),
+                gib(tw_hf_kv_bytes(&qwen3->cfg, context, 2)));
     lesson_note("the cache depends on layers x kv heads x head_dim, not on the parameter count: "
                 "Qwen3-0.6B (28 layers, 8 kv heads of 128) stores %s bytes per token, almost as "
                 "much as Qwen3-8B, with 14 times fewer weights.",
-                commas(tw_params_kv_bytes(&M[7].cfg, 1, 2)));
+                commas(tw_hf_kv_bytes(&M[7].cfg, 1, 2)));
     lesson_expect("Llama-2-7B's KV cache at 4096 tokens in bf16 is exactly 2 GiB",
-                  tw_params_kv_bytes(&llama->cfg, 4096, 2) == 2LL << 30);
+                  tw_hf_kv_bytes(&llama->cfg, 4096, 2) == 2LL << 30);
 
     lesson_plot("10_parameters.gp", "breakdown.dat", "breakdown.png");
     return lesson_finish();

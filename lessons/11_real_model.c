@@ -6,7 +6,7 @@
 // of bytes per token (and a check that cached decoding gives the same logits as recomputing the
 // whole sequence), and the attention maps of several heads on real text, drawn as PNGs: look for
 // heads that attend to the previous token and heads that park their attention on the first token.
-// Calls: tw_llama2c_load, tw_llama2c_state_init, tw_llama2c_forward, tw_llama2c_cache_bytes,
+// Calls: tw_llama2c_load, tw_model_state_init, tw_model_forward_next, tw_model_forward,
 //        tw_tokenizer_load, tw_tokenizer_encode, tw_tokenizer_decode, tw_sampler_init,
 //        tw_sampler_sample, tw_kv_cache_bytes, tw_write_labelled_matrix, tw_npy_write_*.
 // Build & run: make lesson11 && ./lesson11 [--prompt TEXT] [--steps N] [--temperature X]
@@ -63,26 +63,27 @@ int main(int argc, char **argv) {
     // ---- 1. the model ----
     lesson_section("The model");
     char err[512];
-    tw_llama2c m = { 0 };
+    tw_model m = { 0 };
     if (tw_llama2c_load(&m, MODEL_PATH, err, sizeof err) != TW_OK)
         lesson_die("%s (run `make model` first)", err);
     tw_tokenizer tok = { 0 };
-    if (tw_tokenizer_load(&tok, TOK_PATH, m.cfg.vocab_size, err, sizeof err) != TW_OK) {
-        tw_llama2c_free(&m);
+    if (tw_tokenizer_load(&tok, TOK_PATH, m.cfg.vocab, err, sizeof err) != TW_OK) {
+        tw_model_free(&m);
         lesson_die("%s (run `make model` first)", err);
     }
-    const tw_llama2c_config *c = &m.cfg;
-    const int C = c->dim, L = c->n_layers, H = c->n_heads, G = c->n_kv_heads, D = C / H, V = c->vocab_size;
+    const tw_model_config *c = &m.cfg;
+    const int C = c->block.attn.d_model, L = c->n_layer, H = c->block.attn.n_head;
+    const int G = c->block.attn.n_kv_head, D = c->block.attn.head_dim, V = c->vocab;
     long long n_params = (long long)V * C + (long long)L * (2LL * C + 2LL * C * C + 2LL * C * G * D +
-                         3LL * C * c->hidden_dim) + C;
+                         3LL * C * c->block.ffn_hidden) + C;
     printf("  dim C %d, FFN F %d, layers %d, query heads %d, kv heads %d (head size %d), vocab %d, "
-           "context %d\n", C, c->hidden_dim, L, H, G, D, V, c->seq_len);
+           "context %d\n", C, c->block.ffn_hidden, L, H, G, D, V, c->max_seq);
     printf("  %lld parameters (embedding shared with the output head), %.2f MB as float32\n",
            n_params, n_params * 4e-6);
     lesson_say("Every piece is a lesson you have seen: RMSNorm (3), Linear (2), GQA with %d query "
                "heads reading %d kv heads (4), RoPE on adjacent pairs, base 10000 (5), causal "
                "softmax attention (6, 7), SwiGLU with F = %d = the 2/3 rule rounded to 4 (8), "
-               "pre-norm blocks (9).", H, G, c->hidden_dim);
+               "pre-norm blocks (9).", H, G, c->block.ffn_hidden);
 
     // ---- 2. the prompt ----
     lesson_section("The prompt as tokens");
@@ -91,7 +92,7 @@ int main(int argc, char **argv) {
     int *seq = lesson_alloc_bytes((size_t)S_max * sizeof(int));
     int n_prompt = 0;
     LESSON_TRY(tw_tokenizer_encode(&tok, seq, &n_prompt, max_tok, prompt, 1, 0));
-    if (n_prompt + steps > c->seq_len) lesson_die("prompt + steps exceeds the model's context of %d", c->seq_len);
+    if (n_prompt + steps > c->max_seq) lesson_die("prompt + steps exceeds the model's context of %d", c->max_seq);
     printf("  \"%s\" -> %d tokens:", prompt, n_prompt);
     for (int i = 0; i < n_prompt; i++) printf(" %d", seq[i]);
     printf("\n   pieces:");
@@ -108,14 +109,14 @@ int main(int argc, char **argv) {
                "query attends to every cached key, its own key and value are appended, and the "
                "logits of the next token are sampled (temperature %.2f, top-p 0.9, seed %llu).",
                (double)temperature, (unsigned long long)a.seed);
-    tw_llama2c_state st = { 0 };
-    LESSON_TRY(tw_llama2c_state_init(&st, &m, n_prompt, S_max, 1, 0));
+    tw_model_state st = { 0 };
+    LESSON_TRY(tw_model_state_init(&st, &m, n_prompt, S_max));
     tw_sampler sampler = { 0 };
     LESSON_TRY(tw_sampler_init(&sampler, V, temperature, 0.9f, a.seed));
     const size_t per_pos = tw_kv_cache_bytes(1, G, D) * (size_t)L;   // all layers, float32
     float *growth = lesson_alloc((long)(steps + 1) * 3);               // (steps+1, 3)
     int n = n_prompt, n_growth = 0, logits_len = 0;   // logits_len: tokens behind last_logits
-    LESSON_TRY(tw_llama2c_forward(&st, &m, seq, n_prompt, 0, 0));
+    LESSON_TRY(tw_model_forward_next(&st, &m, seq, n_prompt, 0));
     float *last_logits = lesson_alloc(V);
     size_t story_cap = 64 + (size_t)steps * 32 + strlen(prompt);
     char *story = lesson_alloc_bytes(story_cap);
@@ -133,7 +134,7 @@ int main(int argc, char **argv) {
         const char *piece = tw_tokenizer_decode(&tok, seq[n - 1], next);
         if (strlen(story) + strlen(piece) + 1 < story_cap) strcat(story, piece);
         seq[n++] = next;
-        LESSON_TRY(tw_llama2c_forward(&st, &m, &seq[n - 1], 1, n - 1, 0));
+        LESSON_TRY(tw_model_forward_next(&st, &m, &seq[n - 1], 1, n - 1));
     }
     const int generated = n - n_prompt;
     printf("\n");
@@ -146,7 +147,7 @@ int main(int argc, char **argv) {
     lesson_say("Each position stores, in each of the %d layers, a key and a value for each of the "
                "%d kv heads: 2 x %d x %d x %d floats x 4 bytes = %zu bytes per token. The cache "
                "was allocated for %d positions (%zu bytes); this is how much of it is in use:",
-               L, G, L, G, D, per_pos, S_max, tw_llama2c_cache_bytes(&m, S_max));
+               L, G, L, G, D, per_pos, S_max, (size_t)L * tw_kv_cache_bytes(S_max, G, D));
     printf("  %8s %10s %14s\n", "step", "positions", "bytes in use");
     for (int i = 0; i < n_growth; i++)
         if (i < 3 || (i & (i - 1)) == 0 || i == n_growth - 1)
@@ -159,9 +160,9 @@ int main(int argc, char **argv) {
                "the cache, and the gap grows with the square of the length. With GQA the cache "
                "is half of what 8 kv heads would need (lesson 4).", recompute, generated, n);
     // check: the cached logits of the last step == one full pass over the whole sequence
-    tw_llama2c_state full = { 0 };
-    LESSON_TRY(tw_llama2c_state_init(&full, &m, logits_len, 0, 0, 0));
-    LESSON_TRY(tw_llama2c_forward(&full, &m, seq, logits_len, 0, 1));
+    tw_model_state full = { 0 };
+    LESSON_TRY(tw_model_state_init(&full, &m, logits_len, 0));
+    LESSON_TRY(tw_model_forward(&full, &m, seq, logits_len, 0));
     float *full_last = full.logits + (size_t)(logits_len - 1) * V;
     // the same operations on the same numbers in the same order, so they agree exactly; the
     // tolerance only allows for a future kernel that reorders the cached path
@@ -170,9 +171,9 @@ int main(int argc, char **argv) {
     // ---- 5. attention maps ----
     lesson_section("Attention maps of real text");
     const int T = n < MAP_T ? n : MAP_T;
-    tw_llama2c_state ms = { 0 };
-    LESSON_TRY(tw_llama2c_state_init(&ms, &m, T, 0, 0, 1));
-    LESSON_TRY(tw_llama2c_forward(&ms, &m, seq, T, 0, 1));
+    tw_model_state ms = { 0 };
+    LESSON_TRY(tw_model_state_init(&ms, &m, T, 0));
+    LESSON_TRY(tw_model_forward(&ms, &m, seq, T, 0));
     lesson_say("We run the first %d tokens of the story through the model in one pass and keep "
                "every head's (T, T) weights. Two scores per head, averaged over the rows t >= 1: "
                "\"prev\", the weight on the previous token (t - 1), and \"first\", the weight on "
@@ -184,7 +185,7 @@ int main(int argc, char **argv) {
     uniform /= (T - 1);
     int best_prev = 0, best_first = 0;
     for (int l = 0; l < L; l++) {
-        const float *w = ms.layers[l].attn.weights;                    // (H, T, T)
+        const float *w = ms.layers[l].attn.pattern;                    // (H, T, T)
         memcpy(all + (long)l * H * T * T, w, (size_t)H * T * T * sizeof(float));
         for (int h = 0; h < H; h++) {
             const float *wh = w + (long)h * T * T;
@@ -279,11 +280,11 @@ int main(int argc, char **argv) {
     lesson_write_columns("head_scores.dat", scores, L * H, 4, HCOLS,
                          "lesson 11: mean attention weight on the previous token and on position 0");
 
-    tw_llama2c_state_free(&ms);
-    tw_llama2c_state_free(&full);
-    tw_llama2c_state_free(&st);
+    tw_model_state_free(&ms);
+    tw_model_state_free(&full);
+    tw_model_state_free(&st);
     tw_sampler_free(&sampler);
     tw_tokenizer_free(&tok);
-    tw_llama2c_free(&m);
+    tw_model_free(&m);
     return lesson_finish();
 }

@@ -6,7 +6,7 @@
 // then packed panels around a register-blocked SIMD micro-kernel (GotoBLAS/BLIS). Every rung is
 // checked against the naive loop before it is timed. Finally the model's Linear layer switches
 // to the fast kernels with one call, tw_simd_init, and gives the same numbers within rounding.
-// Calls: tw_simd_available, tw_simd_ops_for, tw_simd_init, tw_dot_naive, tw_matmul_naive,
+// Calls: tw_simd_available, tw_kernels_for, tw_simd_init, tw_dot_naive, tw_matmul_naive,
 //        tw_matmul_reordered, tw_matmul_blocked, tw_matmul_packed_scalar, tw_linear_forward,
 //        tw_linear_naive.
 // Build & run: make lesson12 && ./lesson12 [--simd naive|avx2|avx512|neon] [--out DIR] [--no-plot]
@@ -20,6 +20,7 @@
 #include <string.h>
 #include "lesson.h"
 #include "simd/simd.h"
+#include "nn/reference.h"
 
 static const lesson_info INFO = {
     12, "Naive and optimised kernels",
@@ -51,7 +52,7 @@ int main(int argc, char **argv) {
         { NULL, 0, NULL, NULL, NULL },
     };
     lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 12, .plot = 1 }, extra);
-    const tw_simd_ops *fast = tw_simd_ops_for(level ? level : "auto");
+    const tw_kernels *fast = tw_kernels_for(level ? level : "auto");
     if (!fast) {   // bad usage: exit 2, as for any bad flag
         fprintf(stderr, "lesson12: --simd %s: unknown or not available on this machine "
                         "(available: %s)\n", level, tw_simd_available());

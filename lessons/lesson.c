@@ -378,7 +378,7 @@ void lesson_write_matrix_dat(const char *name, const float *x, int rows, int col
     record_written(name);
 }
 
-// Opens path's temporary twin (tw_atomic_file, lib/atomic_file.h); finish_tmp renames it into
+// Opens path's temporary twin (tw_atomic_file, lib/io/atomic_file.h); finish_tmp renames it into
 // place, so a lesson that dies half way never leaves a half-written file.
 static FILE *open_tmp(tw_atomic_file *af, const char *path) {
     if (tw_atomic_open(af, path, "w") != TW_OK) lesson_die("cannot write %s.tmp: %s", path, strerror(errno));

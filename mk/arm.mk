@@ -18,7 +18,7 @@
 # Needs: gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user (Debian/Ubuntu packages).
 
 ARM_LESSON_BUILD := $(BUILD)-arm-lessons
-# Deferred (=): mk/lessons.mk, which sets LESSON_SRC, is included after this file.
+# Deferred (=): LESSON_SRC is set by mk/lessons.mk, which may be read after this file.
 ARM_LESSON_SRC    = $(filter-out lessons/12_%,$(LESSON_SRC))
 ARM_LESSON_BINS   = $(foreach f,$(ARM_LESSON_SRC),$(ARM_LESSON_BUILD)/lessons/$(basename $(notdir $(f))))
 

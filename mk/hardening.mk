@@ -14,7 +14,7 @@
 PYTHON3      ?= python3
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
-FUZZ_TARGETS ?= npy json llama2c tokenizer encode
+FUZZ_TARGETS ?= npy json llama2c tokenizer encode bpe
 FUZZ_BUILD   := build-fuzz
 FUZZ_TMPDIR  := $(shell if [ -d /dev/shm ] && [ -w /dev/shm ]; then echo /dev/shm; else echo $${TMPDIR:-/tmp}; fi)
 # Coverage instrumentation for the library and the targets; libFuzzer's main only at the link.
@@ -76,9 +76,9 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(LIB)
 VALGRIND := valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible \
             --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1
 VALGRIND_OUT := $(BUILD)/valgrind-out
-# (= not :=: mk/lessons.mk, which defines LESSON_SRC, is read after this file)
+# (= not :=: LESSON_SRC is set by mk/lessons.mk, which may be read after this file)
 VALGRIND_LESSONS = $(patsubst lessons/%.c,$(BUILD)/lessons/%,$(LESSON_SRC))
-valgrind: $(BUILD)/tests/run_tests $(TEST_DEPS) ## the suite and every lesson under valgrind (no errors, no leaks)
+valgrind: $(BUILD)/tests/run_tests $$(TEST_DEPS) ## the suite and every lesson under valgrind (no errors, no leaks)
 	@command -v valgrind >/dev/null 2>&1 || { echo "valgrind: not installed: 'sudo apt-get install -y valgrind' (Linux only)" >&2; exit 1; }
 	@$(MAKE) --no-print-directory $(VALGRIND_LESSONS)
 	CK_FORK=no TW_NO_TIMING_RATIOS=1 $(VALGRIND) ./$(BUILD)/tests/run_tests

@@ -59,4 +59,3 @@ plots: lessons                                 ## run every lesson, then draw al
 TEST_DEPS   += lessons
 CLEAN_FILES += $(LESSONS)
 
--include $(patsubst %.c,$(BUILD)/%.d,$(LESSON_SRC)) $(BUILD)/lessons/lesson.d

@@ -80,8 +80,10 @@ $(BUILD)/tools/bench_generate: $(BUILD)/tools/bench_generate.o $(BUILD)/bench/au
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/bench_generate.o: CPPFLAGS += -Ibench
 
-# The tests run ./generate (flags, exit codes, no partial dump), so build it first.
-TEST_DEPS += generate npydiff
+# The tests run ./generate (flags, exit codes, no partial dump), so build it first. The helper
+# programs are built (not run) too, so a change to the library cannot leave them behind.
+TEST_DEPS += generate npydiff $(BUILD)/tools/attention_matrix $(BUILD)/tools/make_ckpt15m \
+             $(BUILD)/tools/bench_generate
 
 PROMPT ?= Once upon a time
 LAYER  ?= 0

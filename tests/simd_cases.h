@@ -1,4 +1,5 @@
-// simd_cases.h: the checks of every SIMD kernel against its naive twin, written once and run by
+// simd_cases.h: the checks of every SIMD kernel against its reference (the loop in the component's
+// own file, gathered as tw_kernels_naive in lib/nn/reference.h), written once and run by
 // two drivers: the Check suite (tests/test_simd.c) and the Check-free self-test that `make
 // test-arm` runs under qemu (tests/arm/simd_selftest.c). Each case takes one level's table and
 // one size, returns 0 on success, or 1 with a message saying what differed and by how much.
@@ -15,8 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "rng.h"
+#include "nn/rng.h"
 #include "simd/simd.h"
+#include "nn/reference.h"
+#include "nn/rope.h"
 
 #define U_ROUND 5.9604644775390625e-8   // 2^-24
 // Maximum relative error of the vectorised exp against libm's expf, as measured by case_exp over
@@ -67,10 +70,11 @@ static int sc_oom(char *msg, size_t msz) {
 
 // ---- dot and matvec: bound 2 n u sum|a b| + tiny (each of the two sums is within n u of exact) ----
 
-static int case_dot(const tw_simd_ops *o, int n, char *msg, size_t msz) {
+static int case_dot(const tw_kernels *o, int n, char *msg, size_t msz) {
+    if (!o->dot) return 0;   // no kernel at this level: nothing to check
     float *a = sc_rand(n, -1, 1, 1), *b = sc_rand(n, -1, 1, 2);
     if (!a || !b) { free(a); free(b); return sc_oom(msg, msz); }
-    float got = o->dot(a, b, n), want = tw_dot_naive(a, b, n);
+    float got = o->dot(a, b, n), want = tw_kernels_naive.dot(a, b, n);
     double abs_sum = 0;
     for (int i = 0; i < n; i++) abs_sum += fabs((double)a[i] * b[i]);
     double bound = 2.0 * n * U_ROUND * abs_sum + 1e-30;
@@ -79,7 +83,8 @@ static int case_dot(const tw_simd_ops *o, int n, char *msg, size_t msz) {
     return bad;
 }
 
-static int case_matvec(const tw_simd_ops *o, int n, char *msg, size_t msz) {
+static int case_matvec(const tw_kernels *o, int n, char *msg, size_t msz) {
+    if (!o->matvec) return 0;   // no kernel at this level: nothing to check
     // Two shapes per size: n outputs of 37 inputs, and 19 outputs of n inputs.
     const int shapes[2][2] = { { n, 37 }, { 19, n } };
     for (int s = 0; s < 2; s++) {
@@ -92,7 +97,7 @@ static int case_matvec(const tw_simd_ops *o, int n, char *msg, size_t msz) {
             return sc_oom(msg, msz);
         }
         o->matvec(got, W, x, N, K);
-        tw_matvec_naive(want, W, x, N, K);
+        tw_kernels_naive.matvec(want, W, x, N, K);
         for (int i = 0; i < N; i++) {
             double abs_sum = 0;
             for (int k = 0; k < K; k++) abs_sum += fabs((double)W[(long)i * K + k] * x[k]);
@@ -146,7 +151,7 @@ static int sc_matmul_sizes(const char *what, sc_matmul_fn fn, int nt, int exact,
         || sc_matmul_shape(what, fn, nt, exact, 3, 64, n, msg, msz);
 }
 
-static int case_matmul(const tw_simd_ops *o, int n, char *msg, size_t msz) {
+static int case_matmul(const tw_kernels *o, int n, char *msg, size_t msz) {
     return sc_matmul_sizes("matmul", o->matmul, 0, 0, n, msg, msz)
         || sc_matmul_sizes("matmul_nt", o->matmul_nt, 1, 0, n, msg, msz)
         || sc_matmul_sizes("matmul_mt", o->matmul_mt, 0, 0, n, msg, msz)
@@ -156,7 +161,7 @@ static int case_matmul(const tw_simd_ops *o, int n, char *msg, size_t msz) {
 // The ladder's portable rungs (independent of the level): reordered and blocked keep the naive
 // summation order per element, so they must match bit for bit; the packed scalar rung sums in
 // kc blocks and gets the 2 K u bound.
-static int case_ladder(const tw_simd_ops *o, int n, char *msg, size_t msz) {
+static int case_ladder(const tw_kernels *o, int n, char *msg, size_t msz) {
     (void)o;
     return sc_matmul_sizes("reordered", tw_matmul_reordered, 0, 1, n, msg, msz)
         || sc_matmul_sizes("blocked", tw_matmul_blocked, 0, 1, n, msg, msz)
@@ -167,7 +172,8 @@ static int case_ladder(const tw_simd_ops *o, int n, char *msg, size_t msz) {
 
 // Samples 2^20 points evenly over [-87.3, 88.7] (where expf is normal and finite) and reports
 // the largest relative error in *max_rel. Fails if it exceeds EXP_RTOL.
-static int sc_exp_error(const tw_simd_ops *o, double *max_rel, char *msg, size_t msz) {
+static int sc_exp_error(const tw_kernels *o, double *max_rel, char *msg, size_t msz) {
+    if (!o->exp) return 0;   // no kernel at this level: nothing to check
     const long n = 1L << 20;
     float *x = sc_zeros(n), *y = sc_zeros(n);
     if (!x || !y) { free(x); free(y); return sc_oom(msg, msz); }
@@ -189,7 +195,8 @@ static int sc_exp_error(const tw_simd_ops *o, double *max_rel, char *msg, size_t
     return bad;
 }
 
-static int case_exp(const tw_simd_ops *o, int n, char *msg, size_t msz) {
+static int case_exp(const tw_kernels *o, int n, char *msg, size_t msz) {
+    if (!o->exp) return 0;   // no kernel at this level: nothing to check
     double max_rel;
     if (n == SIMD_SIZES[0] && sc_exp_error(o, &max_rel, msg, msz)) return 1;
     // Special values and saturation, placed at every position of a length-n array so both the
@@ -222,7 +229,8 @@ static int case_exp(const tw_simd_ops *o, int n, char *msg, size_t msz) {
 // ---- softmax: rel. error <= 2 EXP_RTOL (two exps) + 2 n u (two sums of positive terms)
 //      + 4 u (subtraction, division) ----
 
-static int case_softmax(const tw_simd_ops *o, int n, char *msg, size_t msz) {
+static int case_softmax(const tw_kernels *o, int n, char *msg, size_t msz) {
+    if (!o->softmax) return 0;   // no kernel at this level: nothing to check
     float *x = sc_rand(n, -10, 10, 7), *got = sc_zeros(n), *want = sc_zeros(n);
     double *bound = calloc((size_t)n, sizeof(double));
     if (!x || !got || !want || !bound) {
@@ -231,7 +239,7 @@ static int case_softmax(const tw_simd_ops *o, int n, char *msg, size_t msz) {
     }
     if (n > 2) x[n / 2] = -INFINITY;           // a masked position must get weight exactly 0
     o->softmax(got, x, n);
-    tw_softmax_naive(want, x, n);
+    tw_kernels_naive.softmax(want, x, n);
     for (int i = 0; i < n; i++)
         bound[i] = (2 * EXP_RTOL + (2.0 * n + 4) * U_ROUND) * fabs(want[i]) + 1e-38;
     int bad = sc_within("softmax", got, want, bound, n, msg, msz);
@@ -258,7 +266,8 @@ static int case_softmax(const tw_simd_ops *o, int n, char *msg, size_t msz) {
 
 // RMSNorm: the sum of squares has relative error <= n u in either order (positive terms);
 // sqrt halves it, and the scaling adds a few u: rel. bound (n + 8) u per element.
-static int case_rmsnorm(const tw_simd_ops *o, int n, char *msg, size_t msz) {
+static int case_rmsnorm(const tw_kernels *o, int n, char *msg, size_t msz) {
+    if (!o->rmsnorm) return 0;   // no kernel at this level: nothing to check
     float *x = sc_rand(n, -3, 3, 8), *w = sc_rand(n, 0.5f, 1.5f, 9);
     float *got = sc_zeros(n), *want = sc_zeros(n);
     double *bound = calloc((size_t)n, sizeof(double));
@@ -266,7 +275,7 @@ static int case_rmsnorm(const tw_simd_ops *o, int n, char *msg, size_t msz) {
         free(x); free(w); free(got); free(want); free(bound);
         return sc_oom(msg, msz);
     }
-    float rms_got = o->rmsnorm(got, x, w, n, 1e-5f), rms_want = tw_rmsnorm_naive(want, x, w, n, 1e-5f);
+    float rms_got = o->rmsnorm(got, x, w, n, 1e-5f), rms_want = tw_kernels_naive.rmsnorm(want, x, w, n, 1e-5f);
     for (int i = 0; i < n; i++) bound[i] = (n + 8.0) * U_ROUND * fabs(want[i]) + 1e-30;
     int bad = sc_within("rmsnorm", got, want, bound, n, msg, msz);
     double rb = (n + 8.0) * U_ROUND * rms_want;
@@ -278,7 +287,8 @@ static int case_rmsnorm(const tw_simd_ops *o, int n, char *msg, size_t msz) {
 // LayerNorm: the mean is off by at most 2 n u max|x| between the two orders, which enters
 // x - mean as an absolute error; the variance has relative error <= 2 n u + a few u.
 // Bound per element: |gamma| rstd (2 n u max|x| + (n + 8) u |x - mean|) + 4 u |want|.
-static int case_layernorm(const tw_simd_ops *o, int n, char *msg, size_t msz) {
+static int case_layernorm(const tw_kernels *o, int n, char *msg, size_t msz) {
+    if (!o->layernorm) return 0;   // no kernel at this level: nothing to check
     float *x = sc_rand(n, -3, 3, 10), *g = sc_rand(n, 0.5f, 1.5f, 11), *b = sc_rand(n, -1, 1, 12);
     float *got = sc_zeros(n), *want = sc_zeros(n);
     double *bound = calloc((size_t)n, sizeof(double));
@@ -287,7 +297,7 @@ static int case_layernorm(const tw_simd_ops *o, int n, char *msg, size_t msz) {
         return sc_oom(msg, msz);
     }
     o->layernorm(got, x, g, b, n, 1e-5f);
-    tw_layernorm_naive(want, x, g, b, n, 1e-5f);
+    tw_kernels_naive.layernorm(want, x, g, b, n, 1e-5f);
     double mean = 0, var = 0, xmax = 0;
     for (int i = 0; i < n; i++) { mean += x[i]; xmax = fmax(xmax, fabs(x[i])); }
     mean /= n;
@@ -304,7 +314,8 @@ static int case_layernorm(const tw_simd_ops *o, int n, char *msg, size_t msz) {
 // ---- RoPE: each output a c -/+ b s is within 2 u (|a c| + |b s|) of exact in either form
 //      (with or without FMA), so the two differ by at most 4 u (|a| + |b|) ----
 
-static int case_rope(const tw_simd_ops *o, int n, char *msg, size_t msz) {
+static int case_rope(const tw_kernels *o, int n, char *msg, size_t msz) {
+    if (!o->rope) return 0;   // no kernel at this level: nothing to check
     const int H = 3, D = n + (n & 1);          // D must be even
     float *x = sc_rand((long)H * D, -2, 2, 13), *got = sc_zeros((long)H * D);
     float *want = sc_zeros((long)H * D), *c = sc_zeros(D / 2), *s = sc_zeros(D / 2);
@@ -317,7 +328,7 @@ static int case_rope(const tw_simd_ops *o, int n, char *msg, size_t msz) {
     memcpy(got, x, (size_t)H * D * sizeof(float));
     memcpy(want, x, (size_t)H * D * sizeof(float));
     o->rope(got, c, s, H, D);
-    tw_rope_naive(want, c, s, H, D);
+    tw_kernels_naive.rope(want, c, s, H, D);
     for (long i = 0; i < (long)H * D; i++) {
         long pair = i & ~1L;
         bound[i] = 4 * U_ROUND * (fabs(x[pair]) + fabs(x[pair + 1])) + 1e-30;
@@ -329,7 +340,8 @@ static int case_rope(const tw_simd_ops *o, int n, char *msg, size_t msz) {
 
 // ---- SiLU and SwiGLU: x / (1 + e^-x): rel. error <= 2 EXP_RTOL + 6 u ----
 
-static int case_silu(const tw_simd_ops *o, int n, char *msg, size_t msz) {
+static int case_silu(const tw_kernels *o, int n, char *msg, size_t msz) {
+    if (!o->silu) return 0;   // no kernel at this level: nothing to check
     float *x = sc_rand(n, -20, 20, 14), *up = sc_rand(n, -2, 2, 15);
     float *got = sc_zeros(n), *want = sc_zeros(n);
     double *bound = calloc((size_t)n, sizeof(double));
@@ -338,12 +350,12 @@ static int case_silu(const tw_simd_ops *o, int n, char *msg, size_t msz) {
         return sc_oom(msg, msz);
     }
     o->silu(got, x, n);
-    tw_silu_naive(want, x, n);
+    tw_kernels_naive.silu(want, x, n);
     for (int i = 0; i < n; i++) bound[i] = (2 * EXP_RTOL + 6 * U_ROUND) * fabs(want[i]) + 1e-38;
     int bad = sc_within("silu", got, want, bound, n, msg, msz);
     if (!bad) {
         o->swiglu(got, x, up, n);
-        tw_swiglu_naive(want, x, up, n);
+        tw_kernels_naive.swiglu(want, x, up, n);
         for (int i = 0; i < n; i++) bound[i] = (2 * EXP_RTOL + 8 * U_ROUND) * fabs(want[i]) + 1e-38;
         bad = sc_within("swiglu", got, want, bound, n, msg, msz);
     }
@@ -355,7 +367,8 @@ static int case_silu(const tw_simd_ops *o, int n, char *msg, size_t msz) {
 // Scores differ by at most 2 D u sum|q k| / sqrt(D) <= 2 D^1.5 u; a score error e changes the
 // weights by a relative 2e at most; the softmax adds its own bound (above) and the weighted sum
 // of values 2 S u max|v|. Bound per output: (4 D^1.5 + 2 S + 2 S + 16) u + 2 EXP_RTOL.
-static int case_attend(const tw_simd_ops *o, int n, char *msg, size_t msz) {
+static int case_attend(const tw_kernels *o, int n, char *msg, size_t msz) {
+    if (!o->attend) return 0;   // no kernel at this level: nothing to check
     const int dims[] = { 8, 48, 65 };
     for (int di = 0; di < 3; di++) {
         int S = n, D = dims[di], stride = 2 * D;   // stride: two KV heads side by side
@@ -377,7 +390,7 @@ static int case_attend(const tw_simd_ops *o, int n, char *msg, size_t msz) {
             return sc_oom(msg, msz);
         }
         o->attend(got, sc_got, att, q, k, v, S, D, stride);
-        tw_attend_naive(want, sc_want, att, q, k, v, S, D, stride);
+        tw_kernels_naive.attend(want, sc_want, att, q, k, v, S, D, stride);
         double b = (4.0 * pow(D, 1.5) + 4.0 * S + 16.0) * U_ROUND + 2 * EXP_RTOL;
         for (int d = 0; d < D; d++) bound[d] = b;
         for (int s = 0; s < S; s++) sc_bound[s] = (2.0 * pow(D, 1.5) + 1.0) * U_ROUND;
@@ -404,7 +417,7 @@ static int case_attend(const tw_simd_ops *o, int n, char *msg, size_t msz) {
 
 typedef struct {
     const char *name;
-    int (*run)(const tw_simd_ops *o, int n, char *msg, size_t msz);
+    int (*run)(const tw_kernels *o, int n, char *msg, size_t msz);
 } sc_case;
 
 static const sc_case SIMD_CASES[] = {

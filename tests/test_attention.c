@@ -1,4 +1,4 @@
-// test_attention.c: scaled dot-product attention for one head (lib/attention.c) against float64
+// test_attention.c: scaled dot-product attention for one head (lib/nn/sdpa.c) against float64
 // PyTorch goldens (data/golden/model/sdpa/, from tests/golden/gen_model.py), plus properties:
 // causality, the causal offset used by KV caches, rows of weights summing to 1, masked rows.
 #include <stdlib.h>

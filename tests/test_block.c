@@ -1,4 +1,4 @@
-// test_block.c: one transformer block (lib/block.c), pre-norm and post-norm, against float64
+// test_block.c: one transformer block (lib/nn/block.c), pre-norm and post-norm, against float64
 // PyTorch goldens (data/golden/model/block/, from tests/golden/gen_model.py); every intermediate
 // of tw_block_scratch is compared, in the order they are computed.
 #include <stdlib.h>
@@ -85,12 +85,14 @@ START_TEST(block_matches_torch_float64)
     // their row. Measured worst errors are 1.5e-6 abs. Intermediates are checked in the order
     // the block computes them, so a failure names the first stage that diverged.
     struct { const char *name; const float *got; long n; } steps[] = {
-        { "attn_weights", s.attn.weights, (long)H * T * T },
-        { "attn_out", s.attn_out, TC }, { "norm1", s.norm1, TC }, { "resid_mid", s.resid_mid, TC },
-        { "norm2", s.norm2, TC },
-        { swiglu ? "ffn_gate" : "ffn_hidden", s.ffn_hidden, TF },
+        // (the golden files keep their first names: norm1 = attn_norm, norm2 = ffn_norm,
+        // attn_weights = pattern; out is also left in s.resid_post)
+        { "attn_weights", s.attn.pattern, (long)H * T * T },
+        { "attn_out", s.attn_out, TC }, { "norm1", s.attn_norm, TC }, { "resid_mid", s.resid_mid, TC },
+        { "norm2", s.ffn_norm, TC },
+        { swiglu ? "ffn_gate" : "ffn_hidden", swiglu ? s.ffn_gate : s.ffn_hidden, TF },
         { swiglu ? "ffn_up" : NULL, s.ffn_up, TF }, { swiglu ? "ffn_act" : NULL, s.ffn_act, TF },
-        { "ffn_out", s.ffn_out, TC }, { "out", out, TC },
+        { "ffn_out", s.ffn_out, TC }, { "out", out, TC }, { "out", s.resid_post, TC },
     };
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         if (!steps[i].name) continue;

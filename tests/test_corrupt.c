@@ -2,7 +2,7 @@
 //
 // 1. Each file listed in data/corrupt/MANIFEST.tsv (written by tests/corrupt/make_corpus.py) is
 //    given to its reader: tw_npy_read, the config reader (tw_json_read_file, then
-//    tw_params_config_from_json and tw_params_count), tw_llama2c_load or tw_tokenizer_load. The
+//    tw_hf_config_from_json and tw_params_count), tw_llama2c_load or tw_tokenizer_load. The
 //    status must be the one the manifest documents, and a failure must come with a message that
 //    contains the manifest's word (and the file's path, for the readers that promise it). One
 //    valid control file per reader must load, so a test that "fails" everything cannot pass.
@@ -22,10 +22,10 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
-#include "json.h"
-#include "params.h"
-#include "llama2c.h"
-#include "tokenizer.h"
+#include "io/json.h"
+#include "real/params.h"
+#include "real/llama2c.h"
+#include "real/tokenizer.h"
 
 #define CORRUPT_DIR "data/corrupt"
 #define MAX_CASES   512
@@ -99,9 +99,9 @@ static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *n
         tw_json *root;
         tw_status st = tw_json_read_file(&root, c->path, msg, len);
         if (st != TW_OK) return st;
-        tw_params_config cfg;
+        tw_hf_config cfg;
         *names_path = 0;   // the config checks work on a tree; ./params adds the path
-        st = tw_params_config_from_json(&cfg, root, msg, len);
+        st = tw_hf_config_from_json(&cfg, root, msg, len);
         tw_json_free(root);
         if (st != TW_OK) return st;
         tw_param_counts pc;
@@ -110,9 +110,9 @@ static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *n
         return st;
     }
     if (strcmp(c->reader, "llama2c") == 0) {
-        tw_llama2c m;
+        tw_model m;
         tw_status st = tw_llama2c_load(&m, c->path, msg, len);
-        if (st == TW_OK) tw_llama2c_free(&m);
+        if (st == TW_OK) tw_model_free(&m);
         return st;
     }
     if (strcmp(c->reader, "tokenizer") == 0) {

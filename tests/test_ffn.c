@@ -1,4 +1,4 @@
-// test_ffn.c: the feed-forward network (lib/ffn.c), classic and SwiGLU, against float64 PyTorch
+// test_ffn.c: the feed-forward network (lib/nn/ffn.c), classic and SwiGLU, against float64 PyTorch
 // goldens (data/golden/model/ffn/, from tests/golden/gen_model.py).
 #include <stdlib.h>
 #include "golden_case.h"

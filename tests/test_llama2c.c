@@ -1,4 +1,4 @@
-// test_llama2c.c: the real model (stories260K) run on the library's functions (lib/llama2c.c):
+// test_llama2c.c: the real model (stories260K) run on the library's functions (lib/real/llama2c.c):
 // the documented greedy story, every dumped tensor against an independent PyTorch float64
 // reference, the KV-cache path against recomputing the prefix, the sampler's reproducibility, and
 // the checkpoint validation. Needs data/models/ (`make model`; `make test` fetches it).
@@ -12,15 +12,15 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
-#include "llama2c.h"
-#include "tokenizer.h"
-#include "sampler.h"
+#include "real/llama2c.h"
+#include "real/tokenizer.h"
+#include "real/sampler.h"
 
 #define MODEL_PATH "data/models/stories260K.bin"
 #define TOK_PATH   "data/models/tok512.bin"
 
-static tw_llama2c load_model(void) {
-    tw_llama2c m;
+static tw_model load_model(void) {
+    tw_model m;
     char err[512] = "";
     tw_status st = tw_llama2c_load(&m, MODEL_PATH, err, sizeof err);
     ck_assert_msg(st == TW_OK, "%s (run `make model`)", err);
@@ -41,23 +41,33 @@ static char *read_text(const char *path) {
 
 START_TEST(header_is_read_as_documented)
 {
-    tw_llama2c m = load_model();
-    const tw_llama2c_config *c = &m.cfg;
+    tw_model m = load_model();
+    const tw_model_config *c = &m.cfg;
+    const tw_mha_config *a = &c->block.attn;
     // ../shared/models/README.md: dim 64, hidden 172, 5 layers, 8 heads, 4 kv heads, vocab 512, seq 512
-    ck_assert_int_eq(c->dim, 64);
-    ck_assert_int_eq(c->hidden_dim, 172);
-    ck_assert_int_eq(c->n_layers, 5);
-    ck_assert_int_eq(c->n_heads, 8);
-    ck_assert_int_eq(c->n_kv_heads, 4);
-    ck_assert_int_eq(c->vocab_size, 512);
-    ck_assert_int_eq(c->seq_len, 512);
-    ck_assert_int_eq(c->shared_classifier, 1);
-    ck_assert_ptr_eq(m.classifier, m.tok_emb);
-    ck_assert_int_eq(m.block.attn.head_dim, 8);
-    ck_assert_int_eq(m.block.attn.rope, TW_ROPE_ADJACENT);
+    ck_assert_int_eq(a->d_model, 64);
+    ck_assert_int_eq(c->block.ffn_hidden, 172);
+    ck_assert_int_eq(c->n_layer, 5);
+    ck_assert_int_eq(a->n_head, 8);
+    ck_assert_int_eq(a->n_kv_head, 4);
+    ck_assert_int_eq(c->vocab, 512);
+    ck_assert_int_eq(c->max_seq, 512);
+    ck_assert_int_eq(c->tied, 1);
+    ck_assert_ptr_eq(m.head, m.tok_emb);
+    ck_assert_int_eq(a->head_dim, 8);
+    ck_assert_int_eq(a->rope, TW_ROPE_ADJACENT);
+    ck_assert_str_eq(c->style, "llama");
+    ck_assert_int_eq(c->block.prenorm, 1);
+    ck_assert_int_eq(c->block.norm, TW_NORM_RMS);
+    ck_assert_int_eq(c->block.ffn, TW_FFN_SWIGLU);
+    ck_assert_int_eq(c->final_norm, 1);
+    ck_assert_int_eq(c->bias, 0);
+    // every float of the 1056540-byte file except the 28-byte header and the dropped freq_cis
+    // tables (seq_len x D/2, twice)
+    ck_assert_int_eq(tw_model_count_params(&m), (1056540 - 28) / 4 - 512 * 8);
     // 5 layers x 2 x 512 positions x 4 kv heads x 8 x 4 bytes
-    ck_assert_uint_eq(tw_llama2c_cache_bytes(&m, 512), 5u * 2 * 512 * 4 * 8 * 4);
-    tw_llama2c_free(&m);
+    ck_assert_uint_eq(5u * tw_kv_cache_bytes(512, 4, 8), 5u * 2 * 512 * 4 * 8 * 4);
+    tw_model_free(&m);
 }
 END_TEST
 
@@ -66,17 +76,17 @@ END_TEST
 // ../shared/models/README.md; it ends with the newline llama2.c prints last).
 START_TEST(greedy_256_positions_from_bos_is_the_documented_story)
 {
-    tw_llama2c m = load_model();
+    tw_model m = load_model();
     tw_tokenizer t;
     char err[256];
     ck_assert_int_eq(tw_tokenizer_load(&t, TOK_PATH, 512, err, sizeof err), TW_OK);
-    tw_llama2c_state s;
-    ck_assert_int_eq(tw_llama2c_state_init(&s, &m, 1, 256, 1, 0), TW_OK);
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, 1, 256), TW_OK);
     size_t cap = 1 << 16, len = 0;
     char *out = calloc(cap, 1);
     int token = TW_TOK_BOS;
     for (int pos = 0; pos < 256; pos++) {
-        ck_assert_int_eq(tw_llama2c_forward(&s, &m, &token, 1, pos, 0), TW_OK);
+        ck_assert_int_eq(tw_model_forward_next(&s, &m, &token, 1, pos), TW_OK);
         int next = tw_argmax(s.logits, 512);
         if (next == TW_TOK_BOS) break;
         const char *piece = tw_tokenizer_decode(&t, token, next);
@@ -93,9 +103,9 @@ START_TEST(greedy_256_positions_from_bos_is_the_documented_story)
     ck_assert_str_eq(out, want);
     free(want);
     free(out);
-    tw_llama2c_state_free(&s);
+    tw_model_state_free(&s);
     tw_tokenizer_free(&t);
-    tw_llama2c_free(&m);
+    tw_model_free(&m);
 }
 END_TEST
 
@@ -148,7 +158,7 @@ static int compare_dump_with_golden(const char *dir, double atol, double rtol) {
 // the bound leaves ~3x headroom for other compilers and kernels that reorder sums.
 START_TEST(every_dumped_tensor_matches_the_pytorch_float64_reference)
 {
-    tw_llama2c m = load_model();
+    tw_model m = load_model();
     tw_npy toks = tt_load("stories/tokens", -1);
     int T = (int)toks.count, ids[16];
     ck_assert_int_le(T, 16);
@@ -158,13 +168,13 @@ START_TEST(every_dumped_tensor_matches_the_pytorch_float64_reference)
     for (int use_cache = 0; use_cache <= 1; use_cache++) {
         temp_dir(dir, sizeof dir, use_cache ? "dump_cache" : "dump_nocache");
         tt_remove_dump(dir);
-        ck_assert_msg(tw_llama2c_dump(dir, &m, ids, T, strings, use_cache, err, sizeof err) == TW_OK, "%s", err);
+        ck_assert_msg(tw_model_dump(dir, &m, ids, T, strings, use_cache, err, sizeof err) == TW_OK, "%s", err);
         int n = compare_dump_with_golden(dir, 5e-5, 1e-4);
         ck_assert_int_eq(n, 1 + 3 + 18 * 5);   // tokens, embed, 18 per layer, final_norm, logits
         tt_remove_dump(dir);
     }
     tw_npy_free(&toks);
-    tw_llama2c_free(&m);
+    tw_model_free(&m);
 }
 END_TEST
 
@@ -173,17 +183,17 @@ END_TEST
 // row (a masked key adds an exact zero), so they agree to rounding; today they are bit-identical.
 START_TEST(kv_cache_and_full_recompute_agree_at_every_step)
 {
-    tw_llama2c m = load_model();
+    tw_model m = load_model();
     const int steps = 48, V = 512;
-    tw_llama2c_state cached, full;
-    ck_assert_int_eq(tw_llama2c_state_init(&cached, &m, 4, steps, 1, 0), TW_OK);
-    ck_assert_int_eq(tw_llama2c_state_init(&full, &m, steps, steps, 0, 0), TW_OK);
+    tw_model_state cached, full;
+    ck_assert_int_eq(tw_model_state_init(&cached, &m, 4, steps), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&full, &m, steps, 0), TW_OK);
     int seq[48] = { 1, 403, 407, 261 };   // BOS " Once upon a", prefilled in one call
     const int P = 4;
-    ck_assert_int_eq(tw_llama2c_forward(&cached, &m, seq, P, 0, 1), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&cached, &m, seq, P, 0), TW_OK);
     for (int pos = P - 1; pos < steps - 1; pos++) {
         const float *lc = pos < P ? cached.logits + (size_t)pos * V : cached.logits;
-        ck_assert_int_eq(tw_llama2c_forward(&full, &m, seq, pos + 1, 0, 1), TW_OK);
+        ck_assert_int_eq(tw_model_forward(&full, &m, seq, pos + 1, 0), TW_OK);
         const float *lf = full.logits + (size_t)pos * V;
         ck_assert_allclose(lc, lf, V, 1e-5, 1e-5);
         // Every earlier row of the full pass is the logits of that prefix (causality).
@@ -193,27 +203,27 @@ START_TEST(kv_cache_and_full_recompute_agree_at_every_step)
         int a = tw_argmax(lc, V), b = tw_argmax(lf, V);
         ck_assert_int_eq(a, b);
         seq[pos + 1] = a;
-        ck_assert_int_eq(tw_llama2c_forward(&cached, &m, &seq[pos + 1], 1, pos + 1, 0), TW_OK);
+        ck_assert_int_eq(tw_model_forward_next(&cached, &m, &seq[pos + 1], 1, pos + 1), TW_OK);
     }
-    tw_llama2c_state_free(&cached);
-    tw_llama2c_state_free(&full);
-    tw_llama2c_free(&m);
+    tw_model_state_free(&cached);
+    tw_model_state_free(&full);
+    tw_model_free(&m);
 }
 END_TEST
 
 START_TEST(forward_rejects_bad_tokens_and_positions)
 {
-    tw_llama2c m = load_model();
-    tw_llama2c_state s;
-    ck_assert_int_eq(tw_llama2c_state_init(&s, &m, 2, 8, 1, 0), TW_OK);
+    tw_model m = load_model();
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, 2, 8), TW_OK);
     int bad[2] = { 1, 512 };
-    ck_assert_int_eq(tw_llama2c_forward(&s, &m, bad, 2, 0, 0), TW_ERR_SHAPE);
+    ck_assert_int_eq(tw_model_forward_next(&s, &m, bad, 2, 0), TW_ERR_SHAPE);
     int ok[2] = { 1, 2 };
-    ck_assert_int_eq(tw_llama2c_forward(&s, &m, ok, 2, 7, 0), TW_ERR_ARG);   // past S_max
-    ck_assert_int_eq(tw_llama2c_forward(&s, &m, ok, 3, 0, 0), TW_ERR_ARG);   // past T_max
-    tw_llama2c_state_free(&s);
-    ck_assert_int_eq(tw_llama2c_state_init(&s, &m, 513, 0, 0, 0), TW_ERR_ARG);   // > seq_len
-    tw_llama2c_free(&m);
+    ck_assert_int_eq(tw_model_forward_next(&s, &m, ok, 2, 7), TW_ERR_ARG);   // past S_max
+    ck_assert_int_eq(tw_model_forward_next(&s, &m, ok, 3, 0), TW_ERR_ARG);   // past T_max
+    tw_model_state_free(&s);
+    ck_assert_int_eq(tw_model_state_init(&s, &m, 513, 0), TW_ERR_ARG);   // > seq_len
+    tw_model_free(&m);
 }
 END_TEST
 
@@ -327,19 +337,19 @@ START_TEST(separate_classifier_is_read_from_the_end_of_the_file)
     fwrite(h, 4, 7, f);
     fwrite(w, 4, (size_t)n, f);
     fclose(f);
-    tw_llama2c m;
+    tw_model m;
     char err[512] = "";
     ck_assert_msg(tw_llama2c_load(&m, path, err, sizeof err) == TW_OK, "%s", err);
-    ck_assert_ptr_ne(m.classifier, m.tok_emb);
-    ck_assert_float_eq(m.classifier[0], w[n - 16 * 8]);
+    ck_assert_ptr_ne(m.head, m.tok_emb);
+    ck_assert_float_eq(m.head[0], w[n - 16 * 8]);
     ck_assert_float_eq(m.layers[0].ffn_up[0], w[16 * 8 + 8 + 64 + 64 + 64 + 8 + 96 + 96]);
-    tw_llama2c_state s;
-    ck_assert_int_eq(tw_llama2c_state_init(&s, &m, 4, 0, 0, 1), TW_OK);
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, 4, 0), TW_OK);
     int ids[4] = { 1, 5, 9, 15 };
-    ck_assert_int_eq(tw_llama2c_forward(&s, &m, ids, 4, 0, 1), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&s, &m, ids, 4, 0), TW_OK);
     for (int i = 0; i < 4 * 16; i++) ck_assert(isfinite(s.logits[i]));
-    tw_llama2c_state_free(&s);
-    tw_llama2c_free(&m);
+    tw_model_state_free(&s);
+    tw_model_free(&m);
 
     // The same file cut short, and a NaN weight: both refused with the path in the message.
     f = fopen(path, "wb");

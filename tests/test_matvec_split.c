@@ -17,14 +17,14 @@ START_TEST(matvec_streaming_path_matches_naive)
     char levels[64];
     snprintf(levels, sizeof levels, "%s", tw_simd_available());
     for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
-        const tw_simd_ops *o = tw_simd_ops_for(lv);
+        const tw_kernels *o = tw_kernels_for(lv);
         for (int s = 0; s < N_SHAPES; s++) {
             int N = SHAPES[s][0], K = SHAPES[s][1];
             float *W = sc_rand((long)N * K, -1, 1, 70 + s), *x = sc_rand(K, -1, 1, 80 + s);
             float *got = sc_zeros(N), *want = sc_zeros(N);
             ck_assert(W && x && got && want);
             o->matvec(got, W, x, N, K);
-            tw_matvec_naive(want, W, x, N, K);
+            tw_kernels_naive.matvec(want, W, x, N, K);
             for (int i = 0; i < N; i++) {
                 double abs_sum = 0;
                 for (int k = 0; k < K; k++) abs_sum += fabs((double)W[(long)i * K + k] * x[k]);
@@ -47,7 +47,7 @@ START_TEST(row_split_is_bit_identical)
     char levels[64];
     snprintf(levels, sizeof levels, "%s", tw_simd_available());
     for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
-        const tw_simd_ops *o = tw_simd_ops_for(lv);
+        const tw_kernels *o = tw_kernels_for(lv);
         for (int s = 0; s < N_SHAPES; s++) {
             int N = SHAPES[s][0], K = SHAPES[s][1];
             float *W = sc_rand((long)N * K, -1, 1, 90 + s), *x = sc_rand(K, -1, 1, 100 + s);
@@ -72,7 +72,7 @@ END_TEST
 // OpenMP build of the benchmarks checks the same on real decoding (tools/bench_generate.c).
 START_TEST(one_and_two_threads_agree)
 {
-    const tw_simd_ops *o = tw_simd_ops_for("auto");
+    const tw_kernels *o = tw_kernels_for("auto");
     const int N = 1000, K = 288;
     float *W = sc_rand((long)N * K, -1, 1, 110), *x = sc_rand(K, -1, 1, 111);
     float *y1 = sc_zeros(N), *y2 = sc_zeros(N);

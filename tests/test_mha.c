@@ -1,4 +1,4 @@
-// test_mha.c: multi-head, grouped-query and multi-query attention (lib/mha.c) against float64
+// test_mha.c: multi-head, grouped-query and multi-query attention (lib/nn/mha.c) against float64
 // PyTorch goldens (data/golden/model/mha/, from tests/golden/gen_model.py), and properties that
 // need no golden: GQA equals MHA with repeated key/value heads, G = H equals per-head attention,
 // causality, and KV-cache prefill + one-token decode equal the cache-free forward.
@@ -21,7 +21,7 @@ typedef struct {
     float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *q_norm, *k_norm;
 } owned_weights;
 
-static tw_attn_weights load_attn(owned_weights *o, const char *dir, int C, int H, int G, int D,
+static tw_mha_weights load_attn(owned_weights *o, const char *dir, int C, int H, int G, int D,
                                  int bias, int qk_norm) {
     memset(o, 0, sizeof *o);
     o->wq = gc_load(dir, "attn.wq", (long)H * D * C);
@@ -38,7 +38,7 @@ static tw_attn_weights load_attn(owned_weights *o, const char *dir, int C, int H
         o->q_norm = gc_load(dir, "attn.q_norm", D);
         o->k_norm = gc_load(dir, "attn.k_norm", D);
     }
-    tw_attn_weights w = { o->wq, o->bq, o->wk, o->bk, o->wv, o->bv, o->wo, o->bo,
+    tw_mha_weights w = { o->wq, o->bq, o->wk, o->bk, o->wv, o->bv, o->wo, o->bo,
                           o->q_norm, o->k_norm };
     return w;
 }
@@ -56,18 +56,18 @@ START_TEST(mha_matches_torch_float64)
     float *fc = gc_load(dir, "fcfg", 2);
     const int C = c[0], H = c[1], G = c[2], D = c[3], T = c[4], S = c[5], pos0 = c[10];
     const int cross = c[11];
-    tw_attn_config cfg = { .d_model = C, .n_head = H, .n_kv_head = G, .head_dim = D,
+    tw_mha_config cfg = { .d_model = C, .n_head = H, .n_kv_head = G, .head_dim = D,
                            .causal = c[6], .rope = (tw_rope_kind)c[7], .rope_theta = fc[0],
                            .qk_norm = c[8], .norm_eps = fc[1] };
-    ck_assert_int_eq(tw_attn_config_check(&cfg), TW_OK);
+    ck_assert_int_eq(tw_mha_config_check(&cfg), TW_OK);
     owned_weights o;
-    tw_attn_weights w = load_attn(&o, dir, C, H, G, D, c[9], c[8]);
+    tw_mha_weights w = load_attn(&o, dir, C, H, G, D, c[9], c[8]);
     float *x = gc_load(dir, "x", (long)T * C);
     float *x_kv = cross ? gc_load(dir, "x_kv", (long)S * C) : NULL;
     float *mask = c[12] ? gc_load(dir, "mask", (long)T * S) : NULL;
     float *out = tt_zeros((long)T * C);
-    tw_attn_scratch s;
-    ck_assert_int_eq(tw_attn_scratch_init(&s, &cfg, T, S), TW_OK);
+    tw_mha_scratch s;
+    ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, T, S), TW_OK);
 
     tw_mha_forward(out, &s, NULL, x, x_kv, mask, &cfg, &w, T, S, pos0);
     ck_assert_int_eq(s.T, T);
@@ -89,7 +89,7 @@ START_TEST(mha_matches_torch_float64)
     ck_assert_allclose(s.v, want, (long)S * G * D, 1e-5, 1e-4);
     free(want);
     want = gc_load(dir, "weights", (long)H * T * S);
-    ck_assert_allclose(s.weights, want, (long)H * T * S, 1e-5, 1e-4);
+    ck_assert_allclose(s.pattern, want, (long)H * T * S, 1e-5, 1e-4);
     free(want);
     want = gc_load(dir, "z", (long)T * H * D);
     ck_assert_allclose(s.z, want, (long)T * H * D, 1e-5, 1e-4);
@@ -98,7 +98,7 @@ START_TEST(mha_matches_torch_float64)
     ck_assert_allclose(out, want, (long)T * C, 1e-5, 1e-4);
     free(want);
 
-    tw_attn_scratch_free(&s);
+    tw_mha_scratch_free(&s);
     free_owned(&o);
     free(c); free(fc); free(x); free(x_kv); free(mask); free(out);
 }
@@ -107,7 +107,7 @@ END_TEST
 // ---- properties without goldens ----
 
 // Random weights for an attention layer; the caller frees o.
-static tw_attn_weights random_attn(owned_weights *o, const tw_attn_config *cfg, uint64_t seed) {
+static tw_mha_weights random_attn(owned_weights *o, const tw_mha_config *cfg, uint64_t seed) {
     const long C = cfg->d_model, HD = (long)cfg->n_head * cfg->head_dim;
     const long GD = (long)cfg->n_kv_head * cfg->head_dim;
     memset(o, 0, sizeof *o);
@@ -123,18 +123,18 @@ static tw_attn_weights random_attn(owned_weights *o, const tw_attn_config *cfg, 
         o->q_norm = tt_rand(cfg->head_dim, 0.5f, 1.5f, seed + 9);
         o->k_norm = tt_rand(cfg->head_dim, 0.5f, 1.5f, seed + 10);
     }
-    tw_attn_weights w = { o->wq, o->bq, o->wk, o->bk, o->wv, o->bv, o->wo, o->bo,
+    tw_mha_weights w = { o->wq, o->bq, o->wk, o->bk, o->wv, o->bv, o->wo, o->bo,
                           o->q_norm, o->k_norm };
     return w;
 }
 
 // Runs self-attention without a cache: out (T, C).
-static void run_mha(float *out, const tw_attn_config *cfg, const tw_attn_weights *w,
+static void run_mha(float *out, const tw_mha_config *cfg, const tw_mha_weights *w,
                     const float *x, int T, int pos0) {
-    tw_attn_scratch s;
-    ck_assert_int_eq(tw_attn_scratch_init(&s, cfg, T, T), TW_OK);
+    tw_mha_scratch s;
+    ck_assert_int_eq(tw_mha_scratch_init(&s, cfg, T, T), TW_OK);
     tw_mha_forward(out, &s, NULL, x, NULL, NULL, cfg, w, T, T, pos0);
-    tw_attn_scratch_free(&s);
+    tw_mha_scratch_free(&s);
 }
 
 static const int GROUPS[] = { 1, 2, 4, 8 };   // G for H = 8: MQA, group sizes 4, 2 and 1 (MHA)
@@ -142,13 +142,13 @@ static const int GROUPS[] = { 1, 2, 4, 8 };   // G for H = 8: MQA, group sizes 4
 START_TEST(gqa_equals_mha_with_repeated_kv_heads)
 {
     const int C = 12, H = 8, G = GROUPS[_i], D = 4, T = 5;
-    tw_attn_config gqa = { .d_model = C, .n_head = H, .n_kv_head = G, .head_dim = D, .causal = 1,
+    tw_mha_config gqa = { .d_model = C, .n_head = H, .n_kv_head = G, .head_dim = D, .causal = 1,
                            .rope = TW_ROPE_HALVES, .rope_theta = 10000.0f, .qk_norm = 1,
                            .norm_eps = 1e-6f };
     owned_weights o;
-    tw_attn_weights w = random_attn(&o, &gqa, 100u + (uint64_t)_i);
+    tw_mha_weights w = random_attn(&o, &gqa, 100u + (uint64_t)_i);
     // The same layer as plain MHA: kv head h / (H / G) copied to serve query head h.
-    tw_attn_config mha = gqa;
+    tw_mha_config mha = gqa;
     mha.n_kv_head = H;
     float *wk = tt_zeros((long)H * D * C), *wv = tt_zeros((long)H * D * C);
     float *bk = tt_zeros((long)H * D), *bv = tt_zeros((long)H * D);
@@ -159,7 +159,7 @@ START_TEST(gqa_equals_mha_with_repeated_kv_heads)
         memcpy(bk + h * D, w.bk + g * D, (size_t)D * sizeof(float));
         memcpy(bv + h * D, w.bv + g * D, (size_t)D * sizeof(float));
     }
-    tw_attn_weights wm = w;
+    tw_mha_weights wm = w;
     wm.wk = wk; wm.wv = wv; wm.bk = bk; wm.bv = bv;
     float *x = tt_rand((long)T * C, -1, 1, 7), *y_gqa = tt_zeros((long)T * C);
     float *y_mha = tt_zeros((long)T * C);
@@ -177,9 +177,9 @@ START_TEST(mha_with_g_equal_h_is_attention_per_head)
     // Recompute MHA by hand: per head h, project with rows h*D.. of Wq/Wk/Wv, attend, concatenate,
     // then project with Wo. No RoPE, so nothing but the head split is under test.
     const int C = 10, H = 2, D = 5, T = 4;
-    tw_attn_config cfg = { .d_model = C, .n_head = H, .n_kv_head = H, .head_dim = D, .causal = 1 };
+    tw_mha_config cfg = { .d_model = C, .n_head = H, .n_kv_head = H, .head_dim = D, .causal = 1 };
     owned_weights o;
-    tw_attn_weights w = random_attn(&o, &cfg, 300);
+    tw_mha_weights w = random_attn(&o, &cfg, 300);
     float *x = tt_rand((long)T * C, -1, 1, 8), *got = tt_zeros((long)T * C);
     run_mha(got, &cfg, &w, x, T, 0);
 
@@ -204,10 +204,10 @@ END_TEST
 START_TEST(causal_mha_output_at_t_ignores_later_inputs)
 {
     const int C = 12, H = 4, G = 2, D = 4, T = 7, t = 2;
-    tw_attn_config cfg = { .d_model = C, .n_head = H, .n_kv_head = G, .head_dim = D, .causal = 1,
+    tw_mha_config cfg = { .d_model = C, .n_head = H, .n_kv_head = G, .head_dim = D, .causal = 1,
                            .rope = TW_ROPE_ADJACENT, .rope_theta = 10000.0f };
     owned_weights o;
-    tw_attn_weights w = random_attn(&o, &cfg, 400);
+    tw_mha_weights w = random_attn(&o, &cfg, 400);
     float *x = tt_rand((long)T * C, -1, 1, 9), *y1 = tt_zeros((long)T * C), *y2 = tt_zeros((long)T * C);
     run_mha(y1, &cfg, &w, x, T, 0);
     for (int i = (t + 1) * C; i < T * C; i++) x[i] = 3.0f - 2.0f * x[i];
@@ -226,19 +226,19 @@ static const int PREFILL[] = { 1, 3, 7 };
 START_TEST(kv_cache_prefill_then_decode_equals_no_cache)
 {
     const int C = 16, H = 4, G = 2, D = 6, T = 7, P = PREFILL[_i];
-    tw_attn_config cfg = { .d_model = C, .n_head = H, .n_kv_head = G, .head_dim = D, .causal = 1,
+    tw_mha_config cfg = { .d_model = C, .n_head = H, .n_kv_head = G, .head_dim = D, .causal = 1,
                            .rope = TW_ROPE_HALVES, .rope_theta = 1e6f, .qk_norm = 1,
                            .norm_eps = 1e-6f };
     owned_weights o;
-    tw_attn_weights w = random_attn(&o, &cfg, 500);
+    tw_mha_weights w = random_attn(&o, &cfg, 500);
     float *x = tt_rand((long)T * C, -1, 1, 10), *want = tt_zeros((long)T * C);
     float *got = tt_zeros((long)T * C);
     run_mha(want, &cfg, &w, x, T, 0);
 
     tw_kv_cache cache;
-    tw_attn_scratch s;
+    tw_mha_scratch s;
     ck_assert_int_eq(tw_kv_cache_init(&cache, 16, G, D), TW_OK);
-    ck_assert_int_eq(tw_attn_scratch_init(&s, &cfg, T, 16), TW_OK);
+    ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, T, 16), TW_OK);
     tw_mha_forward(got, &s, &cache, x, NULL, NULL, &cfg, &w, P, P, 0);      // prefill rows 0..P-1
     for (int p = P; p < T; p++) {                                           // then one at a time
         tw_mha_forward(got + p * C, &s, &cache, x + p * C, NULL, NULL, &cfg, &w, 1, 1, p);
@@ -248,7 +248,7 @@ START_TEST(kv_cache_prefill_then_decode_equals_no_cache)
     // (hidden keys add exact zeros), so they agree to the last bit in practice; the stated
     // tolerance, 1e-6 abs + 1e-5 rel, is the one-op float32 tolerance.
     ck_assert_allclose(got, want, (long)T * C, 1e-6, 1e-5);
-    tw_attn_scratch_free(&s);
+    tw_mha_scratch_free(&s);
     tw_kv_cache_free(&cache);
     free_owned(&o);
     free(x); free(want); free(got);
@@ -257,16 +257,16 @@ END_TEST
 
 START_TEST(config_check_rejects_bad_shapes)
 {
-    tw_attn_config c = { .d_model = 16, .n_head = 4, .n_kv_head = 3, .head_dim = 4 };
-    ck_assert_int_eq(tw_attn_config_check(&c), TW_ERR_SHAPE);          // 4 % 3 != 0
+    tw_mha_config c = { .d_model = 16, .n_head = 4, .n_kv_head = 3, .head_dim = 4 };
+    ck_assert_int_eq(tw_mha_config_check(&c), TW_ERR_SHAPE);          // 4 % 3 != 0
     c.n_kv_head = 2;
-    ck_assert_int_eq(tw_attn_config_check(&c), TW_OK);
+    ck_assert_int_eq(tw_mha_config_check(&c), TW_OK);
     c.head_dim = 5;
     c.rope = TW_ROPE_ADJACENT;
     c.rope_theta = 10000.0f;
-    ck_assert_int_eq(tw_attn_config_check(&c), TW_ERR_SHAPE);          // odd D cannot be rotated
+    ck_assert_int_eq(tw_mha_config_check(&c), TW_ERR_SHAPE);          // odd D cannot be rotated
     c.rope = TW_ROPE_NONE;
-    ck_assert_int_eq(tw_attn_config_check(&c), TW_OK);
+    ck_assert_int_eq(tw_mha_config_check(&c), TW_OK);
     // Bytes of a cache: keys and values, S_max * G * D floats each.
     ck_assert_uint_eq(tw_kv_cache_bytes(512, 4, 8), 2u * 512 * 4 * 8 * 4);
 }

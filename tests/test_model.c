@@ -1,4 +1,4 @@
-// test_model.c: the four tiny models (lib/model.c). The whole forward of each style against
+// test_model.c: the four tiny models (lib/nn/model.c). The whole forward of each style against
 // float64 PyTorch (data/golden/model/models/<style>/, from tests/golden/gen_model.py, which loads
 // the same tensors by their tw_param names), and properties for every style: logits of a prefix
 // do not change when tokens are appended, and KV-cache prefill + one-token decode equals the
@@ -52,12 +52,12 @@ START_TEST(model_forward_matches_torch_float64)
     // margin of 7x or more and is still far below any real bug, which moves logits by O(0.1). Intermediates come first so a failure
     // names the earliest stage that diverged.
     struct { const char *name; const float *got; long n; } steps[] = {
-        { "x", s.x, (long)T * C },
+        { "x", s.embed, (long)T * C },
         { "layer0_q_rot", s.layers[0].attn.q_rot, (long)T * H * m.cfg.block.attn.head_dim },
-        { "layer0_attn_weights", s.layers[0].attn.weights, (long)H * T * T },
+        { "layer0_attn_weights", s.layers[0].attn.pattern, (long)H * T * T },
         { "layer0_out", s.layers[1].attn_in, (long)T * C },
-        { "layer1_out", s.resid, (long)T * C },
-        { "final", s.final, (long)T * C },
+        { "layer1_out", s.layers[1].resid_post, (long)T * C },
+        { "final", s.final_norm, (long)T * C },
         { "logits", s.logits, (long)T * V },
     };
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
@@ -150,27 +150,27 @@ START_TEST(kv_cache_decode_equals_full_forward)
     ck_assert_int_eq(tw_model_forward(&full, &m, tokens, T, 0), TW_OK);
 
     tw_model_state dec;
-    ck_assert_int_eq(tw_model_state_init(&dec, &m, P, 1), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&dec, &m, P, m.cfg.max_seq), TW_OK);
     float *logits = tt_zeros((long)T * V), *resid = tt_zeros((long)T * C);
     ck_assert_int_eq(tw_model_forward(&dec, &m, tokens, P, 0), TW_OK);          // prefill 0..P-1
     memcpy(logits, dec.logits, (size_t)P * V * sizeof(float));
-    memcpy(resid, dec.resid, (size_t)P * C * sizeof(float));
+    memcpy(resid, dec.layers[1].resid_post, (size_t)P * C * sizeof(float));
     for (int p = P; p < T; p++) {                                               // decode P..T-1
         ck_assert_int_eq(tw_model_forward(&dec, &m, tokens + p, 1, p), TW_OK);
         memcpy(logits + (size_t)p * V, dec.logits, (size_t)V * sizeof(float));
-        memcpy(resid + (size_t)p * C, dec.resid, (size_t)C * sizeof(float));
+        memcpy(resid + (size_t)p * C, dec.layers[1].resid_post, (size_t)C * sizeof(float));
         // The last decode step's attention map over all p + 1 positions equals row p of the
         // full forward's map, head by head.
-        const tw_attn_scratch *a = &dec.layers[1].attn, *b = &full.layers[1].attn;
+        const tw_mha_scratch *a = &dec.layers[1].attn, *b = &full.layers[1].attn;
         ck_assert_int_eq(a->S, p + 1);
         for (int h = 0; h < a->H; h++)
-            ck_assert_allclose(a->weights + (size_t)h * (p + 1),
-                               b->weights + ((size_t)h * T + p) * T, p + 1, 1e-6, 1e-5);
+            ck_assert_allclose(a->pattern + (size_t)h * (p + 1),
+                               b->pattern + ((size_t)h * T + p) * T, p + 1, 1e-6, 1e-5);
     }
     // The same arithmetic in the same order on the same values (RoPE at the same positions,
     // cached keys identical to recomputed ones): agreement to the last bit in practice. Stated
     // tolerance: 1e-6 abs + 1e-5 rel (one-op float32) on the residual stream and the logits.
-    ck_assert_allclose(resid, full.resid, (long)T * C, 1e-6, 1e-5);
+    ck_assert_allclose(resid, full.layers[1].resid_post, (long)T * C, 1e-6, 1e-5);
     ck_assert_allclose(logits, full.logits, (long)T * V, 1e-6, 1e-5);
     tw_model_state_free(&full);
     tw_model_state_free(&dec);
@@ -252,11 +252,56 @@ START_TEST(forward_rejects_bad_tokens_and_sizes)
     ck_assert_int_eq(tw_model_forward(&s, &m, ok, 4, 0), TW_OK);
     ck_assert_int_eq(tw_model_forward(&s, &m, bad, 4, 0), TW_ERR_SHAPE);
     ck_assert_int_eq(tw_model_forward(&s, &m, neg, 1, 0), TW_ERR_SHAPE);
-    ck_assert_int_eq(tw_model_forward(&s, &m, ok, 5, 0), TW_ERR_SHAPE);    // T > T_max
+    ck_assert_int_eq(tw_model_forward(&s, &m, ok, 5, 0), TW_ERR_ARG);      // T > T_max
     ck_assert_int_eq(tw_model_forward(&s, &m, ok, 1, 2), TW_ERR_ARG);      // pos0 without a cache
     tw_model_state_free(&s);
-    ck_assert_int_eq(tw_model_state_init(&s, &m, 4, 1), TW_OK);
-    ck_assert_int_eq(tw_model_forward(&s, &m, ok, 1, m.cfg.max_seq), TW_ERR_SHAPE);   // past the cache
+    ck_assert_int_eq(tw_model_state_init(&s, &m, 4, m.cfg.max_seq), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&s, &m, ok, 1, m.cfg.max_seq), TW_ERR_ARG);     // past the cache
+    tw_model_state_free(&s);
+    tw_model_free(&m);
+}
+END_TEST
+
+// The activations of a forward pass live in one allocation laid out by the tables: every tensor
+// the model has points into s.memory, the tensors do not overlap, and together they fill it
+// exactly (tw_model_state_floats). This is the layout a gradient state will repeat.
+typedef struct { const float *p; long n; } span;
+static int by_pointer(const void *a, const void *b) {
+    const float *x = ((const span *)a)->p, *y = ((const span *)b)->p;
+    return x < y ? -1 : x > y;
+}
+
+START_TEST(activations_are_one_allocation_laid_out_by_the_tables)
+{
+    const char *style = STYLES[_i];
+    tw_model m;
+    make_random_model(&m, style, 80u + (uint64_t)_i);
+    const tw_model_config *c = &m.cfg;
+    const int T = 5, S = c->max_seq;
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, T, S), TW_OK);
+    ck_assert_uint_eq(s.n_floats, tw_model_state_floats(c, T, S));
+    span *sp = malloc(sizeof(span) * (size_t)(tw_model_n_tensors + c->n_layer * tw_block_n_tensors));
+    int n = 0;
+    const tw_dims cap = tw_model_dims(c, T, S);
+    for (int i = 0; i < tw_model_n_tensors; i++) {
+        const tw_tensor_info *t = &tw_model_tensors[i];
+        const float *p = tw_model_tensor(&s, t);
+        ck_assert_msg((p != NULL) == tw_model_has(c, t), "%s: %s", style, t->name);
+        if (p) sp[n++] = (span){ p, tw_dims_count(&cap, t->shape) };
+    }
+    for (int l = 0; l < c->n_layer; l++)
+        for (int i = 0; i < tw_block_n_tensors; i++) {
+            const tw_tensor_info *t = &tw_block_tensors[i];
+            const float *p = tw_block_tensor(&s.layers[l], t);
+            ck_assert_msg((p != NULL) == tw_block_has(&c->block, t->has), "%s: L%d.%s", style, l, t->name);
+            if (p) sp[n++] = (span){ p, tw_dims_count(&cap, t->shape) };
+        }
+    qsort(sp, (size_t)n, sizeof *sp, by_pointer);
+    ck_assert_ptr_eq(sp[0].p, s.memory);
+    for (int i = 0; i + 1 < n; i++) ck_assert_ptr_eq(sp[i].p + sp[i].n, sp[i + 1].p);   // no gap, no overlap
+    ck_assert_ptr_eq(sp[n - 1].p + sp[n - 1].n, s.memory + s.n_floats);
+    free(sp);
     tw_model_state_free(&s);
     tw_model_free(&m);
 }
@@ -273,6 +318,7 @@ Suite *suite_model(void) {
     tcase_add_test(tc, presets_have_the_documented_shapes);
     tcase_add_test(tc, randomize_is_deterministic_and_follows_the_kinds);
     tcase_add_test(tc, forward_rejects_bad_tokens_and_sizes);
+    tcase_add_loop_test(tc, activations_are_one_allocation_laid_out_by_the_tables, 0, N_STYLES);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,7 +3,7 @@
 // float64; row statistics; eps in {1e-6, 1e-5, 1e-2}; and the defining properties.
 // Goldens: data/golden/core/norm_*.
 //
-// Tolerance for the golden comparisons: atol 1e-6, rtol 1e-5. lib/norm.c computes in double and
+// Tolerance for the golden comparisons: atol 1e-6, rtol 1e-5. lib/nn/norm.c computes in double and
 // rounds each output once, the golden is rounded once too, so they differ by about 1 float ulp
 // (6e-8 relative); 1e-5 relative is the project's standard one-op margin, still 100x tighter
 // than any formula mistake (e.g. unbiased variance changes outputs by >= 1/(2C) ~ 0.8% at C=65).

@@ -1,17 +1,19 @@
 // test_numeric_edges.c: the numeric edge cases a transformer meets in practice, each with a test:
 // softmax of +-1e30 and of a fully masked row, RMSNorm/LayerNorm of an all-zero row, attention
 // over a single token, RoPE at position 0 and at the last position of a long context, and the
-// optional NaN/Inf check mode (lib/check_finite.h) that names the first non-finite tensor.
+// optional NaN/Inf check mode (lib/real/check_finite.h) that names the first non-finite tensor.
 // The expected values are exact limits (0, 1, 1/n, the input itself) or float64 references
 // computed here, so each test states why its tolerance is what it is.
+#define _POSIX_C_SOURCE 200809L   // mkdtemp
 #include <check.h>
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "check_finite.h"
-#include "llama2c.h"
+#include "real/check_finite.h"
+#include "real/llama2c.h"
+#include "real/dump.h"
 
 static int all_finite(const float *x, long n) { return tw_first_nonfinite(x, n) < 0; }
 
@@ -155,8 +157,8 @@ START_TEST(multi_head_attention_over_one_token_is_wo_times_repeated_wv_x)
     float *wq = tt_rand(H * D * C, -1, 1, 1), *wk = tt_rand(G * D * C, -1, 1, 2);
     float *wv = tt_rand(G * D * C, -1, 1, 3), *wo = tt_rand(C * H * D, -1, 1, 4);
     float *bo = tt_rand(C, -1, 1, 5), *x = tt_rand(C, -2, 2, 6);
-    tw_attn_config cfg = { C, H, G, D, 1, TW_ROPE_ADJACENT, 10000.0f, 0, 1e-6f };
-    tw_attn_weights w = { wq, NULL, wk, NULL, wv, NULL, wo, bo, NULL, NULL };
+    tw_mha_config cfg = { C, H, G, D, 1, TW_ROPE_ADJACENT, 10000.0f, 0, 1e-6f };
+    tw_mha_weights w = { wq, NULL, wk, NULL, wv, NULL, wo, bo, NULL, NULL };
     float want[C];
     double v[G * D];
     for (int r = 0; r < G * D; r++) {
@@ -172,10 +174,10 @@ START_TEST(multi_head_attention_over_one_token_is_wo_times_repeated_wv_x)
     }
     const int positions[3] = { 0, 1, 4095 };
     for (int p = 0; p < 3; p++) {
-        tw_attn_scratch s;
+        tw_mha_scratch s;
         tw_kv_cache cache;
         float out[C];
-        ck_assert_int_eq(tw_attn_scratch_init(&s, &cfg, 1, positions[p] + 1), TW_OK);
+        ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, 1, positions[p] + 1), TW_OK);
         ck_assert_int_eq(tw_kv_cache_init(&cache, positions[p] + 1, G, D), TW_OK);
         memset(cache.k, 0, (size_t)(positions[p] + 1) * G * D * sizeof(float));
         memset(cache.v, 0, (size_t)(positions[p] + 1) * G * D * sizeof(float));
@@ -187,7 +189,7 @@ START_TEST(multi_head_attention_over_one_token_is_wo_times_repeated_wv_x)
             ck_assert_allclose(out, want, C, 1e-6, 1e-5);
         }
         tw_kv_cache_free(&cache);
-        tw_attn_scratch_free(&s);
+        tw_mha_scratch_free(&s);
     }
     free(wq); free(wk); free(wv); free(wo); free(bo); free(x);
 }
@@ -213,7 +215,7 @@ START_TEST(rope_at_the_last_position_matches_float64)
 {
     // Position seq_len - 1 for a 4096-token context (and 32767 for Qwen-sized ones), where the
     // angle reaches thousands of radians. The reference computes angle, cos, sin and the rotation
-    // in double. lib/rope.c computes the angle in double too, so the only float error is cos/sin
+    // in double. lib/nn/rope.c computes the angle in double too, so the only float error is cos/sin
     // rounded to float and one rotation: about 2 ulp of |x|: atol 1e-6 (|x| <= 2), rtol 1e-5.
     // Also: each pair keeps its length (a rotation), checked in double with rtol 1e-6.
     enum { H = 2, D = 16 };
@@ -302,22 +304,72 @@ START_TEST(llama2c_check_mode_names_the_layer_where_a_nan_weight_strikes)
     // one NaN is planted in layer 1's Wo: layer 0 and layer 1's attention up to z stay finite,
     // and the first tensor holding a NaN must be L1.attn_out. (The loader itself refuses NaN
     // weights in a file; this simulates one arising at run time.)
-    tw_llama2c m;
+    tw_model m;
     char err[512] = "";
     ck_assert_msg(tw_llama2c_load(&m, "data/corrupt/llama2c/valid_tiny.bin", err, sizeof err) == TW_OK,
                   "%s (run make corpus)", err);
-    tw_llama2c_state s;
-    ck_assert_int_eq(tw_llama2c_state_init(&s, &m, 3, 0, 1, 1), TW_OK);
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, 3, m.cfg.max_seq), TW_OK);
     const int tokens[3] = { 1, 5, 7 };
-    ck_assert_int_eq(tw_llama2c_forward(&s, &m, tokens, 3, 0, 1), TW_OK);
-    ck_assert_int_eq(tw_llama2c_check_finite(&s, &m, 3, 1, NULL, err, sizeof err), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, 3, 0), TW_OK);
+    ck_assert_int_eq(tw_model_check_finite(&s, &m, 3, 1, NULL, err, sizeof err), TW_OK);
     ((float *)m.layers[1].attn.wo)[0] = NAN;   // row 0 of Wo: output unit 0 of every position
-    ck_assert_int_eq(tw_llama2c_forward(&s, &m, tokens, 1, 3, 0), TW_OK);   // decode at pos 3
-    ck_assert_int_eq(tw_llama2c_check_finite(&s, &m, 1, 0, "position 3", err, sizeof err),
+    ck_assert_int_eq(tw_model_forward_next(&s, &m, tokens, 1, 3), TW_OK);   // decode at pos 3
+    ck_assert_int_eq(tw_model_check_finite(&s, &m, 1, 0, "position 3", err, sizeof err),
                      TW_ERR_ARG);
-    ck_assert_str_eq(err, "position 3: L1.attn_out[0] is nan (first non-finite tensor of 29 checked)");
-    tw_llama2c_state_free(&s);
-    tw_llama2c_free(&m);
+    ck_assert_str_eq(err, "position 3: L1.attn_out[0] is nan (first non-finite tensor of 37 checked)");
+    tw_model_state_free(&s);
+    tw_model_free(&m);
+}
+END_TEST
+
+// The check mode and the dump read the same table (block.h, model.h), so a NaN planted in any
+// checked tensor is reported under the name of the file the dump writes for that tensor. Each
+// tensor is its own buffer, so the planted one is the first non-finite tensor the check meets.
+START_TEST(check_mode_names_each_tensor_as_the_dump_names_its_file)
+{
+    tw_model m;
+    char err[512] = "", dir_tmpl[] = "/tmp/tw-finite-XXXXXX", dir[64], path[256], want[64];
+    ck_assert_msg(tw_llama2c_load(&m, "data/corrupt/llama2c/valid_tiny.bin", err, sizeof err) == TW_OK,
+                  "%s (run make corpus)", err);
+    const int tokens[3] = { 1, 5, 7 }, T = 3;
+    ck_assert_ptr_nonnull(mkdtemp(dir_tmpl));
+    snprintf(dir, sizeof dir, "%s/dump", dir_tmpl);
+    ck_assert_msg(tw_model_dump(dir, &m, tokens, T, NULL, 0, err, sizeof err) == TW_OK, "%s", err);
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+    int planted = 0;
+    for (int l = -1; l < m.cfg.n_layer; l++) {
+        const int n = l < 0 ? tw_model_n_tensors : tw_block_n_tensors;
+        for (int i = 0; i < n; i++) {
+            const tw_tensor_info *t = l < 0 ? &tw_model_tensors[i] : &tw_block_tensors[i];
+            if (t->flags & (TW_TENSOR_MASKED | TW_TENSOR_WORK | TW_TENSOR_STATS)) continue;
+            if (l < 0 ? !tw_model_has(&m.cfg, t) : !tw_block_has(&m.cfg.block, t->has)) continue;
+            float *x = l < 0 ? tw_model_tensor(&s, t) : tw_block_tensor(&s.layers[l], t);
+            const float keep = x[0];
+            x[0] = NAN;
+            ck_assert_int_eq(tw_model_check_finite(&s, &m, T, 1, NULL, err, sizeof err), TW_ERR_ARG);
+            x[0] = keep;
+            if (l < 0) snprintf(want, sizeof want, "%s[0] is nan", t->name);
+            else snprintf(want, sizeof want, "L%d.%s[0] is nan", l, t->name);
+            ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "planted in %s, reported: %s", want, err);
+            // the name before "[0]" is a file of the dump
+            snprintf(path, sizeof path, "%s/%.*s.npy", dir, (int)(strlen(want) - strlen("[0] is nan")), want);
+            FILE *f = fopen(path, "rb");
+            ck_assert_msg(f != NULL, "the check names %s, but the dump wrote no %s", want, path);
+            fclose(f);
+            planted++;
+        }
+    }
+    // embed, final_norm, logits, and 17 per layer (every dumped tensor but the masked scores)
+    ck_assert_int_eq(planted, 3 + 17 * m.cfg.n_layer);
+    ck_assert_int_eq(tw_model_check_finite(&s, &m, T, 1, NULL, err, sizeof err), TW_OK);
+    tw_model_state_free(&s);
+    tw_model_free(&m);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir_tmpl);
+    ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -348,6 +400,7 @@ Suite *suite_numeric_edges(void) {
     tcase_add_test(tc, check_finite_names_the_first_bad_tensor);
     tcase_add_test(tc, a_nan_input_reaches_the_output_and_the_check_mode_reports_where_it_entered);
     tcase_add_test(tc, llama2c_check_mode_names_the_layer_where_a_nan_weight_strikes);
+    tcase_add_test(tc, check_mode_names_each_tensor_as_the_dump_names_its_file);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,7 +1,7 @@
-// test_params.c: the parameter counter (lib/params.c) and the ./params tool.
+// test_params.c: the parameter counter (lib/real/params.c) and the ./params tool.
 //   - every committed config in data/configs/ gives its published total exactly;
 //   - GPT-2's components equal a hand computation written out below from the module shapes
-//     (independently of lib/params.c's code path), and so do per-layer counts of Llama-2-7B,
+//     (independently of lib/real/params.c's code path), and so do per-layer counts of Llama-2-7B,
 //     Qwen3-8B (with q_norm/k_norm) and Qwen2.5-0.5B (q/k/v biases, no o bias);
 //   - transformers' defaults for absent keys (tie_word_embeddings, num_key_value_heads, head_dim,
 //     biases) are the ones its config classes use;
@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <check.h>
 #include "testutil.h"
-#include "params.h"
+#include "real/params.h"
 
 static const struct { const char *file; int64_t total; } CONFIGS[] = {
     { "data/configs/gpt2.json",             124439808LL },   // published
@@ -30,33 +30,33 @@ static const struct { const char *file; int64_t total; } CONFIGS[] = {
     { "data/configs/notes-003-small.json",    7078144LL },
 };
 
-static void load_file(tw_params_config *cfg, const char *path) {
+static void load_file(tw_hf_config *cfg, const char *path) {
     char err[256];
     tw_json *root;
     ck_assert_msg(tw_json_read_file(&root, path, err, sizeof err) == TW_OK, "%s", err);
-    tw_status st = tw_params_config_from_json(cfg, root, err, sizeof err);
+    tw_status st = tw_hf_config_from_json(cfg, root, err, sizeof err);
     tw_json_free(root);
     ck_assert_msg(st == TW_OK, "%s: %s", path, err);
 }
 
-static void count_file(tw_param_counts *p, tw_params_config *cfg, const char *path) {
+static void count_file(tw_param_counts *p, tw_hf_config *cfg, const char *path) {
     load_file(cfg, path);
     ck_assert_int_eq(tw_params_count(p, cfg), TW_OK);
 }
 
 // Config from a JSON string; returns the status and leaves the message in err.
-static tw_status config_from(tw_params_config *cfg, const char *json, char *err, size_t n) {
+static tw_status config_from(tw_hf_config *cfg, const char *json, char *err, size_t n) {
     tw_json *root;
     tw_json_error e;
     ck_assert_msg(tw_json_parse(&root, json, strlen(json), &e) == TW_OK, "bad test JSON: %s", e.msg);
-    tw_status st = tw_params_config_from_json(cfg, root, err, n);
+    tw_status st = tw_hf_config_from_json(cfg, root, err, n);
     tw_json_free(root);
     return st;
 }
 
 START_TEST(every_committed_config_gives_its_published_total)
 {
-    tw_params_config cfg;
+    tw_hf_config cfg;
     tw_param_counts p;
     count_file(&p, &cfg, CONFIGS[_i].file);
     ck_assert_msg(p.total == CONFIGS[_i].total, "%s: counted %lld, published %lld",
@@ -66,7 +66,7 @@ END_TEST
 
 START_TEST(gpt2_components_match_a_hand_computation)
 {
-    tw_params_config cfg;
+    tw_hf_config cfg;
     tw_param_counts p;
     count_file(&p, &cfg, "data/configs/gpt2.json");
     // GPT-2 small: V 50257, C 768, 12 layers, 1024 positions, MLP 4C = 3072.
@@ -95,7 +95,7 @@ END_TEST
 
 START_TEST(llama_qwen3_and_qwen2_layers_match_hand_computations)
 {
-    tw_params_config cfg;
+    tw_hf_config cfg;
     tw_param_counts p;
     // Llama-2-7B: MHA, no biases, SwiGLU 11008, RMSNorm weights only, untied.
     count_file(&p, &cfg, "data/configs/Llama-2-7b.json");
@@ -126,7 +126,7 @@ END_TEST
 
 START_TEST(absent_keys_take_the_transformers_defaults)
 {
-    tw_params_config c;
+    tw_hf_config c;
     tw_param_counts p;
     char err[256];
     // Llama: kv heads = heads, head_dim = C/H, untied, no biases.
@@ -154,7 +154,7 @@ START_TEST(absent_keys_take_the_transformers_defaults)
                      "\"n_layer\": 1, \"n_head\": 2, \"n_positions\": 4, \"n_inner\": null}",
                      err, sizeof err), TW_OK);
     ck_assert(c.tie_embeddings);
-    ck_assert_int_eq(c.ffn_dim, 32);
+    ck_assert_int_eq(c.ffn_hidden, 32);
     ck_assert_int_eq(tw_params_count(&p, &c), TW_OK);
     // wte 80 + wpe 32 + layer (ln 32 + c_attn 8*24+24 + c_proj 72 + c_fc 8*32+32 + proj 32*8+8) + ln_f 16
     ck_assert_int_eq(p.total, 80 + 32 + (32 + 216 + 72 + 288 + 264) + 16);
@@ -163,7 +163,7 @@ END_TEST
 
 START_TEST(bias_switches_follow_each_architecture)
 {
-    tw_params_config c;
+    tw_hf_config c;
     tw_param_counts p;
     char err[256];
     // Llama honours attention_bias (q, k, v, o) and mlp_bias (gate, up, down).
@@ -212,7 +212,7 @@ static const struct { const char *json; tw_status st; const char *msg_part; } BA
 
 START_TEST(bad_configs_are_rejected_with_a_reason)
 {
-    tw_params_config c;
+    tw_hf_config c;
     char err[256] = "";
     tw_status st = config_from(&c, BAD_CONFIGS[_i].json, err, sizeof err);
     ck_assert_msg(st == BAD_CONFIGS[_i].st && strstr(err, BAD_CONFIGS[_i].msg_part),
@@ -223,7 +223,7 @@ END_TEST
 
 START_TEST(counts_that_would_overflow_are_refused)
 {
-    tw_params_config c;
+    tw_hf_config c;
     tw_param_counts p;
     char err[256];
     ck_assert_int_eq(config_from(&c, "{\"model_type\": \"llama\", \"vocab_size\": 4294967296, "
@@ -237,17 +237,17 @@ END_TEST
 
 START_TEST(kv_cache_and_weight_bytes)
 {
-    tw_params_config cfg;
+    tw_hf_config cfg;
     tw_param_counts p;
     count_file(&p, &cfg, "data/configs/Qwen3-8B.json");
     // 2 (K and V) x 36 layers x 8 kv heads x 128 x 2 bytes = 147,456 bytes per token in bf16.
-    ck_assert_int_eq(tw_params_kv_bytes(&cfg, 1, 2), 2 * 36 * 8 * 128 * 2);
+    ck_assert_int_eq(tw_hf_kv_bytes(&cfg, 1, 2), 2 * 36 * 8 * 128 * 2);
     count_file(&p, &cfg, "data/configs/Llama-2-7b.json");
     // MHA: 2 x 32 x 32 x 128 x 2 bytes x 4096 tokens = exactly 2 GiB.
-    ck_assert_int_eq(tw_params_kv_bytes(&cfg, 4096, 2), 2LL * 1024 * 1024 * 1024);
+    ck_assert_int_eq(tw_hf_kv_bytes(&cfg, 4096, 2), 2LL * 1024 * 1024 * 1024);
     ck_assert_int_eq(tw_params_weight_bytes(p.total, 2), 2 * 6738415616LL);
     ck_assert_int_eq(tw_params_weight_bytes(INT64_MAX / 2 + 1, 2), -1);
-    ck_assert_int_eq(tw_params_kv_bytes(&cfg, INT64_MAX / 4, 2), -1);
+    ck_assert_int_eq(tw_hf_kv_bytes(&cfg, INT64_MAX / 4, 2), -1);
 }
 END_TEST
 

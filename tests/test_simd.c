@@ -1,21 +1,27 @@
 // test_simd.c: every SIMD kernel, at every level this CPU can run (naive, avx2, avx512 or neon),
-// agrees with its naive twin on random inputs of sizes 1, 3, 17, 63, 64, 65 and 1000, within the
+// agrees with its reference (the component loop, lib/nn/reference.h) on random inputs of sizes 1, 3, 17, 63, 64, 65 and 1000, within the
 // bounds derived in tests/simd_cases.h; plus the dispatcher's contract (argument, TW_SIMD, the
-// Linear hook). Levels are forced through tw_simd_ops_for, so the result does not depend on
+// Linear hook). Levels are forced through tw_kernels_for, so the result does not depend on
 // which level tw_simd_init would pick.
 #define _POSIX_C_SOURCE 200809L   // setenv/unsetenv
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
 #include "simd_cases.h"
+#include "nn/activation.h"
+#include "nn/ffn.h"
+#include "nn/linear.h"
+#include "nn/norm.h"
+#include "nn/sdpa.h"
+#include "nn/softmax.h"
 
 // Runs one case at one size for each level in tw_simd_available().
 static void run_at_every_level(const char *case_name,
-                               int (*run)(const tw_simd_ops *, int, char *, size_t), int n) {
+                               int (*run)(const tw_kernels *, int, char *, size_t), int n) {
     char levels[64], msg[512];
     snprintf(levels, sizeof levels, "%s", tw_simd_available());
     for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
-        const tw_simd_ops *o = tw_simd_ops_for(lv);
+        const tw_kernels *o = tw_kernels_for(lv);
         ck_assert_msg(o != NULL, "level %s is listed as available but has no table", lv);
         msg[0] = '\0';
         int bad = run(o, n, msg, sizeof msg);
@@ -48,7 +54,7 @@ START_TEST(exp_relative_error_is_at_most_4_ulp_over_the_normal_range)
     snprintf(levels, sizeof levels, "%s", tw_simd_available());
     for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
         double rel = 0;
-        int bad = sc_exp_error(tw_simd_ops_for(lv), &rel, msg, sizeof msg);
+        int bad = sc_exp_error(tw_kernels_for(lv), &rel, msg, sizeof msg);
         printf("exp at level %-6s: max relative error vs expf over [-87.3, 88.7]: %.3g (%.2f u)\n",
                lv, rel, rel / U_ROUND);
         ck_assert_msg(!bad, "%s: %s", lv, msg);
@@ -134,10 +140,10 @@ START_TEST(threaded_packed_matmul_equals_one_thread_bit_for_bit)
     const int M = 301, N = 317, K = 289;   // 2.8e7 multiply-adds
     const tw_ukernel *uks[] = { &tw_ukernel_scalar, NULL };   // and the best SIMD one built here
 #ifdef TW_HAVE_AVX2
-    if (tw_simd_ops_for("avx2")) uks[1] = &tw_ukernel_avx2;
+    if (tw_kernels_for("avx2")) uks[1] = &tw_ukernel_avx2;
 #endif
 #ifdef TW_HAVE_AVX512
-    if (tw_simd_ops_for("avx512")) uks[1] = &tw_ukernel_avx512;
+    if (tw_kernels_for("avx512")) uks[1] = &tw_ukernel_avx512;
 #endif
 #ifdef TW_HAVE_NEON
     uks[1] = &tw_ukernel_neon;
@@ -153,6 +159,44 @@ START_TEST(threaded_packed_matmul_equals_one_thread_bit_for_bit)
                           uks[u]->name, nt ? "NT" : "NN");
         }
     free(A); free(B); free(C1); free(C2);
+}
+END_TEST
+
+// One reference per operation: the naive catalogue is the components' own functions, and the
+// naive dispatch table holds no kernel at all, so every component runs its own loop.
+START_TEST(naive_level_is_the_components_own_loops)
+{
+    const tw_kernels *n = tw_kernels_for("naive");
+    ck_assert_ptr_eq(n, &tw_kernels_naive);
+    ck_assert(n->softmax == tw_softmax_row && n->rmsnorm == tw_rmsnorm_row);
+    ck_assert(n->layernorm == tw_layernorm_row && n->rope == tw_rope_pairs);
+    ck_assert(n->silu == tw_silu && n->swiglu == tw_swiglu && n->attend == tw_sdpa_one);
+    ck_assert_str_eq(tw_simd_init("naive"), "naive");
+    ck_assert(!tw_simd.matvec && !tw_simd.matmul_nt && !tw_simd.softmax && !tw_simd.rmsnorm &&
+              !tw_simd.swiglu && !tw_simd.attend);
+}
+END_TEST
+
+// tw_sdpa_one (the attend kernels' reference) is tw_sdpa_forward at T = 1, bit for bit
+// (tolerance 0: the same float operations in the same order), reading keys at a cache's stride.
+START_TEST(sdpa_one_is_sdpa_forward_at_one_query)
+{
+    enum { S = 37, D = 8, G = 3 };
+    float *q = sc_rand(D, -2, 2, 1), *kv = sc_rand(2L * S * G * D, -2, 2, 2);
+    const float *k = kv, *v = kv + S * G * D;
+    float kh[S * D], vh[S * D], out1[D], out2[D], sc1[S], sc2[S], p1[S], p2[S];
+    for (int s = 0; s < S; s++)   // kv head 1 of each cache row, gathered
+        for (int d = 0; d < D; d++) {
+            kh[s * D + d] = k[(s * G + 1) * D + d];
+            vh[s * D + d] = v[(s * G + 1) * D + d];
+        }
+    tw_sdpa_forward(out1, sc1, p1, q, kh, vh, NULL, 1, S, D, 1, S - 1);
+    tw_sdpa_one(out2, sc2, p2, q, k + D, v + D, S, D, G * D);
+    ck_assert_mem_eq(sc1, sc2, sizeof sc1);
+    ck_assert_mem_eq(p1, p2, sizeof p1);
+    ck_assert_mem_eq(out1, out2, sizeof out1);
+    free(q);
+    free(kv);
 }
 END_TEST
 
@@ -177,6 +221,8 @@ Suite *suite_simd(void) {
     TCase *td = tcase_create("dispatch");
     tcase_add_test(td, init_takes_the_argument_then_TW_SIMD_then_the_best_level);
     tcase_add_test(td, linear_hook_declines_at_naive_and_matches_elsewhere);
+    tcase_add_test(td, naive_level_is_the_components_own_loops);
+    tcase_add_test(td, sdpa_one_is_sdpa_forward_at_one_query);
     suite_add_tcase(s, td);
     return s;
 }

@@ -1,5 +1,5 @@
-// test_simd_model.c: the SIMD kernels inside the real model. The hooks that lib/softmax.c,
-// lib/norm.c, lib/ffn.c and lib/mha.c call (lib/simd/simd.h) decline at the naive level, so the
+// test_simd_model.c: the SIMD kernels inside the real model. The hooks that lib/nn/softmax.c,
+// lib/nn/norm.c, lib/nn/ffn.c and lib/nn/mha.c call (lib/simd/simd.h) decline at the naive level, so the
 // default library computes what it always did; at the best level this CPU has, ./generate still
 // writes stories260K's documented greedy story, and its dump stays within a tolerance derived
 // from the kernels' error bounds of the naive dump (and is not bit-identical to it, which proves
@@ -97,11 +97,11 @@ END_TEST
 START_TEST(single_query_attention_keeps_scores_and_weights_at_every_level)
 {
     const int C = 32, H = 4, G = 2, D = 8, P = 5;
-    tw_attn_config cfg = { C, H, G, D, 1, TW_ROPE_ADJACENT, 10000.0f, 0, 1e-5f };
+    tw_mha_config cfg = { C, H, G, D, 1, TW_ROPE_ADJACENT, 10000.0f, 0, 1e-5f };
     float *wq = tt_rand((long)H * D * C, -0.2f, 0.2f, 31), *wk = tt_rand((long)G * D * C, -0.2f, 0.2f, 32);
     float *wv = tt_rand((long)G * D * C, -0.2f, 0.2f, 33), *wo = tt_rand((long)C * H * D, -0.2f, 0.2f, 34);
     float *x = tt_rand((long)P * C, -1, 1, 35);
-    tw_attn_weights w = { wq, NULL, wk, NULL, wv, NULL, wo, NULL, NULL, NULL };
+    tw_mha_weights w = { wq, NULL, wk, NULL, wv, NULL, wo, NULL, NULL, NULL };
     float *want_out = tt_zeros(C), *want_sc = tt_zeros(H * P), *want_wt = tt_zeros(H * P);
     float *out = tt_zeros(C);
     char levels[64];
@@ -109,27 +109,27 @@ START_TEST(single_query_attention_keeps_scores_and_weights_at_every_level)
     for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
         ck_assert_str_eq(tw_simd_init(lv), lv);
         tw_kv_cache cache;
-        tw_attn_scratch s;
+        tw_mha_scratch s;
         ck_assert_int_eq(tw_kv_cache_init(&cache, P, G, D), TW_OK);
-        ck_assert_int_eq(tw_attn_scratch_init(&s, &cfg, 1, P), TW_OK);
+        ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, 1, P), TW_OK);
         for (int pos = 0; pos < P; pos++)
             tw_mha_forward(out, &s, &cache, x + (long)pos * C, NULL, NULL, &cfg, &w, 1, 0, pos);
         ck_assert_int_eq(s.S, P);
         if (strcmp(lv, "naive") == 0) {
             memcpy(want_out, out, (size_t)C * sizeof(float));
             memcpy(want_sc, s.scores, (size_t)H * P * sizeof(float));
-            memcpy(want_wt, s.weights, (size_t)H * P * sizeof(float));
+            memcpy(want_wt, s.pattern, (size_t)H * P * sizeof(float));
         } else {
             ck_assert_allclose(out, want_out, C, 1e-5, 1e-4);
             ck_assert_allclose(s.scores, want_sc, H * P, 1e-5, 1e-4);
-            ck_assert_allclose(s.weights, want_wt, H * P, 1e-5, 1e-4);
+            ck_assert_allclose(s.pattern, want_wt, H * P, 1e-5, 1e-4);
         }
         for (int h = 0; h < H; h++) {   // each head's weights are a distribution
             double sum = 0;
-            for (int p = 0; p < P; p++) sum += s.weights[h * P + p];
+            for (int p = 0; p < P; p++) sum += s.pattern[h * P + p];
             ck_assert_double_eq_tol(sum, 1.0, 1e-5);
         }
-        tw_attn_scratch_free(&s);
+        tw_mha_scratch_free(&s);
         tw_kv_cache_free(&cache);
     }
     tw_simd_init("naive");

@@ -1,5 +1,5 @@
-// bench_generate.c: tokens per second of the real llama2.c forward pass (tw_llama2c_forward, what
-// ./generate runs), in one run, for three rungs and one or two threads:
+// bench_generate.c: tokens per second of a real llama2.c model's forward pass
+// (tw_model_forward_next, what ./generate runs), in one run, for three rungs and one or two threads:
 //   naive     the library's reference loops (no SIMD);
 //   autovec   the best level with its matvec replaced by a plain loop compiled with -O3
 //             -ffast-math -march=native in its own object (bench/autovec.c): what llama2.c's
@@ -25,9 +25,10 @@
 #include <string.h>
 #include <time.h>
 #include "tw.h"
-#include "llama2c.h"
-#include "sampler.h"
+#include "real/llama2c.h"
+#include "real/sampler.h"
 #include "simd/simd.h"
+#include "nn/reference.h"
 #include "autovec.h"
 #include "cpuinfo.h"
 #ifdef _OPENMP
@@ -69,29 +70,29 @@ static double best(const double *v, int n) {
 
 // One run: prefill P tokens, then decode n_dec greedy tokens (written to seq[P..]). Returns the
 // two times in seconds.
-static void run_once(double *t_pre, double *t_dec, const tw_llama2c *m, int *seq, int P, int n_dec,
+static void run_once(double *t_pre, double *t_dec, const tw_model *m, int *seq, int P, int n_dec,
                      int with_cache) {
-    const int V = m->cfg.vocab_size, total = P + n_dec;
-    tw_llama2c_state s;
-    check(tw_llama2c_state_init(&s, m, with_cache ? P : total, total, with_cache, 0), "state");
+    const int V = m->cfg.vocab, total = P + n_dec;
+    tw_model_state s;
+    check(tw_model_state_init(&s, m, with_cache ? P : total, with_cache ? total : 0), "state");
     double t0 = now_seconds();
-    check(tw_llama2c_forward(&s, m, seq, P, 0, 0), "prefill");
+    check(tw_model_forward_next(&s, m, seq, P, 0), "prefill");
     double t1 = now_seconds();
     int next = tw_argmax(s.logits + (size_t)(P - 1) * V, V);
     for (int pos = P; pos < total; pos++) {
         seq[pos] = next;
         if (with_cache) {
-            check(tw_llama2c_forward(&s, m, &seq[pos], 1, pos, 0), "decode");
+            check(tw_model_forward_next(&s, m, &seq[pos], 1, pos), "decode");
             next = tw_argmax(s.logits, V);
         } else {
-            check(tw_llama2c_forward(&s, m, seq, pos + 1, 0, 0), "decode");
+            check(tw_model_forward_next(&s, m, seq, pos + 1, 0), "decode");
             next = tw_argmax(s.logits + (size_t)pos * V, V);
         }
     }
     double t2 = now_seconds();
     *t_pre = t1 - t0;
     *t_dec = t2 - t1;
-    tw_llama2c_state_free(&s);
+    tw_model_state_free(&s);
 }
 
 // One row of the table: a level's kernels, optionally with the autovec matvec, a thread count,
@@ -112,7 +113,7 @@ static void select_config(const config *c) {
     tw_threads_set(c->threads);
 }
 
-static void run_config(config *c, int rep, const tw_llama2c *m, int *seq, int P, int n_dec) {
+static void run_config(config *c, int rep, const tw_model *m, int *seq, int P, int n_dec) {
     select_config(c);
     double tp, td;
     run_once(&tp, &td, m, seq, P, n_dec, c->with_cache);
@@ -136,11 +137,11 @@ static void min_max(const double *v, int n, double *lo, double *hi) {
 // Bytes of weights one decode token reads: every matrix of every layer, the norms' gains, the
 // classifier, and one row of the embedding table (when the classifier is shared, the table is
 // the classifier and is counted once, in full).
-static double weight_bytes_per_token(const tw_llama2c_config *c) {
-    const double C = c->dim, F = c->hidden_dim, D = (double)c->dim / c->n_heads;
-    const double H = c->n_heads, G = c->n_kv_heads, V = c->vocab_size;
+static double weight_bytes_per_token(const tw_model_config *c) {
+    const double C = c->block.attn.d_model, F = c->block.ffn_hidden, D = (double)c->block.attn.head_dim;
+    const double H = c->block.attn.n_head, G = c->block.attn.n_kv_head, V = c->vocab;
     double layer = C * H * D + 2.0 * C * G * D + H * D * C + 3.0 * C * F + 2.0 * C;
-    double floats = c->n_layers * layer + C + V * C + (c->shared_classifier ? 0.0 : C);
+    double floats = c->n_layer * layer + C + V * C + (c->tied ? 0.0 : C);
     return 4.0 * floats;
 }
 
@@ -184,27 +185,28 @@ static double triad_gbs(float *a, const float *b, const float *c, long n, int re
 // halves of an array of n floats, so every byte is loaded once (two ascending streams, as
 // prefetch-friendly as one), split among `threads` threads in contiguous parts. Returns GB/s (4
 // bytes per element), the fastest of `repeats` passes after a warm-up.
-static float read_part(const float *b, long n, int part, int parts) {
+static float read_part(tw_dot_fn dot, const float *b, long n, int part, int parts) {
     long i0 = n * part / parts, i1 = n * (part + 1) / parts, half = (i1 - i0) / 2;
     float s = 0.0f;
     for (long i = 0; i < half; i += 1L << 24) {   // chunks: the kernel takes an int length
         long len = half - i < (1L << 24) ? half - i : (1L << 24);
-        s += tw_simd.dot(b + i0 + i, b + i0 + half + i, (int)len);
+        s += dot(b + i0 + i, b + i0 + half + i, (int)len);
     }
     return s;
 }
 
 static double read_gbs(const float *b, long n, int threads, int repeats, float *sink) {
     double gbs[MAX_REPEATS];
+    const tw_dot_fn dot = tw_kernels_for(tw_simd.level)->dot;   // the level tw_simd_init chose
     for (int k = -1; k < repeats; k++) {
         float s = 0.0f;
         double t0 = now_seconds();
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) reduction(+ : s)
-        s += read_part(b, n, omp_get_thread_num(), omp_get_num_threads());
+        s += read_part(dot, b, n, omp_get_thread_num(), omp_get_num_threads());
 #else
         (void)threads;
-        s = read_part(b, n, 0, 1);
+        s = read_part(dot, b, n, 0, 1);
 #endif
         double t = now_seconds() - t0;
         *sink += s;
@@ -237,31 +239,32 @@ int main(int argc, char **argv) {
         return 2;
     }
     char err[512];
-    tw_llama2c m;
+    tw_model m;
     if (tw_llama2c_load(&m, argv[1], err, sizeof err) != TW_OK) {
         fprintf(stderr, "bench_generate: %s\n", err);
         return 1;
     }
-    const tw_llama2c_config *c = &m.cfg;
-    if (P < 1 || n_dec < 1 || repeats < 1 || repeats > MAX_REPEATS || P + n_dec > c->seq_len) {
+    const tw_model_config *c = &m.cfg;
+    if (P < 1 || n_dec < 1 || repeats < 1 || repeats > MAX_REPEATS || P + n_dec > c->max_seq) {
         fprintf(stderr, "bench_generate: need -p >= 1, -d >= 1, 1 <= -r <= %d and p + d <= seq_len %d\n",
-                MAX_REPEATS, c->seq_len);
-        tw_llama2c_free(&m);
+                MAX_REPEATS, c->max_seq);
+        tw_model_free(&m);
         return 2;
     }
     int *seq = malloc((size_t)(P + n_dec) * sizeof *seq);
     if (!seq) { fprintf(stderr, "bench_generate: out of memory\n"); return 1; }
     tw_rng r;
     tw_rng_init(&r, 1);
-    for (int t = 0; t < P; t++) seq[t] = t == 0 ? 1 : 3 + (int)(tw_rng_next(&r) % (uint64_t)(c->vocab_size - 3));
+    for (int t = 0; t < P; t++) seq[t] = t == 0 ? 1 : 3 + (int)(tw_rng_next(&r) % (uint64_t)(c->vocab - 3));
 
     const int max_threads = tw_threads_set(0) >= 2 ? 2 : 1;   // 2 if OpenMP and >= 2 CPUs
     char cpu[256];
     bench_cpu_describe(cpu, sizeof cpu);
     printf("CPU: %s\n", cpu);
     printf("%s: dim %d, hidden %d, layers %d, heads %d, kv heads %d, vocab %d, seq_len %d\n",
-           argv[1], c->dim, c->hidden_dim, c->n_layers, c->n_heads, c->n_kv_heads, c->vocab_size, c->seq_len);
-    printf("prefill %d tokens, then decode %d tokens greedily; tw_llama2c_forward, as ./generate runs it;\n"
+           argv[1], c->block.attn.d_model, c->block.ffn_hidden, c->n_layer, c->block.attn.n_head,
+           c->block.attn.n_kv_head, c->vocab, c->max_seq);
+    printf("prefill %d tokens, then decode %d tokens greedily; tw_model_forward_next, as ./generate runs it;\n"
            "%d repeats after a warm-up, the rungs in turn within each repeat; tok/s: median [min - max]\n",
            P, n_dec, repeats);
     if (max_threads < 2)
@@ -324,8 +327,8 @@ int main(int argc, char **argv) {
     const double rd1 = read_gbs(b, n, 1, bw_reps, &sink);
     const double rd2 = max_threads >= 2 ? read_gbs(b, n, 2, bw_reps, &sink) : 0;
     const double tr = triad_gbs(a, b, cc, nt, bw_reps);
-    const double cache_kv = 4.0 * 2.0 * c->n_layers * (P + n_dec / 2) * c->n_kv_heads *
-                            ((double)c->dim / c->n_heads);
+    const double cache_kv = 4.0 * 2.0 * c->n_layer * (P + n_dec / 2) * c->block.attn.n_kv_head *
+                            ((double)c->block.attn.head_dim);
     const double roof1 = rd1 * 1e9 / wbytes, roof2 = rd2 * 1e9 / wbytes;
     printf("roofline: a decode token reads %.2f MiB of weights (plus %.2f MiB of KV cache at the "
            "average position, not counted); footprint level %s (L2 %ld KiB per core, L3 %ld KiB)\n",
@@ -364,6 +367,6 @@ int main(int argc, char **argv) {
     for (int k = 0; k < nc; k++) free(cf[k].tokens);
     free(a); free(b); free(cc);
     free(seq);
-    tw_llama2c_free(&m);
+    tw_model_free(&m);
     return 0;
 }

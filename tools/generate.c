@@ -18,11 +18,12 @@
 #include <string.h>
 #include <time.h>
 #include "tw.h"
-#include "llama2c.h"
-#include "tokenizer.h"
-#include "sampler.h"
+#include "real/llama2c.h"
+#include "real/tokenizer.h"
+#include "real/sampler.h"
 #include "simd/simd.h"
-#include "check_finite.h"
+#include "real/check_finite.h"
+#include "real/dump.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -130,30 +131,30 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void print_cache_info(const tw_llama2c *m, int S_max, int no_cache) {
-    const tw_llama2c_config *c = &m->cfg;
-    const int D = c->dim / c->n_heads;
+static void print_cache_info(const tw_model *m, int S_max, int no_cache) {
+    const tw_mha_config *a = &m->cfg.block.attn;
+    const int L = m->cfg.n_layer, G = a->n_kv_head, D = a->head_dim;
+    const size_t bytes = (size_t)L * tw_kv_cache_bytes(S_max, G, D);
     if (no_cache) {
         fprintf(stderr, "kv cache: none (--no-cache): every step recomputes keys and values of the whole prefix\n");
         return;
     }
     fprintf(stderr, "kv cache: %d layers x {k, v}, each (S_max=%d positions, G=%d kv heads, D=%d) float32, "
-            "row p = position p, keys stored after RoPE\n", c->n_layers, S_max, c->n_kv_heads, D);
+            "row p = position p, keys stored after RoPE\n", L, S_max, G, D);
     fprintf(stderr, "kv cache: %d x 2 x %d x %d x %d x 4 bytes = %zu bytes (%.1f KiB); %d query heads share "
-            "each kv head\n", c->n_layers, S_max, c->n_kv_heads, D, tw_llama2c_cache_bytes(m, S_max),
-            (double)tw_llama2c_cache_bytes(m, S_max) / 1024.0, c->n_heads / c->n_kv_heads);
+            "each kv head\n", L, S_max, G, D, bytes, (double)bytes / 1024.0, a->n_head / G);
 }
 
 // Prints a piece as llama2.c does (unprintable single bytes are skipped).
 // --check-finite: TW_OK, or TW_ERR_ARG with err naming the first NaN/Inf among the intermediates
 // of the forward call that just ran over T rows at positions pos0 ...
-static tw_status check_step(const options *o, const tw_llama2c_state *s, const tw_llama2c *m,
+static tw_status check_step(const options *o, const tw_model_state *s, const tw_model *m,
                             int T, int pos0, char *err, size_t err_len) {
     if (!o->check_finite) return TW_OK;
     char where[96];
     if (T > 1) snprintf(where, sizeof where, "--check-finite: positions %d..%d", pos0, pos0 + T - 1);
     else snprintf(where, sizeof where, "--check-finite: position %d", pos0);
-    return tw_llama2c_check_finite(s, m, T, 0, where, err, err_len);
+    return tw_model_check_finite(s, m, T, 0, where, err, err_len);
 }
 
 static void print_piece(const char *piece) {
@@ -174,18 +175,17 @@ int main(int argc, char **argv) {
     // Everything main allocates, zeroed so that the single exit path below can free it all
     // whichever step failed.
     int rc = 1;
-    tw_llama2c m = { 0 };
+    tw_model m = { 0 };
     tw_tokenizer tok = { 0 };
-    tw_llama2c_state s = { 0 };
+    tw_model_state s = { 0 };
     tw_sampler sampler = { 0 };
     int *tokens = NULL, *seq = NULL;
     if (tw_llama2c_load(&m, o.model, err, sizeof err) != TW_OK) {
         fprintf(stderr, "generate: %s\n", err);
         goto done;
     }
-    const tw_llama2c_config *c = &m.cfg;
-    const int V = c->vocab_size;
-    int steps = (o.steps == 0 || o.steps > c->seq_len) ? c->seq_len : (int)o.steps;
+    const int V = m.cfg.vocab, seq_len = m.cfg.max_seq;
+    int steps = (o.steps == 0 || o.steps > seq_len) ? seq_len : (int)o.steps;
 
     if (tw_tokenizer_load(&tok, o.tokenizer, V, err, sizeof err) != TW_OK) {
         fprintf(stderr, "generate: %s\n", err);
@@ -197,9 +197,9 @@ int main(int argc, char **argv) {
     // max_token_length bytes of the text, so BOS + dummy prefix + text needs at least this many.
     size_t prompt_bytes = strlen(o.prompt), min_tokens = 1 + (prompt_bytes + 1 +
                           (size_t)tok.max_token_length - 1) / (size_t)tok.max_token_length;
-    if (prompt_bytes > 0 && min_tokens > (size_t)c->seq_len) {
+    if (prompt_bytes > 0 && min_tokens > (size_t)seq_len) {
         fprintf(stderr, "generate: -i: the prompt is %zu bytes, at least %zu tokens, longer than the "
-                "model's seq_len of %d\n", prompt_bytes, min_tokens, c->seq_len);
+                "model's seq_len of %d\n", prompt_bytes, min_tokens, seq_len);
         goto done;
     }
     // Encode the prompt: BOS, dummy prefix, BPE.
@@ -211,9 +211,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "generate: -i: cannot encode the prompt (out of memory)\n");
         goto done;
     }
-    if (n_prompt > c->seq_len) {
+    if (n_prompt > seq_len) {
         fprintf(stderr, "generate: -i: the prompt is %d tokens (BOS included), longer than the model's "
-                "seq_len of %d\n", n_prompt, c->seq_len);
+                "seq_len of %d\n", n_prompt, seq_len);
         goto done;
     }
 
@@ -222,12 +222,12 @@ int main(int argc, char **argv) {
         if (strings == NULL) { fprintf(stderr, "generate: --dump: out of memory\n"); goto done; }
         for (int t = 0; t < n_prompt; t++)
             strings[t] = tokens[t] == TW_TOK_BOS ? "<s>" : tok.vocab[tokens[t]];
-        tw_status st = tw_llama2c_dump(o.dump_dir, &m, tokens, n_prompt, strings, !o.no_cache,
-                                       err, sizeof err);
+        tw_status st = tw_model_dump(o.dump_dir, &m, tokens, n_prompt, strings, !o.no_cache,
+                                     err, sizeof err);
         free(strings);
-        if (st != TW_OK) { fprintf(stderr, "generate: %s\n", err); goto done; }
+        if (st != TW_OK) { fprintf(stderr, "generate: --dump %s\n", err); goto done; }
         fprintf(stderr, "dump: %d tokens, %d tensors in %s (see %s/manifest.tsv)\n", n_prompt,
-                3 + 18 * c->n_layers, o.dump_dir, o.dump_dir);
+                tw_model_dump_count(&m), o.dump_dir, o.dump_dir);
     }
 
     unsigned long long seed = o.seed > 0 ? (unsigned long long)o.seed : (unsigned long long)time(NULL);
@@ -240,9 +240,7 @@ int main(int argc, char **argv) {
     // whole sequence (recomputed every step).
     const int n_pre = n_prompt < steps ? n_prompt : steps;
     seq = malloc((size_t)steps * sizeof *seq);   // every token so far (no-cache mode)
-    // --check-finite keeps every layer's intermediates (keep_all) so the culprit can be named.
-    tw_status st = tw_llama2c_state_init(&s, &m, o.no_cache ? steps : n_pre, steps, !o.no_cache,
-                                         o.check_finite);
+    tw_status st = tw_model_state_init(&s, &m, o.no_cache ? steps : n_pre, o.no_cache ? 0 : steps);
     if (st == TW_OK) st = tw_sampler_init(&sampler, V, o.temperature, o.topp, seed);
     if (st != TW_OK || seq == NULL) {
         fprintf(stderr, "generate: cannot allocate activations for %d positions: %s\n", steps,
@@ -253,7 +251,7 @@ int main(int argc, char **argv) {
 
     double t_start = now_seconds(), t_prefill = 0.0, t_first = 0.0;
     if (!o.no_cache) {   // prefill: every prompt position in one call
-        st = tw_llama2c_forward(&s, &m, tokens, n_pre, 0, 0);
+        st = tw_model_forward_next(&s, &m, tokens, n_pre, 0);
         if (st == TW_OK) st = check_step(&o, &s, &m, n_pre, 0, err, sizeof err);
         t_prefill = now_seconds() - t_start;
     }
@@ -265,13 +263,13 @@ int main(int argc, char **argv) {
         } else {
             const float *logits;
             if (o.no_cache) {
-                st = tw_llama2c_forward(&s, &m, seq, pos + 1, 0, 0);
+                st = tw_model_forward_next(&s, &m, seq, pos + 1, 0);
                 if (st == TW_OK) st = check_step(&o, &s, &m, pos + 1, 0, err, sizeof err);
                 logits = s.logits + (size_t)pos * V;
             } else if (pos < n_pre) {
                 logits = s.logits + (size_t)(n_pre - 1) * V;   // from the prefill
             } else {
-                st = tw_llama2c_forward(&s, &m, &token, 1, pos, 0);
+                st = tw_model_forward_next(&s, &m, &token, 1, pos);
                 if (st == TW_OK) st = check_step(&o, &s, &m, 1, pos, err, sizeof err);
                 logits = s.logits;
                 n_decoded++;
@@ -309,10 +307,10 @@ int main(int argc, char **argv) {
     rc = 0;
 done:
     tw_sampler_free(&sampler);
-    tw_llama2c_state_free(&s);
+    tw_model_state_free(&s);
     free(seq);
     free(tokens);
     tw_tokenizer_free(&tok);
-    tw_llama2c_free(&m);
+    tw_model_free(&m);
     return rc;
 }

@@ -2,15 +2,15 @@
 // live, component by component and layer by layer, read from a Hugging Face config.json
 // (model_type gpt2, llama, mistral, qwen2, qwen3); then weight memory at fp32/bf16/int8 and the
 // KV-cache size at a context length. The last line is always `total N` with N exact, so scripts
-// can `tail -n1`. Counting lives in lib/params.c and JSON reading in lib/json.c; this file only
+// can `tail -n1`. Counting lives in lib/real/params.c and JSON reading in lib/io/json.c; this file only
 // parses flags and prints.
 // Exit status: 0 ok, 1 unreadable/malformed/unsupported config, 2 bad usage.
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "json.h"
-#include "params.h"
+#include "io/json.h"
+#include "real/params.h"
 
 static const char USAGE[] =
     "usage: ./params [--context N] [--layers] CONFIG.json\n"
@@ -25,7 +25,7 @@ static int usage_error(const char *why) {
 }
 
 // 1234567 -> "1,234,567" (out must hold TW_COUNT_STR_LEN bytes).
-static const char *commas(char *out, int64_t n) { return tw_params_format_count(out, n); }
+static const char *commas(char *out, int64_t n) { return tw_format_count(out, n); }
 
 // One row: name, shape text, count, and its share of `whole` (the model, or one layer).
 static void row(const char *name, const char *shape, int64_t n, int64_t whole) {
@@ -40,12 +40,12 @@ static void bytes_line(const char *label, int64_t bytes) {
            (double)bytes / 1e9, (double)bytes / (1024.0 * 1024.0 * 1024.0));
 }
 
-static void print_config(const tw_params_config *c) {
+static void print_config(const tw_hf_config *c) {
     printf("  vocab %lld, hidden %lld, layers %lld, heads %lld, kv heads %lld, head_dim %lld, "
            "mlp width %lld, positions %lld\n",
-           (long long)c->vocab_size, (long long)c->hidden_size, (long long)c->n_layer,
+           (long long)c->vocab, (long long)c->d_model, (long long)c->n_layer,
            (long long)c->n_head, (long long)c->n_kv_head, (long long)c->head_dim,
-           (long long)c->ffn_dim, (long long)c->max_positions);
+           (long long)c->ffn_hidden, (long long)c->max_seq);
     printf("  %s, %s MLP, embeddings %s, biases: q/k/v %s, o %s, mlp %s%s\n",
            c->layernorm ? "LayerNorm (weight+bias)" : "RMSNorm (weight only)",
            c->gated_mlp ? "SwiGLU (gate, up, down)" : "GELU (fc, proj)",
@@ -67,8 +67,8 @@ static void print_config(const tw_params_config *c) {
     if (any) printf("\n");
 }
 
-static void print_breakdown(const tw_params_config *c, const tw_param_counts *p, int per_layer) {
-    const int64_t T = p->total, C = c->hidden_size, V = c->vocab_size, F = c->ffn_dim;
+static void print_breakdown(const tw_hf_config *c, const tw_param_counts *p, int per_layer) {
+    const int64_t T = p->total, C = c->d_model, V = c->vocab, F = c->ffn_hidden;
     const long long qd = (long long)(c->n_head * c->head_dim), kvd = (long long)(c->n_kv_head * c->head_dim);
     const int g = c->arch == TW_ARCH_GPT2;
     char s[64], b[32];
@@ -76,7 +76,7 @@ static void print_breakdown(const tw_params_config *c, const tw_param_counts *p,
     printf("\nembeddings (%% of the model)\n");
     snprintf(s, sizeof s, "%lld x %lld", (long long)V, (long long)C);
     row(g ? "wte (token embedding)" : "embed_tokens", s, p->tok_embed, T);
-    snprintf(s, sizeof s, "%lld x %lld", (long long)c->max_positions, (long long)C);
+    snprintf(s, sizeof s, "%lld x %lld", (long long)c->max_seq, (long long)C);
     row("wpe (position embedding)", s, p->pos_embed, T);
 
     printf("\none layer (all %lld layers are identical; %% of the layer)\n", (long long)c->n_layer);
@@ -182,8 +182,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "params: %s\n", err);
         return 1;
     }
-    tw_params_config cfg;
-    tw_status st = tw_params_config_from_json(&cfg, root, err, sizeof err);
+    tw_hf_config cfg;
+    tw_status st = tw_hf_config_from_json(&cfg, root, err, sizeof err);
     tw_json_free(root);
     if (st != TW_OK) {
         fprintf(stderr, "params: %s: %s\n", path, err);
@@ -194,8 +194,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "params: %s: the sizes are so large that the count overflows 64 bits\n", path);
         return 1;
     }
-    if (context < 0) context = cfg.max_positions;
-    int64_t kv16 = tw_params_kv_bytes(&cfg, context, 2), kv32 = tw_params_kv_bytes(&cfg, context, 4);
+    if (context < 0) context = cfg.max_seq;
+    int64_t kv16 = tw_hf_kv_bytes(&cfg, context, 2), kv32 = tw_hf_kv_bytes(&cfg, context, 4);
     if (kv16 < 0 || kv32 < 0) {
         fprintf(stderr, "params: --context %lld: the KV-cache size overflows 64 bits\n", context);
         return 1;
@@ -213,7 +213,7 @@ int main(int argc, char **argv) {
 
     printf("\nKV cache for one sequence of %lld tokens (%lld layers x K and V x %lld kv heads x %lld)\n",
            context, (long long)cfg.n_layer, (long long)cfg.n_kv_head, (long long)cfg.head_dim);
-    printf("  per token: %s bytes in bf16\n", commas(b, tw_params_kv_bytes(&cfg, 1, 2)));
+    printf("  per token: %s bytes in bf16\n", commas(b, tw_hf_kv_bytes(&cfg, 1, 2)));
     bytes_line("bf16", kv16);
     bytes_line("fp32", kv32);
 

@@ -32,7 +32,7 @@ static void student_ukernel_matmul(float *C, const float *A, const float *B, int
     tw_matmul_packed(&uk, C, A, B, N, 1, M, N, K, 1);
 }
 
-static int case_student_matmul(const tw_simd_ops *o, int n, char *msg, size_t msz) {
+static int case_student_matmul(const tw_kernels *o, int n, char *msg, size_t msz) {
     return sc_matmul_sizes("your micro-kernel in the packed matmul", o->matmul, 0, 0, n, msg, msz);
 }
 #endif
@@ -43,7 +43,7 @@ static int softmax_large_logits(char *msg, size_t msz) {
     float x[5] = { 1000.0f, 999.0f, 998.0f, 1000.0f, -1000.0f }, y[5];
     ex_softmax(y, x, 5);
     float want[5];
-    tw_softmax_naive(want, x, 5);
+    tw_kernels_naive.softmax(want, x, 5);
     for (int i = 0; i < 5; i++)
         if (!(fabsf(y[i] - want[i]) <= 1e-6f)) {
             snprintf(msg, msz, "logits of 1000: y[%d] = %g, want %g (does exp overflow?)", i,
@@ -71,7 +71,7 @@ static double best_time(void (*run)(void *, int), void *ctx, int which) {
 }
 
 typedef struct { float *a, *b, *c, *y; int n; float sink; } bench_ctx;
-static const tw_simd_ops *g_best;
+static const tw_kernels *g_best;
 
 static void run_kernel(void *p, int which) {   // which: 0 naive, 1 yours, 2 best
     bench_ctx *c = p;
@@ -80,9 +80,9 @@ static void run_kernel(void *p, int which) {   // which: 0 naive, 1 yours, 2 bes
         c->sink += which == 0 ? tw_dot_naive(c->a, c->b, c->n)
                  : which == 1 ? ex_dot(c->a, c->b, c->n) : g_best->dot(c->a, c->b, c->n);
 #elif EXERCISE == 2
-        (which == 0 ? tw_matvec_naive : which == 1 ? ex_matvec : g_best->matvec)(c->y, c->a, c->b, c->n, c->n);
+        (which == 0 ? tw_kernels_naive.matvec : which == 1 ? ex_matvec : g_best->matvec)(c->y, c->a, c->b, c->n, c->n);
 #elif EXERCISE == 3
-        (which == 0 ? tw_softmax_naive : which == 1 ? ex_softmax : g_best->softmax)(c->y, c->a, c->n);
+        (which == 0 ? tw_kernels_naive.softmax : which == 1 ? ex_softmax : g_best->softmax)(c->y, c->a, c->n);
 #else
         (which == 0 ? tw_matmul_naive : which == 1 ? student_ukernel_matmul : g_best->matmul)
             (c->c, c->a, c->b, c->n, c->n, c->n);
@@ -106,8 +106,8 @@ int main(int argc, char **argv) {
     printf("exercise %d: %s (lessons/exercises/%s)\n", EXERCISE, titles[EXERCISE], files[EXERCISE]);
 
     // The naive table with the student's function in its slot; the cases compare it to naive.
-    tw_simd_ops mine = *tw_simd_ops_for("naive");
-    int (*run)(const tw_simd_ops *, int, char *, size_t);
+    tw_kernels mine = *tw_kernels_for("naive");
+    int (*run)(const tw_kernels *, int, char *, size_t);
 #if EXERCISE == 1
     mine.dot = ex_dot; run = case_dot;
 #elif EXERCISE == 2
@@ -136,7 +136,7 @@ int main(int argc, char **argv) {
            "(bounds in tests/simd_cases.h)\n");
     if (!timing_on) return 0;
 
-    g_best = tw_simd_ops_for("auto");
+    g_best = tw_kernels_for("auto");
     const int n = EXERCISE == 4 ? 256 : EXERCISE == 2 ? 1024 : 32000;
     long elems = EXERCISE == 1 || EXERCISE == 3 ? n : (long)n * n;
     bench_ctx c = { sc_rand(elems, -1, 1, 1), sc_rand(elems, -1, 1, 2), sc_zeros(elems),

@@ -22,8 +22,8 @@
 // One exception to the memory order: a matrix under TW_MATVEC_SMALL_FLOATS (256 KiB, every
 // matrix of stories260K) lives in L1/L2, where the load ports, not the prefetchers, set the
 // speed; there rows4_partial walks four rows side by side with the same per-row arithmetic.
-// The weights must be 64-byte aligned for full speed (lib/llama2c.c aligns its weight block): a
-// 64-byte load that straddles two cache lines costs two.
+// The weights must be 64-byte aligned for full speed (tw_model_init in lib/nn/model.c aligns the
+// parameters): a 64-byte load that straddles two cache lines costs two.
 #include <immintrin.h>
 #include "simd.h"
 

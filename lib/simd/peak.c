@@ -32,7 +32,7 @@
 #define _POSIX_C_SOURCE 200809L   // clock_gettime
 #include <string.h>
 #include <time.h>
-#include "peak.h"
+#include "simd/peak.h"
 #include "simd.h"
 
 static double now(void) {
@@ -153,8 +153,8 @@ static int isa_is(const char *isa, const char *name) { return isa && strcmp(isa,
 
 const char *tw_peak_best_isa(void) {
 #ifdef X86_PROBES
-    if (tw_simd_ops_for("avx512")) return "avx512";   // the dispatcher has asked the CPU
-    if (tw_simd_ops_for("avx2")) return "avx2";
+    if (tw_simd_kernels("avx512")) return "avx512";   // the catalogue has asked the CPU
+    if (tw_simd_kernels("avx2")) return "avx2";
 #endif
 #ifdef ARM_PROBES
     return "neon";

@@ -1,27 +1,30 @@
-// simd.h: optional fast kernels beside the naive reference loops, and the one dispatch table that
-// chooses between them at run time.
+// simd.h: optional fast kernels beside the components' own loops, the catalogue of every kernel
+// of a level (for the benchmark, lesson 12, the exercises and the tests), and the one dispatch
+// table that holds what the model calls.
 //
-// Every kernel here has a scalar twin with the suffix _naive (lib/simd/ref.c, matmul_naive.c):
-// the twin is the specification, written to be read; each faster variant is checked against it
-// (tests/test_simd.c) before it is ever timed (bench/bench.c). Variants by suffix:
-//   _naive   plain C, always built
+// One reference per operation: the loop in the component's own file (lib/nn/) is what runs at
+// the naive level and what every kernel here is tested against (tests/test_simd.c) before it is
+// ever timed (bench/bench.c). lib/nn/reference.h gathers those loops under the kernel signatures
+// (tw_kernels_naive). Only the kernels no component has (dot, exp, the matmul ladder) have their
+// naive version here. Variants by suffix:
 //   _avx2    x86-64 AVX2 + FMA   (built when the compiler targets x86-64; used if the CPU has it)
 //   _avx512  x86-64 AVX-512F     (idem)
 //   _neon    AArch64 Advanced SIMD (baseline on every 64-bit Arm, Apple silicon included)
 // `make SIMD=0` builds none of the SIMD files; only the naive level exists then.
 //
-// The dispatch table (the only global state of the library, set once):
-//   tw_simd starts as the naive table, so a program that never calls tw_simd_init computes
-//   exactly what the naive loops compute. A program opts in with
-//       const char *got = tw_simd_init(flag_value_or_NULL);
-//   which picks, in order: the level named by the argument; else the environment variable
-//   TW_SIMD=naive|avx2|avx512|neon|auto; else the best level this CPU supports. It returns the
-//   chosen level's name, or NULL (table unchanged) if the requested level is unknown or not
-//   available here; the program then reports the problem (lib/ never prints).
-//   Call it once at start-up, before any thread is started; afterwards the table is read-only.
-//   tw_linear_forward consults it (see tw_simd_linear): at any level other than naive the Linear
-//   layer runs the selected matvec (T = 1) or matmul kernel. The softmax, RMSNorm, SwiGLU and
-//   single-query attention of lib/ consult it the same way (the tw_simd_* hooks below).
+// The dispatch table tw_simd is the one piece of global state in lib/:
+//   - it starts as the naive table, whose slots are all NULL: every component runs its own loop,
+//     so a program that never calls tw_simd_init computes exactly what the naive loops compute;
+//   - it changes only in tw_simd_init(level), which a program calls once at start-up, before any
+//     forward pass and before starting threads; afterwards it is read-only;
+//   - it is read by five hooks, one per component that can use a kernel: tw_linear_forward
+//     (matvec at T = 1, matmul_nt otherwise), tw_softmax_rows, tw_rmsnorm_forward,
+//     tw_swiglu_forward and tw_mha_forward (attend, one query). A NULL slot means the level has
+//     no kernel for that operation: the hook declines and the component's loop runs.
+// tw_simd_init picks, in order: the level named by the argument; else the environment variable
+// TW_SIMD=naive|avx2|avx512|neon|auto; else the best level this CPU supports. It returns the
+// chosen level's name, or NULL (table unchanged) if the requested level is unknown or not
+// available here; the program then reports the problem (lib/ never prints).
 //
 // Matrix layout: row-major. "C = A B" means C(M, N) = A(M, K) B(K, N); "_nt" means the second
 // operand is stored transposed, B(N, K), as torch.nn.Linear stores weights.
@@ -43,6 +46,7 @@ typedef void  (*tw_swiglu_fn)(float *y, const float *gate, const float *up, long
 typedef void  (*tw_attend_fn)(float *out, float *scores, float *att, const float *q,
                               const float *k, const float *v, int S, int D, int kv_stride);
 
+// Every kernel of one level (the catalogue). A NULL slot: the level has no kernel for it.
 typedef struct {
     const char     *level;      // "naive", "avx2", "avx512" or "neon"
     tw_dot_fn       dot;        // sum_i a[i] b[i]                         a, b: (n)
@@ -54,11 +58,29 @@ typedef struct {
     tw_softmax_fn   softmax;    // one row: y = exp(x - max) / sum            y, x: (n), may alias
     tw_rmsnorm_fn   rmsnorm;    // one row: out = x / rms * w, returns rms = sqrt(mean(x^2) + eps)
     tw_layernorm_fn layernorm;  // one row: out = (x - mean) / sqrt(var + eps) * gamma + beta
-    tw_rope_fn      rope;       // one position, adjacent pairs, angles given (see below)
+    tw_rope_fn      rope;       // one position, adjacent pairs, angles given (tw_rope_angles)
     tw_map_fn       exp;        // y = exp(x) elementwise
     tw_map_fn       silu;       // y = x / (1 + exp(-x))
     tw_swiglu_fn    swiglu;     // y = silu(gate) * up
-    tw_attend_fn    attend;     // one query over a KV cache (see tw_attend_naive)
+    tw_attend_fn    attend;     // one query over a KV cache (as tw_sdpa_one, lib/nn/sdpa.h)
+} tw_kernels;
+
+// The catalogue of a SIMD level ("avx2", "avx512", "neon"; "auto" = the best one here); NULL for
+// "naive" (its catalogue is the components' loops: tw_kernels_naive, lib/nn/reference.h), for a
+// level not built, or one this CPU cannot run. Programs use tw_kernels_for (reference.h), which
+// answers for every level.
+const tw_kernels *tw_simd_kernels(const char *level);
+
+// What the model calls, and only that: the dispatch table (see the header comment).
+typedef struct {
+    const char    *level;
+    tw_matvec_fn   matvec;      // tw_linear_forward at T = 1 (decode: every weight read once),
+                                // rows split among threads by tw_matvec_threaded (below)
+    tw_matmul_fn   matmul_nt;   // tw_linear_forward at T > 1 (threaded when built with OpenMP)
+    tw_softmax_fn  softmax;     // tw_softmax_rows, one row at temperature 1
+    tw_rmsnorm_fn  rmsnorm;     // tw_rmsnorm_forward, one row
+    tw_swiglu_fn   swiglu;      // tw_swiglu_forward's gating
+    tw_attend_fn   attend;      // tw_mha_forward, one query (decode)
 } tw_simd_ops;
 
 // The dispatch table the library calls. Starts as the naive table; only tw_simd_init writes it.
@@ -68,24 +90,19 @@ extern tw_simd_ops tw_simd;
 // when level is NULL) is unknown or unavailable on this machine.
 const char *tw_simd_init(const char *level);
 
-// The table of one level without touching tw_simd (tests and benchmarks force each level this
-// way); NULL if the level was not built or this CPU cannot run it. "auto" means the best one.
-const tw_simd_ops *tw_simd_ops_for(const char *level);
-
 // The levels usable here, best last, separated by spaces, e.g. "naive avx2 avx512".
 const char *tw_simd_available(void);
 
-// The Linear layer's hook (lib/linear.c calls it first): if the table's level is not naive,
-// computes y = x W^T + b with the selected matvec (T = 1) or threaded matmul_nt, and returns 1;
-// at the naive level it does nothing and returns 0, and the caller runs its own loop.
+// The Linear layer's hook (lib/nn/linear.c calls it first): if the table has a kernel, computes
+// y = x W^T + b with the selected matvec (T = 1) or matmul_nt, and returns 1; otherwise returns 0
+// and the caller runs its own loop.
 //   y: (T, C_out)   x: (T, C_in)   W: (C_out, C_in)   b: (C_out) or NULL.  y must not alias x.
 int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
                    int T, int C_in, int C_out);
 
-// The other hooks, one per reference file, all with the same contract: at the naive level each
-// returns 0 without touching anything and the caller runs its own (reference) loop, so a program
-// that never calls tw_simd_init computes bit for bit what it always did; at any other level each
-// computes the result with the selected kernels and returns 1.
+// The other hooks, one per component, with the same contract: without a kernel in the table each
+// returns 0 without touching anything and the caller runs its own (reference) loop; with one,
+// each computes the result with it and returns 1.
 //   tw_softmax_rows (softmax.c), one row whose maximum the caller found finite, temperature 1:
 //     y, x: (n), may alias
 int tw_simd_softmax_row(float *y, const float *x, int n);
@@ -95,33 +112,15 @@ int tw_simd_rmsnorm_rows(float *out, float *rms, const float *x, const float *w,
 //   tw_swiglu_forward (ffn.c): y = silu(gate) * up        y, gate, up: (n)
 int tw_simd_swiglu(float *y, const float *gate, const float *up, long n);
 //   tw_mha_forward (mha.c), one query (decode) over S keys that are all visible:
-//   scores[s] = q . k_s / sqrt(D), weights = softmax(scores), out = sum_s weights[s] v_s
-//   out: (D)   scores, weights: (S)   q: (D)   k, v: S rows of D floats, row s at s * kv_stride
-int tw_simd_attend_one(float *out, float *scores, float *weights, const float *q, const float *k,
+//   scores[s] = q . k_s / sqrt(D), pattern = softmax(scores), out = sum_s pattern[s] v_s
+//   out: (D)   scores, pattern: (S)   q: (D)   k, v: S rows of D floats, row s at s * kv_stride
+int tw_simd_attend_one(float *out, float *scores, float *pattern, const float *q, const float *k,
                        const float *v, int S, int D, int kv_stride);
 
-// ---- the naive reference of every kernel (lib/simd/ref.c) ----
+// ---- the naive kernels that no component has (lib/simd/ref.c) ----
 
-float tw_dot_naive(const float *a, const float *b, int n);
-void  tw_matvec_naive(float *y, const float *W, const float *x, int N, int K);
-void  tw_softmax_naive(float *y, const float *x, int n);
-float tw_rmsnorm_naive(float *out, const float *x, const float *w, int n, float eps);
-void  tw_layernorm_naive(float *out, const float *x, const float *gamma, const float *beta,
-                         int n, float eps);
-// RoPE for one position with the angles precomputed (cos_t[i] = cos(pos * theta^(-2i/D)),
-// i < D/2), so the kernels do no transcendental work per head; pairs (2i, 2i+1) as in llama2.c.
-//   x: (n_head, D) rotated in place   cos_t, sin_t: (D/2)
-void  tw_rope_naive(float *x, const float *cos_t, const float *sin_t, int n_head, int D);
-void  tw_rope_angles(float *cos_t, float *sin_t, int pos, int D, float theta);
-void  tw_exp_naive(float *y, const float *x, long n);
-void  tw_silu_naive(float *y, const float *x, long n);
-void  tw_swiglu_naive(float *y, const float *gate, const float *up, long n);
-// Attention of one query over S cached positions (the decode step of one head):
-//   scores[s] = q . k_s / sqrt(D),  att = softmax(scores),  out = sum_s att[s] v_s
-//   out: (D)   scores: (S) or NULL (then not kept)   att: (S) receives the weights   q: (D)
-//   k, v: S rows of D floats, row s at k + s * kv_stride (kv_stride = G * D inside a cache)
-void  tw_attend_naive(float *out, float *scores, float *att, const float *q, const float *k,
-                      const float *v, int S, int D, int kv_stride);
+float tw_dot_naive(const float *a, const float *b, int n);   // lesson 12, exercise 1
+void  tw_exp_naive(float *y, const float *x, long n);        // the exp kernels' reference
 
 // ---- the matmul ladder, C = A B (one file per rung; each comment says what it changes) ----
 

@@ -13,7 +13,7 @@ int main(void) {
     snprintf(levels, sizeof levels, "%s", tw_simd_available());
     printf("levels available: %s\n", levels);
     for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
-        const tw_simd_ops *o = tw_simd_ops_for(lv);
+        const tw_kernels *o = tw_kernels_for(lv);
         double rel = 0;
         if (o && !sc_exp_error(o, &rel, msg, sizeof msg))
             printf("exp at level %-6s: max relative error vs expf over [-87.3, 88.7]: %.3g (%.2f u)\n",
@@ -34,7 +34,7 @@ int main(void) {
     // and 7 parts gives the same bits as one call (tolerance 0; tests/test_matvec_split.c on x86).
     snprintf(levels, sizeof levels, "%s", tw_simd_available());
     for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
-        const tw_simd_ops *o = tw_simd_ops_for(lv);
+        const tw_kernels *o = tw_kernels_for(lv);
         const int N = 1000, K = 288;
         float *W = sc_rand((long)N * K, -1, 1, 90), *x = sc_rand(K, -1, 1, 91);
         float *whole = sc_zeros(N), *split = sc_zeros(N);

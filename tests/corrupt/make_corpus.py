@@ -205,7 +205,7 @@ def make_json():
 
 # ---------------------------------------------------------------------------------------------
 # llama2.c checkpoint: 7 int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size,
-# seq_len), then float32 weights (see lib/llama2c.h for the order)
+# seq_len), then float32 weights (see lib/real/llama2c.h for the order)
 
 def lcg_floats(n, state=12345):
     out = []

@@ -432,7 +432,7 @@ def sinusoidal(T, C):
 def gen_model(style, m):
     C, V = m["C"], m["V"]
     ln_bias = m["bias"] and not m["rms"]
-    # Parameters in the order of tw_model_init (lib/model.h); names are the tw_param names.
+    # Parameters in the order of tw_model_init (lib/nn/model.h); names are the tw_param names.
     w = {"tok_emb": randn(V, C, std=1.0 if style == "2017" else 0.5)}
     names = ["tok_emb"]
     if m["pos"] == "learned":

@@ -1,0 +1,289 @@
+// Lesson 13: backpropagation: the chain rule, one layer at a time.
+//
+// Teaches: a gradient says how much the loss changes when one number is nudged, and can be checked
+// by nudging it (a finite difference); the chain rule turns "upstream gradient times local
+// derivative" into three small formulas for a Linear layer (dx = dy W, dW = dy^T x, db = sum dy);
+// RMSNorm's backward needs the 1/rms its forward computed (every output depends on every input of
+// the row through it, and a stale statistic gives a wrong gradient); softmax fused with
+// cross-entropy has the gradient probs - onehot, which no longer divides by a probability; and
+// attention's backward runs through the saved attention map, so masked keys get no gradient from
+// the queries that could not see them.
+// Calls: tw_linear_forward/_backward, tw_rmsnorm_forward/_backward,
+//        tw_cross_entropy_forward/_backward, tw_sdpa_forward/_backward.
+// Build & run: make lesson13 && ./lesson13 [--seed N] [--out DIR]
+// Writes: gradients.dat
+#include <math.h>
+#include <string.h>
+#include "lesson.h"
+
+static const lesson_info INFO = {
+    13, "Backpropagation: the chain rule, checked by nudging",
+    "Training needs the gradient of the loss with respect to every weight. This lesson derives the "
+    "backward pass of a Linear layer by hand with the chain rule, then of RMSNorm, of softmax with "
+    "cross-entropy and of one attention head, runs the library's _backward for each and prints "
+    "every gradient beside a finite-difference estimate (nudge one number up and down, watch the "
+    "loss). It also shows why the backward keeps statistics from the forward pass."
+};
+
+// ---- finite differences ----
+
+// A scalar loss of the current contents of the lesson's arrays.
+typedef double (*loss_fn)(void *ctx);
+
+// Central difference: (L(p + h) - L(p - h)) / 2h. The forward runs in float, whose rounding
+// (about 1e-7 of each output) is divided by 2h: h = 1e-2 keeps that near 1e-5 while the h^2
+// truncation error stays near 1e-4 of the curvature. Smaller h is NOT better in float.
+static const float H = 1e-2f;
+
+static double finite_difference(loss_fn L, void *ctx, float *p) {
+    const float keep = *p;
+    *p = keep + H; double up = L(ctx);
+    *p = keep - H; double down = L(ctx);
+    *p = keep;
+    return (up - down) / (2.0 * H);
+}
+
+// The rows of gradients.dat: (section, index, analytic, finite difference, |difference|).
+static float *g_rows;
+static int g_n, g_cap;
+
+// Prints n gradients of `name` beside their finite differences, records them, and returns the
+// largest |analytic - estimate|.
+static double compare(int section, const char *name, const float *grad, float *param, int n,
+                      loss_fn L, void *ctx) {
+    double worst = 0.0;
+    printf("  %-10s %4s %12s %12s %10s\n", name, "i", "backward", "nudging", "diff");
+    for (int i = 0; i < n; i++) {
+        double fd = finite_difference(L, ctx, &param[i]);
+        double d = fabs(grad[i] - fd);
+        if (d > worst) worst = d;
+        printf("  %-10s %4d %12.6f %12.6f %10.2e\n", "", i, (double)grad[i], fd, d);
+        if (g_n < g_cap) {
+            float row[5] = { (float)section, (float)i, grad[i], (float)fd, (float)d };
+            memcpy(g_rows + (size_t)g_n * 5, row, sizeof row);
+            g_n++;
+        }
+    }
+    return worst;
+}
+
+// ---- 1. Linear ----
+
+enum { LT = 2, LCI = 3, LCO = 2 };
+typedef struct { float x[LT * LCI], W[LCO * LCI], b[LCO], r[LT * LCO]; } linear_ctx;
+
+// L = sum r * y, with y = x W^T + b: r plays the part of "the gradient arriving from above".
+static double linear_loss(void *p) {
+    linear_ctx *c = p;
+    float y[LT * LCO];
+    tw_linear_forward(y, c->x, c->W, c->b, LT, LCI, LCO);
+    double L = 0.0;
+    for (int i = 0; i < LT * LCO; i++) L += (double)c->r[i] * y[i];
+    return L;
+}
+
+// ---- 2. RMSNorm ----
+
+enum { NC = 4 };
+typedef struct { float x[NC], w[NC], r[NC]; } rms_ctx;
+
+static double rms_loss(void *p) {
+    rms_ctx *c = p;
+    float y[NC], rms;
+    tw_rmsnorm_forward(y, &rms, c->x, c->w, 1, NC, 1e-5f);
+    double L = 0.0;
+    for (int i = 0; i < NC; i++) L += (double)c->r[i] * y[i];
+    return L;
+}
+
+// ---- 3. cross-entropy ----
+
+enum { CT = 3, CV = 5 };
+typedef struct { float logits[CT * CV]; int targets[CT]; } ce_ctx;
+
+static double ce_loss(void *p) {
+    ce_ctx *c = p;
+    float probs[CT * CV], loss;
+    LESSON_TRY(tw_cross_entropy_forward(&loss, NULL, probs, c->logits, c->targets, CT, CV,
+                                        TW_IGNORE_INDEX));
+    return loss;
+}
+
+// ---- 4. attention ----
+
+enum { AT = 3, AD = 2 };
+typedef struct { float q[AT * AD], k[AT * AD], v[AT * AD], r[AT * AD]; } attn_ctx;
+
+static double attn_loss(void *p) {
+    attn_ctx *c = p;
+    float out[AT * AD], w[AT * AT];
+    tw_sdpa_forward(out, NULL, w, c->q, c->k, c->v, NULL, AT, AT, AD, 1, 0);
+    double L = 0.0;
+    for (int i = 0; i < AT * AD; i++) L += (double)c->r[i] * out[i];
+    return L;
+}
+
+static void copy_uniform(float *dst, int n, float lo, float hi, uint64_t seed) {
+    memcpy(dst, lesson_uniform(n, lo, hi, seed), sizeof(float) * (size_t)n);
+}
+
+// Agreement we ask of backward vs nudging: the finite difference's own error (rounding ~1e-5,
+// truncation ~1e-4 times the third derivative) with room to spare, and far below the size of any
+// gradient printed (0.05 .. 3), so a wrong formula cannot pass.
+static const double AGREE = 2e-3;
+
+int main(int argc, char **argv) {
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 13, .T = 0 }, NULL);
+    g_cap = 128;
+    g_rows = lesson_alloc((long)g_cap * 5);
+
+    // ---- 1. the chain rule through a Linear layer ----
+    lesson_section("The chain rule through one Linear layer, by hand");
+    lesson_say("A loss L depends on a layer's output y = x W^T + b. Suppose the layers above have "
+               "already worked out dL/dy (call it dy, one number per output; here a random r, "
+               "and L = sum r * y so that dL/dy = r exactly). The chain rule says: "
+               "dL/dW[o][c] = sum over t of dy[t][o] * x[t][c] (each weight touches one input per "
+               "row), dL/dx[t][c] = sum over o of dy[t][o] * W[o][c] (each input feeds every "
+               "output), and dL/db[o] = sum over t of dy[t][o]. As matrices: dW = dy^T x, "
+               "dx = dy W, db = the column sums of dy.");
+    linear_ctx lc;
+    copy_uniform(lc.x, LT * LCI, -1, 1, a.seed);
+    copy_uniform(lc.W, LCO * LCI, -1, 1, a.seed + 1);
+    copy_uniform(lc.b, LCO, -1, 1, a.seed + 2);
+    copy_uniform(lc.r, LT * LCO, -1, 1, a.seed + 3);
+    lesson_print_matrix("x", lc.x, LT, LCI);
+    lesson_print_matrix("W", lc.W, LCO, LCI);
+    lesson_print_matrix("dy = r", lc.r, LT, LCO);
+    float dW_hand[LCO * LCI] = { 0 }, dx_hand[LT * LCI] = { 0 }, db_hand[LCO] = { 0 };
+    for (int t = 0; t < LT; t++)
+        for (int o = 0; o < LCO; o++) {
+            const float dy = lc.r[t * LCO + o];
+            for (int c = 0; c < LCI; c++) {
+                dW_hand[o * LCI + c] += dy * lc.x[t * LCI + c];
+                dx_hand[t * LCI + c] += dy * lc.W[o * LCI + c];
+            }
+            db_hand[o] += dy;
+        }
+    float dW[LCO * LCI] = { 0 }, dx[LT * LCI] = { 0 }, db[LCO] = { 0 };
+    tw_linear_backward(dx, dW, db, lc.r, lc.x, lc.W, LT, LCI, LCO);
+    lesson_expect_close("tw_linear_backward dW == by hand", dW, dW_hand, LCO * LCI, 1e-6f);
+    lesson_expect_close("tw_linear_backward dx == by hand", dx, dx_hand, LT * LCI, 1e-6f);
+    lesson_expect_close("tw_linear_backward db == by hand", db, db_hand, LCO, 1e-6f);
+    lesson_say("Now check each one by nudging: change one number by +-h = %g, rerun the forward, "
+               "and divide the change in L by 2h.", (double)H);
+    double w1 = compare(1, "dW", dW, lc.W, LCO * LCI, linear_loss, &lc);
+    double w2 = compare(1, "dx", dx, lc.x, LT * LCI, linear_loss, &lc);
+    double w3 = compare(1, "db", db, lc.b, LCO, linear_loss, &lc);
+    lesson_expect("every Linear gradient agrees with nudging within 2e-3",
+                  fmax(w1, fmax(w2, w3)) <= AGREE);
+    lesson_note("the backward costs about two forwards (two matrix products) and gives ALL the "
+                "gradients at once; nudging costs two forwards PER NUMBER. That is why training "
+                "uses backpropagation and why nudging is only a check.");
+
+    // ---- 2. RMSNorm and its saved statistic ----
+    lesson_section("RMSNorm: the backward needs what the forward saw");
+    lesson_say("y = x / rms * w with rms = sqrt(mean(x^2) + eps). Every output of the row depends "
+               "on every input through rms, so the chain rule gives, with g = dy * w and "
+               "xhat = x / rms: dx = (g - xhat * mean(g * xhat)) / rms, and dw = dy * xhat. Both "
+               "need rms. The forward has just computed it; tw_rmsnorm_forward hands it back (one "
+               "number per row, C times smaller than the row) and tw_rmsnorm_backward takes it.");
+    rms_ctx rc;
+    copy_uniform(rc.x, NC, -2, 2, a.seed + 4);
+    copy_uniform(rc.w, NC, 0.5f, 1.5f, a.seed + 5);
+    copy_uniform(rc.r, NC, -1, 1, a.seed + 6);
+    float y[NC], rms;
+    tw_rmsnorm_forward(y, &rms, rc.x, rc.w, 1, NC, 1e-5f);
+    lesson_print_vector("x", rc.x, NC);
+    printf("  saved by the forward: rms = %.6f\n", (double)rms);
+    float rdx[NC] = { 0 }, rdw[NC] = { 0 };
+    tw_rmsnorm_backward(rdx, rdw, rc.r, rc.x, &rms, rc.w, 1, NC);
+    double r1 = compare(2, "dx", rdx, rc.x, NC, rms_loss, &rc);
+    double r2 = compare(2, "dw", rdw, rc.w, NC, rms_loss, &rc);
+    lesson_expect("every RMSNorm gradient agrees with nudging within 2e-3", fmax(r1, r2) <= AGREE);
+    lesson_say("What if the backward were handed a stale statistic, say the rms of the row before "
+               "the last optimizer step (here: 10%% larger)? The formula runs, the numbers look "
+               "plausible, and they are wrong:");
+    float stale = rms * 1.1f, sdx[NC] = { 0 };
+    tw_rmsnorm_backward(sdx, NULL, rc.r, rc.x, &stale, rc.w, 1, NC);
+    double stale_err = 0.0;
+    for (int i = 0; i < NC; i++) stale_err = fmax(stale_err, fabs(sdx[i] - rdx[i]));
+    lesson_print_vector("dx with the saved rms", rdx, NC);
+    lesson_print_vector("dx with a stale rms ", sdx, NC);
+    lesson_expect("a stale rms moves dx by more than 0.05 (25x the agreement asked above)",
+                  stale_err > 0.05);
+    lesson_note("this is why a training step runs forward then backward on the SAME weights and "
+                "keeps the forward's intermediates (inputs, rms, mean, 1/std, softmax outputs) until "
+                "the backward has used them: they are most of a training step's memory.");
+
+    // ---- 3. softmax with cross-entropy ----
+    lesson_section("Softmax and cross-entropy: probs minus one-hot");
+    lesson_say("The loss of next-token prediction is -log p[target], averaged over the positions "
+               "that have a target, with p = softmax(logits). Chained naively, the backward would "
+               "divide by p[target] (from the log) and multiply by the softmax Jacobian; the two "
+               "cancel into dL/dlogits = (p - onehot(target)) / n. Position 1 below is padding "
+               "(target %d, ignored): it adds nothing to the loss and gets no gradient.",
+               TW_IGNORE_INDEX);
+    ce_ctx cc;
+    copy_uniform(cc.logits, CT * CV, -2, 2, a.seed + 7);
+    cc.targets[0] = 3; cc.targets[1] = TW_IGNORE_INDEX; cc.targets[2] = 0;
+    float probs[CT * CV], loss, dlogits[CT * CV] = { 0 };
+    LESSON_TRY(tw_cross_entropy_forward(&loss, NULL, probs, cc.logits, cc.targets, CT, CV,
+                                        TW_IGNORE_INDEX));
+    LESSON_TRY(tw_cross_entropy_backward(dlogits, 1.0f, probs, cc.targets, CT, CV,
+                                         TW_IGNORE_INDEX));
+    lesson_print_matrix("probs", probs, CT, CV);
+    printf("  loss = %.6f (ln %d = %.6f would be a uniform guess)\n", (double)loss, CV, log(CV));
+    lesson_print_matrix("dL/dlogits", dlogits, CT, CV);
+    double c1 = compare(3, "dlogits", dlogits, cc.logits, CT * CV, ce_loss, &cc);
+    lesson_expect("every cross-entropy gradient agrees with nudging within 2e-3", c1 <= AGREE);
+    double rowsum = 0.0;
+    int padding_zero = 1;
+    for (int v = 0; v < CV; v++) {
+        rowsum += dlogits[0 * CV + v];
+        if (dlogits[1 * CV + v] != 0.0f) padding_zero = 0;
+    }
+    lesson_expect("each row of the gradient sums to 0 (probabilities sum to 1)", fabs(rowsum) < 1e-6);
+    lesson_expect("the padded position gets exactly zero gradient", padding_zero);
+    lesson_expect("the target's logit is pushed up (negative gradient)", dlogits[0 * CV + 3] < 0.0f);
+
+    // ---- 4. attention ----
+    lesson_section("One attention head: backward through the saved attention map");
+    lesson_say("out = softmax(q k^T / sqrt(D) + causal mask) v. The backward goes through the same "
+               "three steps in reverse, using the attention weights the forward saved: dv = W^T dout; "
+               "dW = dout v^T; through the softmax, dscores = W * (dW - rowsum(W * dW)); then "
+               "dq = dscores k / sqrt(D) and dk = dscores^T q / sqrt(D). The mask needs no "
+               "backward of its own: a hidden key has weight exactly 0, so its dscores is 0 too.");
+    attn_ctx ac;
+    copy_uniform(ac.q, AT * AD, -1.5f, 1.5f, a.seed + 8);
+    copy_uniform(ac.k, AT * AD, -1.5f, 1.5f, a.seed + 9);
+    copy_uniform(ac.v, AT * AD, -1.5f, 1.5f, a.seed + 10);
+    copy_uniform(ac.r, AT * AD, -1, 1, a.seed + 11);
+    float out[AT * AD], wts[AT * AT], dsc[AT * AT];
+    float dq[AT * AD] = { 0 }, dk[AT * AD] = { 0 }, dv[AT * AD] = { 0 };
+    tw_sdpa_forward(out, NULL, wts, ac.q, ac.k, ac.v, NULL, AT, AT, AD, 1, 0);
+    tw_sdpa_backward(dq, dk, dv, dsc, ac.r, ac.q, ac.k, ac.v, wts, AT, AT, AD);
+    lesson_print_matrix("saved attention weights (causal)", wts, AT, AT);
+    double a1 = compare(4, "dq", dq, ac.q, AT * AD, attn_loss, &ac);
+    double a2 = compare(4, "dk", dk, ac.k, AT * AD, attn_loss, &ac);
+    double a3 = compare(4, "dv", dv, ac.v, AT * AD, attn_loss, &ac);
+    lesson_expect("every attention gradient agrees with nudging within 2e-3",
+                  fmax(a1, fmax(a2, a3)) <= AGREE);
+    // The last value row is seen only by the last query: dv[last] = w[last][last] * dout[last].
+    int last_ok = 1;
+    for (int d = 0; d < AD; d++) {
+        float want = wts[(AT - 1) * AT + (AT - 1)] * ac.r[(AT - 1) * AD + d];
+        if (fabsf(dv[(AT - 1) * AD + d] - want) > 1e-6f) last_ok = 0;
+    }
+    lesson_expect("the last value gets gradient only from the last query (causal mask)", last_ok);
+    lesson_note("dq of the first query is exactly 0: it sees one key, its weight is 1 whatever the "
+                "score, so nudging q[0] changes nothing (the printed nudging agrees).");
+    lesson_expect("the first query's gradient is exactly 0", dq[0] == 0.0f && dq[1] == 0.0f);
+
+    // ---- files ----
+    lesson_section("Files");
+    static const char *const COLS[5] = { "section", "index", "backward", "nudging", "abs_diff" };
+    lesson_write_columns("gradients.dat", g_rows, g_n, 5, COLS,
+                         "lesson 13: every gradient printed, beside its central finite difference "
+                         "(h = 0.01); sections 1 Linear, 2 RMSNorm, 3 cross-entropy, 4 attention");
+    return lesson_finish();
+}

@@ -1,0 +1,345 @@
+// block.c: one transformer block (attention + feed-forward, each with a residual connection),
+// pre-norm or post-norm. Every intermediate is left in tw_block_scratch (see block.h).
+#include <assert.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nn/block.h"
+#include "nn/ffn.h"
+#include "nn/norm.h"
+
+tw_status tw_block_config_check(const tw_block_config *cfg) {
+    tw_status st = tw_mha_config_check(&cfg->attn);
+    if (st != TW_OK) return st;
+    if (cfg->ffn_hidden <= 0) return TW_ERR_SHAPE;
+    if (cfg->norm != TW_NORM_LAYER && cfg->norm != TW_NORM_RMS) return TW_ERR_ARG;
+    if (cfg->ffn != TW_FFN_CLASSIC && cfg->ffn != TW_FFN_SWIGLU) return TW_ERR_ARG;
+    if (!(cfg->norm_eps >= 0.0f)) return TW_ERR_ARG;
+    return TW_OK;
+}
+
+// ---- the table of a block's intermediates ----
+
+#define AT(field) offsetof(tw_block_scratch, field)
+
+const tw_tensor_info tw_block_tensors[] = {
+    { .name = "attn_in",   .shape = "TC",  .field = AT(attn_in),
+      .meaning = "residual stream entering the block" },
+    { .name = "attn_norm", .shape = "TC",  .field = AT(attn_norm),
+      .meaning = "Norm1 with its gain: pre-norm Norm1(attn_in), the attention input; post-norm Norm1(attn_in + attn_out)" },
+    { .name = "q",         .shape = "THD", .field = AT(attn.q),
+      .meaning = "queries x Wq^T (+ bq), before QK-norm and RoPE" },
+    { .name = "k",         .shape = "TGD", .field = AT(attn.k),
+      .meaning = "keys x Wk^T (+ bk), before QK-norm and RoPE" },
+    { .name = "v",         .shape = "TGD", .field = AT(attn.v),
+      .meaning = "values x Wv^T (+ bv)" },
+    { .name = "q_rot",     .shape = "THD", .field = AT(attn.q_rot),
+      .meaning = "queries after QK-norm and RoPE (a copy of q when the model has neither)" },
+    { .name = "k_rot",     .shape = "TGD", .field = AT(attn.k_rot),
+      .meaning = "keys after QK-norm and RoPE: what the KV cache stores" },
+    { .name = "scores",    .shape = "HTS", .field = AT(attn.scores), .flags = TW_TENSOR_MASKED,
+      .meaning = "q_rot . k_rot / sqrt(head size), -inf above the diagonal (causal mask)" },
+    { .name = "pattern",   .shape = "HTS", .field = AT(attn.pattern),
+      .meaning = "softmax of scores: the attention map, rows sum to 1" },
+    { .name = "z",         .shape = "THD", .field = AT(attn.z),
+      .meaning = "pattern @ v per head (query head h reads kv head h / (H/G))" },
+    { .name = "attn_out",  .shape = "TC",  .field = AT(attn_out),
+      .meaning = "z Wo^T (+ bo): the attention sub-layer's output" },
+    { .name = "resid_mid", .shape = "TC",  .field = AT(resid_mid),
+      .meaning = "the stream between the sub-layers: pre-norm attn_in + attn_out; post-norm attn_norm" },
+    { .name = "ffn_norm",  .shape = "TC",  .field = AT(ffn_norm),
+      .meaning = "Norm2 with its gain: pre-norm Norm2(resid_mid), the FFN input; post-norm Norm2(resid_mid + ffn_out)" },
+    { .name = "ffn_hidden", .shape = "TF", .field = AT(ffn_hidden), .has = TW_HAS_CLASSIC_FFN,
+      .meaning = "act(x W1^T + b1): the classic FFN's hidden layer" },
+    { .name = "ffn_gate",  .shape = "TF",  .field = AT(ffn_gate), .has = TW_HAS_SWIGLU,
+      .meaning = "x Wgate^T (llama2.c's w1), before SiLU" },
+    { .name = "ffn_up",    .shape = "TF",  .field = AT(ffn_up), .has = TW_HAS_SWIGLU,
+      .meaning = "x Wup^T (llama2.c's w3)" },
+    { .name = "ffn_act",   .shape = "TF",  .field = AT(ffn_act), .has = TW_HAS_SWIGLU,
+      .meaning = "silu(ffn_gate) * ffn_up" },
+    { .name = "ffn_out",   .shape = "TC",  .field = AT(ffn_out),
+      .meaning = "the FFN sub-layer's output (W2 or Wdown back to C)" },
+    { .name = "resid_post", .shape = "TC", .field = AT(resid_post),
+      .meaning = "the stream leaving the block: pre-norm resid_mid + ffn_out; post-norm ffn_norm" },
+    { .name = "attn_norm_mean", .shape = "T", .field = AT(attn_norm_mean), .has = TW_HAS_LAYERNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "Norm1's row means (LayerNorm)" },
+    { .name = "attn_norm_rstd", .shape = "T", .field = AT(attn_norm_rstd), .has = TW_HAS_LAYERNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "Norm1's rows' 1/sqrt(var + eps) (LayerNorm)" },
+    { .name = "attn_norm_rms",  .shape = "T", .field = AT(attn_norm_rms), .has = TW_HAS_RMSNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "Norm1's rows' sqrt(mean(x^2) + eps) (RMSNorm)" },
+    { .name = "ffn_norm_mean",  .shape = "T", .field = AT(ffn_norm_mean), .has = TW_HAS_LAYERNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "Norm2's row means (LayerNorm)" },
+    { .name = "ffn_norm_rstd",  .shape = "T", .field = AT(ffn_norm_rstd), .has = TW_HAS_LAYERNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "Norm2's rows' 1/sqrt(var + eps) (LayerNorm)" },
+    { .name = "ffn_norm_rms",   .shape = "T", .field = AT(ffn_norm_rms), .has = TW_HAS_RMSNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "Norm2's rows' sqrt(mean(x^2) + eps) (RMSNorm)" },
+    { .name = "attn_sum",       .shape = "TC", .field = AT(attn_sum), .has = TW_HAS_POSTNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "post-norm: attn_in + attn_out, the input of Norm1" },
+    { .name = "ffn_sum",        .shape = "TC", .field = AT(ffn_sum), .has = TW_HAS_POSTNORM,
+      .flags = TW_TENSOR_STATS, .meaning = "post-norm: resid_mid + ffn_out, the input of Norm2" },
+    { .name = "ffn_pre",        .shape = "TF", .field = AT(ffn_pre), .has = TW_HAS_CLASSIC_FFN,
+      .flags = TW_TENSOR_STATS, .meaning = "x W1^T + b1, the classic FFN's pre-activation (its backward needs it)" },
+    { .name = "q_rms",          .shape = "TH", .field = AT(attn.q_rms), .has = TW_HAS_QK_NORM,
+      .flags = TW_TENSOR_STATS, .meaning = "the QK-norm's sqrt(mean(q^2) + eps) of each query head's row" },
+    { .name = "k_rms",          .shape = "TG", .field = AT(attn.k_rms), .has = TW_HAS_QK_NORM,
+      .flags = TW_TENSOR_STATS, .meaning = "the QK-norm's sqrt(mean(k^2) + eps) of each key head's row" },
+    { .name = "qh", .shape = "TD", .field = AT(attn.qh), .flags = TW_TENSOR_WORK,
+      .meaning = "one query head's rows, contiguous" },
+    { .name = "kh", .shape = "SD", .field = AT(attn.kh), .flags = TW_TENSOR_WORK,
+      .meaning = "one kv head's key rows (all S keys), contiguous" },
+    { .name = "vh", .shape = "SD", .field = AT(attn.vh), .flags = TW_TENSOR_WORK,
+      .meaning = "one kv head's value rows (all S keys), contiguous" },
+    { .name = "zh", .shape = "TD", .field = AT(attn.zh), .flags = TW_TENSOR_WORK,
+      .meaning = "one head's output rows, contiguous" },
+};
+const int tw_block_n_tensors = (int)(sizeof tw_block_tensors / sizeof tw_block_tensors[0]);
+
+#undef AT
+
+long tw_dims_of(const tw_dims *d, char letter) {
+    switch (letter) {
+    case 'T': return d->T;  case 'S': return d->S;  case 'C': return d->C;  case 'H': return d->H;
+    case 'G': return d->G;  case 'D': return d->D;  case 'F': return d->F;  case 'V': return d->V;
+    default:  return 0;
+    }
+}
+
+long tw_dims_count(const tw_dims *d, const char *letters) {
+    long n = 1;
+    for (const char *p = letters; *p; p++) n *= tw_dims_of(d, *p);
+    return n;
+}
+
+int tw_block_has(const tw_block_config *cfg, tw_tensor_has has) {
+    switch (has) {
+    case TW_HAS_ALWAYS:      return 1;
+    case TW_HAS_CLASSIC_FFN: return cfg->ffn == TW_FFN_CLASSIC;
+    case TW_HAS_SWIGLU:      return cfg->ffn == TW_FFN_SWIGLU;
+    case TW_HAS_LAYERNORM:   return cfg->norm == TW_NORM_LAYER;
+    case TW_HAS_RMSNORM:     return cfg->norm == TW_NORM_RMS;
+    case TW_HAS_QK_NORM:     return cfg->attn.qk_norm != 0;
+    case TW_HAS_POSTNORM:    return !cfg->prenorm;
+    }
+    return 0;
+}
+
+tw_dims tw_block_dims(const tw_block_config *cfg, long T, long S) {
+    const tw_mha_config *a = &cfg->attn;
+    tw_dims d = { .T = T, .S = S, .C = a->d_model, .H = a->n_head, .G = a->n_kv_head,
+                  .D = a->head_dim, .F = cfg->ffn_hidden, .V = 0 };
+    return d;
+}
+
+// The float * of s that a table row names.
+static float **tensor_slot(tw_block_scratch *s, const tw_tensor_info *t) {
+    return (float **)(void *)((char *)s + t->field);
+}
+
+float *tw_block_tensor(const tw_block_scratch *s, const tw_tensor_info *t) {
+    return *tensor_slot((tw_block_scratch *)(void *)s, t);   // read only
+}
+
+size_t tw_block_scratch_floats(const tw_block_config *cfg, int T_max, int S_max) {
+    const tw_dims cap = tw_block_dims(cfg, T_max, S_max);
+    size_t n = 0;
+    for (int i = 0; i < tw_block_n_tensors; i++)
+        if (tw_block_has(cfg, tw_block_tensors[i].has))
+            n += (size_t)tw_dims_count(&cap, tw_block_tensors[i].shape);
+    return n;
+}
+
+size_t tw_block_scratch_place(tw_block_scratch *s, float *mem, const tw_block_config *cfg,
+                              int T_max, int S_max) {
+    memset(s, 0, sizeof *s);
+    const tw_dims cap = tw_block_dims(cfg, T_max, S_max);
+    size_t used = 0;
+    for (int i = 0; i < tw_block_n_tensors; i++) {
+        const tw_tensor_info *t = &tw_block_tensors[i];
+        if (!tw_block_has(cfg, t->has)) continue;
+        *tensor_slot(s, t) = mem + used;
+        used += (size_t)tw_dims_count(&cap, t->shape);
+    }
+    s->T_max = T_max;
+    s->S_max = S_max;
+    s->attn.T_max = T_max;
+    s->attn.S_max = S_max;
+    s->attn.H = cfg->attn.n_head;
+    s->attn.G = cfg->attn.n_kv_head;
+    s->attn.D = cfg->attn.head_dim;
+    return used;
+}
+
+tw_status tw_block_scratch_init(tw_block_scratch *s, const tw_block_config *cfg, int T_max, int S_max) {
+    memset(s, 0, sizeof *s);
+    tw_status st = tw_block_config_check(cfg);
+    if (st != TW_OK) return st;
+    if (T_max <= 0 || S_max < T_max) return TW_ERR_ARG;
+    float *mem = calloc(tw_block_scratch_floats(cfg, T_max, S_max), sizeof(float));
+    if (mem == NULL) return TW_ERR_NOMEM;
+    tw_block_scratch_place(s, mem, cfg, T_max, S_max);
+    s->memory = mem;
+    return TW_OK;
+}
+
+void tw_block_scratch_free(tw_block_scratch *s) {
+    free(s->memory);
+    memset(s, 0, sizeof *s);
+}
+
+// ---- the two sub-layers' pieces ----
+
+// out = Norm(x) with the block's norm kind; its row statistics go to mean / rstd (LayerNorm) or
+// rms (RMSNorm).
+static void block_norm(float *out, float *mean, float *rstd, float *rms, const float *x,
+                       const float *w, const float *b, const tw_block_config *cfg, int T) {
+    const int C = cfg->attn.d_model;
+    if (cfg->norm == TW_NORM_LAYER)
+        tw_layernorm_forward(out, mean, rstd, x, w, b, T, C, cfg->norm_eps);
+    else
+        tw_rmsnorm_forward(out, rms, x, w, T, C, cfg->norm_eps);
+}
+
+static void block_ffn(float *out, tw_block_scratch *s, const float *x, const tw_block_config *cfg,
+                      const tw_block_weights *w, int T) {
+    const int C = cfg->attn.d_model, F = cfg->ffn_hidden;
+    if (cfg->ffn == TW_FFN_SWIGLU)
+        tw_swiglu_forward(out, s->ffn_gate, s->ffn_up, s->ffn_act, x,
+                          w->ffn_gate, w->ffn_up, w->ffn_down, T, C, F);
+    else
+        tw_ffn_forward_keep(out, s->ffn_pre, s->ffn_hidden, x, w->ffn_w1, w->ffn_b1, w->ffn_w2,
+                            w->ffn_b2, T, C, F, cfg->act);   // tw_ffn_forward's arithmetic
+}
+
+// y = a + b elementwise (the residual connection); y may alias a or b.
+static void residual_add(float *y, const float *a, const float *b, long n) {
+    for (long i = 0; i < n; i++) y[i] = a[i] + b[i];
+}
+
+// ---- forward ----
+
+void tw_block_forward(float *out, tw_block_scratch *s, tw_kv_cache *cache, const float *x,
+                      const tw_block_config *cfg, const tw_block_weights *w, int T, int pos0) {
+    const int C = cfg->attn.d_model;
+    const long n = (long)T * C;
+    assert(T > 0 && T <= s->T_max);
+    memmove(s->attn_in, x, (size_t)n * sizeof(float));   // from here on x is not read: out may alias it
+    const float *xin = s->attn_in;
+
+    if (cfg->prenorm) {
+        // h = x + Attn(Norm1(x));   y = h + FFN(Norm2(h))
+        block_norm(s->attn_norm, s->attn_norm_mean, s->attn_norm_rstd, s->attn_norm_rms, xin,
+                   w->norm1_w, w->norm1_b, cfg, T);
+        tw_mha_forward(s->attn_out, &s->attn, cache, s->attn_norm, NULL, NULL, &cfg->attn, &w->attn,
+                       T, T, pos0);
+        residual_add(s->resid_mid, xin, s->attn_out, n);
+        block_norm(s->ffn_norm, s->ffn_norm_mean, s->ffn_norm_rstd, s->ffn_norm_rms, s->resid_mid,
+                   w->norm2_w, w->norm2_b, cfg, T);
+        block_ffn(s->ffn_out, s, s->ffn_norm, cfg, w, T);
+        residual_add(s->resid_post, s->resid_mid, s->ffn_out, n);
+    } else {
+        // h = Norm1(x + Attn(x));   y = Norm2(h + FFN(h))
+        tw_mha_forward(s->attn_out, &s->attn, cache, xin, NULL, NULL, &cfg->attn, &w->attn,
+                       T, T, pos0);
+        residual_add(s->attn_sum, xin, s->attn_out, n);
+        block_norm(s->attn_norm, s->attn_norm_mean, s->attn_norm_rstd, s->attn_norm_rms,
+                   s->attn_sum, w->norm1_w, w->norm1_b, cfg, T);
+        memcpy(s->resid_mid, s->attn_norm, (size_t)n * sizeof(float));
+        block_ffn(s->ffn_out, s, s->resid_mid, cfg, w, T);
+        residual_add(s->ffn_sum, s->resid_mid, s->ffn_out, n);
+        block_norm(s->ffn_norm, s->ffn_norm_mean, s->ffn_norm_rstd, s->ffn_norm_rms, s->ffn_sum,
+                   w->norm2_w, w->norm2_b, cfg, T);
+        memcpy(s->resid_post, s->ffn_norm, (size_t)n * sizeof(float));
+    }
+    if (out != s->resid_post) memcpy(out, s->resid_post, (size_t)n * sizeof(float));
+}
+
+// ---- backward ----
+
+// The transpose of block_norm: dx += d Norm(x) / dx applied to dout; gains' gradients +=.
+static void block_norm_backward(float *dx, float *dw, float *db, const float *dout, const float *x,
+                                const float *mean, const float *rstd, const float *rms,
+                                const float *w, const tw_block_config *cfg, int T) {
+    const int C = cfg->attn.d_model;
+    if (cfg->norm == TW_NORM_LAYER)
+        tw_layernorm_backward(dx, dw, db, dout, x, mean, rstd, w, T, C);
+    else
+        tw_rmsnorm_backward(dx, dw, dout, x, rms, w, T, C);
+}
+
+// The transpose of block_ffn: dx += gradient of the FFN's input x; weights' gradients +=. The
+// FFN's own intermediates' gradients land in ds (ffn_hidden, or ffn_gate and ffn_up).
+static void block_ffn_backward(float *dx, const tw_block_grads *dw, tw_block_scratch *ds,
+                               const float *dout, const tw_block_scratch *s, const float *x,
+                               const tw_block_config *cfg, const tw_block_weights *w, int T) {
+    const int C = cfg->attn.d_model, F = cfg->ffn_hidden;
+    if (cfg->ffn == TW_FFN_SWIGLU) {
+        tw_swiglu_backward(dx, dw->ffn_gate, dw->ffn_up, dw->ffn_down, ds->ffn_gate, ds->ffn_up,
+                           dout, s->ffn_gate, s->ffn_up, s->ffn_act, x,
+                           w->ffn_gate, w->ffn_up, w->ffn_down, T, C, F);
+    } else {
+        tw_ffn_backward(dx, dw->ffn_w1, dw->ffn_b1, dw->ffn_w2, dw->ffn_b2, ds->ffn_hidden, dout,
+                        s->ffn_pre, s->ffn_hidden, x, w->ffn_w1, w->ffn_w2, T, C, F, cfg->act);
+    }
+}
+
+// y += a (the transpose of a residual branch or a copy: the gradient passes unchanged).
+static void add_into(float *y, const float *a, long n) {
+    for (long i = 0; i < n; i++) y[i] += a[i];
+}
+
+// The attention sub-layer's backward: dx += d Attn(x) / dx applied to dout. Its scratch is the
+// gradients' own attention tensors in ds (dz in ds->attn.z, dq in ds->attn.q, ...).
+static void block_attn_backward(float *dx, const tw_block_grads *dw, tw_block_scratch *ds,
+                                const float *dout, tw_block_scratch *s, const float *x,
+                                const tw_block_config *cfg, const tw_block_weights *w, int T) {
+    tw_mha_grad_scratch g = {
+        .T_max = ds->T_max, .S_max = ds->S_max, .H = cfg->attn.n_head, .G = cfg->attn.n_kv_head,
+        .D = cfg->attn.head_dim, .dz = ds->attn.z, .dq_rot = ds->attn.q_rot, .dq = ds->attn.q,
+        .dk_rot = ds->attn.k_rot, .dk = ds->attn.k, .dv = ds->attn.v, .dscores = ds->attn.scores,
+        .dqh = ds->attn.qh, .dkh = ds->attn.kh, .dvh = ds->attn.vh, .dzh = ds->attn.zh,
+    };
+    tw_mha_backward(dx, NULL, &dw->attn, &g, dout, &s->attn, x, NULL, &cfg->attn, &w->attn,
+                    T, T, 0);
+}
+
+void tw_block_backward(float *dx, const tw_block_grads *dw, tw_block_scratch *ds,
+                       const float *dout, tw_block_scratch *s, const tw_block_config *cfg,
+                       const tw_block_weights *w, int T) {
+    const int C = cfg->attn.d_model;
+    const long n = (long)T * C;
+    assert(T > 0 && T <= s->T_max && T <= ds->T_max);
+    if (dout != ds->resid_post) memcpy(ds->resid_post, dout, (size_t)n * sizeof(float));
+
+    if (cfg->prenorm) {
+        // y = h + FFN(Norm2(h)): h gets dy directly and through the FFN and Norm2.
+        add_into(ds->ffn_out, ds->resid_post, n);
+        add_into(ds->resid_mid, ds->resid_post, n);
+        block_ffn_backward(ds->ffn_norm, dw, ds, ds->ffn_out, s, s->ffn_norm, cfg, w, T);
+        block_norm_backward(ds->resid_mid, dw->norm2_w, dw->norm2_b, ds->ffn_norm, s->resid_mid,
+                            s->ffn_norm_mean, s->ffn_norm_rstd, s->ffn_norm_rms, w->norm2_w, cfg, T);
+        // h = x + Attn(Norm1(x)): x gets dh directly and through attention and Norm1.
+        add_into(ds->attn_out, ds->resid_mid, n);
+        add_into(ds->attn_in, ds->resid_mid, n);
+        block_attn_backward(ds->attn_norm, dw, ds, ds->attn_out, s, s->attn_norm, cfg, w, T);
+        block_norm_backward(ds->attn_in, dw->norm1_w, dw->norm1_b, ds->attn_norm, s->attn_in,
+                            s->attn_norm_mean, s->attn_norm_rstd, s->attn_norm_rms, w->norm1_w,
+                            cfg, T);
+    } else {
+        // y = Norm2(b), b = h + FFN(h): back through Norm2, then b's two branches.
+        add_into(ds->ffn_norm, ds->resid_post, n);
+        block_norm_backward(ds->ffn_sum, dw->norm2_w, dw->norm2_b, ds->ffn_norm, s->ffn_sum,
+                            s->ffn_norm_mean, s->ffn_norm_rstd, s->ffn_norm_rms, w->norm2_w, cfg, T);
+        add_into(ds->ffn_out, ds->ffn_sum, n);
+        add_into(ds->resid_mid, ds->ffn_sum, n);
+        block_ffn_backward(ds->resid_mid, dw, ds, ds->ffn_out, s, s->resid_mid, cfg, w, T);
+        // h = Norm1(a), a = x + Attn(x) (resid_mid is a copy of attn_norm = h).
+        add_into(ds->attn_norm, ds->resid_mid, n);
+        block_norm_backward(ds->attn_sum, dw->norm1_w, dw->norm1_b, ds->attn_norm, s->attn_sum,
+                            s->attn_norm_mean, s->attn_norm_rstd, s->attn_norm_rms, w->norm1_w,
+                            cfg, T);
+        add_into(ds->attn_out, ds->attn_sum, n);
+        add_into(ds->attn_in, ds->attn_sum, n);
+        block_attn_backward(ds->attn_in, dw, ds, ds->attn_out, s, s->attn_in, cfg, w, T);
+    }
+    add_into(dx, ds->attn_in, n);
+}

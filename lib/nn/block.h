@@ -1,0 +1,159 @@
+// block.h: one transformer block: attention and feed-forward sub-layers with residual
+// connections, in either arrangement:
+//   pre-norm  (GPT-2, Llama, Qwen):  h = x + Attn(Norm1(x));   y = h + FFN(Norm2(h))
+//   post-norm (Vaswani et al. 2017): h = Norm1(x + Attn(x));   y = Norm2(h + FFN(h))
+#ifndef TW_BLOCK_H
+#define TW_BLOCK_H
+#include <stddef.h>
+#include "nn/status.h"
+#include "nn/mha.h"
+#include "nn/activation.h"
+
+typedef enum { TW_NORM_LAYER = 0, TW_NORM_RMS } tw_norm_kind;
+typedef enum { TW_FFN_CLASSIC = 0, TW_FFN_SWIGLU } tw_ffn_kind;
+
+typedef struct {
+    tw_mha_config attn;       // d_model, heads, head_dim, RoPE, QK-norm, causal
+    int            prenorm;    // 1: pre-norm, 0: post-norm
+    tw_norm_kind   norm;       // LayerNorm or RMSNorm for both norms of the block
+    float          norm_eps;
+    tw_ffn_kind    ffn;        // classic FFN or SwiGLU
+    tw_act         act;        // activation of the classic FFN (SwiGLU always uses SiLU)
+    int            ffn_hidden; // F
+} tw_block_config;
+
+// A NULL bias or LayerNorm beta means none.
+typedef struct {
+    const float *norm1_w, *norm1_b;            // (C), (C)
+    tw_mha_weights attn;
+    const float *norm2_w, *norm2_b;            // (C), (C)
+    const float *ffn_w1, *ffn_b1, *ffn_w2, *ffn_b2;   // classic: (F, C), (F), (C, F), (C)
+    const float *ffn_gate, *ffn_up, *ffn_down;        // SwiGLU:  (F, C), (F, C), (C, F)
+} tw_block_weights;
+
+// Every intermediate of the last call, for lessons, dumps and (later) gradients: T rows used of
+// T_max. Each float pointer is one tensor of tw_block_tensors below, which gives its name, shape,
+// meaning and size; a tensor the block's configuration does not have is NULL.
+typedef struct {
+    int   T_max, S_max;
+    tw_mha_scratch attn;   // q, k, v, q_rot, k_rot, scores, pattern, z (+ per-head work rows)
+    float *attn_in;         // (T_max, C) the residual stream entering the block
+    float *attn_norm;       // (T_max, C) pre-norm: Norm1(x); post-norm: Norm1(x + attn_out)
+    float *attn_out;        // (T_max, C) after the output projection (Wo, bo)
+    float *resid_mid;       // (T_max, C) h, the stream between the two sub-layers: pre-norm
+                            //            x + attn_out, post-norm a copy of attn_norm
+    float *ffn_norm;        // (T_max, C) pre-norm: Norm2(h); post-norm: Norm2(h + ffn_out)
+    float *ffn_hidden;      // (T_max, F) classic FFN: act(x W1^T + b1)
+    float *ffn_gate;        // (T_max, F) SwiGLU: x Wg^T, before SiLU
+    float *ffn_up;          // (T_max, F) SwiGLU: x Wu^T
+    float *ffn_act;         // (T_max, F) SwiGLU: silu(ffn_gate) * ffn_up
+    float *ffn_out;         // (T_max, C) the FFN sub-layer's output
+    float *resid_post;      // (T_max, C) the stream leaving the block (what tw_block_forward returns)
+    float *attn_norm_mean, *attn_norm_rstd;   // (T_max) LayerNorm's row mean and 1/std (Norm1)
+    float *attn_norm_rms;                     // (T_max) RMSNorm's row rms (Norm1)
+    float *ffn_norm_mean, *ffn_norm_rstd;     // (T_max) the same for Norm2
+    float *ffn_norm_rms;                      // (T_max)
+    float *attn_sum;        // (T_max, C) post-norm: attn_in + attn_out, Norm1's input } kept for the
+    float *ffn_sum;         // (T_max, C) post-norm: resid_mid + ffn_out, Norm2's input } backward
+    float *ffn_pre;         // (T_max, F) classic FFN: x W1^T + b1, before the activation (kept for
+                            //            the backward, which needs the activation's slope there)
+    float *memory;          // the allocation of tw_block_scratch_init, or NULL when the tensors
+                            // live in someone else's (a model's tw_model_state)
+} tw_block_scratch;
+
+// ---- the table of a block's intermediates ----
+// One row per tensor of tw_block_scratch, in the order the forward pass computes them. The
+// dump (L{l}.<name>.npy), the NaN/Inf check (which names L{l}.<name>), lesson 9 and the
+// allocation below all read this table; a backward pass can allocate the same layout again for
+// the gradients.
+
+// The sizes a shape letter stands for (tw.h): T rows (queries), S keys, C, H, G, D, F, V.
+typedef struct { long T, S, C, H, G, D, F, V; } tw_dims;
+long tw_dims_of(const tw_dims *d, char letter);                // 0 for an unknown letter
+long tw_dims_count(const tw_dims *d, const char *letters);    // product of the letters' sizes
+
+// Which blocks have a tensor.
+typedef enum {
+    TW_HAS_ALWAYS = 0, TW_HAS_CLASSIC_FFN, TW_HAS_SWIGLU, TW_HAS_LAYERNORM, TW_HAS_RMSNORM,
+    TW_HAS_QK_NORM,         // blocks whose attention has a QK-norm (Qwen3)
+    TW_HAS_POSTNORM         // post-norm blocks
+} tw_tensor_has;
+
+enum {
+    TW_TENSOR_MASKED = 1,   // holds -inf by design (causally hidden scores): no NaN/Inf check
+    TW_TENSOR_STATS  = 2,   // kept only for a backward pass (a norm's row statistics, the QK-norm's,
+                            // the classic FFN's pre-activation): not dumped
+    TW_TENSOR_WORK   = 4,   // working rows of a kernel, not an intermediate: not dumped or checked
+};
+
+typedef struct {
+    const char   *name;     // e.g. "attn_norm"; layer l's copy is called "L{l}.attn_norm"
+    const char   *shape;    // shape letters after a call over T rows seeing S keys, e.g. "HTS"
+    const char   *meaning;  // one line
+    size_t        field;    // where it lives: offsetof(tw_block_scratch, <its float *>)
+    tw_tensor_has has;
+    int           flags;    // TW_TENSOR_*
+} tw_tensor_info;
+
+extern const tw_tensor_info tw_block_tensors[];
+extern const int            tw_block_n_tensors;
+
+// 1 if a block of this configuration has the tensor.
+int tw_block_has(const tw_block_config *cfg, tw_tensor_has has);
+// The sizes of a block's letters (V = 0: a block has no vocabulary), for T rows and S keys.
+tw_dims tw_block_dims(const tw_block_config *cfg, long T, long S);
+// The tensor a table row describes, inside s (NULL if the configuration lacks it).
+float *tw_block_tensor(const tw_block_scratch *s, const tw_tensor_info *t);
+
+// Floats that every tensor of one block takes for T_max rows and S_max keys.
+size_t tw_block_scratch_floats(const tw_block_config *cfg, int T_max, int S_max);
+// Points every tensor of s into mem (tw_block_scratch_floats floats, zeroed by the caller), in
+// table order; s->memory stays NULL (mem belongs to the caller). Returns the floats used.
+size_t tw_block_scratch_place(tw_block_scratch *s, float *mem, const tw_block_config *cfg,
+                              int T_max, int S_max);
+
+tw_status tw_block_config_check(const tw_block_config *cfg);
+// S_max: the most keys a query may see (T_max without a cache, the cache length with one;
+// S_max >= T_max). One allocation of tw_block_scratch_floats floats, laid out by the table.
+tw_status tw_block_scratch_init(tw_block_scratch *s, const tw_block_config *cfg, int T_max, int S_max);
+void      tw_block_scratch_free(tw_block_scratch *s);   // safe on a zeroed struct
+
+// out = block(x) for T positions starting at pos0 (see mha.h for cache, which may be NULL; with a
+// cache, s must have been made with S_max >= pos0 + T).
+//   out: (T, C)   x: (T, C). out may alias x (x is copied to s->attn_in first), and may be
+//   s->resid_post (the result is always left there as well).
+// The block's attention is always self-attention without an extra mask (cfg->attn.causal decides
+// causality). All intermediates are left in s, T rows each; ffn_out = out - resid_mid (pre-norm).
+void tw_block_forward(float *out, tw_block_scratch *s, tw_kv_cache *cache, const float *x,
+                      const tw_block_config *cfg, const tw_block_weights *w, int T, int pos0);
+
+// ---- backward (gradients accumulate, see tw.h) ----
+
+// Gradients of a block's weights: tw_block_weights' fields, writable. An entry must be NULL
+// exactly where the weight is (no bias, no LayerNorm beta, the other FFN kind, no QK-norm).
+typedef struct {
+    float *norm1_w, *norm1_b;                   // (C), (C)
+    tw_mha_grads attn;
+    float *norm2_w, *norm2_b;                   // (C), (C)
+    float *ffn_w1, *ffn_b1, *ffn_w2, *ffn_b2;   // classic: (F, C), (F), (C, F), (C)
+    float *ffn_gate, *ffn_up, *ffn_down;        // SwiGLU:  (F, C), (F, C), (C, F)
+} tw_block_grads;
+
+// Backward of tw_block_forward for training (the forward ran without a cache at pos0 = 0, and s
+// still holds its intermediates). The gradients of the intermediates go to ds, a second scratch
+// of the same layout (tw_block_scratch_place or _init with the same config and sizes): each of
+// its tensors receives the gradient of the loss with respect to the tensor of the same name in s
+// (post-norm's attn_sum and ffn_sum included), with these exceptions: the rows of norm
+// statistics, q_rms, k_rms and ffn_pre stay 0, pattern stays 0, scores holds only one head's
+// (T, S) gradient of the scores as the attention's scratch, and the work rows are scratch.
+//   dx: (T, C) += the gradient of the block's input x
+//   dw: the weights' gradients, += as well
+//   ds: all zero on entry; dout is copied to ds->resid_post
+//   dout: (T, C) gradient of the block's output (may be ds->resid_post)
+//   s: the forward's intermediates (its per-head work rows are used as scratch)
+// dx must not alias dout or any tensor of s or ds.
+void tw_block_backward(float *dx, const tw_block_grads *dw, tw_block_scratch *ds,
+                       const float *dout, tw_block_scratch *s, const tw_block_config *cfg,
+                       const tw_block_weights *w, int T);
+
+#endif

@@ -1,0 +1,139 @@
+// mha.h: multi-head attention with separate query and key/value head counts, so multi-head (MHA,
+// G = H), grouped-query (GQA, 1 < G < H) and multi-query attention (MQA, G = 1) are one function.
+// Query head h reads key/value head h / (H / G), as in llama2.c and Hugging Face's repeat_kv.
+//
+// The steps, each visible in the scratch struct after a call:
+//   q = x Wq^T + bq            (T, H*D)      k = x_kv Wk^T + bk, v = x_kv Wv^T + bv   (S, G*D)
+//   QK-norm (Qwen3): RMSNorm over each head's D values of q and of k, with gains (D)
+//   RoPE on q and k (adjacent or halves pairing), at positions pos0 ..
+//   per head: scores = q_h k_g^T / sqrt(D) (+ causal mask, + additive mask), pattern = softmax
+//   z_h = pattern v_g           z: (T, H*D)    out = z Wo^T + bo   (T, C)
+#ifndef TW_MHA_H
+#define TW_MHA_H
+#include "nn/status.h"
+#include "nn/rope.h"
+
+typedef struct {
+    int          d_model;    // C
+    int          n_head;     // H
+    int          n_kv_head;  // G; must divide H
+    int          head_dim;   // D; C / H unless set otherwise (Qwen3-8B: C 4096, H 32, D 128)
+    int          causal;     // 1: a query sees only keys at or before its own position
+    tw_rope_kind rope;       // TW_ROPE_NONE, _ADJACENT or _HALVES
+    float        rope_theta; // 10000 or 1e6
+    int          qk_norm;    // 1: RMSNorm over each q and k head before RoPE (Qwen3)
+    float        norm_eps;   // eps of the QK-norm
+} tw_mha_config;
+
+// Weights; a NULL bias means no bias. Layouts as torch.nn.Linear: (out, in).
+typedef struct {
+    const float *wq, *bq;    // (H*D, C), (H*D)
+    const float *wk, *bk;    // (G*D, C), (G*D)
+    const float *wv, *bv;    // (G*D, C), (G*D)
+    const float *wo, *bo;    // (C, H*D), (C)
+    const float *q_norm;     // (D) gain of the QK-norm on queries, when qk_norm
+    const float *k_norm;     // (D) gain of the QK-norm on keys
+} tw_mha_weights;
+
+// A key/value cache for one layer: the rotated keys and the values of every position so far.
+//   k, v: (S_max, G, D); row p holds position p. Bytes: 2 * S_max * G * D * sizeof(float).
+typedef struct {
+    int    S_max, G, D;
+    float *k, *v;
+} tw_kv_cache;
+
+tw_status tw_kv_cache_init(tw_kv_cache *c, int S_max, int G, int D);
+void      tw_kv_cache_free(tw_kv_cache *c);   // safe on a zeroed struct; zeroes it again
+size_t    tw_kv_cache_bytes(int S_max, int G, int D);
+
+// Scratch that holds every intermediate of one call, so lessons and dumps can read them.
+// Sized for up to T_max queries and S_max keys (keys = T for self-attention without a cache,
+// pos0 + T with a cache, the encoder length S for cross-attention).
+// After a call, with n_new = T for self-attention and S for cross-attention:
+//   q, q_rot: T rows used; k, v, k_rot: n_new rows used (only the rows this call projected; with a
+//   cache the earlier positions are in the cache, which holds k_rot and v rows for 0 .. pos0+T-1).
+//   scores, pattern: head h's (T, S) block starts at h*T*S, with T = s->T and S = s->S of this
+//   call (packed, not strided by S_max). Causally hidden entries of scores are -inf (so without a
+//   cache everything above the diagonal, with one every s > pos0 + t); in pattern they are 0.
+typedef struct {
+    int    T_max, S_max, H, G, D;
+    float *q;        // (T_max, H*D)  x Wq^T + bq: before QK-norm and RoPE
+    float *k, *v;    // (S_max, G*D)  x Wk^T + bk, x Wv^T + bv: before QK-norm and RoPE (v is never
+                     //               normed or rotated)
+    float *q_rot;    // (T_max, H*D)  after QK-norm and RoPE: what the scores use
+    float *k_rot;    // (S_max, G*D)  after QK-norm and RoPE: what is stored in the cache
+    float *scores;   // (H, T, S) used of (H, T_max, S_max): q_h k_g^T / sqrt(D) + mask, -inf if hidden
+    float *pattern;  // (H, T, S) the attention map (the weights): softmax of each scores row
+    float *z;        // (T_max, H*D)  pattern v per head, heads side by side (input of Wo)
+    float *qh, *kh, *vh, *zh;   // one head's contiguous copies: (T_max, D), (S_max, D) x2, (T_max, D)
+    float *q_rms;    // (T_max, H)  QK-norm statistics sqrt(mean(q^2) + eps) per row and head,
+    float *k_rms;    // (S_max, G)  kept for the backward (written only when cfg->qk_norm)
+    int    T, S;     // sizes of the last call
+    float *memory;   // the one allocation of tw_mha_scratch_init, or NULL when the tensors live
+                     // in a block's (tw_block_scratch_place)
+} tw_mha_scratch;
+
+tw_status tw_mha_scratch_init(tw_mha_scratch *s, const tw_mha_config *cfg, int T_max, int S_max);
+void      tw_mha_scratch_free(tw_mha_scratch *s);   // safe on a zeroed struct; zeroes it again
+
+// Checks the configuration's sizes (C, H, G, D > 0, H % G == 0, D even when RoPE is on).
+tw_status tw_mha_config_check(const tw_mha_config *cfg);
+
+// Self-attention (x_kv == NULL) or cross-attention (x_kv != NULL: keys and values come from the
+// S rows of x_kv, e.g. the encoder's output; neither side is rotated by RoPE, there is no causal
+// mask, and cache is ignored).
+//   out: (T, C)   x: (T, C) at positions pos0 .. pos0+T-1   x_kv: (S, C) or NULL
+//   S: rows of x_kv; ignored for self-attention
+//   mask: (T, S_total) additive mask (0 or -inf, e.g. padding), shared by every head, or NULL
+//   cache: NULL, or a cache for self-attention: the new rotated keys and values are stored at
+//          rows pos0 .. pos0+T-1 and the queries attend to rows 0 .. pos0+T-1 (S_total = pos0 + T)
+//          with causal offset pos0. Prefill is one call with pos0 = 0 and T tokens; decoding is
+//          then one call per token with T = 1 and pos0 = its position. The result equals the
+//          cache-free call on the whole sequence, row for row.
+//          Without a cache, self-attention keys are the T new rows (S_total = T), still rotated
+//          at positions pos0 .., with causal offset 0.
+// out must not alias x. s must be sized for T and S_total.
+void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
+                    const float *x, const float *x_kv, const float *mask,
+                    const tw_mha_config *cfg, const tw_mha_weights *w,
+                    int T, int S, int pos0);
+
+// ---- backward (gradients accumulate, see tw.h) ----
+
+// Gradients of the weights: the same layout as tw_mha_weights. A NULL entry is skipped (it must
+// be NULL where the weight is: no bias, no QK-norm).
+typedef struct {
+    float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *q_norm, *k_norm;
+} tw_mha_grads;
+
+// Scratch of the backward, sized like tw_mha_scratch (T_max queries, S_max keys).
+typedef struct {
+    int    T_max, S_max, H, G, D;
+    float *dz;                  // (T_max, H*D)  gradient of z, the input of Wo
+    float *dq_rot, *dq;         // (T_max, H*D)  of q after and before QK-norm + RoPE
+    float *dk_rot, *dk, *dv;    // (S_max, G*D)  of k after and before, of v
+    float *dscores;             // (T_max, S_max) one head's gradient of scores
+    float *dqh, *dkh, *dvh, *dzh;   // one head's contiguous copies, as qh .. zh
+} tw_mha_grad_scratch;
+
+tw_status tw_mha_grad_scratch_init(tw_mha_grad_scratch *g, const tw_mha_config *cfg, int T_max,
+                                    int S_max);
+void      tw_mha_grad_scratch_free(tw_mha_grad_scratch *g);   // safe on a zeroed struct
+
+// Backward of tw_mha_forward for training: the forward must have been called without a cache
+// (keys are the T new rows, or the S rows of x_kv), and s must still hold that call's
+// intermediates. Works step by step back through the forward:
+//   out projection -> per head SDPA backward (through the saved pattern; a key/value head shared
+//   by a group of H/G query heads collects the sum of their gradients) -> RoPE transposed ->
+//   QK-norm backward (from the saved q_rms, k_rms) -> the three input projections.
+//   dx: (T, C) or NULL: gradient of x (self-attention: from q, k and v; cross: from q only)
+//   dx_kv: (S, C) or NULL: gradient of x_kv (cross-attention only)
+//   dw: gradients of the weights   g: backward scratch   dout: (T, C)
+//   s, x, x_kv, cfg, w, T, S, pos0: as given to (and filled by) tw_mha_forward; only s's per-head
+//   copies (qh, kh, vh, zh) are overwritten, as scratch
+void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_grad_scratch *g,
+                     const float *dout, tw_mha_scratch *s, const float *x,
+                     const float *x_kv, const tw_mha_config *cfg, const tw_mha_weights *w,
+                     int T, int S, int pos0);
+
+#endif

@@ -1,0 +1,180 @@
+// model.h: tiny decoder-only language models assembled from tw_block_forward:
+//   tokens -> embedding (+ positions) -> N blocks -> final norm -> logits (tied or untied head)
+// in the four styles the course teaches:
+//   "2017"  post-norm, LayerNorm, sinusoidal positions, ReLU FFN with biases, embeddings scaled by
+//           sqrt(C) (Vaswani et al. 3.4), no final norm (post-norm blocks already end in one)
+//   "gpt2"  pre-norm, LayerNorm, learned positions, GELU (tanh form), biases everywhere, tied head
+//   "llama" pre-norm, RMSNorm, RoPE adjacent pairs (base 1e4), GQA, SwiGLU, no biases, untied head
+//   "qwen3" pre-norm, RMSNorm, QK-norm, RoPE split halves (base 1e6), GQA, SwiGLU, explicit
+//           head_dim (H*D != C), no biases, tied head (as the small Qwen3 models)
+#ifndef TW_MODEL_H
+#define TW_MODEL_H
+#include "nn/status.h"
+#include "nn/block.h"
+
+typedef enum { TW_POS_NONE = 0, TW_POS_SINUSOIDAL, TW_POS_LEARNED } tw_pos_kind; // RoPE lives in attn
+
+typedef struct {
+    const char     *style;       // "2017", "gpt2", "llama", "qwen3" (informational)
+    int             vocab;       // V
+    int             max_seq;     // longest sequence (size of the learned position table)
+    int             n_layer;
+    tw_block_config block;       // every layer has the same shape
+    tw_pos_kind     pos;
+    int             embed_scale; // 1: multiply embeddings by sqrt(C) (2017)
+    int             final_norm;  // 1: a norm (of the block's kind) before the head
+    int             tied;        // 1: the head reuses the token embedding table
+    int             bias;        // 1: attention and FFN projections carry biases, LayerNorm a beta
+} tw_model_config;
+
+// Fills c with the tiny configuration of a named style (sizes chosen to be readable in a lesson).
+// Returns TW_ERR_ARG for an unknown name.
+tw_status tw_model_config_preset(tw_model_config *c, const char *style);
+tw_status tw_model_config_check(const tw_model_config *c);
+
+// What a parameter is, which decides its random initialisation.
+typedef enum {
+    TW_PARAM_WEIGHT = 0,   // a Linear layer's (C_out, C_in) matrix
+    TW_PARAM_BIAS,         // a Linear layer's bias
+    TW_PARAM_GAIN,         // a norm's multiplicative weight (LayerNorm gamma, RMSNorm weight, QK-norm)
+    TW_PARAM_BETA,         // LayerNorm's additive bias
+    TW_PARAM_EMBED,        // token or learned position table
+} tw_param_kind;
+
+// One named parameter tensor, named as in PyTorch-style state dicts, e.g. "layers.0.attn.wq".
+// The full list of names is in docs/model.md and in the comment above tw_model_init.
+typedef struct {
+    char   name[48];
+    tw_param_kind kind;
+    float *data;
+    int    ndim;
+    long   shape[2];
+    long   count;
+} tw_param;
+
+typedef struct {
+    tw_model_config   cfg;
+    float            *memory;     // every parameter, in one allocation
+    long              n_floats;
+    tw_param         *params;     // (n_params) in a fixed documented order
+    int               n_params;
+    float            *tok_emb;    // (V, C)
+    float            *pos_emb;    // (max_seq, C) learned positions, or NULL
+    tw_block_weights *layers;     // (n_layer) pointers into memory
+    float            *final_w, *final_b;   // (C), (C) or NULL
+    float            *head;       // (V, C): tok_emb when tied
+} tw_model;
+
+// Allocates zeroed parameters for c. tw_model_free releases them (safe on a zeroed struct).
+// Parameters, in this order (L = layer index; a name appears only if the config needs it):
+//   tok_emb (V, C)                      pos_emb (max_seq, C)            learned positions only
+//   layers.L.norm1.w (C)  layers.L.norm1.b (C)                          .b: LayerNorm with bias
+//   layers.L.attn.wq (H*D, C)  .bq (H*D)   .wk (G*D, C)  .bk (G*D)   .wv (G*D, C)  .bv (G*D)
+//   layers.L.attn.wo (C, H*D)  .bo (C)     .q_norm (D)  .k_norm (D)       (biases if bias=1)
+//   layers.L.norm2.w (C)  layers.L.norm2.b (C)
+//   layers.L.ffn.w1 (F, C) .b1 (F) .w2 (C, F) .b2 (C)                   classic FFN
+//   layers.L.ffn.gate (F, C)  .up (F, C)  .down (C, F)                  SwiGLU
+//   final_norm.w (C)  final_norm.b (C)  head (V, C)                     head only when untied
+tw_status tw_model_init(tw_model *m, const tw_model_config *c);
+void      tw_model_free(tw_model *m);
+// Seeded random weights: Linear weights ~ N(0, 0.02) (GPT-2's init), biases ~ N(0, 0.02), norm
+// gains 1 + N(0, 0.1) and betas N(0, 0.1) (not 1 and 0, so tests see them), embeddings ~ N(0, 1)
+// for "2017" and N(0, 0.02) otherwise. Parameters are filled in the order of m->params.
+void      tw_model_randomize(tw_model *m, uint64_t seed);
+// Looks a parameter up by name; NULL if there is none.
+tw_param *tw_model_param(tw_model *m, const char *name);
+long      tw_model_count_params(const tw_model *m);   // tied head counted once
+
+// ---- the activations of one forward pass ----
+// Every float of a forward pass lives in one allocation (memory), laid out by two tables: the
+// model's own tensors (tw_model_tensors: embed first, then final_norm, its statistics and the
+// logits) around n_layer copies of a block's (tw_block_tensors, block.h). A backward pass can
+// make a second state of the same sizes to hold the gradients in the same layout.
+typedef struct {
+    int               T_max;      // most tokens per call
+    int               S_max;      // most keys a query sees: the cache length, or T_max without one
+    int               n_layer;
+    float            *memory;     // (n_floats) every tensor below
+    size_t            n_floats;
+    float            *embed;      // (T_max, C) embeddings (+ positions) entering layer 0
+    tw_block_scratch *layers;     // (n_layer) layer l's intermediates; layers[n_layer-1].resid_post
+                                  // is the stream after the last block
+    float            *final_norm; // (T_max, C) after the final norm (a copy of the stream if none)
+    float            *final_mean, *final_rstd;   // (T_max) the final LayerNorm's statistics
+    float            *final_rms;  // (T_max) the final RMSNorm's row rms
+    float            *logits;     // (T_max, V) row t scores the token after position t
+    tw_kv_cache      *cache;      // (n_layer) or NULL when made without a cache
+} tw_model_state;
+
+// The model's own rows of the table (offsets into tw_model_state), in the order computed;
+// the first tw_model_n_tensors_before rows come before the layers, the rest after them.
+extern const tw_tensor_info tw_model_tensors[];
+extern const int            tw_model_n_tensors;
+extern const int            tw_model_n_tensors_before;
+// 1 if the model has the tensor (TW_HAS_LAYERNORM/RMSNORM follow the block's norm and, for the
+// final statistics, whether there is a final norm).
+int    tw_model_has(const tw_model_config *c, const tw_tensor_info *t);
+float *tw_model_tensor(const tw_model_state *s, const tw_tensor_info *t);
+// The sizes of the shape letters for a call over T tokens seeing S keys.
+tw_dims tw_model_dims(const tw_model_config *c, long T, long S);
+
+// cache_len 0: no KV cache; every call starts at position 0 and sees only its own T tokens.
+// cache_len > 0: a KV cache of cache_len positions per layer (T_max <= cache_len <= max_seq), and
+// attention sized for cache_len keys (after a decode step at position p, layer l's scores are
+// s->layers[l].attn.scores, (H, 1, p + 1)).
+tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, int cache_len);
+void      tw_model_state_free(tw_model_state *s);
+// Floats of activations a state for these sizes holds (the KV cache not counted).
+size_t    tw_model_state_floats(const tw_model_config *c, int T_max, int S_max);
+
+// The forward pass: the one function that runs a model's layers. Runs T tokens at positions
+// pos0 .. pos0+T-1. With s->cache set, keys/values are appended to the cache and the tokens
+// attend to all earlier positions (prefill, then one token at a time); without it pos0 must be 0.
+// tw_model_forward leaves the logits of every position in s->logits (T, V); tw_model_forward_next
+// computes only the last row's, s->logits + (T-1)*V, which is all that generation needs.
+// Returns TW_ERR_SHAPE for a token id outside the vocabulary and TW_ERR_ARG for T or positions
+// out of range (T > T_max, pos0 + T beyond the cache, or pos0 != 0 without a cache).
+tw_status tw_model_forward(tw_model_state *s, const tw_model *m, const int *tokens, int T, int pos0);
+tw_status tw_model_forward_next(tw_model_state *s, const tw_model *m, const int *tokens, int T,
+                                int pos0);
+
+// ---- training: the loss, the backward pass and the gradients ----
+// Training runs without a KV cache over B sequences of T tokens, each from position 0. The batch
+// is a loop over its B sequences, each run forward and then backward through one state of one
+// sequence's size: every gradient accumulates (+=, tw.h), so the sum over the sequences is the
+// batch's gradient, and the memory is that of one sequence whatever B is.
+
+// The gradient of every parameter, in the parameters' own layout: a tw_model made by
+// tw_model_init with the same configuration, so g->params[i] has m->params[i]'s name, kind and
+// shape and g->memory[j] is the gradient of m->memory[j]. A tied head has no tensor of its own:
+// its gradient is added into tok_emb's.
+typedef tw_model tw_model_grads;
+
+tw_status tw_model_grads_init(tw_model_grads *g, const tw_model *m);   // zeroed gradients
+void      tw_model_grads_free(tw_model_grads *g);                      // safe on a zeroed struct
+void      tw_model_grads_zero(tw_model_grads *g);
+// The gradient of the parameter stored at p (a pointer into m->memory), or NULL for NULL.
+float    *tw_model_grad_of(const tw_model_grads *g, const tw_model *m, const float *p);
+
+// Forward only: the mean cross-entropy (nn/loss.h) over the B*T positions whose target is not
+// TW_IGNORE_INDEX.
+//   loss: one float   s: a state of tw_model_state_init(s, m, T_max >= T, 0) (no cache)
+//   tokens, targets: (B, T); targets[b*T + t] is the token that follows tokens[b*T + t]
+// Returns TW_ERR_SHAPE for a token or target outside the vocabulary and TW_ERR_ARG for B < 1,
+// T out of range or a state with a cache. s->logits holds the last sequence's probabilities.
+tw_status tw_model_loss(float *loss, tw_model_state *s, const tw_model *m,
+                        const int *tokens, const int *targets, int B, int T);
+
+// Forward and backward: ADDS to g the gradient of loss_scale * (tw_model_loss's mean loss) and
+// returns that mean loss, unscaled, in *loss. Accumulating k micro-batches: zero g once and call
+// this k times with loss_scale = 1/k, which gives the gradient of the mean of their mean losses.
+//   g: accumulated into   ds: the gradient of every activation, in the activations' own layout:
+//   make it exactly as s, tw_model_state_init(ds, m, T_max, 0); it is overwritten, and holds the
+//   last sequence's gradients on return (ds->logits the gradient of the logits, ds->layers[l].q
+//   that of layer l's queries, ...; see tw_block_backward for the few exceptions)
+//   s, tokens, targets, B, T: as for tw_model_loss
+tw_status tw_model_backward(float *loss, tw_model_grads *g, tw_model_state *ds, tw_model_state *s,
+                            const tw_model *m, const int *tokens, const int *targets,
+                            int B, int T, float loss_scale);
+
+#endif

@@ -1,0 +1,30 @@
+// reference.c: the naive kernel catalogue, made of the components' own loops (see reference.h).
+#include <string.h>
+#include "nn/reference.h"
+#include "nn/activation.h"
+#include "nn/ffn.h"
+#include "nn/linear.h"
+#include "nn/norm.h"
+#include "nn/rope.h"
+#include "nn/sdpa.h"
+#include "nn/softmax.h"
+
+// y = W x is the Linear layer y = x W^T on one row.   y: (N)   W: (N, K)   x: (K)
+static void matvec_ref(float *y, const float *W, const float *x, int N, int K) {
+    tw_linear_naive(y, x, W, NULL, 1, K, N);
+}
+
+const tw_kernels tw_kernels_naive = {
+    .level = "naive", .dot = tw_dot_naive, .matvec = matvec_ref,
+    .matmul = tw_matmul_naive, .matmul_nt = tw_matmul_nt_naive,
+    .matmul_mt = tw_matmul_naive, .matmul_nt_mt = tw_matmul_nt_naive,
+    .softmax = tw_softmax_row, .rmsnorm = tw_rmsnorm_row, .layernorm = tw_layernorm_row,
+    .rope = tw_rope_pairs, .exp = tw_exp_naive, .silu = tw_silu, .swiglu = tw_swiglu,
+    .attend = tw_sdpa_one,
+};
+
+const tw_kernels *tw_kernels_for(const char *level) {
+    if (level && strcmp(level, "naive") == 0) return &tw_kernels_naive;
+    if (level && strcmp(level, "auto") == 0 && !tw_simd_kernels("auto")) return &tw_kernels_naive;
+    return tw_simd_kernels(level);
+}

@@ -1,0 +1,24 @@
+// reference.h: the naive level of the kernel catalogue (simd/simd.h's tw_kernels): for every
+// operation, the loop in its component's own file, under the kernel's signature. These are the
+// references every SIMD kernel is tested against (tests/test_simd.c) and the naive column of the
+// benchmark; they are the very loops the model runs at the naive level.
+//   dot, exp                the kernels no component has          lib/simd/ref.c
+//   matvec                  tw_linear_naive at T = 1               linear.c
+//   matmul, matmul_nt (_mt) the first rung of the matmul ladder    lib/simd/matmul_naive.c
+//   softmax                 tw_softmax_row                         softmax.c
+//   rmsnorm, layernorm      tw_rmsnorm_row, tw_layernorm_row       norm.c
+//   rope                    tw_rope_pairs (angles: tw_rope_angles) rope.c
+//   silu                    tw_silu                                activation.c
+//   swiglu                  tw_swiglu                              ffn.c
+//   attend                  tw_sdpa_one                            sdpa.c
+#ifndef TW_REFERENCE_H
+#define TW_REFERENCE_H
+#include "simd/simd.h"
+
+extern const tw_kernels tw_kernels_naive;
+
+// The catalogue of any level: "naive" gives tw_kernels_naive, the others (and "auto") what
+// tw_simd_kernels gives; NULL for a level not built or not runnable on this CPU.
+const tw_kernels *tw_kernels_for(const char *level);
+
+#endif

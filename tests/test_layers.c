@@ -1,0 +1,74 @@
+// test_layers.c: the include-direction check of lib/ (tools/check_layers.sh, also run on its own
+// by `make check-layers` as part of `make test`). It passes on the real lib/, and it fails, naming
+// each broken rule, on a small fake tree whose files break one rule each: so the check is known to
+// be able to fail.
+#define _POSIX_C_SOURCE 200809L   // mkdtemp
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testrun.h"
+
+static void write_file(const char *dir, const char *name, const char *text) {
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(lib_includes_point_one_way)
+{
+    run_result r = tt_run("sh tools/check_layers.sh lib");
+    ck_assert_msg(r.rc == 0, "tools/check_layers.sh lib failed:\n%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "every include points down"));
+    tt_run_free(&r);
+}
+END_TEST
+
+START_TEST(the_check_names_every_broken_rule)
+{
+    char tmpl[] = "/tmp/tw-layers-XXXXXX", cmd[512];
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/nn %s/io %s/real %s/simd", tmpl, tmpl, tmpl, tmpl);
+    ck_assert_int_eq(system(cmd), 0);
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/nn", tmpl);
+    write_file(dir, "good.c", "#include <math.h>\n#include \"nn/good.h\"\n#include \"simd/simd.h\"\n");
+    write_file(dir, "up.c", "#include \"nn/good.h\"\n#include \"io/npy.h\"\n");          // nn -> io
+    write_file(dir, "real.h", "#include \"real/llama2c.h\"\n");                           // nn -> real
+    write_file(dir, "bare.c", "#include \"block.h\"\n");                                  // no folder
+    snprintf(dir, sizeof dir, "%s/io", tmpl);
+    write_file(dir, "umbrella.c", "#include \"tw.h\"\n");                                 // tw.h
+    write_file(dir, "fine.c", "#include \"nn/status.h\"\n#include \"io/npy.h\"\n");
+    snprintf(dir, sizeof dir, "%s/simd", tmpl);
+    write_file(dir, "k.c", "#include \"simd.h\"\n#include \"nn/softmax.h\"\n");          // simd -> nn
+    write_file(dir, "ok.c", "#include \"simd.h\"\n#include \"simd/peak.h\"\n");          // simd -> simd
+    snprintf(cmd, sizeof cmd, "sh tools/check_layers.sh %s", tmpl);
+    run_result r = tt_run(cmd);
+    ck_assert_int_eq(r.rc, 1);
+    const char *want[] = { "nn/up.c:2: a nn/ file includes io/npy.h",
+                           "nn/real.h:1: a nn/ file includes real/llama2c.h",
+                           "nn/bare.c:1: include \"block.h\" names no folder",
+                           "io/umbrella.c:1 includes tw.h",
+                           "simd/k.c:2: a simd/ file includes nn/softmax.h" };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(r.err, want[i]) != NULL, "no line \"%s\" in:\n%s", want[i], r.err);
+    ck_assert_msg(strstr(r.err, "good.c") == NULL && strstr(r.err, "fine.c") == NULL &&
+                  strstr(r.err, "ok.c") == NULL,
+                  "a file that follows the rules was reported:\n%s", r.err);
+    tt_run_free(&r);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+Suite *suite_layers(void) {
+    Suite *s = suite_create("layers");
+    TCase *tc = tcase_create("includes");
+    tcase_add_test(tc, lib_includes_point_one_way);
+    tcase_add_test(tc, the_check_names_every_broken_rule);
+    suite_add_tcase(s, tc);
+    return s;
+}
