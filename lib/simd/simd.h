@@ -16,7 +16,8 @@
 //   - it starts as the naive table, whose slots are all NULL: every component runs its own loop,
 //     so a program that never calls tw_simd_init computes exactly what the naive loops compute;
 //   - it changes only in tw_simd_init(level), which a program calls once at start-up, before any
-//     forward pass and before starting threads; afterwards it is read-only;
+//     forward pass and before starting threads; afterwards it is read-only (one exception, in a
+//     benchmark: tools/bench_generate.c swaps in its compiler-vectorised matvec as a yardstick);
 //   - it is read by five hooks, one per component that can use a kernel: tw_linear_forward
 //     (matvec at T = 1, matmul_nt otherwise), tw_softmax_rows, tw_rmsnorm_forward,
 //     tw_swiglu_forward and tw_mha_forward (attend, one query). A NULL slot means the level has
