@@ -8,6 +8,20 @@
 # `make help` lists them all.
 
 CC       ?= cc
+
+# Parallel by default: one job per core unless the command line chose (-j N, or -j1 for one at a
+# time). Setting -j here takes effect from GNU make 4.0 on; macOS's make 3.81 builds serially.
+NPROC := $(shell nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 1)
+ifeq ($(filter -j%,$(MAKEFLAGS))$(filter 3.%,$(MAKE_VERSION)),)
+  MAKEFLAGS += -j$(NPROC)
+endif
+# One short line per step ("  CC      lib/nn/linear.c"); V=1 prints every full command instead.
+# A recipe line starts with $(call say,WHAT,FILE) and goes on with its command.
+ifeq ($(V),1)
+  say =
+else
+  say = @printf '  %-7s %s\n' '$(1)' '$(2)';
+endif
 CSTD     := -std=c11
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes
 # -ffp-contract=off: never fuse a*b+c into one FMA behind our back (clang does by default on
@@ -53,7 +67,7 @@ all: $(PROGRAMS)
 
 $(LIB): $(LIB_OBJ)
 	@rm -f $@
-	$(AR) rcs $@ $^
+	$(call say,AR,$@)$(AR) rcs $@ $^
 
 # The suite list is generated from the `Suite *suite_xxx(void)` definitions in tests/*.c, so a new
 # test file is picked up without editing the runner.
@@ -66,7 +80,7 @@ $(TEST_OBJ): CPPFLAGS += $(CHECK_CFLAGS) -Itests -I$(BUILD)/tests
 
 $(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB)
 	@if [ -z "$(CHECK_LIBS)" ]; then echo "Check is not installed: run 'sudo apt-get install -y check pkg-config' (Debian/Ubuntu) or 'brew install check pkg-config' (macOS)"; exit 1; fi
-	$(CC) $(LDFLAGS) $(TEST_OBJ) $(LIB) $(CHECK_LIBS) $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $(TEST_OBJ) $(LIB) $(CHECK_LIBS) $(LDLIBS) -o $@
 
 # The include arrows of lib/ point one way (tools/check_layers.sh says which way).
 .PHONY: check-layers
@@ -75,7 +89,7 @@ check-layers:                                  ## lib/nn never includes io/ or r
 TEST_DEPS += check-layers
 
 test: $(BUILD)/tests/run_tests $(TEST_DEPS)    ## run the Check suite (CK_VERBOSITY=verbose for every test)
-	./$(BUILD)/tests/run_tests
+	$(call say,TEST,$(BUILD)/tests/run_tests (slow suites side by side: tools/run_suites.sh))sh tools/run_suites.sh ./$(BUILD)/tests/run_tests
 
 asan:                                          ## the suite under ASan/UBSan, in its own build dir
 	$(MAKE) BUILD=build-asan test CK_FORK=no \
@@ -84,7 +98,7 @@ asan:                                          ## the suite under ASan/UBSan, in
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
-	$(COMPILE) -c $< -o $@
+	$(call say,CC,$<)$(COMPILE) -c $< -o $@
 
 help:                                          ## list the targets
 	@grep -h -E '^[a-zA-Z0-9_%.-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort

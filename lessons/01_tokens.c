@@ -61,7 +61,7 @@ static void show_piece(const char *p) {
 int main(int argc, char **argv) {
     const char *text = "Once upon a time, there was a little cat named Tom.";
     lesson_opt extra[] = { { "--text", 's', &text, "TEXT", "the sentence to tokenize" }, { 0 } };
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 1 }, extra);
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .no_seed = 1 }, extra);
     (void)a;
 
     // ---- 1. the vocabulary ----

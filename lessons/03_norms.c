@@ -36,6 +36,30 @@ static void row_stats(const float *x, int C, double *mean, double *std, double *
     *rms = sqrt(ss / C);
 }
 
+// Why a LayerNorm row's std is a little under 1 (e.g. 0.9996): the division is by
+// sqrt(var + eps), not sqrt(var), so the output's std is sqrt(var / (var + eps)). Explained on
+// the row with the smallest spread, where eps matters most.   x, ln: (T, C)
+static void explain_eps(const float *x, const float *ln, int T, int C, float eps) {
+    int t_min = 0;
+    double s_min = 1e30;
+    for (int t = 0; t < T; t++) {
+        double m, s, r;
+        row_stats(x + (long)t * C, C, &m, &s, &r);
+        if (s < s_min) { s_min = s; t_min = t; }
+    }
+    double m1, s1, r1;
+    row_stats(ln + (long)t_min * C, C, &m1, &s1, &r1);
+    double want = sqrt(s_min * s_min / (s_min * s_min + eps));
+    lesson_note("why row %d's LayerNorm std is %.4f, not 1: the row is divided by sqrt(var + eps), "
+                "not by sqrt(var). Its std is %.4f, so var = %.3e, and the output's std is "
+                "sqrt(var / (var + eps)) = sqrt(%.3e / %.3e) = %.4f. eps = %g keeps a constant "
+                "row (var = 0) from dividing by zero; it only shows on rows whose spread is small.",
+                t_min, s1, s_min, s_min * s_min, s_min * s_min, s_min * s_min + eps, want,
+                (double)eps);
+    // float32 statistics of 64 values: agree with the double formula to ~1e-6; 1e-5 is loose.
+    lesson_expect_near("smallest-spread row: LN std == sqrt(var / (var + eps))", s1, want, 1e-5);
+}
+
 // Best time of `reps` calls of one norm, in microseconds.
 static double time_norm(int rmsnorm, float *out, const float *x, const float *g, const float *b,
                         int T, int C, int reps) {
@@ -116,6 +140,7 @@ int main(int argc, char **argv) {
     }
     lesson_note("every row, whatever its scale (std 0.1 or 8), leaves with the same scale: that "
                 "is the whole point of a norm layer.");
+    explain_eps(x, ln, T, C, eps);
 
     // ---- 4. one row by hand ----
     const int r = T > 1 ? 1 : 0;   // row 1 (offset 3, spread 0.5), or row 0 with -T 1
@@ -152,7 +177,8 @@ int main(int argc, char **argv) {
     lesson_expect_near("affine row has mean 0.5", am, 0.5, 1e-5);
     const long qwen_norm = 36L * 2 * 4096 + 4096 + 36L * 2 * 128;
     lesson_say("Parameters: LayerNorm has 2C (gamma and beta), RMSNorm C. For C = 4096 that is "
-               "8192 against 4096: RMSNorm does halve the norm's parameters, as the notes say, "
+               "8192 against 4096: RMSNorm does halve the norm's parameters, as the course notes claim (\"half the "
+               "parameters\"), "
                "but all of Qwen3-8B's norms together (2 per layer x 36 layers, the final norm, and "
                "the 128-wide QK-norms on q and k in each layer) hold %ld parameters, %.4f%% of its "
                "8,190,735,360. The saving that matters is speed, not memory.",

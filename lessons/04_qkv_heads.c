@@ -2,16 +2,14 @@
 //
 // Teaches: three Linear projections turn each token into a query (what it looks for), a key
 // (what it offers) and a value (what it hands over); the projected width is cut into H heads of
-// D numbers that attend independently; keys and values may have fewer heads (G) than queries:
-// MHA (G = H), GQA (1 < G < H), MQA (G = 1), where query head h reads kv head h / (H/G). GQA is
-// exactly MHA with each kv head's weights repeated (checked), and the point of it is the KV cache:
+// D numbers that will attend independently (attention itself is lesson 7, after softmax in 6);
+// keys and values may have fewer heads (G) than queries: MHA (G = H), GQA (1 < G < H), MQA
+// (G = 1), where query head h reads kv head h / (H/G). The point of GQA is the KV cache:
 // bytes per token for each, for GPT-2, Llama-2-7B and Qwen3-8B (32 query / 8 kv heads).
-// Calls: tw_linear_forward, tw_sdpa_forward, tw_mha_forward, tw_mha_scratch_init/_free,
-//        tw_mha_config_check, tw_kv_cache_bytes, tw_linear_params, tw_print_matrix.
+// Calls: tw_linear_forward, tw_kv_cache_bytes, tw_linear_params, tw_print_matrix.
 // Build & run: make lesson4 && ./lesson4 [--seed N] [-T N] [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/04_kv_cache.gp        (reads out/lesson4/kv_cache.dat)
-// Writes: x.npy q.npy k_mha.npy v_mha.npy k_gqa.npy k_mqa.npy out_mha.npy out_gqa.npy
-// Writes: out_mqa.npy kv_cache.dat
+// Writes: x.npy q.npy k_mha.npy v_mha.npy k_gqa.npy k_mqa.npy kv_cache.dat
 // Pictures: kv_cache.png
 #include <math.h>
 #include <string.h>
@@ -21,30 +19,10 @@ static const lesson_info INFO = {
     4, "Queries, keys, values and heads: MHA, GQA, MQA",
     "Attention starts with three projections of the same input: queries, keys and values. This "
     "lesson projects 5 tokens of width 16 with tw_linear_forward, cuts the results into 4 heads "
-    "of size 4, and runs multi-head attention one head at a time, checking the result against "
-    "tw_mha_forward. It then shares keys and values between query heads (grouped-query attention "
-    "with 2 kv heads, multi-query with 1), shows that GQA equals MHA with repeated kv weights, and "
-    "works out the KV-cache bytes per token for MHA, GQA and MQA, including Qwen3-8B's 32 query "
+    "of size 4, then shares keys and values between query heads (grouped-query attention "
+    "with 2 kv heads, multi-query with 1) and works out the KV-cache bytes per token for MHA, GQA and MQA, including Qwen3-8B's 32 query "
     "heads and 8 kv heads over 36 layers."
 };
-
-// One attention configuration of the toy: C = 16, H = 4, D = 4, causal, no RoPE (lesson 5).
-static tw_mha_config toy_config(int G) {
-    tw_mha_config c = { 0 };
-    c.d_model = 16; c.n_head = 4; c.n_kv_head = G; c.head_dim = 4;
-    c.causal = 1; c.rope = TW_ROPE_NONE;
-    return c;
-}
-
-// Runs tw_mha_forward (self-attention, no cache) and returns the output (T, C).
-static float *run_mha(const tw_mha_config *cfg, const tw_mha_weights *w, const float *x, int T,
-                      tw_mha_scratch *s) {
-    float *out = lesson_alloc((long)T * cfg->d_model);
-    LESSON_TRY(tw_mha_config_check(cfg));
-    LESSON_TRY(tw_mha_scratch_init(s, cfg, T, T));
-    tw_mha_forward(out, s, NULL, x, NULL, NULL, cfg, w, T, T, 0);
-    return out;
-}
 
 // Columns [h*D, h*D + D) of a (T, n*D) matrix, as a contiguous (T, D) copy.
 static float *head_of(const float *m, int T, int n, int D, int h) {
@@ -87,59 +65,39 @@ int main(int argc, char **argv) {
     lesson_print_matrix("head 0 of q (columns 0..3)", q0, T, D);
     lesson_print_matrix("head 1 of q (columns 4..7)", q1, T, D);
 
-    // ---- 3. multi-head attention by hand ----
-    lesson_section("Multi-head attention, one head at a time");
-    lesson_say("For each head: scaled dot-product attention on that head's q, k, v (lesson 7 "
-               "explains it), giving a (T, D) result; the H results are laid side by side into "
-               "z (T, H*D) and the output projection Wo (C, H*D) mixes them back to width C.");
-    float *z = lesson_alloc((long)T * H * D), *by_hand = lesson_alloc((long)T * C);
-    float *w_h = lesson_alloc((long)T * T), *z_h = lesson_alloc((long)T * D);
-    for (int h = 0; h < H; h++) {
-        float *qh = head_of(q, T, H, D, h), *kh = head_of(k, T, H, D, h), *vh = head_of(v, T, H, D, h);
-        tw_sdpa_forward(z_h, NULL, w_h, qh, kh, vh, NULL, T, T, D, 1, 0);
-        for (int t = 0; t < T; t++) memcpy(z + ((long)t * H + h) * D, z_h + t * D, (size_t)D * sizeof(float));
-    }
-    tw_linear_forward(by_hand, z, wo, NULL, T, H * D, C);
-    tw_mha_config mha = toy_config(H);
-    tw_mha_weights w_mha = { .wq = wq, .wk = wk, .wv = wv, .wo = wo };
-    tw_mha_scratch s_mha = { 0 }, s_gqa = { 0 }, s_mqa = { 0 }, s_rep = { 0 };
-    float *out_mha = run_mha(&mha, &w_mha, x, T, &s_mha);
-    lesson_print_matrix("out = z Wo^T", out_mha, T, C);
-    lesson_expect_close("head-by-head == tw_mha_forward (MHA)", out_mha, by_hand, (long)T * C, 1e-6f);
-
-    // ---- 4. sharing keys and values ----
+    // ---- 3. sharing keys and values ----
     lesson_section("Fewer key/value heads: GQA and MQA");
-    lesson_say("Grouped-query attention keeps H = %d query heads but computes only G key/value "
-               "heads; query head h uses kv head h / (H/G). Wk and Wv shrink to (G*D, C).\n"
+    lesson_say("Each head will later compare its queries with its keys and mix its values "
+               "(softmax is lesson 6, attention itself lesson 7; this lesson stops at the "
+               "projections). Grouped-query attention keeps H = %d query heads but computes only "
+               "G key/value heads; query head h will read kv head h / (H/G). Wk and Wv shrink to "
+               "(G*D, C), and so do k and v:\n"
                "  MHA  G = 4: query heads 0 1 2 3 -> kv heads 0 1 2 3\n"
                "  GQA  G = 2: query heads 0 1 2 3 -> kv heads 0 0 1 1\n"
                "  MQA  G = 1: query heads 0 1 2 3 -> kv heads 0 0 0 0", H);
-    tw_mha_config gqa = toy_config(2), mqa = toy_config(1);
     // GQA/MQA weights: the first G*D rows of the MHA matrices (any (G*D, C) matrix would do)
-    tw_mha_weights w_gqa = { .wq = wq, .wk = wk, .wv = wv, .wo = wo };
-    float *out_gqa = run_mha(&gqa, &w_gqa, x, T, &s_gqa);
-    float *out_mqa = run_mha(&mqa, &w_gqa, x, T, &s_mqa);
     float *k_gqa = lesson_alloc((long)T * 2 * D), *k_mqa = lesson_alloc((long)T * D);
-    memcpy(k_gqa, s_gqa.k, (size_t)T * 2 * D * sizeof(float));
-    memcpy(k_mqa, s_mqa.k, (size_t)T * D * sizeof(float));
+    tw_linear_forward(k_gqa, x, wk, NULL, T, C, 2 * D);                       // (T, 2*D)
+    tw_linear_forward(k_mqa, x, wk, NULL, T, C, D);                           // (T, D)
     printf("  k shapes: MHA (%d, %d)   GQA (%d, %d)   MQA (%d, %d)\n", T, 4 * D, T, 2 * D, T, D);
-    lesson_print_matrix("GQA output", out_gqa, T, C);
-    // GQA == MHA whose kv heads are repeated: build (H*D, C) weights with rows of kv head h/2
-    float *wk_rep = lesson_alloc((long)H * D * C), *wv_rep = lesson_alloc((long)H * D * C);
-    for (int h = 0; h < H; h++) {
-        memcpy(wk_rep + (long)h * D * C, wk + (long)(h / 2) * D * C, (size_t)D * C * sizeof(float));
-        memcpy(wv_rep + (long)h * D * C, wv + (long)(h / 2) * D * C, (size_t)D * C * sizeof(float));
-    }
-    tw_mha_weights w_rep = { .wq = wq, .wk = wk_rep, .wv = wv_rep, .wo = wo };
-    float *out_rep = run_mha(&mha, &w_rep, x, T, &s_rep);
-    lesson_expect_close("GQA (G=2) == MHA with kv heads repeated", out_gqa, out_rep, (long)T * C, 0.0f);
-    lesson_note("so GQA is not a new kind of attention: it is MHA with pairs of heads forced to "
-                "share keys and values. Hugging Face's repeat_kv does exactly this repetition. "
-                "It costs a little quality and saves memory, as the next section counts.");
+    lesson_print_matrix("GQA k (2 kv heads)", k_gqa, T, 2 * D);
+    int same = 1;
+    for (int t = 0; t < T; t++)
+        for (int j = 0; j < 2 * D; j++) same &= k_gqa[t * 2 * D + j] == k[t * H * D + j];
+    lesson_expect("GQA k == the first 2 heads of MHA k (its Wk is MHA's first 2*D rows)", same);
+    lesson_note("so GQA is not a new kind of attention: it is MHA with groups of query heads "
+                "forced to share keys and values (Hugging Face's repeat_kv copies each kv head "
+                "for its group). Lesson 7 runs all three and checks that GQA equals MHA with "
+                "repeated kv heads. It costs a little quality and saves memory, as the next "
+                "section counts.");
     long long pq = tw_linear_params(C, H * D, 0);
     printf("  projection weights: Wq %lld, Wk + Wv: MHA %lld, GQA %lld, MQA %lld, Wo %lld\n", pq,
            2 * tw_linear_params(C, 4 * D, 0), 2 * tw_linear_params(C, 2 * D, 0),
            2 * tw_linear_params(C, D, 0), tw_linear_params(H * D, C, 0));
+    lesson_say("Wo (C, H*D) is the output projection: after attention each head hands back D "
+               "numbers per token, the H results are laid side by side (width H*D) and Wo mixes "
+               "them back to width C.");
+    (void)wo;
 
     // ---- 5. KV cache bytes ----
     lesson_section("The KV cache: bytes per token");
@@ -190,9 +148,6 @@ int main(int argc, char **argv) {
     lesson_write_npy2("v_mha.npy", v, T, H * D);
     lesson_write_npy2("k_gqa.npy", k_gqa, T, 2 * D);
     lesson_write_npy2("k_mqa.npy", k_mqa, T, D);
-    lesson_write_npy2("out_mha.npy", out_mha, T, C);
-    lesson_write_npy2("out_gqa.npy", out_gqa, T, C);
-    lesson_write_npy2("out_mqa.npy", out_mqa, T, C);
     // the three Qwen3-8B rows, labelled, for a bar chart
     const char *labels[3] = { "MHA (G=32)", "GQA (G=8, Qwen3-8B)", "MQA (G=1)" };
     char text[1024];
@@ -204,9 +159,5 @@ int main(int argc, char **argv) {
                       (int)kv[(3 + i) * 4 + 1], (double)kv[(3 + i) * 4 + 2], (double)kv[(3 + i) * 4 + 3]);
     lesson_write_text("kv_cache.dat", text);
     lesson_plot("04_kv_cache.gp", "kv_cache.dat", "kv_cache.png");
-    tw_mha_scratch_free(&s_mha);
-    tw_mha_scratch_free(&s_gqa);
-    tw_mha_scratch_free(&s_mqa);
-    tw_mha_scratch_free(&s_rep);
     return lesson_finish();
 }

@@ -171,7 +171,7 @@ int main(int argc, char **argv) {
     float *w = lesson_alloc((long)T * T);                              // (T, T)
     tw_softmax_rows(w, scores, T, T, 1.0f);
     lesson_print_matrix("scores with the causal mask", scores, T, T);
-    lesson_print_matrix("softmax weights", w, T, T);
+    lesson_print_causal("softmax weights", w, T, T);
     int upper_zero = 1, rows_one = 1;
     for (int t = 0; t < T; t++) {
         double sum = 0.0;

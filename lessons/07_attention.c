@@ -6,12 +6,13 @@
 // grows like d_k, and without the division the softmax becomes nearly one-hot (measured).
 // The attention map is written with token labels and drawn as a heatmap.
 // Calls: tw_sdpa_scores, tw_softmax_rows, tw_sdpa_mix, tw_sdpa_forward,
-//        tw_linear_forward, tw_embedding_forward, tw_print_matrix, tw_write_labelled_matrix.
+//        tw_linear_forward, tw_embedding_forward, tw_print_matrix, tw_write_labelled_matrix,
+//        tw_mha_forward, tw_mha_scratch_init/_free, tw_mha_config_check.
 // Build & run: make lesson7 && ./lesson7 [--seed N] [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/07_attention.gp       (reads out/lesson7/attention.dat)
 //              gnuplot viz/07_scaling.gp         (reads out/lesson7/scaling.dat)
 // Writes: q.npy k.npy v.npy scores.npy weights.npy out.npy attention.dat scaling.npy
-// Writes: scaling.dat
+// Writes: scaling.dat mha_out.npy gqa_out.npy mqa_out.npy
 // Pictures: attention.png scaling.png
 #include <math.h>
 #include <string.h>
@@ -24,8 +25,9 @@ static const lesson_info INFO = {
     "averages the value vectors with those weights. This lesson does each step by hand on the "
     "sentence \"the cat sat on the mat .\" and checks it against the library, measures why the "
     "scores are divided by sqrt(d_k) (the variance of q.k for d_k from 4 to 1024, and how peaked "
-    "the softmax gets without the division), applies the causal mask, and draws the attention "
-    "map with the tokens on its axes."
+    "the softmax gets without the division), applies the causal mask, draws the attention "
+    "map with the tokens on its axes, and finally runs lesson 4's heads: multi-head attention one "
+    "head at a time, and grouped-query attention as MHA with shared keys and values."
 };
 
 static const char *const WORDS[] = { "the", "cat", "sat", "on", "the", "mat", "." };
@@ -74,6 +76,80 @@ static void peakedness(int d, int S, int trials, uint64_t seed, double *max_scal
     }
     *max_scaled = a / trials;
     *max_raw = b / trials;
+}
+
+// Columns [h*D, h*D + D) of a (T, n*D) matrix, as a contiguous (T, D) copy.
+static float *head_of(const float *m, int n, int d, int h) {
+    float *o = lesson_alloc((long)T * d);
+    for (int t = 0; t < T; t++) memcpy(o + t * d, m + ((long)t * n + h) * d, (size_t)d * sizeof(float));
+    return o;
+}
+
+// A toy attention configuration, from lesson 4: C = 16, H = 4 query heads of D = 4, G kv heads.
+static tw_mha_config heads_config(int G) {
+    tw_mha_config c = { 0 };
+    c.d_model = C; c.n_head = 4; c.n_kv_head = G; c.head_dim = 4;
+    c.causal = 1; c.rope = TW_ROPE_NONE;
+    return c;
+}
+
+// tw_mha_forward (self-attention, no cache) on x (T, C); returns the output (T, C).
+static float *run_mha(const tw_mha_config *cfg, const tw_mha_weights *w, const float *x) {
+    float *out = lesson_alloc((long)T * C);
+    tw_mha_scratch s = { 0 };
+    LESSON_TRY(tw_mha_config_check(cfg));
+    LESSON_TRY(tw_mha_scratch_init(&s, cfg, T, T));
+    tw_mha_forward(out, &s, NULL, x, NULL, NULL, cfg, w, T, T, 0);
+    tw_mha_scratch_free(&s);
+    return out;
+}
+
+// Lesson 4's heads, now that attention is known: multi-head attention one head at a time against
+// tw_mha_forward, and GQA checked equal to MHA with each kv head repeated for its group.
+// x: (T, C). Writes mha_out.npy, gqa_out.npy, mqa_out.npy.
+static void many_heads(const float *x, uint64_t seed) {
+    enum { H = 4, HD = 4 };
+    lesson_say("Lesson 4 cut q, k and v into H = %d heads of D = %d. Each head runs the attention "
+               "above on its own slice, giving a (T, D) result; the H results are laid side by "
+               "side into z (T, H*D) and the output projection Wo (C, H*D) mixes them back to "
+               "width C.", H, HD);
+    float *wq = lesson_randn((long)H * HD * C, 0.3f, seed), *wk = lesson_randn((long)H * HD * C, 0.3f, seed + 1);
+    float *wv = lesson_randn((long)H * HD * C, 0.3f, seed + 2), *wo = lesson_randn((long)C * H * HD, 0.3f, seed + 3);
+    float *q = lesson_alloc((long)T * H * HD), *k = lesson_alloc((long)T * H * HD), *v = lesson_alloc((long)T * H * HD);
+    tw_linear_forward(q, x, wq, NULL, T, C, H * HD);
+    tw_linear_forward(k, x, wk, NULL, T, C, H * HD);
+    tw_linear_forward(v, x, wv, NULL, T, C, H * HD);
+    float *z = lesson_alloc((long)T * H * HD), *by_hand = lesson_alloc((long)T * C);   // (T, H*D), (T, C)
+    float *w_h = lesson_alloc((long)T * T), *z_h = lesson_alloc((long)T * HD);
+    for (int h = 0; h < H; h++) {
+        float *qh = head_of(q, H, HD, h), *kh = head_of(k, H, HD, h), *vh = head_of(v, H, HD, h);
+        tw_sdpa_forward(z_h, NULL, w_h, qh, kh, vh, NULL, T, T, HD, 1, 0);
+        for (int t = 0; t < T; t++) memcpy(z + ((long)t * H + h) * HD, z_h + t * HD, (size_t)HD * sizeof(float));
+    }
+    tw_linear_forward(by_hand, z, wo, NULL, T, H * HD, C);
+    tw_mha_config mha = heads_config(H), gqa = heads_config(2), mqa = heads_config(1);
+    tw_mha_weights w = { .wq = wq, .wk = wk, .wv = wv, .wo = wo };
+    float *out_mha = run_mha(&mha, &w, x);
+    lesson_print_matrix("MHA out = z Wo^T", out_mha, T, C);
+    // the same sums in the same order (per head sdpa, then one Linear): 1e-6 allows for a
+    // different accumulation order inside tw_mha_forward's kernels
+    lesson_expect_close("head-by-head == tw_mha_forward (MHA)", out_mha, by_hand, (long)T * C, 1e-6f);
+
+    lesson_say("GQA and MQA (lesson 4) use the first G*D rows of Wk and Wv: G = 2 and G = 1 kv "
+               "heads, read by query head h as kv head h / (H/G). Building MHA weights in which "
+               "each kv head's rows are repeated for its group must give exactly the same output.");
+    float *out_gqa = run_mha(&gqa, &w, x), *out_mqa = run_mha(&mqa, &w, x);
+    float *wk_rep = lesson_alloc((long)H * HD * C), *wv_rep = lesson_alloc((long)H * HD * C);
+    for (int h = 0; h < H; h++) {
+        memcpy(wk_rep + (long)h * HD * C, wk + (long)(h / 2) * HD * C, (size_t)HD * C * sizeof(float));
+        memcpy(wv_rep + (long)h * HD * C, wv + (long)(h / 2) * HD * C, (size_t)HD * C * sizeof(float));
+    }
+    tw_mha_weights w_rep = { .wq = wq, .wk = wk_rep, .wv = wv_rep, .wo = wo };
+    float *out_rep = run_mha(&mha, &w_rep, x);
+    lesson_expect_close("GQA (G=2) == MHA with kv heads repeated", out_gqa, out_rep, (long)T * C, 0.0f);
+    lesson_write_npy2("mha_out.npy", out_mha, T, C);
+    lesson_write_npy2("gqa_out.npy", out_gqa, T, C);
+    lesson_write_npy2("mqa_out.npy", out_mqa, T, C);
 }
 
 int main(int argc, char **argv) {
@@ -164,7 +240,7 @@ int main(int argc, char **argv) {
     tw_sdpa_scores(scores, q, k, NULL, T, T, D, 1, 0);
     tw_softmax_rows(weights, scores, T, T, 1.0f);
     lesson_print_matrix("masked scores", scores, T, T);
-    lesson_print_matrix("weights = softmax(masked scores)", weights, T, T);
+    lesson_print_causal("weights = softmax(masked scores)", weights, T, T);
     float *masked_hand = lesson_alloc((long)T * T);
     memcpy(masked_hand, by_hand, (size_t)T * T * sizeof(float));
     for (int t = 0; t < T; t++)
@@ -190,6 +266,10 @@ int main(int argc, char **argv) {
     float *fused = lesson_alloc((long)T * D), *fw = lesson_alloc((long)T * T);
     tw_sdpa_forward(fused, NULL, fw, q, k, v, NULL, T, T, D, 1, 0);
     lesson_expect_close("tw_sdpa_forward == the three steps", fused, out, (long)T * D, 0.0f);
+
+    // ---- 6. many heads ----
+    lesson_section("Many heads: MHA, GQA and MQA");
+    many_heads(x, a.seed + 40);
 
     // ---- files ----
     lesson_section("Files");

@@ -7,6 +7,8 @@
 // pass from tokens to next-token probabilities in the four styles (2017, GPT-2, Llama, Qwen3),
 // with every intermediate dumped; and the 2017 encoder-decoder, whose decoder reads the encoder's
 // output through cross-attention (its map drawn with source and target tokens).
+// Reads as its steps: block_rebuilt_by_hand, measure/print/explain_residual_norms, four_styles
+// (run_style per style), encoder_decoder (decoder_forward, print_cross_map).
 // Calls: tw_model_config_preset, tw_model_init, tw_model_randomize, tw_model_state_init,
 //        tw_model_forward, tw_model_count_params, tw_block_forward, tw_block_scratch_init,
 //        tw_mha_forward, tw_mha_scratch_init, tw_layernorm_forward, tw_ffn_forward,
@@ -48,9 +50,6 @@ static const lesson_info INFO = {
 
 static const char *const STYLES[4] = { "2017", "gpt2", "llama", "qwen3" };
 
-// Characters of the toy text as token ids: 'a'..'z' -> 1..26, ' ' -> 0.
-static int char_id(char ch) { return ch == ' ' ? 0 : ch - 'a' + 1; }
-
 // The k largest entries of p (n), largest first.
 static void top_k(int *idx, int k, const float *p, int n) {
     for (int r = 0; r < k; r++) {
@@ -75,10 +74,20 @@ static double mean_row_norm(const float *x, int T, int C) {
     return s / T;
 }
 
+// Prints one step of the block: its formula, then token 0's first values and the row's length.
+static void show_step(int show, const char *formula, const float *row, int C) {
+    if (!show) return;
+    double ss = 0.0;
+    for (int c = 0; c < C; c++) ss += (double)row[c] * row[c];
+    printf("    %-24s token 0: [%8.4f %8.4f %8.4f %8.4f ...]  length %.4f\n", formula,
+           (double)row[0], (double)row[1], (double)row[2], (double)row[3], sqrt(ss));
+}
+
 // One LayerNorm/classic-FFN block (the 2017 and GPT-2 styles) composed from the library's
-// pieces, following block.h's formulas. out: (T, C)   x: (T, C)
+// pieces, following block.h's formulas; show 1 prints each step for token 0.
+// out: (T, C)   x: (T, C)
 static void block_by_hand(float *out, const float *x, const tw_block_config *cfg,
-                          const tw_block_weights *w, int T) {
+                          const tw_block_weights *w, int T, int show) {
     const int C = cfg->attn.d_model, F = cfg->ffn_hidden;
     const float eps = cfg->norm_eps;
     float *n1 = lesson_alloc((long)T * C), *a = lesson_alloc((long)T * C);
@@ -88,20 +97,34 @@ static void block_by_hand(float *out, const float *x, const tw_block_config *cfg
     LESSON_TRY(tw_mha_scratch_init(&s, &cfg->attn, T, T));
     if (cfg->prenorm) {
         // h = x + Attn(Norm1(x));  y = h + FFN(Norm2(h))
+        show_step(show, "x (token + position)", x, C);
         tw_layernorm_forward(n1, NULL, NULL, x, w->norm1_w, w->norm1_b, T, C, eps);
+        show_step(show, "Norm1(x)", n1, C);
         tw_mha_forward(a, &s, NULL, n1, NULL, NULL, &cfg->attn, &w->attn, T, T, 0);
+        show_step(show, "a = Attn(Norm1(x))", a, C);
         for (long i = 0; i < (long)T * C; i++) h[i] = x[i] + a[i];
+        show_step(show, "h = x + a", h, C);
         tw_layernorm_forward(n2, NULL, NULL, h, w->norm2_w, w->norm2_b, T, C, eps);
+        show_step(show, "Norm2(h)", n2, C);
         tw_ffn_forward(f, hid, n2, w->ffn_w1, w->ffn_b1, w->ffn_w2, w->ffn_b2, T, C, F, cfg->act);
+        show_step(show, "f = FFN(Norm2(h))", f, C);
         for (long i = 0; i < (long)T * C; i++) out[i] = h[i] + f[i];
+        show_step(show, "y = h + f", out, C);
     } else {
         // h = Norm1(x + Attn(x));  y = Norm2(h + FFN(h))
+        show_step(show, "x (token + position)", x, C);
         tw_mha_forward(a, &s, NULL, x, NULL, NULL, &cfg->attn, &w->attn, T, T, 0);
+        show_step(show, "a = Attn(x)", a, C);
         for (long i = 0; i < (long)T * C; i++) n1[i] = x[i] + a[i];
+        show_step(show, "x + a", n1, C);
         tw_layernorm_forward(h, NULL, NULL, n1, w->norm1_w, w->norm1_b, T, C, eps);
+        show_step(show, "h = Norm1(x + a)", h, C);
         tw_ffn_forward(f, hid, h, w->ffn_w1, w->ffn_b1, w->ffn_w2, w->ffn_b2, T, C, F, cfg->act);
+        show_step(show, "f = FFN(h)", f, C);
         for (long i = 0; i < (long)T * C; i++) n2[i] = h[i] + f[i];
+        show_step(show, "h + f", n2, C);
         tw_layernorm_forward(out, NULL, NULL, n2, w->norm2_w, w->norm2_b, T, C, eps);
+        show_step(show, "y = Norm2(h + f)", out, C);
     }
     tw_mha_scratch_free(&s);
 }
@@ -128,22 +151,33 @@ static float *weights(long rows, long cols, float std, uint64_t seed) {
     return lesson_randn(rows * cols, std, seed);
 }
 
-int main(int argc, char **argv) {
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 9 }, NULL);
-    const char *text = "the cat";
-    const int T = (int)strlen(text);
-    int tokens[16];
-    for (int t = 0; t < T; t++) tokens[t] = char_id(text[t]);
+// ---- the toy vocabulary ----
+// The tiny models have no tokenizer: they read characters from a 65-symbol toy vocabulary, one id
+// per symbol (' ' is 0, 'a'..'z' are 1..26). Their weights are random, so whatever they "predict"
+// is noise; the symbols only make the ids readable.
+static const char VOCAB[] = " abcdefghijklmnopqrstuvwxyz.,!ABCDEFGHIJKLMNOPQRSTUVWXYZ012345678";
+enum { TOY_V = (int)sizeof VOCAB - 1 };
 
-    // ---- 1. one block, both arrangements ----
-    lesson_section("A block, pre-norm and post-norm, rebuilt by hand");
+static int char_id(char ch) { return (int)(strchr(VOCAB, ch) - VOCAB); }
+
+// The symbol of an id, quoted, with the space shown as '_' (lesson 1's convention).
+static const char *symbol(int id) {
+    char s[16];
+    if (id < 0 || id >= TOY_V) snprintf(s, sizeof s, "id %d", id);
+    else snprintf(s, sizeof s, "'%c'", id == 0 ? '_' : VOCAB[id]);
+    return lesson_strdup(s);
+}
+
+// ---- 1. one block, both arrangements ----
+static void block_rebuilt_by_hand(const int *tokens, int T, const char *text, uint64_t seed) {
     tw_model_config g2;
     LESSON_TRY(tw_model_config_preset(&g2, "gpt2"));
     lesson_say("  pre-norm  (GPT-2, Llama, Qwen):  h = x + Attn(Norm1(x));   y = h + FFN(Norm2(h))\n"
                "  post-norm (2017):                h = Norm1(x + Attn(x));   y = Norm2(h + FFN(h))\n"
-               "Both are rebuilt below from tw_layernorm_forward, tw_mha_forward and tw_ffn_forward "
-               "and compared with tw_block_forward, on the tiny GPT-2 and 2017 models (C = %d, %d "
-               "heads, F = %d, random weights) reading the %d characters of \"%s\".",
+               "Both are rebuilt below from tw_layernorm_forward, tw_mha_forward and tw_ffn_forward, "
+               "step by step, on the tiny GPT-2 and 2017 models (C = %d, %d heads, F = %d, random "
+               "weights) reading the %d characters of \"%s\". Each line is one step: token 0's first "
+               "four numbers and the length of its row.",
                g2.block.attn.d_model, g2.block.attn.n_head, g2.block.ffn_hidden, T, text);
     for (int k = 0; k < 2; k++) {
         const char *style = k == 0 ? "gpt2" : "2017";
@@ -151,13 +185,15 @@ int main(int argc, char **argv) {
         LESSON_TRY(tw_model_config_preset(&c, style));
         tw_model m = { 0 };
         LESSON_TRY(tw_model_init(&m, &c));
-        tw_model_randomize(&m, a.seed);
+        tw_model_randomize(&m, seed);
         tw_model_state st = { 0 };
         LESSON_TRY(tw_model_state_init(&st, &m, T, 0));
         LESSON_TRY(tw_model_forward(&st, &m, tokens, T, 0));
         const int C = c.block.attn.d_model;
+        printf("  %s, %s, block 0, token 0 = %s:\n", style, k == 0 ? "pre-norm" : "post-norm",
+               symbol(tokens[0]));
         float *y = lesson_alloc((long)T * C);
-        block_by_hand(y, st.layers[0].attn_in, &c.block, &m.layers[0], T);
+        block_by_hand(y, st.layers[0].attn_in, &c.block, &m.layers[0], T, 1);
         // layer 0's output is what enters layer 1
         char name[96];
         snprintf(name, sizeof name, "%s block 0 by hand == tw_block_forward", style);
@@ -166,37 +202,56 @@ int main(int argc, char **argv) {
         tw_model_state_free(&st);
         tw_model_free(&m);
     }
+    lesson_note("pre-norm adds each sub-layer's output to x untouched, so the row's length drifts; "
+                "post-norm ends each sub-layer with a LayerNorm, which brings the length back to "
+                "about sqrt(C) = %.2f times the gains", sqrt((double)g2.block.attn.d_model));
+}
 
-    // ---- 2. the residual stream, layer by layer ----
-    lesson_section("The residual stream through 12 layers");
-    const int L = 12;
-    lesson_say("Give the tiny GPT-2 (pre-norm) and 2017 (post-norm) models %d layers and follow "
-               "the average length of a token's vector after each block.", L);
-    float *norms = lesson_alloc((long)(L + 1) * 3);                          // (L+1, 3)
+// ---- 2. the residual stream, layer by layer ----
+enum { DEPTH = 12 };
+
+// norms (DEPTH+1, 3): layer index, the pre-norm (GPT-2) and the post-norm (2017) model's mean row
+// length after the embeddings (row 0) and after each block. Returns the width C (both have it).
+static int measure_residual_norms(float *norms, const int *tokens, int T, uint64_t seed) {
     for (int k = 0; k < 2; k++) {
         tw_model_config c;
         LESSON_TRY(tw_model_config_preset(&c, k == 0 ? "gpt2" : "2017"));
-        c.n_layer = L;
+        c.n_layer = DEPTH;
         tw_model m = { 0 };
         LESSON_TRY(tw_model_init(&m, &c));
-        tw_model_randomize(&m, a.seed + 1);
+        tw_model_randomize(&m, seed);
         tw_model_state st = { 0 };
         LESSON_TRY(tw_model_state_init(&st, &m, T, 0));
         LESSON_TRY(tw_model_forward(&st, &m, tokens, T, 0));
         const int C = c.block.attn.d_model;
-        for (int l = 0; l <= L; l++) {
-            const float *stream = l < L ? st.layers[l].attn_in : st.layers[L - 1].resid_post;
+        for (int l = 0; l <= DEPTH; l++) {
+            const float *stream = l < DEPTH ? st.layers[l].attn_in : st.layers[DEPTH - 1].resid_post;
             norms[l * 3 + 0] = (float)l;
             norms[l * 3 + 1 + k] = (float)mean_row_norm(stream, T, C);
         }
         tw_model_state_free(&st);
         tw_model_free(&m);
+        if (k == 1) return C;
     }
+    return 0;
+}
+
+static void print_residual_norms(const float *norms) {
     printf("  %14s %22s %22s\n", "after layer", "pre-norm (GPT-2)", "post-norm (2017)");
-    for (int l = 0; l <= L; l++)
+    for (int l = 0; l <= DEPTH; l++)
         if (l == 0) printf("  %14s %22.4f %22.4f\n", "embeddings", (double)norms[1], (double)norms[2]);
         else printf("  %14d %22.4f %22.4f\n", l, (double)norms[l * 3 + 1], (double)norms[l * 3 + 2]);
-    const double sqrtC = sqrt((double)g2.block.attn.d_model);
+}
+
+static void explain_residual_norms(const float *norms, int C) {
+    const double sqrtC = sqrt((double)C), Cd = C;
+    lesson_note("where the 2017 column's first number, %.1f, comes from: its embeddings are drawn "
+                "from N(0, 1), so a row has length about sqrt(C) = %.2f; the 2017 model multiplies "
+                "them by sqrt(C), which makes it about C = %.0f; the sinusoidal positions add a "
+                "vector of length sqrt(C/2) = %.2f (C/2 pairs with sin^2 + cos^2 = 1), on average "
+                "at right angles, so sqrt(C^2 + C/2) = %.2f is expected. GPT-2's embeddings and "
+                "learned positions are N(0, 0.02^2): sqrt(2 C) x 0.02 = %.3f.", (double)norms[2],
+                sqrtC, Cd, sqrt(Cd / 2), sqrt(Cd * Cd + Cd / 2), sqrt(2 * Cd) * 0.02);
     lesson_say("Post-norm ends every block with a LayerNorm, so the stream's size is pinned near "
                "sqrt(C) = %.2f times the gains, whatever happened inside. Pre-norm never "
                "normalises the stream itself: every block adds its outputs, and the size grows "
@@ -206,85 +261,121 @@ int main(int argc, char **argv) {
                "takes care of it. Pre-norm's advantage is in training: the residual path from the "
                "output back to the input is a plain sum, so gradients reach early layers without "
                "passing through a LayerNorm in every block.", sqrtC, (double)norms[1],
-               (double)norms[L * 3 + 1], L);
-    lesson_expect("pre-norm stream grows with depth", norms[L * 3 + 1] > norms[1 * 3 + 1]);
+               (double)norms[DEPTH * 3 + 1], DEPTH);
+    lesson_expect("pre-norm stream grows with depth", norms[DEPTH * 3 + 1] > norms[1 * 3 + 1]);
     int pinned = 1;
-    for (int l = 1; l <= L; l++) if (fabs(norms[l * 3 + 2] - sqrtC) > 0.25 * sqrtC) pinned = 0;
+    for (int l = 1; l <= DEPTH; l++) if (fabs(norms[l * 3 + 2] - sqrtC) > 0.25 * sqrtC) pinned = 0;
     lesson_expect("post-norm stream stays within 25% of sqrt(C)", pinned);
+}
 
-    // ---- 3. four styles ----
-    lesson_section("Tokens to next-token probabilities in four styles");
-    lesson_say("Each preset is a 2-layer model over a 65-symbol vocabulary with random weights, "
-               "so the predictions mean nothing yet; what matters is the path the numbers take. "
-               "Every intermediate is saved as <style>_<what>.npy with shape (layers, T, width).");
+static void write_residual_norms(const float *norms) {
+    lesson_write_npy2("residual_norms.npy", norms, DEPTH + 1, 3);
+    static const char *const RCOLS[3] = { "layer", "prenorm_gpt2", "postnorm_2017" };
+    lesson_write_columns("residual_norms.dat", norms, DEPTH + 1, 3, RCOLS,
+                         "lesson 9: mean Euclidean norm of the residual stream rows after each "
+                         "layer (0 = embeddings), 12-layer tiny models, random weights");
+    lesson_plot("09_residual_norms.gp", "residual_norms.dat", "residual_norms.png");
+}
+
+// ---- 3. four styles ----
+static void print_style_row(const char *style, const tw_model *m) {
+    const tw_model_config *c = &m->cfg;
+    const tw_block_config *b = &c->block;
+    char heads[16];
+    snprintf(heads, sizeof heads, "%d/%d", b->attn.n_head, b->attn.n_kv_head);
+    const char *pos = c->pos == TW_POS_SINUSOIDAL ? "sinusoidal" : c->pos == TW_POS_LEARNED
+                    ? "learned" : b->attn.rope == TW_ROPE_ADJACENT ? "RoPE adj." : "RoPE halves";
+    printf("  %-6s %-9s %-9s %-12s %-9s %-6s %-5s %8ld\n", style,
+           b->norm == TW_NORM_LAYER ? "LayerNorm" : "RMSNorm", b->prenorm ? "pre" : "post", pos,
+           b->ffn == TW_FFN_SWIGLU ? "SwiGLU" : tw_act_name(b->act), heads, c->tied ? "yes" : "no",
+           tw_model_count_params(m));
+}
+
+// The head is a Linear on the final hidden states: the last row's logits recomputed by hand.
+static void check_head(const char *style, const tw_model *m, const tw_model_state *st, int T) {
+    const int C = m->cfg.block.attn.d_model, V = m->cfg.vocab;
+    float *last = lesson_alloc(V);
+    tw_linear_forward(last, st->final_norm + (long)(T - 1) * C, m->head, NULL, 1, C, V);
+    char name[96];
+    snprintf(name, sizeof name, "%s logits == final . head^T", style);
+    lesson_expect_close(name, last, st->logits + (long)(T - 1) * V, V, 0.0f);
+}
+
+// The 3 most likely next symbols after the text, as symbols of the toy vocabulary.
+static void show_guesses(const char *style, const float *p, int V, const char *text) {
+    int top[3];
+    top_k(top, 3, p, V);
+    printf("         after \"%s\" the next symbol would be %s (p %.4f), %s (p %.4f) or %s (p %.4f); "
+           "uniform: %.4f\n", text, symbol(top[0]), (double)p[top[0]], symbol(top[1]),
+           (double)p[top[1]], symbol(top[2]), (double)p[top[2]], 1.0 / V);
+    double psum = 0.0;
+    for (int v = 0; v < V; v++) psum += p[v];
+    char name[96];
+    snprintf(name, sizeof name, "%s next-token probabilities sum to 1", style);
+    lesson_expect_near(name, psum, 1.0, 1e-5);
+}
+
+// Every intermediate of a style's forward pass as <style>_<what>.npy, (layers, T, width).
+static void dump_style(const char *style, const tw_model *m, const tw_model_state *st,
+                       const float *probs, int T) {
+    const int C = m->cfg.block.attn.d_model, H = m->cfg.block.attn.n_head, V = m->cfg.vocab;
+    const int nl = m->cfg.n_layer;
+    float *embed = lesson_alloc((long)T * C);
+    memcpy(embed, st->embed, (size_t)T * C * sizeof(float));
+    write_stack(style, "embed", embed, 1, T, C);
+    // Every (T, C) tensor of the block's table (attn_in is the previous layer's resid_post),
+    // then the attention pattern, under the table's names (the names ./generate --dump uses).
+    for (int i = 0; i < tw_block_n_tensors; i++) {
+        const tw_tensor_info *t = &tw_block_tensors[i];
+        if (strcmp(t->shape, "TC") != 0 || strcmp(t->name, "attn_in") == 0 ||
+            (t->flags & (TW_TENSOR_WORK | TW_TENSOR_STATS)))
+            continue;
+        write_stack(style, t->name, stack_layers(st, nl, T, C, t), nl, T, C);
+    }
+    float *aw = lesson_alloc((long)nl * H * T * T);
+    for (int l = 0; l < nl; l++)
+        memcpy(aw + (long)l * H * T * T, st->layers[l].attn.pattern, (size_t)H * T * T * sizeof(float));
+    char nm[64];
+    snprintf(nm, sizeof nm, "%s_pattern.npy", style);
+    long ash[4] = { nl, H, T, T };
+    lesson_write_npy(nm, aw, ash, 4);
+    snprintf(nm, sizeof nm, "%s_logits.npy", style);
+    lesson_write_npy2(nm, st->logits, T, V);
+    snprintf(nm, sizeof nm, "%s_probs.npy", style);
+    lesson_write_npy2(nm, probs, T, V);
+}
+
+// One style from tokens to next-token probabilities: its row of the table, checks, guesses, dumps.
+static void run_style(const char *style, const int *tokens, int T, const char *text, uint64_t seed) {
+    tw_model_config c;
+    LESSON_TRY(tw_model_config_preset(&c, style));
+    tw_model m = { 0 };
+    LESSON_TRY(tw_model_init(&m, &c));
+    tw_model_randomize(&m, seed);
+    print_style_row(style, &m);
+    tw_model_state st = { 0 };
+    LESSON_TRY(tw_model_state_init(&st, &m, T, 0));
+    LESSON_TRY(tw_model_forward(&st, &m, tokens, T, 0));
+    const int V = c.vocab;
+    if (V != TOY_V) lesson_die("the %s preset has %d symbols, the toy vocabulary %d", style, V, TOY_V);
+    float *probs = lesson_alloc((long)T * V);
+    tw_softmax_rows(probs, st.logits, T, V, 1.0f);
+    check_head(style, &m, &st, T);
+    show_guesses(style, probs + (long)(T - 1) * V, V, text);
+    dump_style(style, &m, &st, probs, T);
+    tw_model_state_free(&st);
+    tw_model_free(&m);
+}
+
+static void four_styles(const int *tokens, int T, const char *text, uint64_t seed) {
+    lesson_say("Each preset is a 2-layer model with random weights over the %d-symbol toy "
+               "vocabulary (space, a-z, '.', ',', '!', A-Z, 0-8; the tiny models have no "
+               "tokenizer), so the guesses below mean nothing yet: an untrained model's noise, shown as symbols. What matters "
+               "is the path the numbers take. Every intermediate is saved as <style>_<what>.npy "
+               "with shape (layers, T, width).", TOY_V);
     printf("  %-6s %-9s %-9s %-12s %-9s %-6s %-5s %8s\n", "style", "norm", "place", "positions",
            "FFN", "heads", "tied", "params");
-    for (int k = 0; k < 4; k++) {
-        tw_model_config c;
-        LESSON_TRY(tw_model_config_preset(&c, STYLES[k]));
-        tw_model m = { 0 };
-        LESSON_TRY(tw_model_init(&m, &c));
-        tw_model_randomize(&m, a.seed + 10 + k);
-        const tw_block_config *b = &c.block;
-        char heads[16];
-        snprintf(heads, sizeof heads, "%d/%d", b->attn.n_head, b->attn.n_kv_head);
-        const char *pos = c.pos == TW_POS_SINUSOIDAL ? "sinusoidal" : c.pos == TW_POS_LEARNED
-                        ? "learned" : b->attn.rope == TW_ROPE_ADJACENT ? "RoPE adj." : "RoPE halves";
-        printf("  %-6s %-9s %-9s %-12s %-9s %-6s %-5s %8ld\n", STYLES[k],
-               b->norm == TW_NORM_LAYER ? "LayerNorm" : "RMSNorm", b->prenorm ? "pre" : "post", pos,
-               b->ffn == TW_FFN_SWIGLU ? "SwiGLU" : tw_act_name(b->act), heads, c.tied ? "yes" : "no",
-               tw_model_count_params(&m));
-        tw_model_state st = { 0 };
-        LESSON_TRY(tw_model_state_init(&st, &m, T, 0));
-        LESSON_TRY(tw_model_forward(&st, &m, tokens, T, 0));
-        const int C = b->attn.d_model, H = b->attn.n_head, Vv = c.vocab;
-        const int nl = c.n_layer;
-        float *probs = lesson_alloc((long)T * Vv);
-        tw_softmax_rows(probs, st.logits, T, Vv, 1.0f);
-        // the head is a Linear on the final hidden states: check the last row by hand
-        float *last = lesson_alloc(Vv);
-        tw_linear_forward(last, st.final_norm + (long)(T - 1) * C, m.head, NULL, 1, C, Vv);
-        char name[96];
-        snprintf(name, sizeof name, "%s logits == final . head^T", STYLES[k]);
-        lesson_expect_close(name, last, st.logits + (long)(T - 1) * Vv, Vv, 0.0f);
-        // top 3 next symbols after the last position
-        const float *p = probs + (long)(T - 1) * Vv;
-        int top[3];
-        top_k(top, 3, p, Vv);
-        printf("         after \"%s\": top next ids %d (p %.4f), %d (p %.4f), %d (p %.4f); "
-               "uniform would be %.4f\n", text, top[0], (double)p[top[0]], top[1],
-               (double)p[top[1]], top[2], (double)p[top[2]], 1.0 / Vv);
-        double psum = 0.0;
-        for (int v = 0; v < Vv; v++) psum += p[v];
-        snprintf(name, sizeof name, "%s next-token probabilities sum to 1", STYLES[k]);
-        lesson_expect_near(name, psum, 1.0, 1e-5);
-        // dumps
-        float *embed = lesson_alloc((long)T * C);
-        memcpy(embed, st.embed, (size_t)T * C * sizeof(float));
-        write_stack(STYLES[k], "embed", embed, 1, T, C);
-        // Every (T, C) tensor of the block's table (attn_in is the previous layer's resid_post),
-        // then the attention pattern, under the table's names (the names ./generate --dump uses).
-        for (int i = 0; i < tw_block_n_tensors; i++) {
-            const tw_tensor_info *t = &tw_block_tensors[i];
-            if (strcmp(t->shape, "TC") != 0 || strcmp(t->name, "attn_in") == 0 ||
-                (t->flags & (TW_TENSOR_WORK | TW_TENSOR_STATS)))
-                continue;
-            write_stack(STYLES[k], t->name, stack_layers(&st, nl, T, C, t), nl, T, C);
-        }
-        float *aw = lesson_alloc((long)nl * H * T * T);
-        for (int l = 0; l < nl; l++)
-            memcpy(aw + (long)l * H * T * T, st.layers[l].attn.pattern, (size_t)H * T * T * sizeof(float));
-        char nm[64];
-        snprintf(nm, sizeof nm, "%s_pattern.npy", STYLES[k]);
-        long ash[4] = { nl, H, T, T };
-        lesson_write_npy(nm, aw, ash, 4);
-        snprintf(nm, sizeof nm, "%s_logits.npy", STYLES[k]);
-        lesson_write_npy2(nm, st.logits, T, Vv);
-        snprintf(nm, sizeof nm, "%s_probs.npy", STYLES[k]);
-        lesson_write_npy2(nm, probs, T, Vv);
-        tw_model_state_free(&st);
-        tw_model_free(&m);
-    }
+    for (int k = 0; k < 4; k++) run_style(STYLES[k], tokens, T, text, seed + (uint64_t)k);
     lesson_note("the 2017 model is nearly certain of its (meaningless) guess: it has no final "
                 "norm, its stream has length about sqrt(C), and its tied output head reuses "
                 "embedding rows drawn from N(0, 1), the 2017 scale, so its logits are tens of "
@@ -293,119 +384,157 @@ int main(int argc, char **argv) {
                 "positions enter (added tables or rotations inside attention), the FFN, how many "
                 "kv heads, biases, tied output head. The skeleton, embed -> blocks -> norm -> "
                 "head -> softmax, is the same.");
+}
 
-    // ---- 4. the 2017 encoder-decoder ----
-    lesson_section("The 2017 encoder-decoder and cross-attention");
+// ---- 4. the 2017 encoder-decoder ----
+// A toy translation pair, one token per word. The ids are arbitrary entries of the toy
+// vocabulary: the words only label the rows and columns.
+static const char *const SRC[] = { "le", "chat", "noir", "dort", "." };
+static const char *const TGT[] = { "<s>", "the", "black", "cat", "sleeps" };
+enum { SRC_T = 5, TGT_T = 5 };
+static const int SRC_IDS[SRC_T] = { 30, 31, 32, 33, 27 }, TGT_IDS[TGT_T] = { 40, 20, 2, 3, 19 };
+
+// x = embedding * sqrt(C) + sinusoidal positions (pe: (n, C)), the 2017 model's input.   x: (n, C)
+static void embed_2017(float *x, const int *ids, int n, const tw_model *m, const float *pe) {
+    const int C = m->cfg.block.attn.d_model;
+    LESSON_TRY(tw_embedding_forward(x, ids, m->tok_emb, n, m->cfg.vocab, C));
+    for (long i = 0; i < (long)n * C; i++) x[i] *= sqrtf((float)C);
+    tw_add_inplace(x, pe, (long)n * C);
+}
+
+typedef struct {
+    tw_mha_config   self_cfg, cross_cfg;
+    tw_mha_weights  cross_w;    // fresh weights for cross-attention
+    const tw_block_weights *w;  // self-attention, norms and FFN: layer 1 of the tiny model
+    float          *ones;       // (C) the gain of the norm after cross-attention
+    tw_mha_scratch  self_s, cross_s;
+} decoder_layer;
+
+// One 2017 decoder layer: causal self-attention, cross-attention to enc (S, C), FFN, each followed
+// by add & LayerNorm.   out: (T, C)   x: (T, C)   head 0's cross-attention map stays in cross_s
+static void decoder_forward(float *out, decoder_layer *d, const float *x, const float *enc, int T,
+                            int S, int C, int F) {
+    float *sa = lesson_alloc((long)T * C), *h1 = lesson_alloc((long)T * C);
+    float *ca = lesson_alloc((long)T * C), *h2 = lesson_alloc((long)T * C);
+    float *ff = lesson_alloc((long)T * C), *hid = lesson_alloc((long)T * F);
+    tw_mha_forward(sa, &d->self_s, NULL, x, NULL, NULL, &d->self_cfg, &d->w->attn, T, T, 0);
+    tw_add_inplace(sa, x, (long)T * C);
+    tw_layernorm_forward(h1, NULL, NULL, sa, d->w->norm1_w, d->w->norm1_b, T, C, 1e-5f);
+    tw_mha_forward(ca, &d->cross_s, NULL, h1, enc, NULL, &d->cross_cfg, &d->cross_w, T, S, 0);   // x_kv = encoder
+    tw_add_inplace(ca, h1, (long)T * C);
+    tw_layernorm_forward(h2, NULL, NULL, ca, d->ones, NULL, T, C, 1e-5f);
+    tw_ffn_forward(ff, hid, h2, d->w->ffn_w1, d->w->ffn_b1, d->w->ffn_w2, d->w->ffn_b2, T, C, F, TW_ACT_RELU);
+    tw_add_inplace(ff, h2, (long)T * C);
+    tw_layernorm_forward(out, NULL, NULL, ff, d->w->norm2_w, d->w->norm2_b, T, C, 1e-5f);
+}
+
+// The cross-attention map with its sentences: target words down, source words across.
+static void print_cross_map(const float *map) {
+    printf("  cross-attention weights, head 0: each row is a target word (the query) spreading "
+           "weight 1 over the source words\n  %-8s", "");
+    for (int s = 0; s < SRC_T; s++) printf(" %8s", SRC[s]);
+    printf("\n");
+    for (int t = 0; t < TGT_T; t++) {
+        printf("  %-8s", TGT[t]);
+        for (int s = 0; s < SRC_T; s++) printf(" %8.4f", (double)map[t * SRC_T + s]);
+        printf("\n");
+    }
+}
+
+static void encoder_decoder(uint64_t seed) {
     lesson_say("The original Transformer translates: an encoder reads the whole source sentence "
                "with attention in both directions (no mask), and a decoder writes the target one "
                "token at a time. Each decoder layer has three sub-layers: causal self-attention "
                "over the target so far, cross-attention whose queries come from the decoder and "
                "whose keys and values come from the encoder's output, and the FFN, each followed "
                "by add & LayerNorm (post-norm). Here: one encoder block and one decoder layer of "
-               "the tiny 2017 model, random weights.");
-    static const char *const SRC[] = { "le", "chat", "noir", "dort", "." };
-    static const char *const TGT[] = { "<s>", "the", "black", "cat", "sleeps" };
-    const int Ss = 5, Tt = 5;
-    const int src_ids[5] = { 30, 31, 32, 33, 27 }, tgt_ids[5] = { 40, 20, 2, 3, 19 };
+               "the tiny 2017 model, random weights, on \"le chat noir dort .\" -> \"<s> the "
+               "black cat sleeps\", one token per word.");
     tw_model_config c17;
     LESSON_TRY(tw_model_config_preset(&c17, "2017"));
     tw_model m17 = { 0 };
     LESSON_TRY(tw_model_init(&m17, &c17));
-    tw_model_randomize(&m17, a.seed + 20);
-    const int C = c17.block.attn.d_model, F = c17.block.ffn_hidden, Vv = c17.vocab;
-    // embeddings * sqrt(C) + sinusoidal positions, for source and target
-    float *src = lesson_alloc((long)Ss * C), *tgt = lesson_alloc((long)Tt * C);
-    float *pe = lesson_alloc((long)Tt * C);
-    LESSON_TRY(tw_embedding_forward(src, src_ids, m17.tok_emb, Ss, Vv, C));
-    LESSON_TRY(tw_embedding_forward(tgt, tgt_ids, m17.tok_emb, Tt, Vv, C));
-    for (long i = 0; i < (long)Ss * C; i++) src[i] *= sqrtf((float)C);
-    for (long i = 0; i < (long)Tt * C; i++) tgt[i] *= sqrtf((float)C);
-    tw_posenc_sinusoidal(pe, Tt, C, 0);
-    tw_add_inplace(src, pe, (long)Ss * C);
-    tw_add_inplace(tgt, pe, (long)Tt * C);
+    tw_model_randomize(&m17, seed);
+    const int C = c17.block.attn.d_model, F = c17.block.ffn_hidden;
+    float *src = lesson_alloc((long)SRC_T * C), *tgt = lesson_alloc((long)TGT_T * C);
+    float *pe = lesson_alloc((long)TGT_T * C);
+    tw_posenc_sinusoidal(pe, TGT_T, C, 0);
+    embed_2017(src, SRC_IDS, SRC_T, &m17, pe);
+    embed_2017(tgt, TGT_IDS, TGT_T, &m17, pe);
     // encoder: the 2017 block with the causal mask switched off
     tw_block_config enc_cfg = c17.block;
     enc_cfg.attn.causal = 0;
     tw_block_scratch es = { 0 };
-    LESSON_TRY(tw_block_scratch_init(&es, &enc_cfg, Ss, Ss));
-    float *enc = lesson_alloc((long)Ss * C);
-    tw_block_forward(enc, &es, NULL, src, &enc_cfg, &m17.layers[0], Ss, 0);
+    LESSON_TRY(tw_block_scratch_init(&es, &enc_cfg, SRC_T, SRC_T));
+    float *enc = lesson_alloc((long)SRC_T * C);
+    tw_block_forward(enc, &es, NULL, src, &enc_cfg, &m17.layers[0], SRC_T, 0);
     // decoder layer: self-attention (layer 1's weights), cross-attention (fresh weights), FFN
-    tw_mha_config self_cfg = c17.block.attn, cross_cfg = c17.block.attn;
-    cross_cfg.causal = 0;
-    tw_mha_weights xw = { .wq = weights(C, C, 0.2f, a.seed + 30), .wk = weights(C, C, 0.2f, a.seed + 31),
-                           .wv = weights(C, C, 0.2f, a.seed + 32), .wo = weights(C, C, 0.2f, a.seed + 33) };
-    float *ones = lesson_alloc(C);
-    for (int i = 0; i < C; i++) ones[i] = 1.0f;
-    const tw_block_weights *dw = &m17.layers[1];
-    tw_mha_scratch ss = { 0 }, xs = { 0 };
-    LESSON_TRY(tw_mha_scratch_init(&ss, &self_cfg, Tt, Tt));
-    LESSON_TRY(tw_mha_scratch_init(&xs, &cross_cfg, Tt, Ss));
-    float *dec = lesson_alloc((long)Tt * C), *cross_map = lesson_alloc((long)Tt * Ss);
-    for (int pass = 0; pass < 2; pass++) {
-        // pass 1 changes the last target token, to check that earlier rows do not move
-        int ids2[5];
-        memcpy(ids2, tgt_ids, sizeof ids2);
-        float *in = tgt;
-        if (pass == 1) {
-            ids2[4] = 50;
-            in = lesson_alloc((long)Tt * C);
-            LESSON_TRY(tw_embedding_forward(in, ids2, m17.tok_emb, Tt, Vv, C));
-            for (long i = 0; i < (long)Tt * C; i++) in[i] *= sqrtf((float)C);
-            tw_add_inplace(in, pe, (long)Tt * C);
-        }
-        float *sa = lesson_alloc((long)Tt * C), *h1 = lesson_alloc((long)Tt * C);
-        float *ca = lesson_alloc((long)Tt * C), *h2 = lesson_alloc((long)Tt * C);
-        float *ff = lesson_alloc((long)Tt * C), *hid = lesson_alloc((long)Tt * F);
-        float *out = lesson_alloc((long)Tt * C);
-        tw_mha_forward(sa, &ss, NULL, in, NULL, NULL, &self_cfg, &dw->attn, Tt, Tt, 0);
-        tw_add_inplace(sa, in, (long)Tt * C);
-        tw_layernorm_forward(h1, NULL, NULL, sa, dw->norm1_w, dw->norm1_b, Tt, C, 1e-5f);
-        tw_mha_forward(ca, &xs, NULL, h1, enc, NULL, &cross_cfg, &xw, Tt, Ss, 0);   // x_kv = encoder
-        tw_add_inplace(ca, h1, (long)Tt * C);
-        tw_layernorm_forward(h2, NULL, NULL, ca, ones, NULL, Tt, C, 1e-5f);
-        tw_ffn_forward(ff, hid, h2, dw->ffn_w1, dw->ffn_b1, dw->ffn_w2, dw->ffn_b2, Tt, C, F, TW_ACT_RELU);
-        tw_add_inplace(ff, h2, (long)Tt * C);
-        tw_layernorm_forward(out, NULL, NULL, ff, dw->norm2_w, dw->norm2_b, Tt, C, 1e-5f);
-        if (pass == 0) {
-            memcpy(dec, out, (size_t)Tt * C * sizeof(float));
-            // head 0's cross-attention map: (T target, S source)
-            memcpy(cross_map, xs.pattern, (size_t)Tt * Ss * sizeof(float));
-        } else {
-            lesson_expect_close("decoder rows 0..3 ignore a change to target token 4", out, dec,
-                                (long)(Tt - 1) * C, 0.0f);
-        }
-    }
+    decoder_layer d = { .self_cfg = c17.block.attn, .cross_cfg = c17.block.attn, .w = &m17.layers[1] };
+    d.cross_cfg.causal = 0;
+    d.cross_w = (tw_mha_weights){ .wq = weights(C, C, 0.2f, seed + 10), .wk = weights(C, C, 0.2f, seed + 11),
+                                  .wv = weights(C, C, 0.2f, seed + 12), .wo = weights(C, C, 0.2f, seed + 13) };
+    d.ones = lesson_alloc(C);
+    for (int i = 0; i < C; i++) d.ones[i] = 1.0f;
+    LESSON_TRY(tw_mha_scratch_init(&d.self_s, &d.self_cfg, TGT_T, TGT_T));
+    LESSON_TRY(tw_mha_scratch_init(&d.cross_s, &d.cross_cfg, TGT_T, SRC_T));
+    float *dec = lesson_alloc((long)TGT_T * C), *cross_map = lesson_alloc((long)TGT_T * SRC_T);
+    decoder_forward(dec, &d, tgt, enc, TGT_T, SRC_T, C, F);
+    memcpy(cross_map, d.cross_s.pattern, (size_t)TGT_T * SRC_T * sizeof(float));   // head 0: (T, S)
+    // the causal mask: changing the last target word must not move the rows before it
+    int ids2[TGT_T];
+    memcpy(ids2, TGT_IDS, sizeof ids2);
+    ids2[TGT_T - 1] = 50;
+    float *tgt2 = lesson_alloc((long)TGT_T * C), *dec2 = lesson_alloc((long)TGT_T * C);
+    embed_2017(tgt2, ids2, TGT_T, &m17, pe);
+    decoder_forward(dec2, &d, tgt2, enc, TGT_T, SRC_T, C, F);
+    lesson_expect_close("decoder rows 0..3 ignore a change to target token 4", dec2, dec,
+                        (long)(TGT_T - 1) * C, 0.0f);
     printf("  encoder input (%d, %d) -> encoder output (%d, %d); decoder input (%d, %d) -> "
-           "decoder output (%d, %d)\n", Ss, C, Ss, C, Tt, C, Tt, C);
-    lesson_print_matrix("cross-attention weights, head 0 (rows: target, columns: source)",
-                        cross_map, Tt, Ss);
+           "decoder output (%d, %d)\n", SRC_T, C, SRC_T, C, TGT_T, C, TGT_T, C);
+    print_cross_map(cross_map);
     int all_pos = 1;
-    for (long i = 0; i < (long)Tt * Ss; i++) all_pos &= cross_map[i] > 0.0f;
+    for (long i = 0; i < (long)TGT_T * SRC_T; i++) all_pos &= cross_map[i] > 0.0f;
     lesson_expect("cross-attention has no causal mask: every source token visible", all_pos);
     lesson_note("even the first target token (<s>) attends to the whole source sentence: the "
                 "source is fully known before decoding starts, so nothing is hidden. In a trained "
                 "translation model the map lines up words with their translations (\"black\" on "
                 "\"noir\"); with random weights it is only the mechanism you see here.");
-
-    // ---- files ----
-    lesson_section("Files");
-    lesson_write_npy2("residual_norms.npy", norms, L + 1, 3);
-    static const char *const RCOLS[3] = { "layer", "prenorm_gpt2", "postnorm_2017" };
-    lesson_write_columns("residual_norms.dat", norms, L + 1, 3, RCOLS,
-                         "lesson 9: mean Euclidean norm of the residual stream rows after each "
-                         "layer (0 = embeddings), 12-layer tiny models, random weights");
-    lesson_write_npy2("encoder_out.npy", enc, Ss, C);
-    lesson_write_npy2("decoder_out.npy", dec, Tt, C);
-    lesson_write_npy2("cross_attention.npy", cross_map, Tt, Ss);
-    lesson_write_matrix_dat("cross_attention.dat", cross_map, Tt, Ss, TGT, SRC,
+    lesson_write_npy2("encoder_out.npy", enc, SRC_T, C);
+    lesson_write_npy2("decoder_out.npy", dec, TGT_T, C);
+    lesson_write_npy2("cross_attention.npy", cross_map, TGT_T, SRC_T);
+    lesson_write_matrix_dat("cross_attention.dat", cross_map, TGT_T, SRC_T, TGT, SRC,
                             "lesson 9: decoder cross-attention weights, head 0; rows: target "
                             "token (query), columns: source token (key)");
-    lesson_plot("09_residual_norms.gp", "residual_norms.dat", "residual_norms.png");
     lesson_plot("09_cross_attention.gp", "cross_attention.dat", "cross_attention.png");
     tw_block_scratch_free(&es);
-    tw_mha_scratch_free(&ss);
-    tw_mha_scratch_free(&xs);
+    tw_mha_scratch_free(&d.self_s);
+    tw_mha_scratch_free(&d.cross_s);
     tw_model_free(&m17);
+}
+
+int main(int argc, char **argv) {
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 9 }, NULL);
+    const char *text = "the cat";
+    const int T = (int)strlen(text);
+    int tokens[16];
+    for (int t = 0; t < T; t++) tokens[t] = char_id(text[t]);
+
+    lesson_section("A block, pre-norm and post-norm, rebuilt by hand");
+    block_rebuilt_by_hand(tokens, T, text, a.seed);
+
+    lesson_section("The residual stream through 12 layers");
+    lesson_say("Give the tiny GPT-2 (pre-norm) and 2017 (post-norm) models %d layers and follow "
+               "the average length of a token's vector after each block.", DEPTH);
+    float *norms = lesson_alloc((long)(DEPTH + 1) * 3);                      // (DEPTH+1, 3)
+    const int C = measure_residual_norms(norms, tokens, T, a.seed + 1);
+    print_residual_norms(norms);
+    explain_residual_norms(norms, C);
+    write_residual_norms(norms);
+
+    lesson_section("Tokens to next-token probabilities in four styles");
+    four_styles(tokens, T, text, a.seed + 10);
+
+    lesson_section("The 2017 encoder-decoder and cross-attention");
+    encoder_decoder(a.seed + 20);
     return lesson_finish();
 }

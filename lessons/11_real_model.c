@@ -36,6 +36,87 @@ static const lesson_info INFO = {
 
 enum { MAP_T = 24 };   // tokens shown in the attention maps
 
+// The token explain_one_pick worked out; main checks that the sampler returns the same.
+static int g_predicted = -1;
+
+static int by_prob_desc(const void *a, const void *b) {
+    const tw_prob_index *x = a, *y = b;
+    if (x->prob != y->prob) return x->prob < y->prob ? 1 : -1;
+    return x->index - y->index;
+}
+
+// Shows the next-token distribution and redoes, in the open, what tw_sampler_sample is about to
+// do with it (lib/sampler.h): softmax of logits / temperature, the top-p nucleus, one uniform
+// number u, and the token u lands on. It draws u from a copy of the sampler, so the real
+// sampler's stream is untouched and must then return the same token.   logits: (V)
+// Returns 0 and prints nothing when the choice is nearly certain (top probability >= 0.6) unless
+// `force`: the first uncertain step is the instructive one.
+static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
+                            const float *logits, int prev, int step, int force) {
+    const int V = sampler->vocab_size;
+    if (sampler->temperature == 0.0f) {
+        g_predicted = tw_argmax(logits, V);
+        lesson_say("Temperature 0: the sampler is greedy and takes the largest logit, id %d [%s].",
+                   g_predicted, lesson_visible_piece(tw_tokenizer_decode(tok, prev, g_predicted)));
+        return 1;
+    }
+    tw_prob_index *c = lesson_alloc_bytes((size_t)V * sizeof *c);      // (V)
+    float *z = lesson_alloc(V);                                         // (V)
+    for (int i = 0; i < V; i++) z[i] = logits[i] / sampler->temperature;
+    tw_softmax_rows(z, z, 1, V, 1.0f);
+    for (int i = 0; i < V; i++) c[i] = (tw_prob_index){ z[i], i };
+    qsort(c, (size_t)V, sizeof *c, by_prob_desc);
+    if (c[0].prob >= 0.6f && !force) return 0;
+    const float p = sampler->topp;
+    const int nucleus_on = p > 0.0f && p < 1.0f;
+    // The nucleus: the shortest run of most likely tokens whose mass exceeds p.
+    int keep = V;
+    float mass = 0.0f;                              // float sums in lib/sampler.c's order
+    if (nucleus_on) {
+        for (int i = 0; i < V; i++) {
+            mass += c[i].prob;
+            if (mass > p) { keep = i + 1; break; }
+        }
+    } else {
+        mass = 1.0f;
+    }
+    lesson_say("How a token is chosen, at step %d (%s). The model's last position gives %d logits, one "
+               "per vocabulary entry. Divided by the temperature %.2f and passed through softmax "
+               "they become probabilities; the most likely ones, after \"...%s\" (a space shows as _):", step,
+               force && c[0].prob >= 0.6f ? "the last step"
+                                          : "the first step where the model is not nearly sure: p < 0.6 for the top token",
+               V,
+               (double)sampler->temperature, tw_tokenizer_decode(tok, 0, prev));
+    printf("    %4s %6s  %-12s %8s %10s\n", "rank", "id", "piece", "p", "cumulative");
+    double cum = 0.0;
+    for (int i = 0; i < 10 && i < V; i++) {
+        cum += c[i].prob;
+        printf("    %4d %6d  [%-10s] %8.4f %10.4f%s\n", i + 1, c[i].index,
+               lesson_visible_piece(tw_tokenizer_decode(tok, prev, c[i].index)), (double)c[i].prob, cum,
+               nucleus_on && i + 1 == keep ? "   <- the nucleus ends here" : "");
+    }
+    tw_sampler copy = *sampler;                     // shares the scratch; only the state matters
+    float u = tw_sampler_next_f32(&copy);
+    float target = u * mass, run = 0.0f;
+    g_predicted = c[keep - 1].index;                // rounding fallback, as lib/sampler.c does
+    for (int i = 0; i < keep; i++) {
+        run += c[i].prob;
+        if (target < run) { g_predicted = c[i].index; break; }
+    }
+    if (nucleus_on)
+        lesson_say("Top-p %.2f keeps the %d most likely tokens, the fewest whose mass (%.4f) "
+                   "exceeds %.2f; the rest can never be drawn. The sampler draws one uniform "
+                   "number u = %.4f, scales it by the nucleus mass to %.4f, and walks down the "
+                   "cumulative column to the first entry above it: id %d [%s].", (double)p, keep,
+                   mass, (double)p, (double)u, target, g_predicted,
+                   lesson_visible_piece(tw_tokenizer_decode(tok, prev, g_predicted)));
+    else
+        lesson_say("The sampler draws one uniform number u = %.4f and walks down the cumulative "
+                   "column to the first entry above it: id %d [%s].", (double)u, g_predicted,
+                   lesson_visible_piece(tw_tokenizer_decode(tok, prev, g_predicted)));
+    return 1;
+}
+
 int main(int argc, char **argv) {
     const char *prompt = "Once upon a time";
     int steps = 96;
@@ -98,9 +179,12 @@ int main(int argc, char **argv) {
     printf("\n   pieces:");
     for (int i = 0; i < n_prompt; i++) {
         const char *p = tw_tokenizer_decode(&tok, i ? seq[i - 1] : 0, seq[i]);
-        printf(" [%s]", seq[i] == TW_TOK_BOS ? "BOS" : p);
+        if (seq[i] == TW_TOK_BOS) printf(" [\\n<s>\\n]");   // as lesson 1 prints it
+        else printf(" [%s]", lesson_visible_piece(p));
     }
     printf("\n");
+    lesson_say("The first id, %d, is BOS (begin of text), the piece \"\\n<s>\\n\" of lesson 1; "
+               "the attention maps below label it <s>.", TW_TOK_BOS);
 
     // ---- 3. writing a story with a KV cache ----
     lesson_section("Writing a story, one token at a time");
@@ -115,7 +199,7 @@ int main(int argc, char **argv) {
     LESSON_TRY(tw_sampler_init(&sampler, V, temperature, 0.9f, a.seed));
     const size_t per_pos = tw_kv_cache_bytes(1, G, D) * (size_t)L;   // all layers, float32
     float *growth = lesson_alloc((long)(steps + 1) * 3);               // (steps+1, 3)
-    int n = n_prompt, n_growth = 0, logits_len = 0;   // logits_len: tokens behind last_logits
+    int n = n_prompt, n_growth = 0, logits_len = 0, explained = 0;   // logits_len: tokens behind last_logits
     LESSON_TRY(tw_model_forward_next(&st, &m, seq, n_prompt, 0));
     float *last_logits = lesson_alloc(V);
     size_t story_cap = 64 + (size_t)steps * 32 + strlen(prompt);
@@ -129,7 +213,13 @@ int main(int argc, char **argv) {
         growth[n_growth * 3 + 1] = (float)n;
         growth[n_growth * 3 + 2] = (float)((double)n * per_pos);
         n_growth++;
+        int explains = !explained && explain_one_pick(&sampler, &tok, logits, seq[n - 1], step,
+                                                      step == steps - 1);
         int next = tw_sampler_sample(&sampler, logits);
+        if (explains) {
+            lesson_expect("the sampler picked the token worked out above", next == g_predicted);
+            explained = 1;
+        }
         if (next == TW_TOK_BOS || next == TW_TOK_EOS) break;          // the story ended
         const char *piece = tw_tokenizer_decode(&tok, seq[n - 1], next);
         if (strlen(story) + strlen(piece) + 1 < story_cap) strcat(story, piece);
@@ -146,8 +236,12 @@ int main(int argc, char **argv) {
     lesson_section("The KV cache growing");
     lesson_say("Each position stores, in each of the %d layers, a key and a value for each of the "
                "%d kv heads: 2 x %d x %d x %d floats x 4 bytes = %zu bytes per token. The cache "
-               "was allocated for %d positions (%zu bytes); this is how much of it is in use:",
-               L, G, L, G, D, per_pos, S_max, (size_t)L * tw_kv_cache_bytes(S_max, G, D));
+               "was allocated for %d positions (%zu bytes): %d for the prompt, the most tokens "
+               "its %zu bytes could ever need (one per byte, plus BOS, the leading space and "
+               "EOS: tw_tokenizer_max_tokens), plus the %d steps asked for. The prompt took %d; "
+               "this is how much of the cache is in use:",
+               L, G, L, G, D, per_pos, S_max, (size_t)L * tw_kv_cache_bytes(S_max, G, D), max_tok,
+               strlen(prompt), steps, n_prompt);
     printf("  %8s %10s %14s\n", "step", "positions", "bytes in use");
     for (int i = 0; i < n_growth; i++)
         if (i < 3 || (i & (i - 1)) == 0 || i == n_growth - 1)

@@ -209,8 +209,12 @@ int main(int argc, char **argv) {
     for (int i = 0; i < NC; i++) stale_err = fmax(stale_err, fabs(sdx[i] - rdx[i]));
     lesson_print_vector("dx with the saved rms", rdx, NC);
     lesson_print_vector("dx with a stale rms ", sdx, NC);
-    lesson_expect("a stale rms moves dx by more than 0.05 (25x the agreement asked above)",
-                  stale_err > 0.05);
+    // The real dx is within r1 of the nudged gradient, so the stale one is at least
+    // stale_err - r1 away from it: a bound that holds for any seed, not a fixed 0.05.
+    printf("  the stale dx moves by up to %.4f; it misses the nudged gradient by at least %.4f\n",
+           stale_err, stale_err - r1);
+    lesson_expect("a stale rms misses the nudged gradient by more than the 2e-3 asked above",
+                  stale_err - r1 > AGREE);
     lesson_note("this is why a training step runs forward then backward on the SAME weights and "
                 "keeps the forward's intermediates (inputs, rms, mean, 1/std, softmax outputs) until "
                 "the backward has used them: they are most of a training step's memory.");

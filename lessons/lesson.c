@@ -104,6 +104,19 @@ char *lesson_strdup(const char *s) {
     return d;
 }
 
+const char *lesson_visible_piece(const char *piece) {
+    size_t n = 0;
+    for (const char *p = piece; *p; p++) n += *p == '\n' ? 2 : 1;
+    char *out = lesson_alloc_bytes(n + 1), *o = out;
+    for (const char *p = piece; *p; p++) {
+        if (*p == ' ') *o++ = '_';
+        else if (*p == '\n') { *o++ = '\\'; *o++ = 'n'; }
+        else *o++ = *p;
+    }
+    *o = '\0';
+    return out;
+}
+
 // ---- options ----
 
 static void print_help(const lesson_info *info, const lesson_args *d, const lesson_opt *extra) {
@@ -112,8 +125,9 @@ static void print_help(const lesson_info *info, const lesson_args *d, const less
     lesson_say("%s", info->teaches);
     printf("\nUsage: ./lesson%d [options]\n", info->number);
     printf("  --help          print this and exit\n");
-    printf("  --seed N        seed of the random inputs and weights (default %llu)\n",
-           (unsigned long long)d->seed);
+    if (!d->no_seed)
+        printf("  --seed N        seed of the random inputs and weights (default %llu)\n",
+               (unsigned long long)d->seed);
     if (d->T > 0) printf("  -T N            sequence length (default %d)\n", d->T);
     printf("  --out DIR       folder for the files it writes (default out/lesson%d)\n", info->number);
     printf("  --no-plot       do not run gnuplot, only print the commands that would\n");
@@ -122,7 +136,8 @@ static void print_help(const lesson_info *info, const lesson_args *d, const less
         snprintf(left, sizeof left, "%s %s", o->flag, o->metavar ? o->metavar : "");
         printf("  %-15s %s\n", left, o->help);
     }
-    printf("\nExample: make lesson%d && ./lesson%d --seed 2\n", info->number, info->number);
+    if (d->no_seed) printf("\nExample: make lesson%d && ./lesson%d\n", info->number, info->number);
+    else printf("\nExample: make lesson%d && ./lesson%d --seed 2\n", info->number, info->number);
 }
 
 static void usage_error(const char *fmt, const char *a, const char *b) {
@@ -200,7 +215,7 @@ lesson_args lesson_start(int argc, char **argv, const lesson_info *info, lesson_
             *(int *)match->dest = 1;
             continue;
         }
-        int known = match || strcmp(f, "--seed") == 0 || strcmp(f, "--out") == 0 ||
+        int known = match || (strcmp(f, "--seed") == 0 && !defaults.no_seed) || strcmp(f, "--out") == 0 ||
                     (strcmp(f, "-T") == 0 && defaults.T > 0);
         if (!known) usage_error("unknown option '%s'%s", f, "");
         if (!val) usage_error("option %s needs a value%s", f, "");
@@ -323,6 +338,32 @@ void lesson_print_matrix(const char *name, const float *x, int rows, int cols) {
 
 void lesson_print_vector(const char *name, const float *x, int n) {
     tw_print_matrix(stdout, name, x, 1, n, 1, 12);
+}
+
+// First `head` indices, then from `*tail` on: at most max of n shown (as lib/inspect.c elides).
+static int shown(int n, int max, int *tail) {
+    if (n <= max) { *tail = n; return n; }
+    *tail = n - max / 2;
+    return (max + 1) / 2;
+}
+
+static void print_causal_row(const float *row, int t, int cols, int offset) {
+    int tail, head = shown(cols, 8, &tail);
+    for (int j = 0; j < cols; j++) {
+        if (j == head && tail < cols) { printf(" %9s", "..."); j = tail; }
+        if (j > t + offset) printf(" %9s", "-");
+        else printf(" %9.4f", (double)row[j]);
+    }
+    putchar('\n');
+}
+
+void lesson_print_causal(const char *name, const float *x, int rows, int cols) {
+    printf("%s (%d, %d); \"-\" = masked (a key after the query)\n", name, rows, cols);
+    int tail, head = shown(rows, 8, &tail);
+    for (int t = 0; t < rows; t++) {
+        if (t == head && tail < rows) { printf(" %9s\n", "..."); t = tail; }
+        print_causal_row(x + (size_t)t * cols, t, cols, cols - rows);
+    }
 }
 
 // ---- files ----

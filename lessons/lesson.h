@@ -30,6 +30,7 @@ typedef struct {
     int         T;        // -T N         sequence length, where a lesson has one
     const char *out_dir;  // --out DIR    where files go (default out/lessonN)
     int         plot;     // --no-plot    sets 0: do not run gnuplot even if installed
+    int         no_seed;  // set by a lesson with no random inputs: --seed is then not offered
 } lesson_args;
 
 // An extra option of one lesson. kind: 'i' int, 'f' float, 's' string, 'b' flag (sets *int 1).
@@ -73,6 +74,14 @@ void lesson_print_matrix(const char *name, const float *x, int rows, int cols);
 void lesson_print_matrix_n(const char *name, const float *x, int rows, int cols,
                            int max_rows, int max_cols);
 void lesson_print_vector(const char *name, const float *x, int n);   // one row, up to 12 shown
+// Attention weights under a causal mask, x: (rows, cols) with the last query row at the last key:
+// a masked cell (key s after query t) prints as "-", so it cannot be mistaken for a real 0.0000.
+// At most 8 x 8 shown, elided like lesson_print_matrix.
+void lesson_print_causal(const char *name, const float *x, int rows, int cols);
+
+// A token's piece with its spaces visible, as lesson 1 shows them: '_' for ' ', \n for a newline
+// (a tracked string).
+const char *lesson_visible_piece(const char *piece);
 
 // ---- memory: tracked, freed by lesson_finish ----
 

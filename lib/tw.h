@@ -72,6 +72,7 @@
 #include "real/check_finite.h"
 #include "real/tokenizer.h"
 #include "real/sampler.h"
+#include "real/beam.h"
 #include "real/params.h"
 
 #endif

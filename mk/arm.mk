@@ -33,7 +33,7 @@ endif
 
 # ./generate as a file inside the build directory (the top-level ./generate is the native one).
 $(BUILD)/tools/generate-bin: $(BUILD)/tools/generate.o $(LIB)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 .PHONY: test-arm-lessons
 test-arm-lessons: lessons npydiff model              ## every lesson cross-built for AArch64, run in qemu, tensors compared

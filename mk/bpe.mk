@@ -26,10 +26,10 @@ SYS_PYTHON3    ?= /usr/bin/python3
 .PHONY: bpe-corpus bpe-compare bench-bpe
 
 bpe-train: $(BUILD)/tools/bpe_train.o $(LIB)  ## ./bpe-train TEXT --vocab N -o TOK.bin: learn a BPE vocabulary
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tools/bench_bpe: $(BUILD)/tools/bench_bpe.o $(LIB)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # Each half appends one story per seed until it holds half the bytes; written under .tmp names and
 # renamed, so an interrupted run leaves no corpus that later targets would trust.

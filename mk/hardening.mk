@@ -4,7 +4,10 @@
 #                    -fsanitize=fuzzer,address,undefined in build-fuzz/, then run each one for
 #                    FUZZ_SECONDS (default 30) from the committed corpus; stops at the first crash
 #                    and leaves the input in build-fuzz/fuzz/artifacts/. FUZZ_TARGETS="npy json" to
-#                    pick targets, FUZZ_CC=clang-14 to pick the compiler.
+#                    pick targets, FUZZ_CC=clang-14 to pick the compiler. The kernels_* targets are
+#                    differential: each SIMD kernel family at every level this CPU has against
+#                    the reference the naive model runs, on float rows full of extremes
+#                    (fuzz/fuzz_kernels_*.c, tests/simd_range.h); they abort on a disagreement.
 #   make valgrind    the Check suite and every lesson under valgrind --leak-check=full
 #                    --error-exitcode=1: any invalid access or leak fails the target
 #   make corpus      regenerate the corrupted-input corpus data/corrupt/ (tests/corrupt/make_corpus.py)
@@ -14,7 +17,8 @@
 PYTHON3      ?= python3
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
-FUZZ_TARGETS ?= npy json llama2c tokenizer encode bpe
+FUZZ_KERNELS := kernels_dot kernels_norm kernels_softmax kernels_silu kernels_attend
+FUZZ_TARGETS ?= npy json llama2c tokenizer encode bpe $(FUZZ_KERNELS)
 FUZZ_BUILD   := build-fuzz
 FUZZ_TMPDIR  := $(shell if [ -d /dev/shm ] && [ -w /dev/shm ]; then echo /dev/shm; else echo $${TMPDIR:-/tmp}; fi)
 # Coverage instrumentation for the library and the targets; libFuzzer's main only at the link.
@@ -27,6 +31,8 @@ FUZZ_MAXLEN_json      := 4096
 FUZZ_MAXLEN_llama2c   := 8192
 FUZZ_MAXLEN_tokenizer := 8192
 FUZZ_MAXLEN_encode    := 1024
+# The kernel targets: a row of up to 600 floats takes up to 600-2400 bytes; attention S x D more.
+FUZZ_MAXLEN_kernels   := 8192
 # Read-only seed folders besides fuzz/corpus/<target>/: the corrupted files the tests also use.
 FUZZ_SEEDS_npy     := data/corrupt/npy
 FUZZ_SEEDS_json    := data/corrupt/json
@@ -45,6 +51,7 @@ fuzz: model                                    ## run every libFuzzer target for
 	    json) ml=$(FUZZ_MAXLEN_json); seeds="$(FUZZ_SEEDS_json)";; \
 	    llama2c) ml=$(FUZZ_MAXLEN_llama2c); seeds="$(FUZZ_SEEDS_llama2c)";; \
 	    tokenizer) ml=$(FUZZ_MAXLEN_tokenizer); seeds="";; \
+	    kernels_*) ml=$(FUZZ_MAXLEN_kernels); seeds="";; \
 	    *) ml=$(FUZZ_MAXLEN_encode); seeds="";; esac; \
 	  dict=""; if [ -f fuzz/$$t.dict ]; then dict="-dict=fuzz/$$t.dict"; fi; \
 	  log=$(FUZZ_BUILD)/fuzz/$$t.log; \
@@ -64,8 +71,13 @@ fuzz: model                                    ## run every libFuzzer target for
 fuzz-bins: $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_TARGETS))
 .SECONDARY: $(patsubst %,$(BUILD)/fuzz/fuzz_%.o,$(FUZZ_TARGETS))
 
+# The differential targets share the checks of the Check suite (tests/simd_range.h).
+$(BUILD)/fuzz/fuzz_kernels_%.o: CPPFLAGS += -Itests
+# The targets' header dependencies (-MMD), so a changed check or reader header rebuilds them.
+-include $(patsubst %,$(BUILD)/fuzz/fuzz_%.d,$(FUZZ_TARGETS))
+
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(LIB)
-	$(CC) $(LDFLAGS) $(FUZZ_LINK) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $(FUZZ_LINK) $^ $(LDLIBS) -o $@
 
 # valgrind: the suite in-process (CK_FORK=no, so the tests themselves are checked, not a fork
 # parent), then each lesson with its output in a scratch folder. The lessons run from their

@@ -20,40 +20,45 @@ lesson_needs  = $(shell sed -n 's|^// Needs:||p' $(1))
 # an order-only prerequisite: made if missing, never a reason to relink.
 define LESSON_RULES
 $(BUILD)/lessons/$(1): $(BUILD)/lessons/$(1).o $(LESSON_HELPER) $(LIB)
-	$$(CC) $$(LDFLAGS) $(BUILD)/lessons/$(1).o $(LESSON_HELPER) $(LIB) $$(LDLIBS) -o $$@
+	$$(call say,LD,$$@)$$(CC) $$(LDFLAGS) $(BUILD)/lessons/$(1).o $(LESSON_HELPER) $(LIB) $$(LDLIBS) -o $$@
 lesson$(2): $(BUILD)/lessons/$(1) | $(call lesson_needs,lessons/$(1).c)
-	cp $$< $$@
+	$$(call say,CP,$$@)cp $$< $$@
 endef
 $(foreach f,$(LESSON_SRC),$(eval $(call LESSON_RULES,$(basename $(notdir $(f))),$(call lesson_num,$(f)))))
 
 .PHONY: lessons plots
 lessons: $(LESSONS)                            ## build every lesson as ./lessonN
 
-# Runs each lesson (their files land in out/lessonN/), then renders every viz/*.gp with its
-# default data file. gnuplot is optional: without it the lessons still run and this says so.
-# A lesson's picture (viz/NN_*.gp) that fails to draw fails the target; other scripts in viz/
-# (e.g. attention_map.gp, which reads what `make attention-map` writes) are drawn if their data
-# exists and otherwise reported and skipped.
-plots: lessons                                 ## run every lesson, then draw all viz/*.gp into out/
-	@for l in $(LESSONS); do \
-	  if ./$$l --no-plot > /dev/null; then echo "ran $$l"; else echo "$$l failed (run ./$$l to see why)"; exit 1; fi; \
-	done
-	@if command -v gnuplot > /dev/null 2>&1; then \
-	  bad=0; \
+# Runs each lesson with its pictures on: a lesson draws its own viz/NN_*.gp with the titles and
+# data it chose (lesson 11's head maps carry their layer and head), into out/lessonN/. With gnuplot
+# installed, every PNG a lesson's "// Pictures:" line promises must then exist, or the target
+# fails. The other scripts in viz/ (attention_map.gp, bench_gflops.gp, which read what
+# `make attention-map` and `make bench` write) are drawn with their default data when it exists.
+# gnuplot is optional: without it the lessons still run, write their data and print the commands.
+plots: lessons                                 ## run every lesson, drawing its pictures into out/lessonN/
+	@gp=0; command -v gnuplot > /dev/null 2>&1 && gp=1; \
+	for src in $(LESSON_SRC); do \
+	  n=$$(basename $$src | sed 's/_.*//; s/^0//'); \
+	  for png in $$(sed -n 's|^// Pictures:||p' $$src); do rm -f out/lesson$$n/$$png; done; \
+	  if ./lesson$$n > out/.lesson.log 2>&1; then echo "ran lesson$$n"; \
+	  else echo "lesson$$n failed (run ./lesson$$n to see why)"; rm -f out/.lesson.log; exit 1; fi; \
+	  if [ $$gp = 1 ]; then \
+	    for png in $$(sed -n 's|^// Pictures:||p' $$src); do \
+	      if [ -s out/lesson$$n/$$png ]; then echo "  drew out/lesson$$n/$$png"; \
+	      else echo "lesson$$n did not draw $$png:"; grep -i -A3 "picture\|gnuplot" out/.lesson.log; exit 1; fi; \
+	    done; \
+	  fi; \
+	done; rm -f out/.lesson.log; \
+	if [ $$gp = 1 ]; then \
 	  for g in viz/*.gp; do \
-	    [ -f "$$g" ] || continue; \
-	    if gnuplot "$$g" 2> out/.gnuplot.err; then echo "drew $$g"; \
-	    else case "$$g" in \
-	      viz/[0-9][0-9]_*) echo "$$g failed:"; cat out/.gnuplot.err; bad=1;; \
-	      *) echo "skipped $$g (its data is not there; see the script's header comment)";; \
-	    esac; fi; \
-	  done; \
-	  rm -f out/.gnuplot.err; \
+	    case "$$g" in viz/[0-9][0-9]_*) continue;; esac; \
+	    if gnuplot "$$g" > out/.gnuplot.log 2>&1 && ! grep -q "does not exist" out/.gnuplot.log; then echo "drew $$g"; \
+	    else echo "skipped $$g (its data is not there; see the script's header comment)"; fi; \
+	  done; rm -f out/.gnuplot.log; \
 	  echo "pictures are in out/lesson*/ (*.png)"; \
-	  exit $$bad; \
 	else \
 	  echo "gnuplot is not installed: the lessons ran and wrote their data into out/;"; \
-	  echo "install gnuplot (apt-get install gnuplot / brew install gnuplot) and run 'make plots' again"; \
+	  echo "install gnuplot (apt-get install gnuplot-nox / brew install gnuplot) and run 'make plots' again"; \
 	fi
 
 TEST_DEPS   += lessons

@@ -65,19 +65,19 @@ $(MODEL_DIR)/%.bin:
 	@echo "model: $@ ok (sha256 verified)"
 
 generate: $(BUILD)/tools/generate.o $(LIB)    ## ./generate: llama2.c-compatible text generation
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 npydiff: $(BUILD)/tools/npydiff.o $(LIB)      ## ./npydiff DIR_A DIR_B: compare two tensor dumps
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tools/attention_matrix: $(BUILD)/tools/attention_matrix.o $(LIB)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/make_ckpt15m: $(BUILD)/tools/make_ckpt15m.o $(LIB)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 # bench_generate also links the compiler-vectorised rung and the CPU description (bench/).
 $(BUILD)/tools/bench_generate: $(BUILD)/tools/bench_generate.o $(BUILD)/bench/autovec.o \
                                $(BUILD)/bench/cpuinfo.o $(LIB)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/bench_generate.o: CPPFLAGS += -Ibench
 
 # The tests run ./generate (flags, exit codes, no partial dump), so build it first. The helper

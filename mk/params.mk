@@ -9,7 +9,7 @@
 PROGRAMS    += params
 
 params: $(BUILD)/tools/params.o $(LIB)        ## ./params CONFIG.json: parameter breakdown of a model
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # tests/test_params.c runs ./params (exit codes, the `total N` line), so build it first.
 TEST_DEPS += params

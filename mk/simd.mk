@@ -79,7 +79,7 @@ ifeq ($(OMP),1)
   $(BUILD)/tools/bench_generate.o: ISAFLAGS := $(OMPFLAGS)
 endif
 bench-bin: $(BENCH_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) $^ $(BLAS_LIBS) $(LDLIBS) -o run_bench
+	$(call say,LD,run_bench)$(CC) $(LDFLAGS) $^ $(BLAS_LIBS) $(LDLIBS) -o run_bench
 
 $(BUILD)/bench/bench.o: CPPFLAGS += -Itests $(BLAS_CFLAGS)
 # make test compiles the benchmark (without running it), so it cannot fall behind the library.
@@ -96,7 +96,7 @@ test-arm:                                      ## cross-build the kernel self-te
 
 # The self-test links the library: the kernels' references are the components' loops (lib/nn/).
 $(BUILD)/tests/arm/simd_selftest: $(BUILD)/tests/arm/simd_selftest.o $(LIB)
-	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tests/arm/simd_selftest.o: CPPFLAGS += -Itests -Ilib/simd
 
 # The same self-test on this machine (all levels the CPU has): `make simd-selftest`.
@@ -121,13 +121,13 @@ define EXERCISE_RULES
 $(BUILD)/exercises/$(2)/check$(1).o: CPPFLAGS += -I$(EX_DIR) -Itests -DEXERCISE=$(1)
 $(BUILD)/exercises/$(2)/check$(1).o: $(EX_DIR)/check.c
 	@mkdir -p $$(@D)
-	$$(COMPILE) -c $$< -o $$@
+	$$(call say,CC,$$<)$$(COMPILE) -c $$< -o $$@
 $(BUILD)/exercises/$(2)/ex$(1).o: CPPFLAGS += -I$(EX_DIR)
 $(BUILD)/exercises/$(2)/ex$(1).o: $$(wildcard $(3)/ex$(1)_*.c)
 	@mkdir -p $$(@D)
-	$$(COMPILE) -c $$(wildcard $(3)/ex$(1)_*.c) -o $$@
+	$$(call say,CC,$$@)$$(COMPILE) -c $$(wildcard $(3)/ex$(1)_*.c) -o $$@
 $(BUILD)/exercises/$(2)/exercise$(1): $(BUILD)/exercises/$(2)/check$(1).o $(BUILD)/exercises/$(2)/ex$(1).o $(LIB)
-	$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+	$$(call say,LD,$$@)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
 endef
 $(foreach n,$(EX_NUMS),$(eval $(call EXERCISE_RULES,$(n),stub,$(EX_DIR))))
 $(foreach n,$(EX_NUMS),$(eval $(call EXERCISE_RULES,$(n),solution,$(EX_DIR)/solutions)))
@@ -162,7 +162,7 @@ BITEXACT_DIR := out/naive-bitexact
 .PHONY: test-naive-bitexact
 test-naive-bitexact: generate model              ## the naive level == a build without SIMD, byte for byte
 	@$(MAKE) --no-print-directory SIMD=0 BUILD=$(NOSIMD_BUILD) $(NOSIMD_BUILD)/libtw.a $(NOSIMD_BUILD)/tools/generate.o
-	$(CC) $(LDFLAGS) $(NOSIMD_BUILD)/tools/generate.o $(NOSIMD_BUILD)/libtw.a $(LDLIBS) -o $(NOSIMD_BUILD)/generate
+	$(call say,LD,$(NOSIMD_BUILD)/generate)$(CC) $(LDFLAGS) $(NOSIMD_BUILD)/tools/generate.o $(NOSIMD_BUILD)/libtw.a $(LDLIBS) -o $(NOSIMD_BUILD)/generate
 	@rm -rf $(BITEXACT_DIR) && mkdir -p $(BITEXACT_DIR)
 	./$(NOSIMD_BUILD)/generate $(MODEL_BIN) -z $(MODEL_TOK) -t 0 -n 64 -i "Once upon a time there was a little girl" \
 	  --dump $(BITEXACT_DIR)/nosimd > $(BITEXACT_DIR)/nosimd.txt 2>/dev/null

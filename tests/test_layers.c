@@ -67,6 +67,9 @@ END_TEST
 Suite *suite_layers(void) {
     Suite *s = suite_create("layers");
     TCase *tc = tcase_create("includes");
+    // Generous: the check runs a shell pipeline per lib/ file (over a second on a loaded machine
+    // beside the other suites, which make test runs at the same time); Check's default is 4 s.
+    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, lib_includes_point_one_way);
     tcase_add_test(tc, the_check_names_every_broken_rule);
     suite_add_tcase(s, tc);

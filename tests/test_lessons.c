@@ -143,9 +143,20 @@ START_TEST(lesson_runs_and_writes_the_files_it_promises)
 
     char *dir = mkdtemp(tmpl);
     ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
-    snprintf(cmd, sizeof cmd, "%s --out %s/run1 > %s/stdout1.txt 2> %s/stderr1.txt",
-             bin, dir, dir, dir);
+    // The first run (pictures included) sees a fake `make` first on its PATH, which only records
+    // that it was called: a lesson, or a gnuplot script it draws, must never start a build or a
+    // benchmark (a backquoted `make bench` in viz/bench_gflops.gp once made lesson 12 take 55 s).
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/fakebin && printf '#!/bin/sh\necho \"make $*\" >> %s/make_called\n' "
+             "> %s/fakebin/make && chmod +x %s/fakebin/make", dir, dir, dir, dir);
+    ck_assert_msg(run(cmd) == 0, "cannot write the fake make into %s", dir);
+    snprintf(cmd, sizeof cmd, "PATH='%s/fakebin':\"$PATH\" %s --out %s/run1 > %s/stdout1.txt 2> %s/stderr1.txt",
+             dir, bin, dir, dir, dir);
     int rc = run(cmd);
+    snprintf(path, sizeof path, "%s/make_called", dir);
+    char *made = slurp(path, NULL);
+    if (made && strchr(made, '\n')) *strchr(made, '\n') = '\0';
+    ck_assert_msg(made == NULL, "%s (or a gnuplot script it draws) ran `%s`: a lesson must never "
+                  "start a build or a benchmark", bin, made ? made : "");
     snprintf(path, sizeof path, "%s/stderr1.txt", dir);
     char *err = slurp(path, NULL);
     ck_assert_msg(rc == 0, "%s exited with %d; its stderr: %s", bin, rc, err ? err : "(none)");
@@ -253,15 +264,103 @@ START_TEST(lesson_rejects_a_bad_seed_value_with_exit_2)
 }
 END_TEST
 
+// Whether the lesson's --help offers --seed.
+static int offers_seed(const char *bin) {
+    char tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[512], path[256];
+    char *dir = mkdtemp(tmpl);
+    ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
+    snprintf(path, sizeof path, "%s/help.txt", dir);
+    snprintf(cmd, sizeof cmd, "%s --help > %s 2>&1", bin, path);
+    run(cmd);
+    char *text = slurp(path, NULL);
+    int offers = text && strstr(text, "--seed") != NULL;
+    free(text);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    run(cmd);
+    return offers;
+}
+
+// A --seed that --help offers must change what the lesson computes: some file it writes differs
+// from the default run's. A lesson with no random inputs must not offer it, and rejects it.
+START_TEST(lesson_seed_changes_the_output_or_is_not_offered)
+{
+    const lesson_spec *s = &LESSONS[_i];
+    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[2048];
+    require_binary(s, bin, sizeof bin);
+    if (!offers_seed(bin)) {
+        snprintf(cmd, sizeof cmd, "%s --seed 5 --no-plot --out /tmp/tw-no-such-dir-%d > /dev/null 2>&1",
+                 bin, s->number);
+        ck_assert_msg(run(cmd) == 2, "%s does not offer --seed in --help but accepts it", bin);
+        return;
+    }
+    char *dir = mkdtemp(tmpl);
+    ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
+    snprintf(cmd, sizeof cmd, "%s --no-plot --out %s/a > /dev/null 2>&1 && "
+             "%s --no-plot --seed 987 --out %s/b > /dev/null 2>&1", bin, dir, bin, dir);
+    ck_assert_msg(run(cmd) == 0, "%s failed with its default seed or with --seed 987", bin);
+    int differs = 0;
+    for (int i = 0; i < s->n_writes && !differs; i++) {
+        char p1[1024], p2[1024];
+        long n1 = 0, n2 = 0;
+        snprintf(p1, sizeof p1, "%s/a/%s", dir, s->writes[i]);
+        snprintf(p2, sizeof p2, "%s/b/%s", dir, s->writes[i]);
+        char *a = slurp(p1, &n1), *b = slurp(p2, &n2);
+        differs = a && b && (n1 != n2 || memcmp(a, b, (size_t)n1) != 0);
+        free(a);
+        free(b);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    run(cmd);
+    ck_assert_msg(differs, "%s offers --seed, but --seed 987 writes the same files as the default "
+                  "seed: the option does nothing", bin);
+}
+END_TEST
+
+// gnuplot runs a backquoted command while it reads a line, even inside a string in a branch it
+// never takes; system() runs one when evaluated. No viz script may contain a backquote outside a
+// comment line, nor a system() call that mentions make or a benchmark.
+START_TEST(viz_scripts_never_start_a_build)
+{
+    DIR *d = opendir("viz");
+    ck_assert_msg(d != NULL, "viz/ not found: run the tests from the top of the checkout");
+    struct dirent *e;
+    int scripts = 0;
+    while ((e = readdir(d))) {
+        size_t L = strlen(e->d_name);
+        if (L < 4 || strcmp(e->d_name + L - 3, ".gp") != 0) continue;
+        char path[512], line[1024];
+        snprintf(path, sizeof path, "viz/%s", e->d_name);
+        FILE *f = fopen(path, "r");
+        ck_assert_msg(f != NULL, "cannot read %s", path);
+        scripts++;
+        for (int ln = 1; fgets(line, sizeof line, f); ln++) {
+            const char *p = line;
+            while (*p == ' ' || *p == '\t') p++;
+            if (*p == '#') continue;
+            ck_assert_msg(strchr(p, '`') == NULL, "%s:%d has a backquote, which gnuplot runs as "
+                          "a shell command when it reads the line: %s", path, ln, line);
+            const char *sys = strstr(p, "system(");
+            ck_assert_msg(!(sys && (strstr(sys, "make") || strstr(sys, "bench"))),
+                          "%s:%d calls system() on a build or benchmark: %s", path, ln, line);
+        }
+        fclose(f);
+    }
+    closedir(d);
+    ck_assert_msg(scripts > 0, "no viz/*.gp found");
+}
+END_TEST
+
 Suite *suite_lessons(void) {
     Suite *s = suite_create("lessons");
     scan_lessons();
     TCase *tc = tcase_create("lessons");
-    tcase_set_timeout(tc, 120);   // generous: lesson 12 times kernels, others take well under 1 s
+    tcase_set_timeout(tc, 60);    // generous: every lesson takes about a second or less
     tcase_add_loop_test(tc, lesson_runs_and_writes_the_files_it_promises, 0, n_lessons);
     tcase_add_loop_test(tc, lesson_help_exits_0_and_describes_the_lesson, 0, n_lessons);
     tcase_add_loop_test(tc, lesson_rejects_an_unknown_flag_with_exit_2_and_one_line, 0, n_lessons);
     tcase_add_loop_test(tc, lesson_rejects_a_bad_seed_value_with_exit_2, 0, n_lessons);
+    tcase_add_loop_test(tc, lesson_seed_changes_the_output_or_is_not_offered, 0, n_lessons);
+    tcase_add_test(tc, viz_scripts_never_start_a_build);
     suite_add_tcase(s, tc);
     return s;
 }

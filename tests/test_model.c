@@ -307,6 +307,109 @@ START_TEST(activations_are_one_allocation_laid_out_by_the_tables)
 }
 END_TEST
 
+// ---- ablation: switching heads off (tw_model_state.head_off, lesson 18) ----
+
+// Exact equality of n floats (== , so -0 equals +0), naming the first difference.
+static void assert_same_floats(const char *what, const float *got, const float *want, long n) {
+    for (long i = 0; i < n; i++)
+        ck_assert_msg(got[i] == want[i], "%s differs at [%ld]: got %.9g want %.9g", what, i,
+                      (double)got[i], (double)want[i]);
+}
+
+START_TEST(ablating_no_head_is_bit_identical)
+{
+    const char *style = STYLES[_i];
+    tw_model m;
+    make_random_model(&m, style, 90u + (uint64_t)_i);
+    const int T = 9, V = m.cfg.vocab, C = m.cfg.block.attn.d_model, L = m.cfg.n_layer;
+    const int H = m.cfg.block.attn.n_head;
+    int tokens[9];
+    random_tokens(tokens, T, V, 11);
+    tw_model_state a, b;
+    ck_assert_int_eq(tw_model_state_init(&a, &m, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&b, &m, T, 0), TW_OK);
+    unsigned char *none = calloc((size_t)L * H, 1);   // every head on
+    ck_assert_ptr_nonnull(none);
+    b.head_off = none;
+    ck_assert_int_eq(tw_model_forward(&a, &m, tokens, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&b, &m, tokens, T, 0), TW_OK);
+    // Tolerance 0: an all-zero mask must not touch a single value (the same code runs).
+    for (int l = 0; l < L; l++)
+        assert_same_floats("resid_post", b.layers[l].resid_post, a.layers[l].resid_post, (long)T * C);
+    assert_same_floats("logits", b.logits, a.logits, (long)T * V);
+    free(none);
+    tw_model_state_free(&a);
+    tw_model_state_free(&b);
+    tw_model_free(&m);
+}
+END_TEST
+
+// Switching head h of layer l off equals zeroing the D columns h*D .. h*D+D-1 of that layer's Wo
+// (the rows of Wo's input that the head writes), for every layer and head of the style, with and
+// without a KV cache (one-token decode takes the fused attention kernel when one is selected).
+START_TEST(ablating_a_head_equals_zeroing_its_columns_of_wo)
+{
+    const char *style = STYLES[_i];
+    tw_model m;
+    make_random_model(&m, style, 110u + (uint64_t)_i);
+    const int T = 8, V = m.cfg.vocab, L = m.cfg.n_layer;
+    const int H = m.cfg.block.attn.n_head, D = m.cfg.block.attn.head_dim;
+    const int C = m.cfg.block.attn.d_model;
+    int tokens[8];
+    random_tokens(tokens, T, V, 13);
+    tw_model_state s, dec;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&dec, &m, T, T), TW_OK);
+    unsigned char *off = calloc((size_t)L * H, 1);
+    float *base = tt_zeros((long)T * V), *ablated = tt_zeros((long)T * V);
+    float *saved = tt_zeros((long)C * D);
+    ck_assert_ptr_nonnull(off);
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+    memcpy(base, s.logits, (size_t)T * V * sizeof(float));
+    for (int l = 0; l < L; l++)
+        for (int h = 0; h < H; h++) {
+            // a: the option
+            off[l * H + h] = 1;
+            s.head_off = off;
+            ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+            memcpy(ablated, s.logits, (size_t)T * V * sizeof(float));
+            // the same through a KV cache: prefill 3 tokens, then one at a time
+            dec.head_off = off;
+            ck_assert_int_eq(tw_model_forward(&dec, &m, tokens, 3, 0), TW_OK);
+            for (int p = 3; p < T; p++)
+                ck_assert_int_eq(tw_model_forward(&dec, &m, tokens + p, 1, p), TW_OK);
+            // Decode reorders nothing in Wo; the attention before it agrees to one-op rounding
+            // (see kv_cache_decode_equals_full_forward): 1e-6 abs + 1e-5 rel on the last logits.
+            ck_assert_allclose(dec.logits, ablated + (size_t)(T - 1) * V, V, 1e-6, 1e-5);
+            off[l * H + h] = 0;
+            s.head_off = NULL;
+            // b: the weights. wo is (C, H*D): column j of row c is wo[c*H*D + j].
+            char name[48];
+            snprintf(name, sizeof name, "layers.%d.attn.wo", l);
+            tw_param *wo_param = tw_model_param(&m, name);
+            ck_assert_ptr_nonnull(wo_param);
+            float *wo = wo_param->data;
+            for (int c = 0; c < C; c++) {
+                memcpy(saved + (size_t)c * D, wo + (size_t)c * H * D + (size_t)h * D, (size_t)D * sizeof(float));
+                memset(wo + (size_t)c * H * D + (size_t)h * D, 0, (size_t)D * sizeof(float));
+            }
+            ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+            for (int c = 0; c < C; c++)
+                memcpy(wo + (size_t)c * H * D + (size_t)h * D, saved + (size_t)c * D, (size_t)D * sizeof(float));
+            // Tolerance 0: z*0 and 0*w are both zero, added to the same sums in the same order.
+            assert_same_floats("ablated logits vs zeroed Wo columns", ablated, s.logits, (long)T * V);
+            // and switching a head off changes the output (the check can fail)
+            int changed = 0;
+            for (long i = 0; i < (long)T * V; i++) changed |= ablated[i] != base[i];
+            ck_assert_msg(changed, "%s: switching off layer %d head %d changed no logit", style, l, h);
+        }
+    free(off); free(base); free(ablated); free(saved);
+    tw_model_state_free(&s);
+    tw_model_state_free(&dec);
+    tw_model_free(&m);
+}
+END_TEST
+
 Suite *suite_model(void) {
     Suite *s = suite_create("model");
     TCase *tc = tcase_create("golden");
@@ -319,6 +422,8 @@ Suite *suite_model(void) {
     tcase_add_test(tc, randomize_is_deterministic_and_follows_the_kinds);
     tcase_add_test(tc, forward_rejects_bad_tokens_and_sizes);
     tcase_add_loop_test(tc, activations_are_one_allocation_laid_out_by_the_tables, 0, N_STYLES);
+    tcase_add_loop_test(tc, ablating_no_head_is_bit_identical, 0, N_STYLES);
+    tcase_add_loop_test(tc, ablating_a_head_equals_zeroing_its_columns_of_wo, 0, N_STYLES);
     suite_add_tcase(s, tc);
     return s;
 }

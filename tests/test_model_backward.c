@@ -378,6 +378,21 @@ START_TEST(bad_batches_are_refused)
     ck_assert_int_eq(tw_model_loss(&loss, &s, &m, tokens, targets, 1, 4), TW_OK);
     tokens[0] = -1;
     ck_assert_int_eq(tw_model_loss(&loss, &s, &m, tokens, targets, 1, 4), TW_ERR_SHAPE);
+    // a state with heads switched off (lesson 18's ablation) is refused by the backward
+    tokens[0] = 1;
+    tw_model_state ds;
+    tw_model_grads g;
+    ck_assert_int_eq(tw_model_state_init(&ds, &m, 4, 0), TW_OK);
+    ck_assert_int_eq(tw_model_grads_init(&g, &m), TW_OK);
+    unsigned char *off = calloc((size_t)m.cfg.n_layer * m.cfg.block.attn.n_head, 1);
+    ck_assert_ptr_nonnull(off);
+    ck_assert_int_eq(tw_model_backward(&loss, &g, &ds, &s, &m, tokens, targets, 1, 4, 1.0f), TW_OK);
+    s.head_off = off;
+    ck_assert_int_eq(tw_model_backward(&loss, &g, &ds, &s, &m, tokens, targets, 1, 4, 1.0f), TW_ERR_ARG);
+    s.head_off = NULL;
+    free(off);
+    tw_model_grads_free(&g);
+    tw_model_state_free(&ds);
     tw_model_state_free(&s);
     tw_model_state_free(&cached);
     tw_model_free(&m);

@@ -15,5 +15,8 @@ set xtics rotate by 45 right noenhanced
 set ytics noenhanced
 set cbrange [0:1]
 set palette defined (0 "white", 0.5 "orange", 1 "dark-red")
-plot datafile matrix rowheaders columnheaders with image notitle, \
-     '' matrix rowheaders columnheaders using 1:2:(sprintf("%.2f", $3)):($3 > 0.6 ? 0xffffff : 0x000000) with labels tc rgb variable font ",9" notitle
+# Masked cells (a key after its query, column > row) are not weights at all: they are drawn grey
+# and labelled "-", so they cannot be mistaken for a weight that is really 0.
+set object 1 rectangle from graph 0,0 to graph 1,1 behind fillcolor rgb "#c8c8c8" fillstyle solid noborder
+plot datafile matrix rowheaders columnheaders using 1:2:($1 > $2 ? NaN : $3) with image notitle, \
+     '' matrix rowheaders columnheaders using 1:2:($1 > $2 ? "-" : sprintf("%.2f", $3)):($3 > 0.6 ? 0xffffff : 0x000000) with labels tc rgb variable font ",9" notitle

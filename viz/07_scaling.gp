@@ -6,21 +6,23 @@
 # Columns: d_k var_qk var_over_dk frac_abs_over_20 max_weight_scaled max_weight_raw
 if (!exists("datafile")) datafile = 'out/lesson7/scaling.dat'
 if (!exists("outfile")) outfile = 'out/lesson7/scaling.png'
-if (exists("dumb")) { set terminal dumb size 120,30 } else { set terminal pngcairo size 1000,420; set output outfile }
+if (exists("dumb")) { set terminal dumb size 120,30 } else { set terminal pngcairo size 1100,440; set output outfile }
 set multiplot layout 1,2
 set logscale x 2
 set xlabel "d_k (head size)"
 set grid
-set key top left
+set key top left Left reverse
 set title "variance of q.k for N(0,1) entries (log-log)"
+set ylabel "variance"
 set logscale y 2
 plot datafile using 1:2 with linespoints pt 7 title "measured var(q.k)", \
      '' using 1:1 with lines dt 2 title "d_k", \
      '' using 1:3 with linespoints pt 5 title "var(q.k / sqrt(d_k))"
 unset logscale y
 set title "softmax over 16 keys: average largest weight"
+set ylabel "largest softmax weight (mean over trials)"
 set yrange [0:1.05]
-set key at graph 0.98, graph 0.5
+set key inside right center Left reverse
 plot datafile using 1:6 with linespoints pt 7 title "without / sqrt(d_k)", \
      '' using 1:5 with linespoints pt 5 title "with / sqrt(d_k)", \
      1.0/16 with lines dt 2 title "uniform (1/16)"

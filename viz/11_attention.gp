@@ -16,4 +16,7 @@ set xtics rotate by 60 right noenhanced font ",9"
 set ytics noenhanced font ",9"
 set cbrange [0:1]
 set palette defined (0 "white", 0.3 "orange", 1 "dark-red")
-plot datafile matrix rowheaders columnheaders with image notitle
+# Masked cells (a key after its query, column > row) are not weights at all: they are drawn grey
+# and labelled "-", so they cannot be mistaken for a weight that is really 0.
+set object 1 rectangle from graph 0,0 to graph 1,1 behind fillcolor rgb "#c8c8c8" fillstyle solid noborder
+plot datafile matrix rowheaders columnheaders using 1:2:($1 > $2 ? NaN : $3) with image notitle

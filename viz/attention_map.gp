@@ -16,4 +16,7 @@ set palette defined (0 "white", 0.25 "#fdd49e", 0.5 "#fc8d59", 1 "#7f0000")
 set cbrange [0:1]
 set cblabel "attention weight"
 set size ratio -1
-plot datafile matrix rowheaders columnheaders with image notitle
+# Masked cells (a key after its query, column > row) are not weights at all: they are drawn grey
+# and labelled "-", so they cannot be mistaken for a weight that is really 0.
+set object 1 rectangle from graph 0,0 to graph 1,1 behind fillcolor rgb "#c8c8c8" fillstyle solid noborder
+plot datafile matrix rowheaders columnheaders using 1:2:($1 > $2 ? NaN : $3) with image notitle

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "io/json.h"
+#include "io/regular_file.h"
 
 // ---- parser state ----
 
@@ -324,8 +325,15 @@ tw_status tw_json_parse(tw_json **out, const char *text, size_t len, tw_json_err
 
 tw_status tw_json_read_file(tw_json **out, const char *path, char *err_msg, size_t err_len) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    FILE *f;
+    char why[160];
+    tw_file_open_result fr = tw_regular_file_open(&f, why, sizeof why, path,
+                                                  "a JSON config file (e.g. config.json)");
+    if (fr == TW_FILE_NOT_REGULAR) {
+        if (err_msg) snprintf(err_msg, err_len, "%s: %s", path, why);
+        return TW_ERR_IO;
+    }
+    if (fr != TW_FILE_OK) {
         if (err_msg) snprintf(err_msg, err_len, "%s: cannot open: %s", path, strerror(errno));
         return TW_ERR_IO;
     }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "io/npy.h"
 #include "io/atomic_file.h"
+#include "io/regular_file.h"
 
 static const char *dtype_descr(tw_npy_dtype d) { return d == TW_NPY_I32 ? "<i4" : "<f4"; }
 
@@ -70,8 +71,11 @@ static const char *dict_value(const char *h, const char *key) {
 
 tw_status tw_npy_read(tw_npy *a, const char *path, char *err, size_t err_len) {
     memset(a, 0, sizeof *a);
-    FILE *f = fopen(path, "rb");
-    if (!f) { set_err(err, err_len, strerror(errno)); return TW_ERR_IO; }
+    FILE *f;
+    char why[160];
+    tw_file_open_result fr = tw_regular_file_open(&f, why, sizeof why, path, "a .npy file");
+    if (fr == TW_FILE_NOT_REGULAR) { set_err(err, err_len, why); return TW_ERR_IO; }
+    if (fr != TW_FILE_OK) { set_err(err, err_len, strerror(errno)); return TW_ERR_IO; }
     tw_status st = TW_ERR_FORMAT;
     char *h = NULL;
     unsigned char pre[10];

@@ -172,6 +172,13 @@ void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
         scatter_head(s->z, s->zh, T, H, D, h);
     }
 
+    // Ablation (interpretability): a switched-off head's output is zeroed, exactly as if its D
+    // columns of Wo were zero.
+    if (s->head_off)
+        for (int h = 0; h < H; h++)
+            if (s->head_off[h])
+                for (int t = 0; t < T; t++) memset(s->z + ((size_t)t * H + h) * D, 0, (size_t)D * sizeof(float));
+
     // 5. Output projection mixes the heads back into the model width.
     tw_linear_forward(out, s->z, w->wo, w->bo, T, H * D, C);
 }

@@ -69,6 +69,9 @@ typedef struct {
     float *q_rms;    // (T_max, H)  QK-norm statistics sqrt(mean(q^2) + eps) per row and head,
     float *k_rms;    // (S_max, G)  kept for the backward (written only when cfg->qk_norm)
     int    T, S;     // sizes of the last call
+    const unsigned char *head_off;   // (H) or NULL: 1 switches head h off (ablation): its
+                                     // columns of z are zeroed before Wo, so the head adds nothing
+                                     // to out (scores and pattern are still computed and kept)
     float *memory;   // the one allocation of tw_mha_scratch_init, or NULL when the tensors live
                      // in a block's (tw_block_scratch_place)
 } tw_mha_scratch;

@@ -362,10 +362,13 @@ static tw_status model_forward(tw_model_state *s, const tw_model *m, const int *
     if (st != TW_OK) return st;
 
     // Layer l reads the stream layer l-1 left in its resid_post.
-    for (int l = 0; l < L; l++)
+    const int H = c->block.attn.n_head;
+    for (int l = 0; l < L; l++) {
+        s->layers[l].attn.head_off = s->head_off ? s->head_off + (size_t)l * H : NULL;
         tw_block_forward(s->layers[l].resid_post, &s->layers[l], s->cache ? &s->cache[l] : NULL,
                          l == 0 ? s->embed : s->layers[l - 1].resid_post, &c->block, &m->layers[l],
                          T, pos0);
+    }
     const float *stream = s->layers[L - 1].resid_post;
 
     if (!c->final_norm)
@@ -537,6 +540,7 @@ tw_status tw_model_backward(float *loss, tw_model_grads *g, tw_model_state *ds, 
     if (st != TW_OK) return st;
     if (ds->T_max < T || ds->cache || ds->n_floats != s->n_floats || g->n_floats != m->n_floats)
         return TW_ERR_ARG;
+    if (s->head_off) return TW_ERR_ARG;   // the backward does not model switched-off heads
     double sum = 0.0;
     for (int b = 0; b < B; b++) {
         const int *tok = tokens + (size_t)b * T, *tgt = targets + (size_t)b * T;

@@ -104,6 +104,9 @@ typedef struct {
     float            *final_rms;  // (T_max) the final RMSNorm's row rms
     float            *logits;     // (T_max, V) row t scores the token after position t
     tw_kv_cache      *cache;      // (n_layer) or NULL when made without a cache
+    const unsigned char *head_off;   // (n_layer, H) or NULL (the default): set by the caller to
+                                  // switch heads off; 1 at [l*H + h] zeroes head h of layer l's
+                                  // output before its Wo (ablation, lesson 18). The caller owns it.
 } tw_model_state;
 
 // The model's own rows of the table (offsets into tw_model_state), in the order computed;
@@ -172,7 +175,8 @@ tw_status tw_model_loss(float *loss, tw_model_state *s, const tw_model *m,
 //   make it exactly as s, tw_model_state_init(ds, m, T_max, 0); it is overwritten, and holds the
 //   last sequence's gradients on return (ds->logits the gradient of the logits, ds->layers[l].q
 //   that of layer l's queries, ...; see tw_block_backward for the few exceptions)
-//   s, tokens, targets, B, T: as for tw_model_loss
+//   s, tokens, targets, B, T: as for tw_model_loss; TW_ERR_ARG if s->head_off is set (the
+//   backward does not model an ablation)
 tw_status tw_model_backward(float *loss, tw_model_grads *g, tw_model_state *ds, tw_model_state *s,
                             const tw_model *m, const int *tokens, const int *targets,
                             int B, int T, float loss_scale);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "real/llama2c.h"
+#include "io/regular_file.h"
 
 static const float LLAMA_NORM_EPS   = 1e-5f;    // RMSNorm eps of every llama2.c model
 static const float LLAMA_ROPE_THETA = 10000.0f; // RoPE base of Llama 2
@@ -213,8 +214,14 @@ tw_status tw_llama2c_load(tw_model *m, const char *path, char *err, size_t err_l
         set_err(err, err_len, "%s: llama2.c checkpoints are little-endian; this host is not", path);
         return TW_ERR_FORMAT;
     }
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
+    FILE *f;
+    tw_file_open_result fr = tw_regular_file_open(&f, why, sizeof why, path,
+                                                  "a llama2.c checkpoint file (.bin)");
+    if (fr == TW_FILE_NOT_REGULAR) {
+        set_err(err, err_len, "%s: %s", path, why);
+        return TW_ERR_IO;
+    }
+    if (fr != TW_FILE_OK) {
         set_err(err, err_len, "%s: cannot open the model file: %s", path, strerror(errno));
         return TW_ERR_IO;
     }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "real/tokenizer.h"
+#include "io/regular_file.h"
 
 // ---- loading ----
 
@@ -30,8 +31,15 @@ static float read_f32le(const unsigned char *p) {
 static tw_status slurp(unsigned char **buf, long *bytes, const char *path, char *err, size_t err_len) {
     *buf = NULL;
     *bytes = 0;
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) { set_err(err, err_len, path, "cannot open the tokenizer file", 0, 0); return TW_ERR_IO; }
+    FILE *f;
+    char why[200];
+    tw_file_open_result fr = tw_regular_file_open(&f, why, sizeof why, path,
+                                                  "a llama2.c tokenizer file (.bin, e.g. tok512.bin)");
+    if (fr == TW_FILE_NOT_REGULAR) {
+        if (err && err_len) snprintf(err, err_len, "%s: %s", path, why);
+        return TW_ERR_IO;
+    }
+    if (fr != TW_FILE_OK) { set_err(err, err_len, path, "cannot open the tokenizer file", 0, 0); return TW_ERR_IO; }
     long n = -1;
     if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
     if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {

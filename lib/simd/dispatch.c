@@ -3,6 +3,7 @@
 // objects only when the compiler targets x86-64, NEON only for AArch64, none with SIMD=0, and
 // defines TW_HAVE_AVX2 / TW_HAVE_AVX512 / TW_HAVE_NEON accordingly), and at run time (the CPU
 // must report the features, so an x86-64 binary built here still runs on a CPU without AVX).
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "simd.h"
@@ -110,11 +111,26 @@ const char *tw_simd_init(const char *level) {
     return tw_simd.level;
 }
 
+// x . w in index order with each product rounded: the Linear layer's reference loop (nn/linear.c).
+static float dot_in_order(const float *x, const float *w, int n) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) sum += x[i] * w[i];
+    return sum;
+}
+
 int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
                    int T, int C_in, int C_out) {
     if (!tw_simd.matvec || !tw_simd.matmul_nt) return 0;
     if (T == 1) tw_matvec_threaded(tw_simd.matvec, y, W, x, C_out, C_in);   // decode: W read once
-    else        tw_simd.matmul_nt(y, x, W, T, C_out, C_in);
+    else {
+        tw_simd.matmul_nt(y, x, W, T, C_out, C_in);
+        // The packed kernels sum in blocks; where such a sum overflowed (inf or NaN) and the
+        // reference's in-order sum may not have, that element is redone in the reference's order
+        // (docs/kernels.md, "Over the whole float range"). One compare per element of y.
+        for (long i = 0; i < (long)T * C_out; i++)
+            if (!isfinite(y[i]))
+                y[i] = dot_in_order(x + i / C_out * C_in, W + i % C_out * C_in, C_in);
+    }
     if (b)
         for (int t = 0; t < T; t++)
             for (int o = 0; o < C_out; o++) y[(long)t * C_out + o] += b[o];

@@ -3,6 +3,13 @@
 // tw_simd_init has seen the CPU report both features, so the rest of the binary runs anywhere.
 // Each function has the contract of its _naive twin in ref.c; the sums are taken in a different
 // order (several accumulators, then a tree), which is why tests compare within a rounding bound.
+//
+// Range (docs/kernels.md, "Over the whole float range"): every kernel agrees with the reference
+// the naive model runs for every finite input whose reference result is finite, denormals to
+// +-3.4e38. Two rules make that hold cheaply: the norms accumulate in double, as lib/nn/norm.c does
+// (a float sum of squares overflows once |x| > 1.8e19), and a float reduction whose fast result
+// is not finite is redone in the reference's own index order (dot_in_order), so an overflow in
+// a partial sum that the reference never forms cannot turn a finite answer into inf or NaN.
 #include <immintrin.h>
 #include <math.h>
 #include "simd.h"
@@ -16,6 +23,24 @@ static float hsum256(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
+// The four sums of a0..a3's eight lanes, as lanes 0..3: three horizontal adds and one add.
+static __m128 hsum4x8(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+    __m256 u = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
+    // u = (a0, a1, a2, a3 over lanes 0-3 | the same over lanes 4-7)
+    return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
+}
+
+// A mask of the lanes whose |value| < inf (false for NaN): one compare for a whole register.
+static int finite_mask128(__m128 v) {
+    __m128 abs = _mm_andnot_ps(_mm_set1_ps(-0.0f), v);
+    return _mm_movemask_ps(_mm_cmplt_ps(abs, _mm_set1_ps(INFINITY)));
+}
+
+static int finite_mask256(__m256 v) {
+    __m256 abs = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+    return _mm256_movemask_ps(_mm256_cmp_ps(abs, _mm256_set1_ps(INFINITY), _CMP_LT_OQ));
+}
+
 static float hmax256(__m256 v) {
     __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     m = _mm_max_ps(m, _mm_movehl_ps(m, m));
@@ -27,11 +52,21 @@ static float hmax256(__m256 v) {
 // ln2 is split in a high part (exact in float, so n*ln2_hi is exact) and a low part so r keeps
 // full precision. e^r by its Taylor series to r^7 (truncation error < 6e-9 relative for
 // |r| <= 0.347), Horner form with FMA. Then 2^n is built in the exponent field, in two halves
-// so that n = 128 (x near 88.72) and n = -126 both stay in range.
-// Limits: x > 88.7228 gives +inf, x < -87.3365 (where expf is subnormal) gives 0, NaN stays NaN.
+// so that n = 128 (x near 88.72) and n = -150 both stay in range: for x in [-104, -87.34] the
+// result is subnormal, and p * 2^n1 (exact, still normal) * 2^n2 rounds once, as expf does.
+// Limits: x > 88.7228 gives +inf, x < -104 (where expf rounds to 0) gives 0, NaN stays NaN.
+// Lanes below the lower limit (softmax's masked -inf, its padded tail) get 2^n2 = 0, so they
+// become 0 without forming a subnormal.
 // Measured error: see tests/test_simd.c (exp_vector_matches_expf).
-static __m256 exp256(__m256 x) {
-    const __m256 hi = _mm256_set1_ps(88.72283935546875f), lo = _mm256_set1_ps(-87.33654022216797f);
+//
+// The lower limit is a parameter: on Intel cores every operation with a subnormal result takes
+// a microcode assist of about a hundred cycles, and softmax over attention scores meets
+// exponents below -87.3 often enough that computing those weights as subnormals cost 5% of the
+// CPU time of decoding stories260K (docs/kernels.md). So the softmax and SiLU use
+// exp256_normal (limit -87.3365: results below 2^-126 become 0, an absolute difference under
+// 1.2e-38 that their tests state), and the exp kernel itself exp256 (limit -104, subnormals).
+static inline __m256 exp256_above(__m256 x, float lower_limit) {
+    const __m256 hi = _mm256_set1_ps(88.72283935546875f), lo = _mm256_set1_ps(lower_limit);
     // min(hi, x) returns x when x is NaN (the second operand), so NaN survives the clamp.
     __m256 xc = _mm256_max_ps(lo, _mm256_min_ps(hi, x));
     __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
@@ -50,11 +85,13 @@ static __m256 exp256(__m256 x) {
     __m256i n1 = _mm256_srai_epi32(ni, 1), n2 = _mm256_sub_epi32(ni, n1);
     __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, _mm256_set1_epi32(127)), 23));
     __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, _mm256_set1_epi32(127)), 23));
+    s2 = _mm256_andnot_ps(_mm256_cmp_ps(x, lo, _CMP_LT_OQ), s2);   // below the limit: times 0
     __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
-    y = _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
-    y = _mm256_blendv_ps(y, _mm256_setzero_ps(), _mm256_cmp_ps(x, lo, _CMP_LT_OQ));
-    return y;
+    return _mm256_blendv_ps(y, _mm256_set1_ps(INFINITY), _mm256_cmp_ps(x, hi, _CMP_GT_OQ));
 }
+
+static __m256 exp256(__m256 x)        { return exp256_above(x, -104.0f); }
+static __m256 exp256_normal(__m256 x) { return exp256_above(x, -87.33654022216797f); }
 
 // The same function for the last n % 8 elements, through a zero-padded buffer.
 static void exp_tail(float *y, const float *x, int n) {
@@ -65,6 +102,15 @@ static void exp_tail(float *y, const float *x, int n) {
 }
 
 // ---- reductions ----
+
+// sum_i a[i] b[i] in index order, each product rounded, exactly as the Linear layer's reference
+// loop (lib/nn/linear.c) forms it (-ffp-contract=off keeps the compiler from fusing). The kernels
+// below fall back to it when their own float sum is not finite.
+static float dot_in_order(const float *a, const float *b, int n) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
 
 // Four accumulators: an FMA has a latency of 4-5 cycles and two can start per cycle, so one
 // accumulator would leave the units idle most of the time.
@@ -82,7 +128,9 @@ float tw_dot_avx2(const float *a, const float *b, int n) {
         s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
     float sum = hsum256(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
     for (; i < n; i++) sum += a[i] * b[i];
-    return sum;
+    // Four accumulators can overflow where the in-order sum does not (alternating signs near
+    // 3e38): then the reference's order decides. One compare per call when nothing overflowed.
+    return isfinite(sum) ? sum : dot_in_order(a, b, n);
 }
 
 // Four rows at a time: each load of x feeds four FMAs, and four independent chains hide the
@@ -101,11 +149,19 @@ void tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K) {
             s2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + k), xv, s2);
             s3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + k), xv, s3);
         }
-        float r0 = hsum256(s0), r1 = hsum256(s1), r2 = hsum256(s2), r3 = hsum256(s3);
-        for (; k < K; k++) {
-            r0 += w0[k] * x[k]; r1 += w1[k] * x[k]; r2 += w2[k] * x[k]; r3 += w3[k] * x[k];
+        __m128 r = hsum4x8(s0, s1, s2, s3);   // the four rows' sums, reduced together
+        if (k < K) {                           // the last K % 8 products, in scalar
+            float t[4];
+            _mm_storeu_ps(t, r);
+            for (; k < K; k++) {
+                t[0] += w0[k] * x[k]; t[1] += w1[k] * x[k]; t[2] += w2[k] * x[k]; t[3] += w3[k] * x[k];
+            }
+            r = _mm_loadu_ps(t);
         }
-        y[i] = r0; y[i + 1] = r1; y[i + 2] = r2; y[i + 3] = r3;
+        _mm_storeu_ps(y + i, r);
+        if (finite_mask128(r) != 0xF)          // an overflowed row: redo it in the reference's order
+            for (int j = 0; j < 4; j++)
+                if (!isfinite(y[i + j])) y[i + j] = dot_in_order(W + (long)(i + j) * K, x, K);
     }
     for (; i < N; i++) y[i] = tw_dot_avx2(W + (long)i * K, x, K);
 }
@@ -120,7 +176,8 @@ void tw_exp_avx2(float *y, const float *x, long n) {
 
 // silu(x) = x / (1 + e^-x); for x < -88.7, e^-x is +inf and the quotient is -0, as in libm.
 static __m256 silu256(__m256 x) {
-    __m256 e = exp256(_mm256_sub_ps(_mm256_setzero_ps(), x));
+    // e^-x below 2^-126 adds nothing to 1, so the flushing exp gives the same quotient.
+    __m256 e = exp256_normal(_mm256_sub_ps(_mm256_setzero_ps(), x));
     return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
 }
 
@@ -162,7 +219,7 @@ void tw_softmax_avx2(float *y, const float *x, int n) {
     }
     __m256 m = _mm256_set1_ps(max), vsum = _mm256_setzero_ps();
     for (i = 0; i + 8 <= n; i += 8) {
-        __m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+        __m256 e = exp256_normal(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
         _mm256_storeu_ps(y + i, e);
         vsum = _mm256_add_ps(vsum, e);
     }
@@ -170,7 +227,7 @@ void tw_softmax_avx2(float *y, const float *x, int n) {
     if (i < n) {
         float buf[8];
         for (int j = 0; j < 8; j++) buf[j] = i + j < n ? x[i + j] - max : -INFINITY;
-        _mm256_storeu_ps(buf, exp256(_mm256_loadu_ps(buf)));
+        _mm256_storeu_ps(buf, exp256_normal(_mm256_loadu_ps(buf)));
         for (int j = i; j < n; j++) { y[j] = buf[j - i]; sum += buf[j - i]; }
     }
     __m256 inv = _mm256_set1_ps(1.0f / sum);
@@ -178,43 +235,106 @@ void tw_softmax_avx2(float *y, const float *x, int n) {
     for (; i < n; i++) y[i] *= 1.0f / sum;
 }
 
-float tw_rmsnorm_avx2(float *out, const float *x, const float *w, int n, float eps) {
-    float rms = sqrtf(tw_dot_avx2(x, x, n) / (float)n + eps);
-    __m256 inv = _mm256_set1_ps(1.0f / rms);
-    int i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), inv);
-        if (w) v = _mm256_mul_ps(v, _mm256_loadu_ps(w + i));
-        _mm256_storeu_ps(out + i, v);
-    }
-    for (; i < n; i++) out[i] = x[i] * (1.0f / rms) * (w ? w[i] : 1.0f);
-    return rms;
+// ---- double-precision helpers of the norms ----
+// Eight floats widened to two registers of four doubles, and back.
+static void widen8(__m256d *lo, __m256d *hi, const float *x) {
+    __m256 v = _mm256_loadu_ps(x);
+    *lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+    *hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
 }
 
+static void store_narrow8(float *y, __m256d lo, __m256d hi) {
+    _mm256_storeu_ps(y, _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)),
+                                             _mm256_cvtpd_ps(hi), 1));
+}
+
+static double hsum256d(__m256d v) {
+    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+
+// RMSNorm with the statistics and each output in double, as norm.c computes them: a float sum of
+// squares overflows to +inf once |x| exceeds about 1.8e19 (rms = inf, output all zeros), and a
+// float 1/rms is subnormal for rms > 8.5e37; in double neither happens for any finite float
+// (n * 3.4e38^2 < 1.8e308). Only the summation order differs from norm.c (eight lanes, then a
+// tree), and x * (1/rms) replaces x / rms: both are far below float rounding. The cost is that
+// of the conversions; rows are short next to the matrix products around them (docs/kernels.md).
+float tw_rmsnorm_avx2(float *out, const float *x, const float *w, int n, float eps) {
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    int i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256d lo, hi;
+        widen8(&lo, &hi, x + i);
+        s0 = _mm256_fmadd_pd(lo, lo, s0);
+        s1 = _mm256_fmadd_pd(hi, hi, s1);
+    }
+    double ss = hsum256d(_mm256_add_pd(s0, s1));
+    for (; i < n; i++) ss += (double)x[i] * x[i];
+    double r = sqrt(ss / n + (double)eps);
+    const __m256d inv = _mm256_set1_pd(1.0 / r);
+    for (i = 0; i + 8 <= n; i += 8) {
+        __m256d lo, hi;
+        widen8(&lo, &hi, x + i);
+        lo = _mm256_mul_pd(lo, inv);
+        hi = _mm256_mul_pd(hi, inv);
+        if (w) {
+            __m256d wl, wh;
+            widen8(&wl, &wh, w + i);
+            lo = _mm256_mul_pd(lo, wl);
+            hi = _mm256_mul_pd(hi, wh);
+        }
+        store_narrow8(out + i, lo, hi);
+    }
+    for (; i < n; i++) out[i] = (float)(x[i] * (1.0 / r) * (w ? w[i] : 1.0));
+    return (float)r;
+}
+
+// LayerNorm in double throughout, like norm.c: a float sum of x overflows for rows near 3e38,
+// and (x - mean)^2 in float for |x - mean| > 1.8e19. Mean, then the mean of squared deviations
+// (two passes), then (x - mean) * rstd * gamma + beta rounded to float once.
 void tw_layernorm_avx2(float *out, const float *x, const float *gamma, const float *beta,
                        int n, float eps) {
-    __m256 vs = _mm256_setzero_ps();
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
     int i = 0;
-    for (; i + 8 <= n; i += 8) vs = _mm256_add_ps(vs, _mm256_loadu_ps(x + i));
-    float sum = hsum256(vs);
+    for (; i + 8 <= n; i += 8) {
+        __m256d lo, hi;
+        widen8(&lo, &hi, x + i);
+        s0 = _mm256_add_pd(s0, lo);
+        s1 = _mm256_add_pd(s1, hi);
+    }
+    double sum = hsum256d(_mm256_add_pd(s0, s1));
     for (; i < n; i++) sum += x[i];
-    float mean = sum / (float)n;
-    __m256 m = _mm256_set1_ps(mean), vv = _mm256_setzero_ps();
+    const double mean = sum / n;
+    const __m256d m = _mm256_set1_pd(mean);
+    s0 = _mm256_setzero_pd();
+    s1 = _mm256_setzero_pd();
     for (i = 0; i + 8 <= n; i += 8) {
-        __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + i), m);
-        vv = _mm256_fmadd_ps(d, d, vv);
+        __m256d lo, hi;
+        widen8(&lo, &hi, x + i);
+        lo = _mm256_sub_pd(lo, m);
+        hi = _mm256_sub_pd(hi, m);
+        s0 = _mm256_fmadd_pd(lo, lo, s0);
+        s1 = _mm256_fmadd_pd(hi, hi, s1);
     }
-    float var = hsum256(vv);
+    double var = hsum256d(_mm256_add_pd(s0, s1));
     for (; i < n; i++) var += (x[i] - mean) * (x[i] - mean);
-    float rstd = 1.0f / sqrtf(var / (float)n + eps);
-    __m256 r = _mm256_set1_ps(rstd);
+    const double rstd = 1.0 / sqrt(var / n + (double)eps);
+    const __m256d r = _mm256_set1_pd(rstd);
     for (i = 0; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_mul_ps(_mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), m), r),
-                                 _mm256_loadu_ps(gamma + i));
-        if (beta) v = _mm256_add_ps(v, _mm256_loadu_ps(beta + i));
-        _mm256_storeu_ps(out + i, v);
+        __m256d lo, hi, gl, gh;
+        widen8(&lo, &hi, x + i);
+        widen8(&gl, &gh, gamma + i);
+        lo = _mm256_mul_pd(_mm256_mul_pd(_mm256_sub_pd(lo, m), r), gl);
+        hi = _mm256_mul_pd(_mm256_mul_pd(_mm256_sub_pd(hi, m), r), gh);
+        if (beta) {
+            __m256d bl, bh;
+            widen8(&bl, &bh, beta + i);
+            lo = _mm256_add_pd(lo, bl);
+            hi = _mm256_add_pd(hi, bh);
+        }
+        store_narrow8(out + i, lo, hi);
     }
-    for (; i < n; i++) out[i] = (x[i] - mean) * rstd * gamma[i] + (beta ? beta[i] : 0.0f);
+    for (; i < n; i++) out[i] = (float)((x[i] - mean) * rstd * gamma[i] + (beta ? beta[i] : 0.0));
 }
 
 // ---- RoPE and attention ----
@@ -255,15 +375,40 @@ static __m256 hsum8x8(const __m256 a[8]) {
     return _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
 }
 
+// The rows that softmax.c decides before its vector hook, for scores that overflowed (the
+// reference's scores overflowed too: each non-finite score was recomputed in its order): a NaN
+// spreads to every weight, and +inf scores share the mass equally. Returns 1 if the row was one.
+static int softmax_special_row(float *att, const float *sc, int S) {
+    int n_inf = 0, has_nan = 0;
+    for (int s = 0; s < S; s++) {
+        if (isnan(sc[s])) has_nan = 1;
+        else if (sc[s] == INFINITY) n_inf++;
+    }
+    if (!has_nan && n_inf == 0) return 0;
+    for (int s = 0; s < S; s++)
+        att[s] = has_nan ? NAN : sc[s] == INFINITY ? 1.0f / (float)n_inf : 0.0f;
+    return 1;
+}
+
+// Output d of the weighted sum of values in the order of tw_sdpa_mix (lib/nn/sdpa.c), which
+// skips zero weights (so an infinite value behind a zero weight adds nothing, not NaN).
+static float mix_in_order(const float *att, const float *v, int S, int kv_stride, int d) {
+    float acc = 0.0f;
+    for (int t = 0; t < S; t++)
+        if (att[t] != 0.0f) acc += att[t] * v[(long)t * kv_stride + d];
+    return acc;
+}
+
 // Small heads (stories260K has D = 8) make one dot product per key mostly reduction overhead,
 // so when D is a multiple of 8 the scores are computed eight keys at a time, and the weighted
 // sum of values runs four independent accumulators (one chain would wait on the FMA latency
-// at every key).
+// at every key). A score or an output that comes out non-finite is recomputed in the order of
+// the reference (lib/nn/sdpa.c), so extreme inputs give the reference's answer (docs/kernels.md).
 void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const float *k,
                     const float *v, int S, int D, int kv_stride) {
     float scale = 1.0f / sqrtf((float)D);
     float *sc = scores ? scores : att;   // without a scores buffer, softmax in place
-    int s = 0;
+    int s = 0, overflowed = 0;
     if (D % 8 == 0) {
         const __m256 vscale = _mm256_set1_ps(scale);
         for (; s + 8 <= S; s += 8) {
@@ -274,11 +419,21 @@ void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const
                 for (int d = 8; d < D; d += 8)
                     acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(kj + d), acc[j]);
             }
-            _mm256_storeu_ps(sc + s, _mm256_mul_ps(hsum8x8(acc), vscale));
+            __m256 sv = _mm256_mul_ps(hsum8x8(acc), vscale);
+            _mm256_storeu_ps(sc + s, sv);
+            if (finite_mask256(sv) != 0xFF)   // one compare per eight keys
+                for (int j = 0; j < 8; j++)
+                    if (!isfinite(sc[s + j])) {
+                        sc[s + j] = dot_in_order(q, k + (long)(s + j) * kv_stride, D) * scale;
+                        overflowed |= !isfinite(sc[s + j]);
+                    }
         }
     }
-    for (; s < S; s++) sc[s] = tw_dot_avx2(q, k + (long)s * kv_stride, D) * scale;
-    tw_softmax_avx2(att, sc, S);
+    for (; s < S; s++) {
+        sc[s] = tw_dot_avx2(q, k + (long)s * kv_stride, D) * scale;
+        overflowed |= !isfinite(sc[s]);
+    }
+    if (!overflowed || !softmax_special_row(att, sc, S)) tw_softmax_avx2(att, sc, S);
     int d = 0;
     for (; d + 8 <= D; d += 8) {
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
@@ -292,11 +447,11 @@ void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const
         }
         for (; t < S; t++)
             a0 = _mm256_fmadd_ps(_mm256_set1_ps(att[t]), _mm256_loadu_ps(vd + (long)t * kv_stride), a0);
-        _mm256_storeu_ps(out + d, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+        __m256 o = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
+        _mm256_storeu_ps(out + d, o);
+        if (finite_mask256(o) != 0xFF)
+            for (int j = 0; j < 8; j++)
+                if (!isfinite(out[d + j])) out[d + j] = mix_in_order(att, v, S, kv_stride, d + j);
     }
-    for (; d < D; d++) {
-        float acc = 0.0f;
-        for (int t = 0; t < S; t++) acc += att[t] * v[(long)t * kv_stride + d];
-        out[d] = acc;
-    }
+    for (; d < D; d++) out[d] = mix_in_order(att, v, S, kv_stride, d);
 }

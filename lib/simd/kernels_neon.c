@@ -8,11 +8,12 @@
 #include "simd.h"
 
 // exp(x) for 4 floats: the range reduction and Taylor polynomial of exp256 (kernels_avx2.c),
-// 2^n built in the exponent field in two halves so n = 128 and n = -126 stay in range.
-// x > 88.7228 gives +inf, x < -87.3365 gives 0; NaN stays NaN (vmaxnm/vminnm are avoided on
+// 2^n built in the exponent field in two halves so n = 128 and n = -150 stay in range (results
+// in the subnormal range, x in [-104, -87.34], round once as expf's do).
+// x > 88.7228 gives +inf, x < -104 gives 0; NaN stays NaN (vmaxnm/vminnm are avoided on
 // purpose: the plain vmax/vmin propagate NaN).
 static float32x4_t exp_f32x4(float32x4_t x) {
-    const float32x4_t hi = vdupq_n_f32(88.72283935546875f), lo = vdupq_n_f32(-87.33654022216797f);
+    const float32x4_t hi = vdupq_n_f32(88.72283935546875f), lo = vdupq_n_f32(-104.0f);
     float32x4_t xc = vmaxq_f32(lo, vminq_f32(hi, x));
     float32x4_t n = vrndnq_f32(vmulq_n_f32(xc, 1.44269504088896341f));
     float32x4_t r = vfmsq_f32(xc, n, vdupq_n_f32(0.693359375f));
@@ -29,10 +30,18 @@ static float32x4_t exp_f32x4(float32x4_t x) {
     int32x4_t n1 = vshrq_n_s32(ni, 1), n2 = vsubq_s32(ni, n1);
     float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n1, vdupq_n_s32(127)), 23));
     float32x4_t s2 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(n2, vdupq_n_s32(127)), 23));
+    s2 = vbslq_f32(vcltq_f32(x, lo), vdupq_n_f32(0.0f), s2);   // x < -104: 0, no subnormal formed
     float32x4_t y = vmulq_f32(vmulq_f32(p, s1), s2);
-    y = vbslq_f32(vcgtq_f32(x, hi), vdupq_n_f32(INFINITY), y);
-    y = vbslq_f32(vcltq_f32(x, lo), vdupq_n_f32(0.0f), y);
-    return y;
+    return vbslq_f32(vcgtq_f32(x, hi), vdupq_n_f32(INFINITY), y);
+}
+
+// sum_i a[i] b[i] in the index order of the Linear layer's reference loop (lib/nn/linear.c): the
+// fallback when a vector sum is not finite, so an overflow in a partial sum the reference never
+// forms cannot turn a finite answer into inf or NaN (see kernels_avx2.c, docs/kernels.md).
+static float dot_in_order(const float *a, const float *b, int n) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) sum += a[i] * b[i];
+    return sum;
 }
 
 float tw_dot_neon(const float *a, const float *b, int n) {
@@ -47,7 +56,7 @@ float tw_dot_neon(const float *a, const float *b, int n) {
     for (; i + 4 <= n; i += 4) s0 = vfmaq_f32(s0, vld1q_f32(a + i), vld1q_f32(b + i));
     float sum = vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
     for (; i < n; i++) sum += a[i] * b[i];
-    return sum;
+    return isfinite(sum) ? sum : dot_in_order(a, b, n);
 }
 
 void tw_matvec_neon(float *y, const float *W, const float *x, int N, int K) {
@@ -68,6 +77,8 @@ void tw_matvec_neon(float *y, const float *W, const float *x, int N, int K) {
             r0 += w0[k] * x[k]; r1 += w1[k] * x[k]; r2 += w2[k] * x[k]; r3 += w3[k] * x[k];
         }
         y[i] = r0; y[i + 1] = r1; y[i + 2] = r2; y[i + 3] = r3;
+        for (int j = 0; j < 4; j++)
+            if (!isfinite(y[i + j])) y[i + j] = dot_in_order(W + (long)(i + j) * K, x, K);
     }
     for (; i < N; i++) y[i] = tw_dot_neon(W + (long)i * K, x, K);
 }
@@ -131,15 +142,32 @@ void tw_softmax_neon(float *y, const float *x, int n) {
     for (; i < n; i++) y[i] *= 1.0f / sum;
 }
 
+// Sum of squares and outputs in double, as norm.c and tw_rmsnorm_avx2 compute them: in float
+// the sum overflows once |x| > 1.8e19 and the output becomes zeros.
 float tw_rmsnorm_neon(float *out, const float *x, const float *w, int n, float eps) {
-    float rms = sqrtf(tw_dot_neon(x, x, n) / (float)n + eps);
-    float32x4_t inv = vdupq_n_f32(1.0f / rms);
+    float64x2_t s0 = vdupq_n_f64(0), s1 = vdupq_n_f64(0);
     int i = 0;
     for (; i + 4 <= n; i += 4) {
-        float32x4_t v = vmulq_f32(vld1q_f32(x + i), inv);
-        if (w) v = vmulq_f32(v, vld1q_f32(w + i));
-        vst1q_f32(out + i, v);
+        float32x4_t v = vld1q_f32(x + i);
+        float64x2_t lo = vcvt_f64_f32(vget_low_f32(v)), hi = vcvt_high_f64_f32(v);
+        s0 = vfmaq_f64(s0, lo, lo);
+        s1 = vfmaq_f64(s1, hi, hi);
     }
-    for (; i < n; i++) out[i] = x[i] * (1.0f / rms) * (w ? w[i] : 1.0f);
-    return rms;
+    double ss = vaddvq_f64(vaddq_f64(s0, s1));
+    for (; i < n; i++) ss += (double)x[i] * x[i];
+    double r = sqrt(ss / n + (double)eps);
+    const float64x2_t inv = vdupq_n_f64(1.0 / r);
+    for (i = 0; i + 4 <= n; i += 4) {
+        float32x4_t v = vld1q_f32(x + i);
+        float64x2_t lo = vmulq_f64(vcvt_f64_f32(vget_low_f32(v)), inv);
+        float64x2_t hi = vmulq_f64(vcvt_high_f64_f32(v), inv);
+        if (w) {
+            float32x4_t wv = vld1q_f32(w + i);
+            lo = vmulq_f64(lo, vcvt_f64_f32(vget_low_f32(wv)));
+            hi = vmulq_f64(hi, vcvt_high_f64_f32(wv));
+        }
+        vst1q_f32(out + i, vcvt_high_f32_f64(vcvt_f32_f64(lo), hi));
+    }
+    for (; i < n; i++) out[i] = (float)(x[i] * (1.0 / r) * (w ? w[i] : 1.0));
+    return (float)r;
 }

@@ -8,7 +8,31 @@
 // masked load (vmaskmovps, which reads nothing outside the mask). Every row's sum depends on
 // that row only, so any split of the rows among threads gives the same bits.
 #include <immintrin.h>
+#include <math.h>
 #include "simd.h"
+
+// The whole float range (docs/kernels.md, "Over the whole float range"): the four accumulators of
+// a row can overflow where the reference's in-order sum does not (alternating signs near 3e38).
+// A row whose sum is not finite is redone here in the reference's order, each product rounded,
+// as lib/nn/linear.c forms it; the check costs one compare per four rows. The redo depends on
+// the row alone, so a split of the rows among threads still changes no bit.
+static float dot_in_order(const float *a, const float *b, int n) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
+// Rows i .. i + n - 1 of y whose value is not finite, redone in the reference's order.
+static void redo_overflowed(float *y, const float *W, const float *x, int i, int n, int K) {
+    for (int j = i; j < i + n; j++)
+        if (!isfinite(y[j])) y[j] = dot_in_order(W + (long)j * K, x, K);
+}
+
+// 1 if all four lanes are finite (|v| < inf; false for NaN).
+static inline int all_finite4(__m128 v) {
+    __m128 abs = _mm_andnot_ps(_mm_set1_ps(-0.0f), v);
+    return _mm_movemask_ps(_mm_cmplt_ps(abs, _mm_set1_ps(INFINITY))) == 0xF;
+}
 
 static inline __m256i tail_mask8(int n) {   // lanes < n set
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
@@ -41,11 +65,14 @@ void tw_matvec_seq_avx2(float *y, const float *W, const float *x, int N, int K) 
         const float *w = W + (long)i * K;
         __m128 q0 = row_partial(w, x, K), q1 = row_partial(w + K, x, K);
         __m128 q2 = row_partial(w + 2L * K, x, K), q3 = row_partial(w + 3L * K, x, K);
-        _mm_storeu_ps(y + i, _mm_hadd_ps(_mm_hadd_ps(q0, q1), _mm_hadd_ps(q2, q3)));
+        __m128 r = _mm_hadd_ps(_mm_hadd_ps(q0, q1), _mm_hadd_ps(q2, q3));
+        _mm_storeu_ps(y + i, r);
+        if (!all_finite4(r)) redo_overflowed(y, W, x, i, 4, K);
     }
     for (; i < N; i++) {   // a lone row: the same two horizontal-add steps
         __m128 q = row_partial(W + (long)i * K, x, K);
         __m128 h = _mm_hadd_ps(q, q);
         y[i] = _mm_cvtss_f32(_mm_hadd_ps(h, h));
+        redo_overflowed(y, W, x, i, 1, K);
     }
 }

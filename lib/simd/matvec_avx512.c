@@ -25,7 +25,31 @@
 // The weights must be 64-byte aligned for full speed (tw_model_init in lib/nn/model.c aligns the
 // parameters): a 64-byte load that straddles two cache lines costs two.
 #include <immintrin.h>
+#include <math.h>
 #include "simd.h"
+
+// The whole float range (docs/kernels.md, "Over the whole float range"): the four accumulators of
+// a row can overflow where the reference's in-order sum does not (alternating signs near 3e38).
+// A row whose sum is not finite is redone here in the reference's order, each product rounded,
+// as lib/nn/linear.c forms it; the check costs one compare per four rows. The redo depends on
+// the row alone, so a split of the rows among threads still changes no bit.
+static float dot_in_order(const float *a, const float *b, int n) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
+// Rows i .. i + n - 1 of y whose value is not finite, redone in the reference's order.
+static void redo_overflowed(float *y, const float *W, const float *x, int i, int n, int K) {
+    for (int j = i; j < i + n; j++)
+        if (!isfinite(y[j])) y[j] = dot_in_order(W + (long)j * K, x, K);
+}
+
+// 1 if all four lanes are finite (|v| < inf; false for NaN).
+static inline int all_finite4(__m128 v) {
+    __m128 abs = _mm_andnot_ps(_mm_set1_ps(-0.0f), v);
+    return _mm_movemask_ps(_mm_cmplt_ps(abs, _mm_set1_ps(INFINITY))) == 0xF;
+}
 
 // The 16 lanes of the row's partial sums: acc0..3 over k in steps of 64, then 16, then a masked
 // tail, added as (acc0 + acc1) + (acc2 + acc3).
@@ -127,11 +151,14 @@ void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K
         __m128 q0 = fold16to4(p[0]), q1 = fold16to4(p[1]), q2 = fold16to4(p[2]), q3 = fold16to4(p[3]);
         // hadd(q0, q1) = (q0[0]+q0[1], q0[2]+q0[3], q1[0]+q1[1], q1[2]+q1[3]); once more gives
         // (q0[0]+q0[1]) + (q0[2]+q0[3]) for each row, in lanes 0..3.
-        _mm_storeu_ps(y + i, _mm_hadd_ps(_mm_hadd_ps(q0, q1), _mm_hadd_ps(q2, q3)));
+        __m128 r = _mm_hadd_ps(_mm_hadd_ps(q0, q1), _mm_hadd_ps(q2, q3));
+        _mm_storeu_ps(y + i, r);
+        if (!all_finite4(r)) redo_overflowed(y, W, x, i, 4, K);
     }
     for (; i < N; i++) {   // the same sum for a lone row: the same two hadd steps
         __m128 q = fold16to4(row_partial(W + (long)i * K, x, K));
         __m128 h = _mm_hadd_ps(q, q);
         y[i] = _mm_cvtss_f32(_mm_hadd_ps(h, h));
+        redo_overflowed(y, W, x, i, 1, K);
     }
 }

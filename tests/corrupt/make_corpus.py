@@ -354,13 +354,46 @@ def make_tokenizer():
     write("tokenizer", "model_file.bin", ckpt(TINY), "FORMAT", vocab=V)
 
 
+# Paths that are not regular files cannot live in git (a FIFO, a device) or in the corpus folder
+# (a directory would be one more thing to keep empty), so the manifest names them with an "@"
+# and tests/test_corrupt.c makes each one at run time: @directory is a fresh temporary folder,
+# @fifo a FIFO made with mkfifo inside it, @/dev/null and @/dev/zero the character devices.
+# Every reader must refuse each with TW_ERR_IO and one line saying what the path is.
+SPECIAL = (("@directory", "directory"), ("@fifo", "FIFO"),
+           ("@/dev/null", "device"), ("@/dev/zero", "device"))
+
+
+def make_special():
+    for kind in ("npy", "json", "llama2c", "tokenizer"):
+        for name, word in SPECIAL:
+            manifest.append((kind, name, "IO", word, "512" if kind == "tokenizer" else "-"))
+
+
+KERNEL_TARGETS = ("kernels_dot", "kernels_norm", "kernels_softmax", "kernels_silu", "kernels_attend")
+
+
+def make_kernel_seeds():
+    """Seeds for the differential kernel targets (fuzz/fuzz_kernels_*.c): bytes are read as sizes,
+    row shapes and palette picks (tests/simd_range.h), so any bytes are valid; these three start
+    from a short row, a row of palette extremes, and a longer pseudo-random one."""
+    state = 16
+    rnd = bytearray()
+    for _ in range(1500):
+        state = (state * 1103515245 + 12345) & 0x7FFFFFFF
+        rnd.append(state >> 16 & 0xFF)
+    for t in KERNEL_TARGETS:
+        seed(t, "short_row", bytes([5, 3, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]))
+        seed(t, "extremes", bytes([40, 7, 0] + [0x0b, 0x8b, 0x03, 0x09, 0x8c, 0x01] * 12))
+        seed(t, "mixed", bytes(rnd))
+
+
 def main():
     if not os.path.isdir("lib") or not os.path.isdir("tests"):
         sys.exit("make_corpus.py: run from the top of the checkout (make corpus)")
     shutil.rmtree(OUT, ignore_errors=True)
     for kind in ("npy", "json", "llama2c", "tokenizer"):
         os.makedirs(os.path.join(OUT, kind))
-    for target in ("npy", "json", "llama2c", "tokenizer", "encode"):
+    for target in ("npy", "json", "llama2c", "tokenizer", "encode") + KERNEL_TARGETS:
         d = os.path.join(FUZZ, target)
         if os.path.isdir(d):   # keep crash reproducers (crash-*, oom-*, timeout-*), rewrite seeds
             for f in os.listdir(d):
@@ -370,12 +403,16 @@ def main():
     make_json()
     make_llama2c()
     make_tokenizer()
+    make_special()
+    make_kernel_seeds()
     with open(os.path.join(OUT, "MANIFEST.tsv"), "w") as f:
         f.write("# reader\tfile (under data/corrupt/)\texpected status\tword the message contains (- any)\tvocab size (tokenizer)\n")
         for row in manifest:
             f.write("\t".join(row) + "\n")
-    size = sum(os.path.getsize(os.path.join(OUT, r[1])) for r in manifest)
-    print(f"make_corpus: {len(manifest)} files, {size} bytes in {OUT}/ (MANIFEST.tsv lists them)")
+    files = [r for r in manifest if not r[1].startswith("@")]
+    size = sum(os.path.getsize(os.path.join(OUT, r[1])) for r in files)
+    print(f"make_corpus: {len(files)} files, {size} bytes in {OUT}/, and {len(manifest) - len(files)} "
+          "special paths (MANIFEST.tsv lists them)")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,36 @@
+#!/bin/sh
+# tools/run_suites.sh RUNNER: runs the Check suites of RUNNER (build/tests/run_tests) as a few
+# processes side by side, then prints each one's output in a fixed order and the sum of their
+# summary lines. `make test` uses it so that the slow suites (they run the lessons, the tools and
+# the corrupt-file corpus as programs) overlap with the rest on a machine with several cores.
+#   CK_RUN_SUITE=name   runs that one suite alone, as the runner itself would
+#   TEST_GROUPS="a b"   the suites given processes of their own (the rest share one)
+# Exits 1 if any group failed, like the runner.
+runner=${1:?usage: tools/run_suites.sh RUNNER}
+if [ -n "$CK_RUN_SUITE" ]; then exec "$runner"; fi
+groups=${TEST_GROUPS-"lessons generate corrupt"}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/run_suites.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+i=0
+for g in $groups; do
+  i=$((i + 1))
+  CK_RUN_SUITE=$g "$runner" >"$tmp/$i.out" 2>&1 &
+done
+rest=$(echo $groups | tr ' ' ',')
+TW_SKIP_SUITES=$rest "$runner" >"$tmp/0.out" 2>&1 &
+status=0
+wait || status=1
+# wait with no operand returns 0; each group's own status is recovered from its summary line.
+checks=0 failures=0 errors=0 n=0
+for f in "$tmp/0.out" $(j=1; while [ $j -le $i ]; do echo "$tmp/$j.out"; j=$((j + 1)); done); do
+  cat "$f"
+  line=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$f" | tail -1)
+  if [ -z "$line" ]; then echo "run_suites: a group ended without Check's summary line (crashed?)" >&2; status=1; continue; fi
+  set -- $(echo "$line" | sed 's/[^0-9 ]//g')
+  n=$((n + 1)); checks=$((checks + $2)); failures=$((failures + $3)); errors=$((errors + $4))
+done
+[ $((failures + errors)) -eq 0 ] || status=1
+pct=0; [ "$checks" -gt 0 ] && pct=$(( (checks - failures - errors) * 100 / checks ))
+echo "all suites ($n processes side by side), summed:"
+echo "$pct%: Checks: $checks, Failures: $failures, Errors: $errors"
+exit $status
