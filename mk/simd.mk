@@ -66,8 +66,9 @@ BENCH_ARGS ?=
 
 .PHONY: bench bench-bin test-arm
 bench:                                         ## verify, then time every kernel (BLAS=openblas to compare)
-	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OMP=$(HAVE_OMP) BLAS=$(BLAS) bench-bin
+	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OMP=$(HAVE_OMP) BLAS=$(BLAS) bench-bin run_bench_q8
 	./run_bench $(BENCH_ARGS)
+	./run_bench_q8 $(BENCH_ARGS)
 
 # The FMA-throughput probe is lib/simd/peak.c (inline assembly, no ISA flags needed).
 # bench/autovec.c is the compiler-vectorised rung: plain loops built the way llama2.c builds its

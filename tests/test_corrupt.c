@@ -2,12 +2,14 @@
 //
 // 1. Each file listed in data/corrupt/MANIFEST.tsv (written by tests/corrupt/make_corpus.py) is
 //    given to its reader: tw_npy_read, the config reader (tw_json_read_file, then
-//    tw_hf_config_from_json and tw_params_count), tw_llama2c_load or tw_tokenizer_load. The
+//    tw_hf_config_from_json and tw_params_count), tw_llama2c_load, tw_tokenizer_load or
+//    tw_q8file_read (llama2.c's version-2 files). The
 //    status must be the one the manifest documents, and a failure must come with a message that
 //    contains the manifest's word (and the file's path, for the readers that promise it). One
 //    valid control file per reader must load, so a test that "fails" everything cannot pass.
 // 2. The programs (./params, ./generate, ./npydiff and every ./lessonN; `make test` builds them)
-//    run on the corrupt files and on bad flags: each must exit non-zero (1 for bad data, 2 for
+//    run on the corrupt files (./generate on the version-0, version-2 and tokenizer ones) and on
+//    bad flags: each must exit non-zero (1 for bad data, 2 for
 //    bad usage), not crash, and print exactly one line on stderr naming the file or the flag.
 // 3. Paths that are not regular files: the manifest's "@" rows (a directory, a FIFO, /dev/null,
 //    /dev/zero), made at run time (see special_path), go through the same readers and programs;
@@ -29,6 +31,7 @@
 #include "real/params.h"
 #include "real/llama2c.h"
 #include "real/tokenizer.h"
+#include "real/q8file.h"
 
 #define CORRUPT_DIR "data/corrupt"
 #define MAX_CASES   512
@@ -158,6 +161,12 @@ static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *n
         if (st == TW_OK) tw_tokenizer_free(&t);
         return st;
     }
+    if (strcmp(c->reader, "q8file") == 0) {
+        tw_q8file m;
+        tw_status st = tw_q8file_read(&m, c->path, msg, len);
+        if (st == TW_OK) tw_q8file_free(&m);
+        return st;
+    }
     ck_abort_msg("MANIFEST.tsv: unknown reader '%s' for %s", c->reader, c->path);
     return TW_ERR_ARG;
 }
@@ -166,8 +175,8 @@ START_TEST(manifest_lists_a_control_and_corrupt_files_for_every_reader)
 {
     load_manifest();
     ck_assert_msg(n_cases > 0, "cannot read " CORRUPT_DIR "/MANIFEST.tsv: run `make corpus`");
-    static const char *const readers[] = { "npy", "json", "llama2c", "tokenizer" };
-    for (int r = 0; r < 4; r++) {
+    static const char *const readers[] = { "npy", "json", "llama2c", "tokenizer", "q8file" };
+    for (int r = 0; r < 5; r++) {
         int ok = 0, bad = 0, special = 0;
         for (int i = 0; i < n_cases; i++) {
             if (strcmp(CASES[i].reader, readers[r]) != 0) continue;
@@ -279,6 +288,16 @@ START_TEST(programs_reject_every_corrupt_file_with_one_line)
             check_special_word(&r, c, cmd, why, sizeof why);
             tt_run_free(&r);
         } else if (strcmp(c->reader, "llama2c") == 0 && has_generate) {
+            snprintf(cmd, sizeof cmd, "./generate %s -z " TOKENIZER " -n 4 -t 0", c->path);
+            run_result r = tt_run(cmd);
+            check_failure(&r, cmd, 1, c->path, why, sizeof why);
+            check_special_word(&r, c, cmd, why, sizeof why);
+            tt_run_free(&r);
+        } else if (strcmp(c->reader, "q8file") == 0 && has_generate &&
+                   !strstr(c->path, "version0_file")) {
+            // ./generate tells the versions apart by the magic: every hostile version-2 file (and
+            // one whose magic is wrong, which it then reads as a bad version-0 file) must stop it
+            // with one line naming the file. (version0_file.bin is a good version-0 checkpoint.)
             snprintf(cmd, sizeof cmd, "./generate %s -z " TOKENIZER " -n 4 -t 0", c->path);
             run_result r = tt_run(cmd);
             check_failure(&r, cmd, 1, c->path, why, sizeof why);

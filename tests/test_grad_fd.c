@@ -562,7 +562,7 @@ START_TEST(mha_backward_matches_finite_differences)
         for (int t = 0; t < T; t++) mask[t * S + S - 1] = -INFINITY;
     }
     c.mask = mask;
-    tw_mha_weights w = { wf[0], wf[1], wf[2], wf[3], wf[4], wf[5], wf[6], wf[7], wf[8], wf[9] };
+    tw_mha_weights w = { wf[0], wf[1], wf[2], wf[3], wf[4], wf[5], wf[6], wf[7], wf[8], wf[9], NULL };
     tw_mha_grads dw = { gr[0], gr[1], gr[2], gr[3], gr[4], gr[5], gr[6], gr[7], gr[8], gr[9] };
     float *out = tt_zeros((long)T * C), *dx = tt_zeros((long)T * C);
     float *dx_kv = c.cross ? tt_zeros((long)S * C) : NULL;

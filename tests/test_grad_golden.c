@@ -349,7 +349,7 @@ START_TEST(mha_backward_matches_autograd)
     float *wt[10] = { 0 }, *gr[10] = { 0 };
     for (int j = 0; j < 10; j++)
         if (present[j]) { wt[j] = gc_load(dir, names[j], sizes[j]); gr[j] = tt_zeros(sizes[j]); }
-    tw_mha_weights w = { wt[0], wt[1], wt[2], wt[3], wt[4], wt[5], wt[6], wt[7], wt[8], wt[9] };
+    tw_mha_weights w = { wt[0], wt[1], wt[2], wt[3], wt[4], wt[5], wt[6], wt[7], wt[8], wt[9], NULL };
     tw_mha_grads dw = { gr[0], gr[1], gr[2], gr[3], gr[4], gr[5], gr[6], gr[7], gr[8], gr[9] };
     float *x = gc_load(dir, "x", (long)T * C), *dy = gc_load(dir, "dy", (long)T * C);
     float *x_kv = cross ? gc_load(dir, "x_kv", (long)S * C) : NULL;

@@ -39,7 +39,7 @@ static tw_mha_weights load_attn(owned_weights *o, const char *dir, int C, int H,
         o->k_norm = gc_load(dir, "attn.k_norm", D);
     }
     tw_mha_weights w = { o->wq, o->bq, o->wk, o->bk, o->wv, o->bv, o->wo, o->bo,
-                          o->q_norm, o->k_norm };
+                          o->q_norm, o->k_norm, NULL };
     return w;
 }
 
@@ -124,7 +124,7 @@ static tw_mha_weights random_attn(owned_weights *o, const tw_mha_config *cfg, ui
         o->k_norm = tt_rand(cfg->head_dim, 0.5f, 1.5f, seed + 10);
     }
     tw_mha_weights w = { o->wq, o->bq, o->wk, o->bk, o->wv, o->bv, o->wo, o->bo,
-                          o->q_norm, o->k_norm };
+                          o->q_norm, o->k_norm, NULL };
     return w;
 }
 

@@ -13,7 +13,10 @@
 // here, in the same run, with one and with two threads, over a buffer as large as the weights,
 // so it comes from the cache level (L2, L3) or DRAM where the weights live. A benchmark, not a
 // test: the outputs are checked elsewhere (tests/test_llama2c.c, tests/test_simd_model.c); it
-// only checks that one and two threads decode the same tokens.
+// only checks that one and two threads decode the same tokens. Last, the int8 rows: the same
+// model in Q8_0 (real/q8model.h), decoded with the best int8 kernels and with a runq-style plain
+// int8 loop, against the fp32 decode measured above (tests/test_q8model.c checks the int8
+// outputs).
 //
 //   bench_generate MODEL.bin [-p PREFILL_TOKENS] [-d DECODE_TOKENS] [-r REPEATS] [--simd LEVEL]
 //
@@ -29,11 +32,24 @@
 #include "real/sampler.h"
 #include "simd/simd.h"
 #include "nn/reference.h"
+#include "nn/quant.h"
+#include "real/q8model.h"
 #include "autovec.h"
 #include "cpuinfo.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
+
+// The runq-style rung (bench/q8_runq_style.c, built as llama2.c builds runq.c: -Ofast -march=native).
+void bench_q8_quantize_runq_style(int8_t *q, float *s, const float *x, int n, int gs);
+void bench_q8_matvec_runq_style(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                                const float *xs, int N, int K, int gs);
+// As an int8 level: its quantizer takes the whole row (n values), ours n_groups.
+static void runq_style_quantize(int8_t *q, float *s, const float *x, int n_groups, int gs) {
+    bench_q8_quantize_runq_style(q, s, x, n_groups * gs, gs);
+}
+static const tw_q8_ops RUNQ_STYLE = { "runq-style", runq_style_quantize, bench_q8_matvec_runq_style, 1, 1 };
+
 
 static double now_seconds(void) {
     struct timespec ts;
@@ -69,12 +85,14 @@ static double best(const double *v, int n) {
 // ---- tokens per second ----
 
 // One run: prefill P tokens, then decode n_dec greedy tokens (written to seq[P..]). Returns the
-// two times in seconds.
+// two times in seconds. q8_ops: for a model with int8 copies, the int8 kernels to run instead of
+// the level's (NULL: the level's, as ./generate runs them).
 static void run_once(double *t_pre, double *t_dec, const tw_model *m, int *seq, int P, int n_dec,
-                     int with_cache) {
+                     int with_cache, const tw_q8_ops *q8_ops) {
     const int V = m->cfg.vocab, total = P + n_dec;
     tw_model_state s;
     check(tw_model_state_init(&s, m, with_cache ? P : total, with_cache ? total : 0), "state");
+    if (q8_ops && s.q8) s.q8->ops = q8_ops;
     double t0 = now_seconds();
     check(tw_model_forward_next(&s, m, seq, P, 0), "prefill");
     double t1 = now_seconds();
@@ -93,6 +111,20 @@ static void run_once(double *t_pre, double *t_dec, const tw_model *m, int *seq, 
     *t_pre = t1 - t0;
     *t_dec = t2 - t1;
     tw_model_state_free(&s);
+}
+
+// Median tokens/s of prefill and decode over `repeats` runs (after one warm-up run).
+static void measure(double *pre_tps, double *dec_tps, const tw_model *m, int *seq, int P,
+                    int n_dec, int with_cache, int repeats, const tw_q8_ops *q8_ops) {
+    double tp[64], td[64], wp, wd;
+    run_once(&wp, &wd, m, seq, P, n_dec, with_cache, q8_ops);   // warm-up: page in, caches, clocks
+    for (int k = 0; k < repeats; k++) {
+        run_once(&tp[k], &td[k], m, seq, P, n_dec, with_cache, q8_ops);
+        tp[k] = P / tp[k];
+        td[k] = n_dec / td[k];
+    }
+    *pre_tps = median(tp, repeats);
+    *dec_tps = median(td, repeats);
 }
 
 // One row of the table: a level's kernels, optionally with the autovec matvec, a thread count,
@@ -116,7 +148,7 @@ static void select_config(const config *c) {
 static void run_config(config *c, int rep, const tw_model *m, int *seq, int P, int n_dec) {
     select_config(c);
     double tp, td;
-    run_once(&tp, &td, m, seq, P, n_dec, c->with_cache);
+    run_once(&tp, &td, m, seq, P, n_dec, c->with_cache, NULL);
     if (rep >= 0) {
         c->pre[rep] = P / tp;
         c->dec[rep] = n_dec / td;
@@ -213,6 +245,55 @@ static double read_gbs(const float *b, long n, int threads, int repeats, float *
         if (k >= 0) gbs[k] = 4.0 * n / t * 1e-9;
     }
     return best(gbs, repeats);
+}
+
+// ---- int8 ----
+
+// The same model in Q8_0, made in memory as ./quantize makes the version-2 file and read back as
+// ./generate reads it (groups: 64 halved until they divide dim and hidden_dim), decoded with the
+// int8 kernels of the fast level and with the runq-style rung (the rest of the step: the fast
+// level's fp32 kernels in both), against the fp32 decode of the same run.
+static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repeats,
+                      const char *fast_level, double fp32_dec, double read_gbs_, double triad_gbs_) {
+    const tw_model_config *c = &m32->cfg;
+    const int widths[2] = { c->block.attn.d_model, c->block.ffn_hidden };
+    const int gs = tw_quant_fit_group(widths, 2, 64);
+    char err[512];
+    tw_q8file q;
+    tw_model m8;
+    if (tw_q8file_from_model(&q, m32, gs, err, sizeof err) != TW_OK ||
+        tw_q8file_to_model(&m8, &q, err, sizeof err) != TW_OK) {
+        fprintf(stderr, "bench_generate: int8 model: %s\n", err);
+        exit(1);
+    }
+    tw_q8file_free(&q);
+    tw_simd_init(fast_level);
+    const tw_q8_ops *q8best = tw_q8_ops_for_simd_level(fast_level);
+    printf("int8: Q8_0 in groups of %d (as ./quantize writes it), every Linear layer in int8 with "
+           "activations quantized; the rest of the step at the %s level\n", gs, fast_level);
+    printf("%-8s %-12s %15s %15s\n", "level", "int8 kernels", "prefill tok/s", "decode tok/s");
+    double pre_r, dec_r, pre_b, dec_b;
+    measure(&pre_r, &dec_r, &m8, seq, P, n_dec, 1, repeats, &RUNQ_STYLE);
+    printf("%-8s %-12s %15.1f %15.1f\n", fast_level, RUNQ_STYLE.level, pre_r, dec_r);
+    measure(&pre_b, &dec_b, &m8, seq, P, n_dec, 1, repeats, NULL);
+    printf("%-8s %-12s %15.1f %15.1f\n", fast_level, q8best->level, pre_b, dec_b);
+    printf("int8 decode %s: %.2fx our fp32 decode (%s, same run), %.2fx the runq-style rung "
+           "(goals for the 15M shape: >= 3x and >= 3x)%s\n", q8best->level, dec_b / fp32_dec, fast_level,
+           dec_b / dec_r, gs % q8best->w_multiple ? " [this group size is not one the SIMD kernels "
+           "take: they run the naive loop]" : "");
+    // int8 weights per token: 1 byte per matrix weight plus a 4-byte scale per group (the norms
+    // and the embedding row stay fp32)
+    const double C = c->block.attn.d_model, F = c->block.ffn_hidden, HD = (double)c->block.attn.n_head * c->block.attn.head_dim;
+    const double GD = (double)c->block.attn.n_kv_head * c->block.attn.head_dim, V = c->vocab;
+    const double mats = c->n_layer * (C * HD + 2.0 * C * GD + HD * C + 3.0 * C * F) + V * C;
+    const double bytes = mats * (1.0 + 4.0 / gs) + 4.0 * (c->n_layer * 2.0 * C + 2.0 * C);
+    printf("int8 roofline: a decode token reads %.2f MiB of int8 weights and scales; at the fp32 "
+           "footprint's bandwidth (read %.1f GB/s, triad %.1f GB/s, an underestimate if the int8 "
+           "weights fit a faster cache) that bounds decode at %.1f / %.1f tok/s: %s decode is %.0f%% "
+           "/ %.0f%% of it\n", bytes / 1048576.0, read_gbs_, triad_gbs_, read_gbs_ * 1e9 / bytes,
+           triad_gbs_ * 1e9 / bytes, q8best->level, 100.0 * dec_b / (read_gbs_ * 1e9 / bytes),
+           100.0 * dec_b / (triad_gbs_ * 1e9 / bytes));
+    tw_model_free(&m8);
 }
 
 int main(int argc, char **argv) {
@@ -366,6 +447,8 @@ int main(int argc, char **argv) {
     (void)pre_med;
     for (int k = 0; k < nc; k++) free(cf[k].tokens);
     free(a); free(b); free(cc);
+    tw_threads_set(1);   // the int8 rows: one thread, against the 1-thread fp32 decode above
+    int8_rows(&m, seq, P, n_dec, repeats, fast_level, dec_med[i_best1], rd1, tr);
     free(seq);
     tw_model_free(&m);
     return 0;

@@ -1,4 +1,6 @@
-// generate.c: text generation with a llama2.c checkpoint, on the library's own functions.
+// generate.c: text generation with a llama2.c checkpoint (version 0, fp32, or version 2, Q8_0 as
+// written by ./quantize or llama2.c's export.py: told apart by the file's magic), on the library's
+// own functions.
 // Takes llama2.c's flags and prints exactly what llama2.c's `run` prints, so the two can be diffed:
 //
 //   make model generate
@@ -19,6 +21,8 @@
 #include <time.h>
 #include "tw.h"
 #include "real/llama2c.h"
+#include "real/q8model.h"
+#include "nn/quant.h"
 #include "real/tokenizer.h"
 #include "real/sampler.h"
 #include "simd/simd.h"
@@ -180,7 +184,8 @@ int main(int argc, char **argv) {
     tw_model_state s = { 0 };
     tw_sampler sampler = { 0 };
     int *tokens = NULL, *seq = NULL;
-    if (tw_llama2c_load(&m, o.model, err, sizeof err) != TW_OK) {
+    int version = 0;   // 0: fp32; 2: Q8_0, whose Linear layers run in int8 (real/q8model.h)
+    if (tw_llama2c_load_any(&m, &version, o.model, err, sizeof err) != TW_OK) {
         fprintf(stderr, "generate: %s\n", err);
         goto done;
     }
@@ -234,6 +239,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "seed: %llu (rerun with -s %llu to repeat)\n", seed, seed);
     fprintf(stderr, "simd: %s kernels (--simd naive|avx2|avx512|neon|auto; here: %s)\n", simd_level,
             tw_simd_available());
+    if (version == 2)
+        fprintf(stderr, "model: llama2.c version 2 (Q8_0: int8 weights in groups of %d, run by the "
+                "%s int8 kernels)\n", m.q8_group, tw_q8_ops_for_simd_level(simd_level)->level);
+    else
+        fprintf(stderr, "model: llama2.c version 0 (fp32)\n");
     if (o.cache_info) print_cache_info(&m, steps, o.no_cache);
 
     // Activations: with the cache, room for the prompt in one prefill call; without, for the

@@ -34,6 +34,29 @@ void tw_swiglu_forward(float *out, float *gate, float *up, float *act, const flo
     tw_linear_forward(out, act, Wd, NULL, T, F, C);
 }
 
+// ---- with Q8_0 copies of the weights (nn/quant.h) ----
+
+void tw_ffn_forward_q8(float *out, float *pre, float *hidden, tw_q8_work *work, const float *x,
+                       const float *W1, const float *b1, const float *W2, const float *b2,
+                       const tw_q8_matrix *q8, int T, int C, int F, tw_act act) {
+    assert(T > 0 && C > 0 && F > 0);
+    tw_linear_forward_q8(pre, work, x, W1, q8 ? &q8[0] : NULL, b1, T, C, F);
+    tw_activation(hidden, pre, (long)T * F, act);
+    tw_linear_forward_q8(out, work, hidden, W2, q8 ? &q8[1] : NULL, b2, T, F, C);
+}
+
+void tw_swiglu_forward_q8(float *out, float *gate, float *up, float *act, tw_q8_work *work,
+                          const float *x, const float *Wg, const float *Wu, const float *Wd,
+                          const tw_q8_matrix *q8, int T, int C, int F) {
+    assert(T > 0 && C > 0 && F > 0);
+    const long n = (long)T * F;
+    tw_linear_forward_q8(gate, work, x, Wg, q8 ? &q8[0] : NULL, NULL, T, C, F);
+    tw_linear_forward_q8(up, work, x, Wu, q8 ? &q8[1] : NULL, NULL, T, C, F);
+    if (!tw_simd_swiglu(act, gate, up, n))
+        tw_swiglu(act, gate, up, n);
+    tw_linear_forward_q8(out, work, act, Wd, q8 ? &q8[2] : NULL, NULL, T, F, C);
+}
+
 // ---- backward ----
 
 void tw_ffn_forward_keep(float *out, float *pre, float *hidden, const float *x,

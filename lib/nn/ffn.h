@@ -3,6 +3,7 @@
 #ifndef TW_FFN_H
 #define TW_FFN_H
 #include "nn/activation.h"
+#include "nn/quant.h"
 
 // out = act(x W1^T + b1) W2^T + b2
 //   out: (T, C)   hidden: (T, F) scratch, receives act(x W1^T + b1)   x: (T, C)
@@ -22,6 +23,16 @@ void tw_swiglu_forward(float *out, float *gate, float *up, float *act, const flo
 // The SwiGLU gating alone, always by this loop (never a SIMD kernel): y = silu(gate) * up, the
 // reference the SIMD swiglu kernels are tested against.   y, gate, up: (n); y may alias gate
 void tw_swiglu(float *y, const float *gate, const float *up, long n);
+
+// The two forms with Q8_0 copies of the weights: each Linear runs as tw_linear_forward_q8 with
+// q8[i] (classic: W1, W2; SwiGLU: Wg, Wu, Wd). With q8 == NULL or work == NULL they compute exactly
+// what tw_ffn_forward_keep (which also keeps pre: (T, F), x W1^T + b1) and tw_swiglu_forward compute.
+void tw_ffn_forward_q8(float *out, float *pre, float *hidden, tw_q8_work *work, const float *x,
+                       const float *W1, const float *b1, const float *W2, const float *b2,
+                       const tw_q8_matrix *q8, int T, int C, int F, tw_act act);
+void tw_swiglu_forward_q8(float *out, float *gate, float *up, float *act, tw_q8_work *work,
+                          const float *x, const float *Wg, const float *Wu, const float *Wd,
+                          const tw_q8_matrix *q8, int T, int C, int F);
 
 // ---- backward (gradients accumulate, see tw.h) ----
 

@@ -107,6 +107,11 @@ static void normalize_and_rotate(float *x_rot, float *rms, const float *x, const
 
 // ---- forward ----
 
+// The Q8_0 copy of projection i (0 wq, 1 wk, 2 wv, 3 wo), or NULL for fp32 weights.
+static const tw_q8_matrix *q8_of(const tw_mha_weights *w, int i) {
+    return w->q8 ? &w->q8[i] : NULL;
+}
+
 void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
                     const float *x, const float *x_kv, const float *mask,
                     const tw_mha_config *cfg, const tw_mha_weights *w,
@@ -121,10 +126,11 @@ void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
     assert(!cache || cross || (cache->G == G && cache->D == D && pos0 + T <= cache->S_max));
 
     // 1. Projections: q from x, k and v from x (self) or x_kv (cross).
-    tw_linear_forward(s->q, x, w->wq, w->bq, T, C, H * D);
+    //    (With Q8_0 copies of the weights and int8 working memory, in int8: nn/quant.h.)
+    tw_linear_forward_q8(s->q, s->q8, x, w->wq, q8_of(w, 0), w->bq, T, C, H * D);
     const float *src_kv = cross ? x_kv : x;
-    tw_linear_forward(s->k, src_kv, w->wk, w->bk, n_new, C, G * D);
-    tw_linear_forward(s->v, src_kv, w->wv, w->bv, n_new, C, G * D);
+    tw_linear_forward_q8(s->k, s->q8, src_kv, w->wk, q8_of(w, 1), w->bk, n_new, C, G * D);
+    tw_linear_forward_q8(s->v, s->q8, src_kv, w->wv, q8_of(w, 2), w->bv, n_new, C, G * D);
 
     // 2. QK-norm, then RoPE at absolute positions pos0 .. (cross-attention has no positions:
     //    encoder outputs already carry theirs, so neither side is rotated).
@@ -180,7 +186,7 @@ void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
                 for (int t = 0; t < T; t++) memset(s->z + ((size_t)t * H + h) * D, 0, (size_t)D * sizeof(float));
 
     // 5. Output projection mixes the heads back into the model width.
-    tw_linear_forward(out, s->z, w->wo, w->bo, T, H * D, C);
+    tw_linear_forward_q8(out, s->q8, s->z, w->wo, q8_of(w, 3), w->bo, T, H * D, C);
 }
 
 // ---- backward ----

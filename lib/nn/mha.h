@@ -12,6 +12,7 @@
 #define TW_MHA_H
 #include "nn/status.h"
 #include "nn/rope.h"
+#include "nn/quant.h"
 
 typedef struct {
     int          d_model;    // C
@@ -33,6 +34,8 @@ typedef struct {
     const float *wo, *bo;    // (C, H*D), (C)
     const float *q_norm;     // (D) gain of the QK-norm on queries, when qk_norm
     const float *k_norm;     // (D) gain of the QK-norm on keys
+    const tw_q8_matrix *q8;  // NULL, or (4) Q8_0 copies of wq, wk, wv, wo: the projections then
+                             // run in int8 (nn/quant.h) when the scratch has int8 working memory
 } tw_mha_weights;
 
 // A key/value cache for one layer: the rotated keys and the values of every position so far.
@@ -69,6 +72,8 @@ typedef struct {
     float *q_rms;    // (T_max, H)  QK-norm statistics sqrt(mean(q^2) + eps) per row and head,
     float *k_rms;    // (S_max, G)  kept for the backward (written only when cfg->qk_norm)
     int    T, S;     // sizes of the last call
+    tw_q8_work *q8;  // NULL, or the int8 working memory of the projections (a model state's,
+                     // set by tw_model_state_init for a model with Q8_0 copies)
     const unsigned char *head_off;   // (H) or NULL: 1 switches head h off (ablation): its
                                      // columns of z are zeroed before Wo, so the head adds nothing
                                      // to out (scores and pattern are still computed and kept)

@@ -13,6 +13,7 @@
 #include "nn/norm.h"
 #include "nn/posenc.h"
 #include "nn/rng.h"
+#include "simd/simd.h"
 
 // ---- presets ----
 
@@ -195,6 +196,7 @@ tw_status tw_model_init(tw_model *m, const tw_model_config *c) {
 }
 
 void tw_model_free(tw_model *m) {
+    tw_model_q8_free(m);
     free(m->memory);
     free(m->params);
     free(m->layers);
@@ -280,6 +282,26 @@ size_t tw_model_state_floats(const tw_model_config *c, int T_max, int S_max) {
     return n;
 }
 
+// The int8 working memory of a model with Q8_0 copies: one activation row of the widest Linear
+// input, shared by every layer (one Linear runs at a time), and the int8 kernels of tw_simd's level.
+static tw_status state_q8_init(tw_model_state *s, const tw_model *m) {
+    const tw_model_config *c = &m->cfg;
+    const int HD = c->block.attn.n_head * c->block.attn.head_dim, F = c->block.ffn_hidden;
+    int K_max = c->block.attn.d_model;
+    if (HD > K_max) K_max = HD;
+    if (F > K_max) K_max = F;
+    s->q8 = calloc(1, sizeof *s->q8);
+    if (!s->q8) return TW_ERR_NOMEM;
+    s->q8->xq = malloc((size_t)K_max);
+    s->q8->xs = malloc((size_t)K_max * sizeof(float));
+    if (!s->q8->xq || !s->q8->xs) return TW_ERR_NOMEM;   // the caller frees
+    s->q8->K_max = K_max;
+    s->q8->ops = tw_q8_ops_for_simd_level(tw_simd.level);
+    if (!s->q8->ops) s->q8->ops = tw_q8_ops_for("naive");
+    for (int l = 0; l < c->n_layer; l++) s->layers[l].q8 = s->layers[l].attn.q8 = s->q8;
+    return TW_OK;
+}
+
 tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, int cache_len) {
     memset(s, 0, sizeof *s);
     const tw_model_config *c = &m->cfg;
@@ -310,6 +332,7 @@ tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, i
         *model_slot(s, t) = p;
         p += tw_dims_count(&cap, t->shape);
     }
+    if (m->q8 && state_q8_init(s, m) != TW_OK) { tw_model_state_free(s); return TW_ERR_NOMEM; }
     for (int l = 0; l < c->n_layer && cache_len > 0; l++) {
         tw_status st = tw_kv_cache_init(&s->cache[l], cache_len, c->block.attn.n_kv_head,
                                         c->block.attn.head_dim);
@@ -319,6 +342,7 @@ tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, i
 }
 
 void tw_model_state_free(tw_model_state *s) {
+    if (s->q8) { free(s->q8->xq); free(s->q8->xs); free(s->q8); }
     for (int l = 0; l < s->n_layer && s->cache; l++) tw_kv_cache_free(&s->cache[l]);
     free(s->memory);
     free(s->layers);
@@ -379,11 +403,12 @@ static tw_status model_forward(tw_model_state *s, const tw_model *m, const int *
     else
         tw_rmsnorm_forward(s->final_norm, s->final_rms, stream, m->final_w, T, C, c->block.norm_eps);
 
+    // (In int8 when the model has Q8_0 copies and the state int8 working memory: nn/quant.h.)
     if (all_logits)
-        tw_linear_forward(s->logits, s->final_norm, m->head, NULL, T, C, V);
+        tw_linear_forward_q8(s->logits, s->q8, s->final_norm, m->head, m->head_q8, NULL, T, C, V);
     else   // generation needs only the next token after the last position
-        tw_linear_forward(s->logits + (size_t)(T - 1) * V, s->final_norm + (size_t)(T - 1) * C,
-                          m->head, NULL, 1, C, V);
+        tw_linear_forward_q8(s->logits + (size_t)(T - 1) * V, s->q8,
+                             s->final_norm + (size_t)(T - 1) * C, m->head, m->head_q8, NULL, 1, C, V);
     return TW_OK;
 }
 

@@ -353,6 +353,88 @@ def make_tokenizer():
     write("tokenizer", "empty.bin", b"", "FORMAT", "too short", vocab=V)
     write("tokenizer", "model_file.bin", ckpt(TINY), "FORMAT", vocab=V)
 
+# ---------------------------------------------------------------------------------------------
+# llama2.c version-2 (Q8_0) checkpoint: 256-byte header (magic "ak42", version 2, 7 int32,
+# uint8 shared flag at 36, int32 group size at 37), fp32 norms, then int8 values + float32 scales
+# per tensor (docs/quantization.md)
+
+Q8_TINY = (8, 12, 2, 2, 1, 16, 8)   # dim 8, hidden 12, 2 layers, 2 heads (D = 4), 1 kv head, V 16
+
+
+def q8_header(cfg=Q8_TINY, shared=1, gs=4, magic=0x616B3432, version=2):
+    h = struct.pack("<Ii7iB", magic, version, *cfg, shared) + struct.pack("<i", gs)
+    return h + b"\0" * (256 - len(h))
+
+
+def q8_tensors(cfg=Q8_TINY, shared=1):
+    """(rows, cols) of every quantized tensor, in file order."""
+    dim, hidden, layers, heads, kv, vocab, seq = cfg
+    kvd = kv * (dim // heads)
+    shapes = [(vocab, dim)]
+    for rows, cols in ((dim, dim), (kvd, dim), (kvd, dim), (dim, dim), (hidden, dim), (dim, hidden), (hidden, dim)):
+        shapes += [(rows, cols)] * layers
+    if not shared:
+        shapes.append((vocab, dim))
+    return shapes
+
+
+def q8_file(cfg=Q8_TINY, shared=1, gs=4, **hdr):
+    """A valid file; returns (bytes, offset of the first scale, offset of the first int8 value)."""
+    dim, hidden, layers = cfg[0], cfg[1], cfg[2]
+    out = bytearray(q8_header(cfg, shared, gs, **hdr))
+    out += struct.pack(f"<{2 * layers * dim + dim}f", *[1.0 + 0.01 * i for i in range(2 * layers * dim + dim)])
+    first_q = first_s = None
+    for t, (rows, cols) in enumerate(q8_tensors(cfg, shared)):
+        n = rows * cols
+        if first_q is None:
+            first_q = len(out)
+        out += bytes(((t * 31 + k * 7) % 255 - 127) & 0xFF for k in range(n))
+        if first_s is None:
+            first_s = len(out)
+        out += struct.pack(f"<{n // gs}f", *[0.002 * (1 + (t + g) % 5) for g in range(n // gs)])
+    return bytes(out), first_s, first_q
+
+
+def make_q8file():
+    good, s0, q0 = q8_file()
+    write("q8file", "valid_shared.bin", good, "OK")
+    write("q8file", "valid_separate_classifier.bin", q8_file(shared=0)[0], "OK")
+    seed("q8file", "valid_shared.bin", good)
+    for n in cut_points(len(good), 256) + [36, 37, 40, 41, 255]:
+        if n < len(good):
+            write("q8file", f"truncated_at_{n}.bin", good[:n], "FORMAT")
+    write("q8file", "extra_bytes.bin", good + b"\0", "FORMAT", "extra bytes")
+    write("q8file", "bad_magic.bin", struct.pack("<I", 0x616B3433) + good[4:], "FORMAT", "magic")
+    write("q8file", "version0_file.bin", ckpt(TINY), "FORMAT", "magic")
+    write("q8file", "version_1.bin", good[:4] + struct.pack("<i", 1) + good[8:], "FORMAT", "version")
+    write("q8file", "version_3.bin", good[:4] + struct.pack("<i", 3) + good[8:], "FORMAT", "version")
+    def with_gs(gs):
+        return good[:37] + struct.pack("<i", gs) + good[41:]
+    write("q8file", "group_size_zero.bin", with_gs(0), "FORMAT", "group size")
+    write("q8file", "group_size_negative.bin", with_gs(-4), "FORMAT", "group size")
+    write("q8file", "group_size_huge.bin", with_gs(0x7FFFFFFF), "FORMAT", "group size")
+    write("q8file", "group_size_not_dividing_dim.bin", with_gs(3), "FORMAT", "does not divide dim")
+    # 8 divides dim 8 but not hidden_dim 12: runq.c would silently drop 4 values of every w2 row
+    write("q8file", "group_size_not_dividing_hidden.bin", q8_file(gs=4)[0][:37] + struct.pack("<i", 8) + good[41:],
+          "FORMAT", "does not divide hidden_dim")
+    write("q8file", "shared_flag_2.bin", good[:36] + b"\x02" + good[37:], "FORMAT", "shared_classifier")
+    write("q8file", "separate_flag_but_no_classifier.bin", good[:36] + b"\x00" + good[37:], "FORMAT", "truncated")
+    for i, name in enumerate(("dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size", "seq_len")):
+        h = list(Q8_TINY)
+        h[i] = 0
+        write("q8file", f"{name}_zero.bin", good[:8] + struct.pack("<7i", *h) + good[36:], "FORMAT", name)
+        h[i] = -8
+        write("q8file", f"{name}_negative.bin", good[:8] + struct.pack("<7i", *h) + good[36:], "FORMAT", name)
+    write("q8file", "odd_head_size.bin", good[:8] + struct.pack("<7i", 8, 12, 2, 4, 1, 16, 8) + good[36:], "FORMAT", "odd")
+    def with_scale(v):
+        return good[:s0] + struct.pack("<f", v) + good[s0 + 4:]
+    write("q8file", "scale_nan.bin", with_scale(float("nan")), "FORMAT", "scale")
+    write("q8file", "scale_inf.bin", with_scale(float("inf")), "FORMAT", "scale")
+    write("q8file", "scale_negative.bin", with_scale(-0.5), "FORMAT", "scale")
+    write("q8file", "value_minus_128.bin", good[:q0 + 5] + b"\x80" + good[q0 + 6:], "FORMAT", "-128")
+    write("q8file", "norm_nan.bin", good[:256] + struct.pack("<f", float("nan")) + good[260:], "FORMAT", "nan")
+    write("q8file", "empty.bin", b"", "FORMAT", "short")
+
 
 # Paths that are not regular files cannot live in git (a FIFO, a device) or in the corpus folder
 # (a directory would be one more thing to keep empty), so the manifest names them with an "@"
@@ -364,7 +446,7 @@ SPECIAL = (("@directory", "directory"), ("@fifo", "FIFO"),
 
 
 def make_special():
-    for kind in ("npy", "json", "llama2c", "tokenizer"):
+    for kind in ("npy", "json", "llama2c", "tokenizer", "q8file"):
         for name, word in SPECIAL:
             manifest.append((kind, name, "IO", word, "512" if kind == "tokenizer" else "-"))
 
@@ -391,9 +473,9 @@ def main():
     if not os.path.isdir("lib") or not os.path.isdir("tests"):
         sys.exit("make_corpus.py: run from the top of the checkout (make corpus)")
     shutil.rmtree(OUT, ignore_errors=True)
-    for kind in ("npy", "json", "llama2c", "tokenizer"):
+    for kind in ("npy", "json", "llama2c", "tokenizer", "q8file"):
         os.makedirs(os.path.join(OUT, kind))
-    for target in ("npy", "json", "llama2c", "tokenizer", "encode") + KERNEL_TARGETS:
+    for target in ("npy", "json", "llama2c", "tokenizer", "encode", "q8file") + KERNEL_TARGETS:
         d = os.path.join(FUZZ, target)
         if os.path.isdir(d):   # keep crash reproducers (crash-*, oom-*, timeout-*), rewrite seeds
             for f in os.listdir(d):
@@ -403,6 +485,7 @@ def main():
     make_json()
     make_llama2c()
     make_tokenizer()
+    make_q8file()
     make_special()
     make_kernel_seeds()
     with open(os.path.join(OUT, "MANIFEST.tsv"), "w") as f:

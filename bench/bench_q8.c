@@ -1,0 +1,232 @@
+// bench_q8.c: the int8 rows of `make bench` (./run_bench_q8 [--quick]). A benchmark, never a
+// test: it prints numbers and only fails if a kernel is wrong.
+//
+// 1. Verify every int8 level against the naive loops (the cases of tests/q8_cases.h).
+// 2. Measure the integer dot-product peak of one core with a VNNI probe (bench/probe_vnni.c:
+//    16 independent vpdpbusd chains), when the CPU has VNNI.
+// 3. Time y = W x at the 15M model's shapes (wq 288x288, w1 768x288, w2 288x768, the classifier
+//    32000x288), group size 32, one thread, all in this run: the fp32 matvec of the best fp32
+//    level, the naive int8 loop, a plain int8 loop built as llama2.c builds runq.c (-Ofast
+//    -march=native, bench/q8_runq_style.c), and each int8 SIMD level. Every int8 row includes
+//    quantizing x (as decode must). Printed: microseconds per call (median), the speed-up over
+//    fp32 and over the runq-style loop, and the multiply-adds per second as % of the probe's peak.
+#define _POSIX_C_SOURCE 200809L   // clock_gettime
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "nn/quant.h"
+#include "simd/simd.h"
+#include "simd/q8.h"
+#include "nn/reference.h"
+#include "q8_cases.h"
+
+int32_t bench_vnni_probe(long iters);   // bench/probe_vnni.c (x86-64 builds only)
+void bench_q8_matvec_vnni_prev(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                               const float *xs, int N, int K, int gs);
+void bench_q8_quantize_runq_style(int8_t *q, float *s, const float *x, int n, int gs);
+void bench_q8_matvec_runq_style(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                                const float *xs, int N, int K, int gs);
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double g_min_total = 0.3;   // seconds of timed runs per measurement (--quick: 0.1)
+
+typedef void (*job_fn)(void *ctx);
+// One warm-up run, then at least 5 timed runs and until g_min_total seconds (at most 2001 runs);
+// the median. Short calls are repeated inside one timed run so each lasts >= 20 us.
+static double time_median(job_fn f, void *ctx) {
+    double t0 = now();
+    f(ctx);
+    double first = now() - t0;
+    int inner = first < 20e-6 ? (int)(20e-6 / (first > 1e-9 ? first : 1e-9)) + 1 : 1;
+    static double times[2001];
+    int reps = 0;
+    double total = 0;
+    while (reps < 2001 && (reps < 5 || total < g_min_total)) {
+        t0 = now();
+        for (int r = 0; r < inner; r++) f(ctx);
+        times[reps] = (now() - t0) / inner;
+        total += times[reps++] * inner;
+    }
+    qsort(times, (size_t)reps, sizeof times[0], cmp_double);
+    return times[reps / 2];
+}
+
+static void cpu_name(char *buf, size_t n) {
+    snprintf(buf, n, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");   // Linux; elsewhere the name stays unknown
+    if (!f) return;
+    char line[256];
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
+            snprintf(buf, n, "%s", strchr(line, ':') + 2);
+            buf[strcspn(buf, "\n")] = '\0';
+            break;
+        }
+    fclose(f);
+}
+
+// ---- step 1: verify ----
+
+static int verify_all(void) {
+    char levels[128], msg[512];
+    int ok = 0, bad = 0;
+    snprintf(levels, sizeof levels, "%s", tw_q8_available());
+    for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " "))
+        for (int c = 0; c < N_Q8_CASES; c++)
+            for (int s = 0; s < N_Q8_SHAPES; s++) {
+                if (Q8_CASES[c].run(tw_q8_ops_for(lv), s, msg, sizeof msg) == 0) { ok++; continue; }
+                bad++;
+                fprintf(stderr, "bench_q8: %s at level %s is wrong: %s\n", Q8_CASES[c].name, lv, msg);
+            }
+    printf("verified before timing: %d int8 kernel checks passed, %d failed (tests/q8_cases.h)\n", ok, bad);
+    return bad == 0;
+}
+
+// ---- step 2: the peak ----
+
+typedef struct { long iters; int32_t sink; } probe_ctx;
+static void run_probe(void *p) {
+#ifdef TW_HAVE_AVX512
+    probe_ctx *c = p;
+    c->sink += bench_vnni_probe(c->iters);
+#else
+    (void)p;
+#endif
+}
+
+// Multiply-adds per second (int8 x int8 -> int32) of one core, or 0 without VNNI.
+static double vnni_peak(void) {
+    if (!tw_q8_ops_for("avx512vnni")) return 0;
+    probe_ctx c = { 2000000, 0 };
+    double t = time_median(run_probe, &c);
+    return (double)c.iters * 16 * 64 / t;
+}
+
+// ---- step 3: the matvecs ----
+
+typedef struct {
+    int kind;               // 0 fp32, 1 runq-style, 2 int8 level
+    tw_matvec_fn f32;
+    const tw_q8_ops *q8;
+    float *y, *Wf, *x, *xs, *Ws;
+    int8_t *Wq, *xq;
+    int N, K, gs;
+} mv_ctx;
+
+static void run_mv(void *p) {
+    mv_ctx *c = p;
+    if (c->kind == 0) {
+        c->f32(c->y, c->Wf, c->x, c->N, c->K);
+    } else if (c->kind == 1) {
+        bench_q8_quantize_runq_style(c->xq, c->xs, c->x, c->K, c->gs);
+        bench_q8_matvec_runq_style(c->y, c->Wq, c->Ws, c->xq, c->xs, c->N, c->K, c->gs);
+    } else {
+        tw_q8_linear(c->q8, c->y, c->xq, c->xs, c->Wq, c->Ws, c->x, c->N, c->K, c->gs);
+    }
+}
+
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) g_min_total = 0.1;
+        else {
+            fprintf(stderr, "bench_q8: unknown argument '%s'\nusage: ./run_bench_q8 [--quick]\n", argv[i]);
+            return 2;
+        }
+    }
+    char cpu[128];
+    cpu_name(cpu, sizeof cpu);
+    const tw_kernels *best32 = tw_kernels_for("auto");
+    printf("\n==== int8 (Q8_0) matvec ====\nCPU: %s\nint8 levels available: %s; fp32 level: %s\n",
+           cpu, tw_q8_available(), best32->level);
+    if (!verify_all()) return 1;
+
+    double peak = vnni_peak();
+    if (peak > 0)
+        printf("integer dot-product peak (VNNI probe, vpdpbusd zmm, one core): %.1f G multiply-adds/s\n",
+               peak * 1e-9);
+    else
+        printf("integer dot-product peak: no probe for this CPU (it needs AVX512_VNNI)\n");
+
+    static const struct { const char *what; int N, K; } shapes[] = {
+        { "15M wq (288x288)", 288, 288 },      { "15M w1 (768x288)", 768, 288 },
+        { "15M w2 (288x768)", 288, 768 },      { "15M classifier (32000x288)", 32000, 288 },
+    };
+    const int gs = 32;
+    const char *names[8];
+    mv_ctx proto[8];
+    int nr = 0;
+    names[nr] = "fp32"; proto[nr++] = (mv_ctx){ .kind = 0, .f32 = best32->matvec };
+    names[nr] = "runq-style"; proto[nr++] = (mv_ctx){ .kind = 1 };
+    char levels[128];
+    snprintf(levels, sizeof levels, "%s", tw_q8_available());
+    for (char *lv = strtok(levels, " "); lv && nr < 8; lv = strtok(NULL, " ")) {
+        names[nr] = lv;
+        proto[nr++] = (mv_ctx){ .kind = 2, .q8 = tw_q8_ops_for(lv) };
+    }
+#ifdef TW_HAVE_AVX512
+    // the previous VNNI kernel (bench/q8_vnni_prev.c), verified here first, timed beside the current one
+    static tw_q8_ops prev;
+    if (tw_q8_ops_for("avx512vnni") && nr < 8) {
+        prev = *tw_q8_ops_for("avx512vnni");
+        prev.level = "vnni-prev";
+        prev.matvec = bench_q8_matvec_vnni_prev;
+        int ok = 1;
+        for (int s = 0; s < N_Q8_SHAPES; s++) {
+            char msg[512];
+            for (int c = 0; c < N_Q8_CASES; c++)
+                if (Q8_CASES[c].run(&prev, s, msg, sizeof msg) != 0) { ok = 0; printf("vnni-prev: %s\n", msg); }
+        }
+        if (!ok) return 1;
+        names[nr] = "vnni-prev";
+        proto[nr++] = (mv_ctx){ .kind = 2, .q8 = &prev };
+    }
+#endif
+    printf("\ny = W x, group size 32, one thread: microseconds per call (median); int8 rows include"
+           " quantizing x\n%-28s %9s", "shape (weights int8/fp32)", "");
+    for (int r = 0; r < nr; r++) printf(" %11s", names[r]);
+    printf("\n");
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int N = shapes[s].N, K = shapes[s].K;
+        float *Wf = q8_rand((long)N * K, -0.1f, 0.1f, 11 + s), *x = q8_rand(K, -2, 2, 21 + s);
+        float *y = calloc((size_t)N, sizeof(float)), *Ws = malloc((size_t)N * (K / gs) * sizeof(float));
+        float *xs = malloc((size_t)(K / gs) * sizeof(float));
+        int8_t *Wq = malloc((size_t)N * K), *xq = malloc((size_t)K);
+        if (!Wf || !x || !y || !Ws || !xs || !Wq || !xq) { fprintf(stderr, "bench_q8: out of memory\n"); return 1; }
+        tw_q8_quantize(Wq, Ws, Wf, N, K, gs);
+        double us[8] = { 0 };
+        printf("%-28s %4.1f/%4.1fMB", shapes[s].what, (N * (double)K * 1.125) / 1e6, 4.0 * N * K / 1e6);
+        for (int r = 0; r < nr; r++) {
+            mv_ctx c = proto[r];
+            c.y = y; c.Wf = Wf; c.x = x; c.xs = xs; c.Ws = Ws; c.Wq = Wq; c.xq = xq;
+            c.N = N; c.K = K; c.gs = gs;
+            us[r] = time_median(run_mv, &c) * 1e6;
+            printf(" %11.2f", us[r]);
+            fflush(stdout);
+        }
+        printf("\n  %-37s", "speed-up over fp32:");
+        for (int r = 0; r < nr; r++) printf(" %10.2fx", us[0] / us[r]);
+        printf("\n  %-37s", "speed-up over the runq-style loop:");
+        for (int r = 0; r < nr; r++) printf(" %10.2fx", us[1] / us[r]);
+        if (peak > 0) {
+            printf("\n  %-37s", "% of the VNNI peak (N K / time):");
+            for (int r = 0; r < nr; r++) printf(" %10.1f%%", 100.0 * N * (double)K / (us[r] * 1e-6) / peak);
+        }
+        printf("\n");
+        free(Wf); free(x); free(y); free(Ws); free(xs); free(Wq); free(xq);
+    }
+    printf("(the int8 weights take 1.125 bytes a value with their scales; 9 MB for the classifier)\n");
+    return 0;
+}

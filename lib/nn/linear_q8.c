@@ -1,0 +1,21 @@
+// linear_q8.c: the Linear layer with int8 (Q8_0) weights, what a quantized model runs (declared
+// in quant.h beside the scheme; kept apart from quant.c so the int8 kernels and their checks link
+// without the fp32 Linear layer and its dispatch).
+#include <stddef.h>
+#include "nn/quant.h"
+#include "nn/linear.h"
+
+void tw_linear_forward_q8(float *y, tw_q8_work *work, const float *x, const float *W_f32,
+                          const tw_q8_matrix *W, const float *b, int T, int C_in, int C_out) {
+    if (W == NULL || work == NULL || C_in > work->K_max) {
+        tw_linear_forward(y, x, W_f32, b, T, C_in, C_out);
+        return;
+    }
+    for (int t = 0; t < T; t++) {
+        float *y_t = y + (long)t * C_out;   // (C_out)
+        tw_q8_linear(work->ops, y_t, work->xq, work->xs, W->q, W->s, x + (long)t * C_in,
+                     C_out, C_in, W->gs);
+        if (b)
+            for (int o = 0; o < C_out; o++) y_t[o] += b[o];
+    }
+}

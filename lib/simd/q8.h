@@ -1,0 +1,66 @@
+// q8.h: the int8 (Q8_0) kernels, beside their naive twins in lib/nn/quant.c, and the table of the
+// SIMD levels built here that this CPU can run (the same CPU detection as dispatch.c; the fp32
+// table in simd.h is left as it is). lib/nn/quant.h adds the naive level on top (tw_q8_ops_for)
+// and the two calls that check a kernel's group-size promise (tw_q8_quantize_x, tw_q8_matvec).
+//
+// Two kernels per level:
+//   quantize_x  the activation side: x (n_groups * gs floats) -> q (int8) and s (one float per
+//               group), bit for bit what tw_q8_quantize_x_naive computes (same max, same
+//               division, same round-to-nearest-even, same clamp), at every level.
+//   matvec      y = W x with both sides quantized (tw_q8_matvec_naive's contract): the integer
+//               dot product of each group is exact at every level; only the order in which the
+//               float terms dot * Ws * xs are added (and whether Ws * xs is rounded first) differs.
+// Levels (suffix):
+//   _naive        lib/nn/quant.c
+//   _avx2         AVX2: vpmaddubsw on |w| and sign(x, w), then vpmaddwd with ones (the signs are
+//                 moved onto the activations so the unsigned operand is |w| <= 128; the int16 pair
+//                 sums stay below 2 * 128 * 127 = 32512, so vpmaddubsw never saturates)
+//   _avx512bw     AVX-512BW: the same at 512 bits, the sign applied with a mask (no vpsignb there)
+//   _avx512vnni   AVX-512 VNNI: vpdpbusd on |w| and sign(x, w), four products a lane in one instruction
+//   _neon         AArch64: vmull_s8 / vmlal_s8 widening multiplies, vpadalq_s16 into int32
+//   _neon_dot     AArch64 with the dot-product extension (FEAT_DotProd): sdot
+// Group sizes. The kernels here promise nothing for every group size: quantize_x needs
+// gs % x_multiple == 0 and matvec gs % w_multiple == 0 (the table says which); the calls in
+// lib/nn/quant.c run the naive loop for any other gs (still correct, just slow).
+#ifndef TW_Q8_H
+#define TW_Q8_H
+#include <stdint.h>
+
+typedef void (*tw_q8_quantize_fn)(int8_t *q, float *s, const float *x, int n_groups, int gs);
+//   y: (N)   Wq: (N, K)   Ws: (N, K / gs)   xq: (K)   xs: (K / gs)
+typedef void (*tw_q8_matvec_fn)(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                                const float *xs, int N, int K, int gs);
+
+typedef struct {
+    const char        *level;   // "naive", "avx2", "avx512bw", "avx512vnni", "neon", "neon_dot"
+    tw_q8_quantize_fn  quantize_x;
+    tw_q8_matvec_fn    matvec;
+    int                x_multiple;   // quantize_x handles gs % x_multiple == 0
+    int                w_multiple;   // matvec handles gs % w_multiple == 0
+} tw_q8_ops;
+
+// The table of one SIMD level ("avx2", "avx512bw", "avx512vnni", "neon", "neon_dot"; "auto" = the
+// best one here). NULL for "naive" (its kernels are lib/nn/quant.c's loops: tw_q8_ops_for answers
+// for every level), for a level not built, or one the CPU lacks (avx512vnni needs avx512f,
+// avx512bw and avx512_vnni; neon_dot needs asimddp).
+const tw_q8_ops *tw_q8_simd_ops(const char *level);
+// The SIMD int8 levels usable here, best last, separated by spaces ("" if none), e.g.
+// "avx2 avx512bw avx512vnni".
+const char *tw_q8_simd_available(void);
+
+// ---- per-ISA kernels (declared unconditionally; defined only where built) ----
+void tw_q8_quantize_x_avx2(int8_t *q, float *s, const float *x, int n_groups, int gs);
+void tw_q8_matvec_avx2(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                       const float *xs, int N, int K, int gs);
+void tw_q8_quantize_x_avx512(int8_t *q, float *s, const float *x, int n_groups, int gs);
+void tw_q8_matvec_avx512bw(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                           const float *xs, int N, int K, int gs);
+void tw_q8_matvec_avx512vnni(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                             const float *xs, int N, int K, int gs);
+void tw_q8_quantize_x_neon(int8_t *q, float *s, const float *x, int n_groups, int gs);
+void tw_q8_matvec_neon(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                       const float *xs, int N, int K, int gs);
+void tw_q8_matvec_neon_dot(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                           const float *xs, int N, int K, int gs);
+
+#endif

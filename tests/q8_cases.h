@@ -1,0 +1,179 @@
+// q8_cases.h: the checks of every int8 kernel (lib/simd/q8.h) against its naive twin in
+// lib/quant.c, written once and run by two drivers: the Check suite (tests/test_q8.c) and the
+// Check-free self-test that `make test-arm-q8` runs under qemu (tests/arm/q8_selftest.c). Each
+// case takes one level's table and one shape, returns 0 on success, or 1 with a message.
+//
+// What is compared, and how closely:
+//   quantize_x   q and s must equal the naive ones bit for bit (the same max, division, clamp and
+//                round-to-nearest-even; NaN scales compare equal to NaN). Tolerance 0.
+//   matvec, exact  with every scale a power of two (Ws = 2^-7, xs = 2^-3) every float operation
+//                of either version is exact (each term is an integer times 2^-10 and every
+//                partial sum stays below 2^24 * 2^-10), so the results must be equal bit for bit:
+//                this isolates the integer dot products, which must be exact. Weights cover the
+//                whole int8 range including -128. Tolerance 0.
+//   matvec, random  realistic scales: the integer parts are still exact, but the float terms
+//                d_g * Ws_g * xs_g are rounded (two products, <= 2u relative each way) and added in
+//                a different order (the SIMD versions keep per-lane partial sums, i.e. the lanes
+//                of d_g times the scale, and add lanes at the end). For row i the two results
+//                differ by at most (2 n_g + 40) u A_i, with u = 2^-24, n_g = K / gs groups and
+//                A_i = sum_g |Ws_ig xs_g| sum_k |w_k x_k|: each version is within (n_g + 20) u A_i
+//                of the exact value (a chain of at most n_g FMAs per lane, a 16-lane reduction
+//                (4 levels, or 16 adds in the worst order), and 2 roundings per product; Higham
+//                eq. 3.5), and A_i bounds the sum of the absolute values of every lane's terms.
+#ifndef Q8_CASES_H
+#define Q8_CASES_H
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "nn/rng.h"
+#include "nn/quant.h"
+#include "simd/q8.h"
+
+#define Q8_U_ROUND 5.9604644775390625e-8   // 2^-24
+
+// Shapes (N rows, K columns, group size gs): group sizes the SIMD kernels take (32, 64, 128,
+// 16 on NEON) and ones they hand to the naive loop (8, 4, 1, 96 on AVX-512, 48); odd group
+// counts (the 256-bit / masked tails), one row, and the 15M model's widths.
+static const struct { int N, K, gs; } Q8_SHAPES[] = {
+    { 1, 32, 32 },  { 3, 64, 32 },   { 17, 96, 32 },  { 5, 288, 32 },  { 7, 160, 32 },
+    { 2, 64, 64 },  { 3, 192, 64 },  { 4, 128, 128 }, { 3, 384, 128 }, { 2, 96, 96 },
+    { 3, 48, 16 },  { 2, 40, 8 },    { 2, 12, 4 },    { 2, 7, 1 },     { 3, 1000, 8 },
+    { 9, 768, 32 }, { 6, 288, 96 },  { 2, 144, 48 },  { 33, 256, 256 },
+};
+#define N_Q8_SHAPES ((int)(sizeof Q8_SHAPES / sizeof Q8_SHAPES[0]))
+
+static int q8_oom(char *msg, size_t msz) { snprintf(msg, msz, "out of memory"); return 1; }
+
+static float *q8_rand(long n, float lo, float hi, uint64_t seed) {
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    if (!p) return NULL;
+    tw_rng r;
+    tw_rng_init(&r, seed);
+    tw_rng_fill_uniform(&r, p, n, lo, hi);
+    return p;
+}
+
+static int q8_same_float(float a, float b) {
+    if (isnan(a) && isnan(b)) return 1;
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+// ---- quantize_x: bit for bit ----
+
+static int case_q8_quantize(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+    const int K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
+    float *x = q8_rand(K, -3.0f, 3.0f, 100u + (unsigned)shape);
+    int8_t *q1 = malloc((size_t)K), *q2 = malloc((size_t)K);
+    float *s1 = malloc((size_t)ng * sizeof(float)), *s2 = malloc((size_t)ng * sizeof(float));
+    if (!x || !q1 || !q2 || !s1 || !s2) { free(x); free(q1); free(q2); free(s1); free(s2); return q8_oom(msg, msz); }
+    // Special groups: all zeros (scale 0), a NaN, an Inf, subnormals, exact ties (x = k + 1/2
+    // with scale 1), and a dominant outlier.
+    for (int g = 0; g < ng; g++) {
+        float *xg = x + (long)g * gs;
+        switch (g % 7) {
+        case 1: for (int i = 0; i < gs; i++) xg[i] = 0.0f; break;
+        case 2: xg[gs / 2] = NAN; break;
+        case 3: xg[gs - 1] = -INFINITY; break;
+        case 4: for (int i = 0; i < gs; i++) xg[i] *= 1e-40f; break;
+        case 5: for (int i = 0; i < gs; i++) xg[i] = (float)(i % 9) - 4.5f; xg[0] = 127.0f; break;
+        case 6: xg[0] = 1000.0f; break;
+        default: break;
+        }
+    }
+    tw_q8_quantize_x_naive(q1, s1, x, ng, gs);
+    tw_q8_quantize_x(o, q2, s2, x, ng, gs);
+    int bad = 0;
+    for (int g = 0; g < ng && !bad; g++)
+        if (!q8_same_float(s1[g], s2[g])) {
+            snprintf(msg, msz, "quantize_x gs %d: scale of group %d: got %.9g want %.9g", gs, g,
+                     (double)s2[g], (double)s1[g]);
+            bad = 1;
+        }
+    for (int k = 0; k < K && !bad; k++)
+        if (q1[k] != q2[k]) {
+            snprintf(msg, msz, "quantize_x gs %d: q[%d] (x = %.9g): got %d want %d", gs, k,
+                     (double)x[k], q2[k], q1[k]);
+            bad = 1;
+        }
+    free(x); free(q1); free(q2); free(s1); free(s2);
+    return bad;
+}
+
+// ---- matvec with power-of-two scales: bit for bit ----
+
+static int case_q8_matvec_exact(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+    const int N = Q8_SHAPES[shape].N, K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
+    int8_t *W = malloc((size_t)N * K), *xq = malloc((size_t)K);
+    float *Ws = malloc((size_t)N * ng * sizeof(float)), *xs = malloc((size_t)ng * sizeof(float));
+    float *y1 = malloc((size_t)N * sizeof(float)), *y2 = malloc((size_t)N * sizeof(float));
+    if (!W || !xq || !Ws || !xs || !y1 || !y2) {
+        free(W); free(xq); free(Ws); free(xs); free(y1); free(y2); return q8_oom(msg, msz);
+    }
+    tw_rng r;
+    tw_rng_init(&r, 7u + (unsigned)shape);
+    for (long i = 0; i < (long)N * K; i++) W[i] = (int8_t)((int)(tw_rng_next(&r) % 256u) - 128);
+    for (int k = 0; k < K; k++) xq[k] = (int8_t)((int)(tw_rng_next(&r) % 255u) - 127);
+    for (long i = 0; i < (long)N * ng; i++) Ws[i] = 0.0078125f;   // 2^-7
+    for (int g = 0; g < ng; g++) xs[g] = 0.125f;                   // 2^-3
+    W[0] = -128; W[(long)N * K - 1] = -128; xq[0] = -127; xq[K - 1] = 127;   // the extremes
+    tw_q8_matvec_naive(y1, W, Ws, xq, xs, N, K, gs);
+    tw_q8_matvec(o, y2, W, Ws, xq, xs, N, K, gs);
+    int bad = 0;
+    for (int i = 0; i < N && !bad; i++)
+        if (!q8_same_float(y1[i], y2[i])) {
+            snprintf(msg, msz, "matvec (exact scales) N %d K %d gs %d: y[%d] got %.9g want %.9g",
+                     N, K, gs, i, (double)y2[i], (double)y1[i]);
+            bad = 1;
+        }
+    free(W); free(xq); free(Ws); free(xs); free(y1); free(y2);
+    return bad;
+}
+
+// ---- matvec with realistic scales: within (2 n_g + 40) u A_i ----
+
+static int case_q8_matvec(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+    const int N = Q8_SHAPES[shape].N, K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
+    float *Wf = q8_rand((long)N * K, -0.5f, 0.5f, 200u + (unsigned)shape);
+    float *x = q8_rand(K, -4.0f, 4.0f, 300u + (unsigned)shape);
+    int8_t *W = malloc((size_t)N * K), *xq = malloc((size_t)K);
+    float *Ws = malloc((size_t)N * ng * sizeof(float)), *xs = malloc((size_t)ng * sizeof(float));
+    float *y1 = malloc((size_t)N * sizeof(float)), *y2 = malloc((size_t)N * sizeof(float));
+    if (!Wf || !x || !W || !xq || !Ws || !xs || !y1 || !y2) {
+        free(Wf); free(x); free(W); free(xq); free(Ws); free(xs); free(y1); free(y2);
+        return q8_oom(msg, msz);
+    }
+    tw_q8_quantize(W, Ws, Wf, N, K, gs);
+    tw_q8_quantize_x_naive(xq, xs, x, ng, gs);
+    tw_q8_matvec_naive(y1, W, Ws, xq, xs, N, K, gs);
+    tw_q8_matvec(o, y2, W, Ws, xq, xs, N, K, gs);
+    int bad = 0;
+    for (int i = 0; i < N && !bad; i++) {
+        double A = 0;
+        for (int g = 0; g < ng; g++) {
+            double abs_dot = 0;
+            for (int k = g * gs; k < (g + 1) * gs; k++) abs_dot += fabs((double)W[(long)i * K + k] * xq[k]);
+            A += fabs((double)Ws[(long)i * ng + g] * xs[g]) * abs_dot;
+        }
+        double bound = (2.0 * ng + 40.0) * Q8_U_ROUND * A;
+        double d = fabs((double)y1[i] - y2[i]);
+        if (!(d <= bound)) {
+            snprintf(msg, msz, "matvec N %d K %d gs %d: y[%d] got %.9g want %.9g, |diff| %.3g > bound %.3g",
+                     N, K, gs, i, (double)y2[i], (double)y1[i], d, bound);
+            bad = 1;
+        }
+    }
+    free(Wf); free(x); free(W); free(xq); free(Ws); free(xs); free(y1); free(y2);
+    return bad;
+}
+
+typedef struct { const char *name; int (*run)(const tw_q8_ops *, int, char *, size_t); } q8_case;
+static const q8_case Q8_CASES[] = {
+    { "quantize_x", case_q8_quantize },
+    { "matvec_exact", case_q8_matvec_exact },
+    { "matvec", case_q8_matvec },
+};
+#define N_Q8_CASES ((int)(sizeof Q8_CASES / sizeof Q8_CASES[0]))
+
+#endif

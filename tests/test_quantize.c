@@ -1,0 +1,125 @@
+// test_quantize.c: ./quantize (tools/quantize.c) as a user runs it. On stories260K it picks group
+// size 4 by itself and says so, refuses --group 64 (FFN width 172) with one line, writes a
+// version-2 file whose every weight is within half a quantization step of the fp32 weight
+// (tolerance s/2 (1 + 1e-6): the rounding bound, plus float rounding of q * s), and rejects
+// every corrupt version-0 checkpoint of the corpus with one line naming the file, exit 1 and no
+// output file.
+#define _POSIX_C_SOURCE 200809L   // getpid
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "testutil.h"
+#include "testrun.h"
+#include "nn/quant.h"
+#include "real/q8file.h"
+#include "real/llama2c.h"
+
+#define MODEL "data/models/stories260K.bin"
+
+START_TEST(quantize_picks_a_group_that_fits_and_every_weight_is_within_half_a_step)
+{
+    char out[256], cmd[512];
+    snprintf(out, sizeof out, "/tmp/tw_test_quantize_%ld.bin", (long)getpid());
+    snprintf(cmd, sizeof cmd, "./quantize " MODEL " %s", out);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "%s: exit %d, stderr %s", cmd, r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "group size 4: the default 64 does not divide"));
+    ck_assert_ptr_nonnull(strstr(r.out, "layers.4.feed_forward.w2"));
+    ck_assert_int_eq(tt_count_lines(r.out), 1 + 1 + 36 + 2);   // choice, table head, 36 tensors, 2 summary
+    tt_run_free(&r);
+
+    tw_q8file q;
+    tw_model m;
+    char err[512];
+    ck_assert_int_eq(tw_q8file_read(&q, out, err, sizeof err), TW_OK);
+    ck_assert_int_eq(tw_llama2c_load(&m, MODEL, err, sizeof err), TW_OK);
+    ck_assert_int_eq(q.cfg.group_size, 4);
+    ck_assert_int_eq(q.cfg.shared_classifier, 1);
+    ck_assert_int_eq(q.n_tensors, 36);
+    const int gs = 4, C = m.cfg.block.attn.d_model;
+    ck_assert_mem_eq(q.rms_final, m.final_w, (size_t)C * sizeof(float));
+    ck_assert_mem_eq(q.rms_ffn + 2 * C, m.layers[2].norm2_w, (size_t)C * sizeof(float));
+    struct { const char *name; const float *w; } pairs[] = {
+        { "tok_embeddings", m.tok_emb },
+        { "layers.0.attention.wq", m.layers[0].attn.wq },
+        { "layers.3.attention.wv", m.layers[3].attn.wv },
+        { "layers.4.feed_forward.w2", m.layers[4].ffn_down },
+        { "layers.1.feed_forward.w3", m.layers[1].ffn_up },
+    };
+    for (int p = 0; p < 5; p++) {
+        const tw_q8file_tensor *t = tw_q8file_find(&q, pairs[p].name);
+        ck_assert_ptr_nonnull(t);
+        for (long i = 0; i < (long)t->rows * t->cols; i++) {
+            float s = t->s[i / gs], back = (float)t->q[i] * s;
+            ck_assert_msg(fabsf(back - pairs[p].w[i]) <= 0.5f * s * (1 + 1e-6f),
+                          "%s[%ld]: %g vs %g (s %g)", pairs[p].name, i, (double)back, (double)pairs[p].w[i], (double)s);
+        }
+    }
+    tw_q8file_free(&q);
+    tw_model_free(&m);
+    remove(out);
+}
+END_TEST
+
+START_TEST(quantize_refuses_a_group_that_does_not_divide_and_bad_flags)
+{
+    static const struct { const char *args; int rc; const char *word; } cases[] = {
+        { MODEL " /tmp/tw_q_never.bin --group 64", 2, "does not divide hidden_dim 172" },
+        { MODEL " /tmp/tw_q_never.bin --group 0", 2, "--group" },
+        { MODEL " /tmp/tw_q_never.bin --group x", 2, "--group" },
+        { MODEL " /tmp/tw_q_never.bin --group", 2, "--group" },
+        { MODEL, 2, "OUT.bin" },
+        { MODEL " /tmp/tw_q_never.bin --bogus", 2, "--bogus" },
+        { "data/models/no_such_model.bin /tmp/tw_q_never.bin", 1, "no_such_model.bin" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "./quantize %s", cases[i].args);
+        run_result r = tt_run(cmd);
+        ck_assert_msg(r.rc == cases[i].rc, "%s: exit %d, want %d", cmd, r.rc, cases[i].rc);
+        ck_assert_msg(tt_count_lines(r.err) == 1 && strstr(r.err, cases[i].word),
+                      "%s: stderr must be one line naming '%s', got: %s", cmd, cases[i].word, r.err);
+        ck_assert_msg(!tt_exists("/tmp/tw_q_never.bin"), "%s left an output file", cmd);
+        tt_run_free(&r);
+    }
+}
+END_TEST
+
+// Every corrupt version-0 checkpoint of data/corrupt/MANIFEST.tsv: exit 1, one line naming it.
+START_TEST(quantize_rejects_every_corrupt_checkpoint_with_one_line)
+{
+    FILE *f = fopen("data/corrupt/MANIFEST.tsv", "r");
+    ck_assert_msg(f != NULL, "cannot read data/corrupt/MANIFEST.tsv: run `make corpus`");
+    char line[512], out[128];
+    snprintf(out, sizeof out, "/tmp/tw_test_quantize_bad_%ld.bin", (long)getpid());
+    int checked = 0;
+    while (fgets(line, sizeof line, f)) {
+        char reader[16], file[200], status[16];
+        if (line[0] == '#' || sscanf(line, "%15[^\t]\t%199[^\t]\t%15[^\t]", reader, file, status) != 3) continue;
+        if (strcmp(reader, "llama2c") != 0 || strcmp(status, "OK") == 0) continue;
+        char cmd[600];
+        snprintf(cmd, sizeof cmd, "./quantize data/corrupt/%s %s", file, out);
+        run_result r = tt_run(cmd);
+        ck_assert_msg(r.rc == 1, "%s: exit %d (stderr %s)", cmd, r.rc, r.err);
+        ck_assert_msg(tt_count_lines(r.err) == 1 && strstr(r.err, file), "%s: stderr %s", cmd, r.err);
+        ck_assert_msg(!tt_exists(out), "%s left an output file", cmd);
+        tt_run_free(&r);
+        checked++;
+    }
+    fclose(f);
+    ck_assert_int_gt(checked, 20);
+}
+END_TEST
+
+Suite *suite_quantize(void) {
+    Suite *s = suite_create("quantize");
+    TCase *tc = tcase_create("tool");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, quantize_picks_a_group_that_fits_and_every_weight_is_within_half_a_step);
+    tcase_add_test(tc, quantize_refuses_a_group_that_does_not_divide_and_bad_flags);
+    tcase_add_test(tc, quantize_rejects_every_corrupt_checkpoint_with_one_line);
+    suite_add_tcase(s, tc);
+    return s;
+}

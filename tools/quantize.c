@@ -1,0 +1,144 @@
+// quantize.c: `./quantize IN.bin OUT.bin [--group GS]` reads a llama2.c version-0 (fp32)
+// checkpoint and writes llama2.c's version-2 (Q8_0) checkpoint, the file runq.c reads
+// (docs/quantization.md). For every quantized tensor it prints the largest and the mean absolute
+// rounding error |w - q s|, then the sizes.
+//
+// Group size: --group GS must divide dim and hidden_dim, else it is refused (runq.c would drop
+// the tail of every row). Without --group, 64 (export.py's default) is halved until it divides
+// both, and the choice is printed: stories260K (dim 64, hidden_dim 172) gets 4, the 15M model
+// (288, 768) gets 32, as export.py's backoff would give for it.
+// Exit status: 0 written, 1 unreadable input or failed write, 2 bad usage (flags, group size).
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "real/llama2c.h"
+#include "nn/quant.h"
+#include "real/q8file.h"
+#include "real/q8model.h"
+
+static const char USAGE[] =
+    "usage: ./quantize IN.bin OUT.bin [--group GS]\n"
+    "  IN.bin      a llama2.c version-0 (fp32) checkpoint, e.g. data/models/stories260K.bin\n"
+    "  OUT.bin     the llama2.c version-2 (Q8_0, int8 in groups) checkpoint to write\n"
+    "  --group GS  values per scale; must divide dim and hidden_dim (default: 64, halved until it does)\n"
+    "example: ./quantize data/models/stories260K.bin out/stories260K_q80.bin\n";
+
+static int usage_error(const char *why) {
+    fprintf(stderr, "quantize: %s (./quantize --help for usage)\n", why);
+    return 2;
+}
+
+// Largest and mean |w - dequant(q)| over one tensor.
+static void rounding_error(double *max_err, double *mean_err, const float *w,
+                           const tw_q8file_tensor *t, int gs, float *row) {
+    double sum = 0, mx = 0;
+    for (int r = 0; r < t->rows; r++) {
+        tw_dequant_groups(row, t->q + (long)r * t->cols, t->s + (long)r * (t->cols / gs), t->cols / gs, gs);
+        for (int k = 0; k < t->cols; k++) {
+            double e = fabs((double)w[(long)r * t->cols + k] - row[k]);
+            sum += e;
+            if (e > mx) mx = e;
+        }
+    }
+    *max_err = mx;
+    *mean_err = sum / ((double)t->rows * t->cols);
+}
+
+// The size of a file in bytes (-1 if it cannot be read).
+static long long file_bytes(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    long long n = fseek(f, 0, SEEK_END) == 0 ? (long long)ftell(f) : -1;
+    fclose(f);
+    return n;
+}
+
+int main(int argc, char **argv) {
+    const char *in = NULL, *out = NULL;
+    int gs = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { fputs(USAGE, stdout); return 0; }
+        if (strcmp(argv[i], "--group") == 0) {
+            if (i + 1 >= argc) return usage_error("--group needs a value, e.g. --group 32");
+            char *end;
+            errno = 0;
+            long v = strtol(argv[++i], &end, 10);
+            if (errno || *end || end == argv[i] || v <= 0 || v > TW_QUANT_MAX_GROUP) {
+                char why[128];
+                snprintf(why, sizeof why, "--group '%s' is not a whole number in [1, %d]", argv[i], TW_QUANT_MAX_GROUP);
+                return usage_error(why);
+            }
+            gs = (int)v;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            char why[128];
+            snprintf(why, sizeof why, "unknown flag '%s'", argv[i]);
+            return usage_error(why);
+        } else if (!in) in = argv[i];
+        else if (!out) out = argv[i];
+        else return usage_error("too many arguments: give IN.bin and OUT.bin");
+    }
+    if (!in || !out) return usage_error("give IN.bin and OUT.bin");
+
+    tw_model m;
+    char err[512];
+    if (tw_llama2c_load(&m, in, err, sizeof err) != TW_OK) {
+        fprintf(stderr, "quantize: %s\n", err);
+        return 1;
+    }
+    const int C = m.cfg.block.attn.d_model, F = m.cfg.block.ffn_hidden, widths[2] = { C, F };
+    if (gs > 0) {
+        for (int w = 0; w < 2; w++)
+            if (widths[w] % gs != 0) {
+                fprintf(stderr, "quantize: --group %d does not divide %s %d of %s (the last %d values "
+                        "of every row would be lost); use a divisor of %d and %d, e.g. --group %d\n",
+                        gs, w == 0 ? "dim" : "hidden_dim", widths[w], in, widths[w] % gs, C, F,
+                        tw_quant_fit_group(widths, 2, gs));
+                tw_model_free(&m);
+                return 2;
+            }
+        printf("group size %d (--group)\n", gs);
+    } else {
+        gs = tw_quant_fit_group(widths, 2, 64);
+        if (gs == 64) printf("group size 64 (the default)\n");
+        else printf("group size %d: the default 64 does not divide dim %d and hidden_dim %d, so it was "
+                    "halved until it does (--group to choose)\n", gs, C, F);
+    }
+
+    // cannot fail on a loaded checkpoint but for memory: gs divides the widths (checked) and the
+    // loader refused non-finite weights
+    tw_q8file q;
+    if (tw_q8file_from_model(&q, &m, gs, err, sizeof err) != TW_OK) {
+        fprintf(stderr, "quantize: %s: %s\n", in, err);
+        tw_model_free(&m);
+        return 1;
+    }
+    const tw_q8file_config cfg = q.cfg;
+
+    float *row = malloc((size_t)(C > F ? C : F) * sizeof(float));
+    if (!row) { fprintf(stderr, "quantize: out of memory\n"); tw_q8file_free(&q); tw_model_free(&m); return 1; }
+    printf("%-30s %-12s %14s %14s\n", "tensor", "shape", "max |error|", "mean |error|");
+    double worst = 0;
+    for (int i = 0; i < q.n_tensors; i++) {
+        const tw_q8file_tensor *t = &q.tensors[i];
+        char name[64];
+        tw_q8file_model_name(name, sizeof name, &cfg, i);
+        const float *w = tw_model_param(&m, name)->data;   // exists: tw_q8file_from_model found it
+        double mx, mean;
+        rounding_error(&mx, &mean, w, t, gs, row);
+        if (mx > worst) worst = mx;
+        char shape[32];
+        snprintf(shape, sizeof shape, "(%d, %d)", t->rows, t->cols);
+        printf("%-30s %-12s %14.6e %14.6e\n", t->name, shape, mx, mean);
+    }
+    free(row);
+    tw_status st = tw_q8file_write(out, &q, err, sizeof err);
+    if (st != TW_OK) fprintf(stderr, "quantize: %s\n", err);
+    else printf("largest error over all tensors: %.6e\nwrote %s: %lld bytes (version 2, Q8_0, group "
+                "size %d); the fp32 file has %lld bytes\n", worst, out, tw_q8file_size(&cfg), gs,
+                file_bytes(in));
+    tw_q8file_free(&q);
+    tw_model_free(&m);
+    return st == TW_OK ? 0 : 1;
+}
