@@ -8,9 +8,11 @@
 #   make npydiff          ./npydiff DIR_A DIR_B [--atol A --rtol R]: compare two --dump folders
 #   make attention-map PROMPT="Once upon a time" LAYER=0 HEAD=0
 #                         out/attention/L0_H0.png, one head's attention map labelled with tokens
-#   make bench-generate   tokens/s for prefill and decode at the naive and the best SIMD level (and
-#                         without the KV cache), the speed-up and the decode roofline, on
-#                         stories260K and on a seeded random checkpoint of llama2.c's 15M shape
+#   make bench-generate   tokens/s for prefill and decode: naive, the compiler-vectorised rung
+#                         (autovec) and the best SIMD level, one and two threads (median and
+#                         range), without the KV cache; the read bandwidth at the weights'
+#                         footprint and the roofline it implies; the CPU. On stories260K and on a
+#                         seeded random checkpoint of llama2.c's 15M shape
 # See docs/real-model.md.
 
 MODEL_DIR    := data/models
@@ -72,8 +74,11 @@ $(BUILD)/tools/attention_matrix: $(BUILD)/tools/attention_matrix.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/make_ckpt15m: $(BUILD)/tools/make_ckpt15m.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-$(BUILD)/tools/bench_generate: $(BUILD)/tools/bench_generate.o $(LIB)
+# bench_generate also links the compiler-vectorised rung and the CPU description (bench/).
+$(BUILD)/tools/bench_generate: $(BUILD)/tools/bench_generate.o $(BUILD)/bench/autovec.o \
+                               $(BUILD)/bench/cpuinfo.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/tools/bench_generate.o: CPPFLAGS += -Ibench
 
 # The tests run ./generate (flags, exit codes, no partial dump), so build it first. The helper
 # programs are built (not run) too, so a change to the library cannot leave them behind.
@@ -98,6 +103,9 @@ $(CKPT15M): $(BUILD)/tools/make_ckpt15m
 	@mkdir -p $(@D)
 	./$(BUILD)/tools/make_ckpt15m $@
 
-bench-generate: model $(CKPT15M) $(BUILD)/tools/bench_generate   ## tokens/s: prefill/decode, cache/no cache
-	./$(BUILD)/tools/bench_generate $(MODEL_BIN) -p 64 -d 64
-	./$(BUILD)/tools/bench_generate $(CKPT15M) -p 32 -d 32 -r 3
+# Built in the benchmark's own build directory with OpenMP (as make bench), so the library that
+# `make test` uses is never rebuilt by benchmarking; one and two threads in the same run.
+bench-generate: model $(CKPT15M)   ## tok/s: naive, autovec, best level; 1 and 2 threads; roofline
+	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OMP=$(HAVE_OMP) $(BENCH_BUILD)/tools/bench_generate
+	./$(BENCH_BUILD)/tools/bench_generate $(MODEL_BIN) -p 64 -d 192 -r 9
+	./$(BENCH_BUILD)/tools/bench_generate $(CKPT15M) -p 32 -d 64 -r 7

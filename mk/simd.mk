@@ -17,15 +17,18 @@ OMP  ?= 0
 SIMD_TARGET := $(shell $(CC) -dumpmachine 2>/dev/null)
 
 SIMD_BASE_SRC := lib/simd/dispatch.c lib/simd/ref.c lib/simd/matmul_naive.c lib/simd/train_ops.c \
-                 lib/simd/matmul_reordered.c lib/simd/matmul_blocked.c lib/simd/matmul_packed.c
+                 lib/simd/matmul_reordered.c lib/simd/matmul_blocked.c lib/simd/matmul_packed.c \
+                 lib/simd/peak.c lib/simd/matvec_mt.c
 SIMD_ISA_SRC  :=
 ifeq ($(SIMD),1)
   ifneq ($(filter x86_64% amd64%,$(SIMD_TARGET)),)
-    SIMD_ISA_SRC += lib/simd/kernels_avx2.c lib/simd/matmul_avx2.c \
-                    lib/simd/kernels_avx512.c lib/simd/matmul_avx512.c
+    SIMD_ISA_SRC += lib/simd/kernels_avx2.c lib/simd/matmul_avx2.c lib/simd/matvec_avx2.c \
+                    lib/simd/kernels_avx512.c lib/simd/matmul_avx512.c lib/simd/matvec_avx512.c
     CPPFLAGS += -DTW_HAVE_AVX2 -DTW_HAVE_AVX512
     $(BUILD)/lib/simd/kernels_avx2.o $(BUILD)/lib/simd/matmul_avx2.o: ISAFLAGS := -mavx2 -mfma
+    $(BUILD)/lib/simd/matvec_avx2.o: ISAFLAGS := -mavx2 -mfma
     $(BUILD)/lib/simd/kernels_avx512.o $(BUILD)/lib/simd/matmul_avx512.o: ISAFLAGS := -mavx512f -mfma
+    $(BUILD)/lib/simd/matvec_avx512.o: ISAFLAGS := -mavx512f -mfma
   endif
   ifneq ($(filter aarch64% arm64%,$(SIMD_TARGET)),)
     # Advanced SIMD is baseline on AArch64: no flag needed.
@@ -43,7 +46,7 @@ SIMD_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SIMD_SRC))
 OMPFLAGS ?= -fopenmp
 OMPLIBS  ?= -fopenmp
 ifeq ($(OMP),1)
-  $(BUILD)/lib/simd/matmul_packed.o $(BUILD)/lib/nn/train_parallel.o: ISAFLAGS := $(OMPFLAGS)
+  $(BUILD)/lib/simd/matmul_packed.o $(BUILD)/lib/simd/matvec_mt.o $(BUILD)/lib/nn/train_parallel.o: ISAFLAGS := $(OMPFLAGS)
   LDFLAGS += $(OMPLIBS)
 endif
 
@@ -67,12 +70,14 @@ bench:                                         ## verify, then time every kernel
 	./run_bench $(BENCH_ARGS)
 	./run_bench_q8 $(BENCH_ARGS)
 
-BENCH_OBJ := $(BUILD)/bench/bench.o
-ifneq ($(filter -DTW_HAVE_AVX2,$(CPPFLAGS)),)
-  # The FMA-throughput probes, each with its own ISA flags.
-  BENCH_OBJ += $(BUILD)/bench/probe_avx2.o $(BUILD)/bench/probe_avx512.o
-  $(BUILD)/bench/probe_avx2.o: ISAFLAGS := -mavx2 -mfma
-  $(BUILD)/bench/probe_avx512.o: ISAFLAGS := -mavx512f -mfma
+# The FMA-throughput probe is lib/simd/peak.c (inline assembly, no ISA flags needed).
+# bench/autovec.c is the compiler-vectorised rung: plain loops built the way llama2.c builds its
+# matmul, in this object only (never in the library: -ffast-math changes rounding).
+AUTOVEC_FLAGS ?= -O3 -ffast-math -ffp-contract=fast -march=native
+BENCH_OBJ := $(BUILD)/bench/bench.o $(BUILD)/bench/autovec.o $(BUILD)/bench/cpuinfo.o
+$(BUILD)/bench/autovec.o: ISAFLAGS := $(AUTOVEC_FLAGS)
+ifeq ($(OMP),1)
+  $(BUILD)/tools/bench_generate.o: ISAFLAGS := $(OMPFLAGS)
 endif
 bench-bin: $(BENCH_OBJ) $(LIB)
 	$(call say,LD,run_bench)$(CC) $(LDFLAGS) $^ $(BLAS_LIBS) $(LDLIBS) -o run_bench

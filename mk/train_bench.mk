@@ -16,9 +16,6 @@ HAVE_TORCH = $(shell $(TORCH_PY) -c 'import torch' >/dev/null 2>&1 && echo 1 || 
 TORCH_CMD = $(if $(filter 1,$(HAVE_TORCH)),--torch-cmd '$(TORCH_PY) tools/bench_train_torch.py')
 
 BENCH_TRAIN_OBJ := $(BUILD)/tools/bench_train.o
-ifneq ($(filter -DTW_HAVE_AVX2,$(CPPFLAGS)),)
-  BENCH_TRAIN_OBJ += $(BUILD)/bench/probe_avx2.o $(BUILD)/bench/probe_avx512.o
-endif
 $(BUILD)/tools/bench_train: $(BENCH_TRAIN_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 # The tool sets its thread count through omp_set_num_threads: OpenMP on its object too.

@@ -25,10 +25,8 @@
 #include "simd/simd.h"
 #include "nn/reference.h"
 
-// The FMA-throughput probes of `make bench` (bench/probe_*.c). The peak is read in one place,
-// fma_peak_gflops below, so a better probe can replace this one call.
-float bench_fma_probe_avx2(long iters);
-float bench_fma_probe_avx512(long iters);
+// The FMA-throughput probe of `make bench` (lib/simd/peak.h), read in one place: fma_peak_gflops.
+#include "simd/peak.h"
 
 // CPU seconds of the whole process (all threads): beside the wall time it shows how much of the
 // machine a run got (a shared machine's other load takes the rest).
@@ -56,29 +54,15 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-// Single-core FMA peak in GFLOP/s of the widest level this CPU has (best of 3), 0 if no probe.
+// Single-core FMA peak in GFLOP/s of the widest ISA this build and CPU can probe (the same probe
+// as `make bench`: best of 5 runs of 50 ms), 0 if there is none.
 static double fma_peak_gflops(const char **which) {
-    float (*probe)(long) = NULL;
-    double lanes = 0;
+    tw_peak p;
+    const char *isa = tw_peak_best_isa();
     *which = "none";
-#if defined(TW_HAVE_AVX512)
-    if (tw_kernels_for("avx512")) { probe = bench_fma_probe_avx512; lanes = 16; *which = "avx512"; }
-#endif
-#if defined(TW_HAVE_AVX2)
-    if (!probe && tw_kernels_for("avx2")) { probe = bench_fma_probe_avx2; lanes = 8; *which = "avx2"; }
-#endif
-    if (!probe) return 0;
-    const long iters = 20000000;
-    double best = 1e30;
-    volatile float sink = 0;
-    for (int r = 0; r < 3; r++) {
-        double t0 = now_seconds();
-        sink += probe(iters);
-        double t = now_seconds() - t0;
-        if (t < best) best = t;
-    }
-    (void)sink;
-    return (double)iters * 12 * lanes * 2 / best * 1e-9;
+    if (!isa || !tw_peak_fma(&p, isa, 0, 5, 0.05)) return 0;
+    *which = p.isa;
+    return p.gflops;
 }
 
 // ---- the two shapes ----

@@ -2,7 +2,8 @@
 # tools/check_layers.sh [LIBDIR]: checks that lib/'s includes point one way (run by `make test`).
 #   lib/nn/    the course's components: may include nn/ and simd/ only (never io/ or real/)
 #   lib/io/    file formats and inspection: may include nn/ and io/
-#   lib/simd/  the kernels: include nothing of nn/, io/ or real/ (only their own simd.h and q8.h)
+#   lib/simd/  the kernels: include nothing of nn/, io/ or real/ (only their own simd.h and q8.h,
+#              and other simd/ headers by folder: "simd/peak.h")
 #   lib/real/  real models and configs: may include anything in lib/ except tw.h
 #   lib/tw.h   the umbrella header for programs: includes every folder
 # No file in lib/ includes tw.h (the umbrella header is for programs), and every library include
@@ -28,7 +29,7 @@ for f in "$lib"/nn/*.[ch] "$lib"/io/*.[ch] "$lib"/real/*.[ch] "$lib"/simd/*.[ch]
       nn/nn/*|nn/simd/*) ;;
       io/nn/*|io/io/*) ;;
       real/nn/*|real/io/*|real/real/*|real/simd/*) ;;
-      simd/simd.h|simd/q8.h) ;;   # the fp32 and the int8 kernel headers
+      simd/simd.h|simd/q8.h|simd/simd/*) ;;   # the fp32 and the int8 kernel headers; simd/peak.h
       lib/*/*) ;;   # tw.h itself, the umbrella for programs, sits on top of everything
       */*/*) report "$where: a $layer/ file includes $target ($layer/ must not depend on it)";;
       *) report "$where: include \"$target\" names no folder (write \"nn/$target\", \"io/...\" or \"real/...\")";;

@@ -11,6 +11,9 @@
 # The file's columns: rung name, GFLOP/s at the first size, GFLOP/s at the second (see its header).
 if (!exists("datafile")) datafile = 'out/bench/matmul_gflops.dat'
 if (!exists("outfile")) outfile = 'out/bench/matmul_gflops.png'
+# (No backquotes in a double-quoted string here: gnuplot runs them as a shell command when it
+# reads the line, whether or not the branch is taken; 'make bench' in the message below ran the
+# whole benchmark every time the chart was drawn, e.g. from lesson 12.)
 if (system("test -f '".datafile."' && echo yes || echo no") eq "no") {
     print "viz/bench_gflops.gp: ".datafile." does not exist yet; run: make bench (or ./lesson12)"
     exit

@@ -10,7 +10,7 @@
 
 #ifdef TW_HAVE_AVX2
 static const tw_kernels kernels_avx2 = {
-    .level = "avx2", .dot = tw_dot_avx2, .matvec = tw_matvec_avx2,
+    .level = "avx2", .dot = tw_dot_avx2, .matvec = tw_matvec_seq_avx2,
     .matmul = tw_matmul_avx2, .matmul_nt = tw_matmul_nt_avx2,
     .matmul_mt = tw_matmul_avx2_mt, .matmul_nt_mt = tw_matmul_nt_avx2_mt,
     .softmax = tw_softmax_avx2, .rmsnorm = tw_rmsnorm_avx2, .layernorm = tw_layernorm_avx2,
@@ -22,7 +22,7 @@ static const tw_kernels kernels_avx2 = {
 #ifdef TW_HAVE_AVX512
 // 512-bit versions where they pay (matmul, dot, matvec, exp, softmax); AVX2 for the rest.
 static const tw_kernels kernels_avx512 = {
-    .level = "avx512", .dot = tw_dot_avx512, .matvec = tw_matvec_avx512,
+    .level = "avx512", .dot = tw_dot_avx512, .matvec = tw_matvec_seq_avx512,
     .matmul = tw_matmul_avx512, .matmul_nt = tw_matmul_nt_avx512,
     .matmul_mt = tw_matmul_avx512_mt, .matmul_nt_mt = tw_matmul_nt_avx512_mt,
     .softmax = tw_softmax_avx512, .rmsnorm = tw_rmsnorm_avx2, .layernorm = tw_layernorm_avx2,
@@ -136,7 +136,7 @@ static float dot_in_order(const float *x, const float *w, int n) {
 int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
                    int T, int C_in, int C_out) {
     if (!tw_simd.matvec || !tw_simd.matmul_nt) return 0;
-    if (T == 1) tw_simd.matvec(y, W, x, C_out, C_in);   // decode: one token, W read once
+    if (T == 1) tw_matvec_threaded(tw_simd.matvec, y, W, x, C_out, C_in);   // decode: W read once
     else {
         tw_simd.matmul_nt(y, x, W, T, C_out, C_in);
         // The packed kernels sum in blocks; where such a sum overflowed (inf or NaN) and the

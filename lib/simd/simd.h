@@ -16,7 +16,8 @@
 //   - it starts as the naive table, whose slots are all NULL: every component runs its own loop,
 //     so a program that never calls tw_simd_init computes exactly what the naive loops compute;
 //   - it changes only in tw_simd_init(level), which a program calls once at start-up, before any
-//     forward pass and before starting threads; afterwards it is read-only;
+//     forward pass and before starting threads; afterwards it is read-only (one exception, in a
+//     benchmark: tools/bench_generate.c swaps in its compiler-vectorised matvec as a yardstick);
 //   - it is read by five hooks, one per component that can use a kernel: tw_linear_forward
 //     (matvec at T = 1, matmul_nt otherwise), tw_softmax_rows, tw_rmsnorm_forward,
 //     tw_swiglu_forward and tw_mha_forward (attend, one query). A NULL slot means the level has
@@ -74,7 +75,8 @@ const tw_kernels *tw_simd_kernels(const char *level);
 // What the model calls, and only that: the dispatch table (see the header comment).
 typedef struct {
     const char    *level;
-    tw_matvec_fn   matvec;      // tw_linear_forward at T = 1 (decode: every weight read once)
+    tw_matvec_fn   matvec;      // tw_linear_forward at T = 1 (decode: every weight read once),
+                                // rows split among threads by tw_matvec_threaded (below)
     tw_matmul_fn   matmul_nt;   // tw_linear_forward at T > 1 (threaded when built with OpenMP)
     tw_softmax_fn  softmax;     // tw_softmax_rows, one row at temperature 1
     tw_rmsnorm_fn  rmsnorm;     // tw_rmsnorm_forward, one row
@@ -222,5 +224,26 @@ void  tw_matmul_neon(float *C, const float *A, const float *B, int M, int N, int
 void  tw_matmul_nt_neon(float *C, const float *A, const float *B, int M, int N, int K);
 void  tw_matmul_neon_mt(float *C, const float *A, const float *B, int M, int N, int K);
 void  tw_matmul_nt_neon_mt(float *C, const float *A, const float *B, int M, int N, int K);
+
+// ---- the decode matvec: rows in memory order, and rows shared among threads ----
+// matvec_avx512.c / matvec_avx2.c: y = W x reading W as one ascending stream (what every
+// hardware prefetcher follows); each row's sum depends only on that row, never on where the row
+// falls in a call, so any split of the rows gives the same bits. Below TW_MATVEC_SMALL_FLOATS
+// weights (256 KiB) the AVX-512 kernel walks four rows side by side instead, with the same sums.
+#define TW_MATVEC_SMALL_FLOATS 65536L
+void tw_matvec_seq_avx2(float *y, const float *W, const float *x, int N, int K);
+void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K);
+// matvec_mt.c: fn over rows split among OpenMP threads in blocks of 16 rows (one call of fn per
+// thread; static split, so a thread reads the same rows every token and keeps them in its own
+// core's cache). One thread without OpenMP (make OMP=1), inside a parallel region, or when W is
+// smaller than TW_MATVEC_SMALL_FLOATS (then starting the threads costs more than the work).
+void tw_matvec_threaded(tw_matvec_fn fn, float *y, const float *W, const float *x, int N, int K);
+// Part `part` (0 .. parts-1) of that split, computed by the calling thread: the rows
+// [r0, r1) with r0, r1 multiples of 16 (r1 = N for the last part).
+void tw_matvec_part(tw_matvec_fn fn, float *y, const float *W, const float *x, int N, int K,
+                    int part, int parts);
+// Sets the number of OpenMP threads for the threaded kernels (matvec and matmul) when n >= 1
+// (n <= 0 changes nothing); returns the number now in effect (always 1 without OpenMP).
+int  tw_threads_set(int n);
 
 #endif

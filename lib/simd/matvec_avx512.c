@@ -1,0 +1,164 @@
+// matvec_avx512.c: y = W x for the decode path, rows read in memory order (AVX-512F, 16 floats
+// per register; compiled with -mavx512f -mfma on this object only).
+//   y: (N)   W: (N, K) row-major   x: (K)
+//
+// Why not tw_matvec_avx512 (kernels_avx512.c), which walks four rows side by side: a decode step
+// reads every weight once, from L3 or DRAM, so the kernel is as fast as the memory system can
+// stream W to it, and the hardware prefetchers decide that. Four rows side by side are four
+// streams K floats apart inside the same pages, visited in the order line 0, K/16, 2K/16, 3K/16,
+// 1, ... Intel's L2 streamer copes; on AMD Zen 4 the same loop read the 15M classifier at 17-20
+// GB/s where a plain one-row-at-a-time loop reached 31 GB/s (issue 13). This kernel reads W in
+// exactly the order it lies in memory, one ascending stream, which every prefetcher (Intel,
+// AMD, Arm) follows at full speed, and which needs no software prefetch and no vendor switch.
+//
+// Per row: four accumulators over k (64 floats per step), so four independent FMA chains keep
+// the loads busy even with the row in L1 (two loads per FMA: W and x, x from L1); the K % 16
+// tail is one masked load. The four accumulators are added pairwise, then the 16 lanes are
+// folded 16 -> 8 -> 4, and four rows at a time finish with a transposed reduction (three
+// horizontal adds give the four row sums in one register). A row left over at the end is folded
+// with the same operations in the same order, so every row's sum is the same function of that
+// row alone, wherever it falls in a block: splitting the rows among threads changes no bit.
+//
+// One exception to the memory order: a matrix under TW_MATVEC_SMALL_FLOATS (256 KiB, every
+// matrix of stories260K) lives in L1/L2, where the load ports, not the prefetchers, set the
+// speed; there rows4_partial walks four rows side by side with the same per-row arithmetic.
+// The weights must be 64-byte aligned for full speed (tw_model_init in lib/nn/model.c aligns the
+// parameters): a 64-byte load that straddles two cache lines costs two.
+#include <immintrin.h>
+#include <math.h>
+#include "simd.h"
+
+// The whole float range (docs/kernels.md, "Over the whole float range"): the four accumulators of
+// a row can overflow where the reference's in-order sum does not (alternating signs near 3e38).
+// A row whose sum is not finite is redone here in the reference's order, each product rounded,
+// as lib/nn/linear.c forms it; the check costs one compare per four rows. The redo depends on
+// the row alone, so a split of the rows among threads still changes no bit.
+static float dot_in_order(const float *a, const float *b, int n) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) sum += a[i] * b[i];
+    return sum;
+}
+
+// Rows i .. i + n - 1 of y whose value is not finite, redone in the reference's order.
+static void redo_overflowed(float *y, const float *W, const float *x, int i, int n, int K) {
+    for (int j = i; j < i + n; j++)
+        if (!isfinite(y[j])) y[j] = dot_in_order(W + (long)j * K, x, K);
+}
+
+// 1 if all four lanes are finite (|v| < inf; false for NaN).
+static inline int all_finite4(__m128 v) {
+    __m128 abs = _mm_andnot_ps(_mm_set1_ps(-0.0f), v);
+    return _mm_movemask_ps(_mm_cmplt_ps(abs, _mm_set1_ps(INFINITY))) == 0xF;
+}
+
+// The 16 lanes of the row's partial sums: acc0..3 over k in steps of 64, then 16, then a masked
+// tail, added as (acc0 + acc1) + (acc2 + acc3).
+static inline __m512 row_partial(const float *w, const float *x, int K) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+    __m512 a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+    int k = 0;
+    for (; k + 64 <= K; k += 64) {
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + k),      _mm512_loadu_ps(x + k),      a0);
+        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + k + 16), _mm512_loadu_ps(x + k + 16), a1);
+        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(w + k + 32), _mm512_loadu_ps(x + k + 32), a2);
+        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(w + k + 48), _mm512_loadu_ps(x + k + 48), a3);
+    }
+    if (k + 16 <= K) { a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + k), _mm512_loadu_ps(x + k), a0); k += 16; }
+    if (k + 16 <= K) { a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + k), _mm512_loadu_ps(x + k), a1); k += 16; }
+    if (k + 16 <= K) { a2 = _mm512_fmadd_ps(_mm512_loadu_ps(w + k), _mm512_loadu_ps(x + k), a2); k += 16; }
+    if (k < K) {
+        __mmask16 m = (__mmask16)((1u << (K - k)) - 1u);
+        a3 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w + k), _mm512_maskz_loadu_ps(m, x + k), a3);
+    }
+    return _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
+}
+
+// The same four partial-sum vectors as row_partial for rows w, w + K, w + 2K, w + 3K, computed
+// side by side: each 64-float step of x is loaded once and feeds 16 FMAs (1.25 loads per FMA
+// instead of 2). Faster while W sits in L1/L2 (the load ports are then the limit); used only
+// for small matrices, whose four streams are short. The arithmetic of each row is exactly that
+// of row_partial: same accumulators, same steps, same order of additions.
+#define STEP16(acc, r) \
+    acc = _mm512_fmadd_ps(_mm512_loadu_ps(w##r + k), _mm512_loadu_ps(x + k), acc)
+static inline void rows4_partial(__m512 out[4], const float *w0, const float *x, int K) {
+    const float *w1 = w0 + K, *w2 = w1 + K, *w3 = w2 + K;
+    __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
+    __m512 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+    __m512 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+    __m512 a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+    int k = 0;
+    for (; k + 64 <= K; k += 64) {
+        __m512 x0 = _mm512_loadu_ps(x + k), x1 = _mm512_loadu_ps(x + k + 16);
+        __m512 x2 = _mm512_loadu_ps(x + k + 32), x3 = _mm512_loadu_ps(x + k + 48);
+        a00 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + k), x0, a00);
+        a10 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + k), x0, a10);
+        a20 = _mm512_fmadd_ps(_mm512_loadu_ps(w2 + k), x0, a20);
+        a30 = _mm512_fmadd_ps(_mm512_loadu_ps(w3 + k), x0, a30);
+        a01 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + k + 16), x1, a01);
+        a11 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + k + 16), x1, a11);
+        a21 = _mm512_fmadd_ps(_mm512_loadu_ps(w2 + k + 16), x1, a21);
+        a31 = _mm512_fmadd_ps(_mm512_loadu_ps(w3 + k + 16), x1, a31);
+        a02 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + k + 32), x2, a02);
+        a12 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + k + 32), x2, a12);
+        a22 = _mm512_fmadd_ps(_mm512_loadu_ps(w2 + k + 32), x2, a22);
+        a32 = _mm512_fmadd_ps(_mm512_loadu_ps(w3 + k + 32), x2, a32);
+        a03 = _mm512_fmadd_ps(_mm512_loadu_ps(w0 + k + 48), x3, a03);
+        a13 = _mm512_fmadd_ps(_mm512_loadu_ps(w1 + k + 48), x3, a13);
+        a23 = _mm512_fmadd_ps(_mm512_loadu_ps(w2 + k + 48), x3, a23);
+        a33 = _mm512_fmadd_ps(_mm512_loadu_ps(w3 + k + 48), x3, a33);
+    }
+    if (k + 16 <= K) { STEP16(a00, 0); STEP16(a10, 1); STEP16(a20, 2); STEP16(a30, 3); k += 16; }
+    if (k + 16 <= K) { STEP16(a01, 0); STEP16(a11, 1); STEP16(a21, 2); STEP16(a31, 3); k += 16; }
+    if (k + 16 <= K) { STEP16(a02, 0); STEP16(a12, 1); STEP16(a22, 2); STEP16(a32, 3); k += 16; }
+    if (k < K) {
+        __mmask16 m = (__mmask16)((1u << (K - k)) - 1u);
+        __m512 xv = _mm512_maskz_loadu_ps(m, x + k);
+        a03 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w0 + k), xv, a03);
+        a13 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w1 + k), xv, a13);
+        a23 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w2 + k), xv, a23);
+        a33 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, w3 + k), xv, a33);
+    }
+    out[0] = _mm512_add_ps(_mm512_add_ps(a00, a01), _mm512_add_ps(a02, a03));
+    out[1] = _mm512_add_ps(_mm512_add_ps(a10, a11), _mm512_add_ps(a12, a13));
+    out[2] = _mm512_add_ps(_mm512_add_ps(a20, a21), _mm512_add_ps(a22, a23));
+    out[3] = _mm512_add_ps(_mm512_add_ps(a30, a31), _mm512_add_ps(a32, a33));
+}
+#undef STEP16
+
+// 16 lanes -> 4: lanes i and i + 8 added, then i and i + 4.
+static inline __m128 fold16to4(__m512 v) {
+    __m256 lo = _mm512_castps512_ps256(v);
+    __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    __m256 h = _mm256_add_ps(lo, hi);
+    return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+
+void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K) {
+    // Side by side while W is small enough to sit in any core's L2 (256 KiB: the matrices of
+    // stories260K); one row after another, in memory order, for anything larger. Same bits.
+    const int side_by_side = (long)N * K <= TW_MATVEC_SMALL_FLOATS;
+    int i = 0;
+    for (; i + 4 <= N; i += 4) {
+        const float *w = W + (long)i * K;
+        __m512 p[4];
+        if (side_by_side) rows4_partial(p, w, x, K);
+        else {
+            p[0] = row_partial(w, x, K);
+            p[1] = row_partial(w + K, x, K);
+            p[2] = row_partial(w + 2L * K, x, K);
+            p[3] = row_partial(w + 3L * K, x, K);
+        }
+        __m128 q0 = fold16to4(p[0]), q1 = fold16to4(p[1]), q2 = fold16to4(p[2]), q3 = fold16to4(p[3]);
+        // hadd(q0, q1) = (q0[0]+q0[1], q0[2]+q0[3], q1[0]+q1[1], q1[2]+q1[3]); once more gives
+        // (q0[0]+q0[1]) + (q0[2]+q0[3]) for each row, in lanes 0..3.
+        __m128 r = _mm_hadd_ps(_mm_hadd_ps(q0, q1), _mm_hadd_ps(q2, q3));
+        _mm_storeu_ps(y + i, r);
+        if (!all_finite4(r)) redo_overflowed(y, W, x, i, 4, K);
+    }
+    for (; i < N; i++) {   // the same sum for a lone row: the same two hadd steps
+        __m128 q = fold16to4(row_partial(W + (long)i * K, x, K));
+        __m128 h = _mm_hadd_ps(q, q);
+        y[i] = _mm_cvtss_f32(_mm_hadd_ps(h, h));
+        redo_overflowed(y, W, x, i, 1, K);
+    }
+}

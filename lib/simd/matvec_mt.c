@@ -1,0 +1,45 @@
+// matvec_mt.c: the decode matvec with its rows shared among OpenMP threads (simd.h).
+//   y: (N)   W: (N, K)   x: (K)
+// Each thread gets a contiguous run of rows, in blocks of 16, the same run at every call (a
+// static split): thread t reads the same part of every weight matrix at every token, so on a
+// machine whose caches hold part of the model, each core keeps its own part (llama2.c's
+// `#pragma omp parallel for` over rows does the same). The kernels compute each row's sum from
+// that row alone (matvec_avx512.c, matvec_avx2.c; NEON and the naive kernel too, as long as the
+// split falls on multiples of 4 rows), so the result is bit-identical for any number of threads.
+// Compiled with OpenMP only when the build asks for it (make OMP=1, and the benchmarks).
+#include "simd.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+enum { ROW_BLOCK = 16 };
+
+void tw_matvec_part(tw_matvec_fn fn, float *y, const float *W, const float *x, int N, int K,
+                    int part, int parts) {
+    long blocks = (N + ROW_BLOCK - 1) / ROW_BLOCK;
+    long r0 = blocks * part / parts * ROW_BLOCK, r1 = blocks * (part + 1) / parts * ROW_BLOCK;
+    if (r1 > N) r1 = N;
+    if (r1 > r0) fn(y + r0, W + r0 * K, x, (int)(r1 - r0), K);
+}
+
+void tw_matvec_threaded(tw_matvec_fn fn, float *y, const float *W, const float *x, int N, int K) {
+#ifdef _OPENMP
+    if ((long)N * K > TW_MATVEC_SMALL_FLOATS && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+#pragma omp parallel
+        tw_matvec_part(fn, y, W, x, N, K, omp_get_thread_num(), omp_get_num_threads());
+        return;
+    }
+#endif
+    fn(y, W, x, N, K);
+}
+
+int tw_threads_set(int n) {
+#ifdef _OPENMP
+    if (n >= 1) omp_set_num_threads(n);
+    return omp_get_max_threads();
+#else
+    (void)n;
+    return 1;
+#endif
+}
