@@ -338,8 +338,8 @@ int main(int argc, char **argv) {
     lesson_write_text("ablation_table.txt", table);
     lesson_write_text("logit_lens.txt", text);
     const char *rows[16], *cols[16];
-    for (int l = 0; l < L && l < 16; l++) { char b[16]; snprintf(b, sizeof b, "layer %d", l); rows[l] = lesson_strdup(b); }
-    for (int h = 0; h < H && h < 16; h++) { char b[16]; snprintf(b, sizeof b, "head %d", h); cols[h] = lesson_strdup(b); }
+    for (int l = 0; l < L && l < 16; l++) { char b[24]; snprintf(b, sizeof b, "layer %d", l); rows[l] = lesson_strdup(b); }
+    for (int h = 0; h < H && h < 16; h++) { char b[24]; snprintf(b, sizeof b, "head %d", h); cols[h] = lesson_strdup(b); }
     lesson_write_matrix_dat("ablation.dat", dloss, L, H, L <= 16 ? rows : NULL, H <= 16 ? cols : NULL,
                             "lesson 18: stories260K, loss change (nats) on a story when one head is switched off");
     char extra[160];
