@@ -10,15 +10,20 @@ CEX_NUMS := 5 6 7 8 9 10 11 12
 CEX_DIR  := lessons/exercises
 CEX_KIND := $(if $(filter 1,$(SOLUTION)),solution,stub)
 
-# $(1) = N, $(2) = build subfolder (stub|solution), $(3) = folder of the exercise source
-define CONCEPT_EXERCISE_RULES
-$(BUILD)/exercises/$(2)/check$(1).o: $(CEX_DIR)/check_concepts.c $(CEX_DIR)/concepts.h
+# The checker of exercise N is compiled once and linked with the stub and with the solution.
+# $(1) = N
+define CONCEPT_EXERCISE_CHECK_RULE
+$(BUILD)/exercises/check$(1).o: $(CEX_DIR)/check_concepts.c $(CEX_DIR)/concepts.h
 	@mkdir -p $$(@D)
 	$$(call say,CC,$$<)$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(CEX_DIR) -DEXERCISE=$(1) $$(CFLAGS) -c $$< -o $$@
+endef
+$(foreach n,$(CEX_NUMS),$(eval $(call CONCEPT_EXERCISE_CHECK_RULE,$(n))))
+# $(1) = N, $(2) = build subfolder (stub|solution), $(3) = folder of the exercise source
+define CONCEPT_EXERCISE_RULES
 $(BUILD)/exercises/$(2)/ex$(1).o: $$(wildcard $(3)/ex$(1)_*.c) $(CEX_DIR)/concepts.h
 	@mkdir -p $$(@D)
 	$$(call say,CC,$$@)$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(CEX_DIR) $$(CFLAGS) -c $$(wildcard $(3)/ex$(1)_*.c) -o $$@
-$(BUILD)/exercises/$(2)/exercise$(1): $(BUILD)/exercises/$(2)/check$(1).o $(BUILD)/exercises/$(2)/ex$(1).o $(LIB)
+$(BUILD)/exercises/$(2)/exercise$(1): $(BUILD)/exercises/check$(1).o $(BUILD)/exercises/$(2)/ex$(1).o $(LIB)
 	$$(call say,LD,$$@)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
 endef
 $(foreach n,$(CEX_NUMS),$(eval $(call CONCEPT_EXERCISE_RULES,$(n),stub,$(CEX_DIR))))

@@ -117,17 +117,22 @@ else
   EX_SRC_DIR := $(EX_DIR)
 endif
 
-# $(1) = N, $(2) = build subfolder, $(3) = folder of the exercise source
-define EXERCISE_RULES
-$(BUILD)/exercises/$(2)/check$(1).o: CPPFLAGS += -I$(EX_DIR) -Itests -DEXERCISE=$(1)
-$(BUILD)/exercises/$(2)/check$(1).o: $(EX_DIR)/check.c
+# The checker of exercise N is compiled once and linked with the stub and with the solution.
+# $(1) = N
+define EXERCISE_CHECK_RULE
+$(BUILD)/exercises/check$(1).o: CPPFLAGS += -I$(EX_DIR) -Itests -DEXERCISE=$(1)
+$(BUILD)/exercises/check$(1).o: $(EX_DIR)/check.c
 	@mkdir -p $$(@D)
 	$$(call say,CC,$$<)$$(COMPILE) -c $$< -o $$@
+endef
+$(foreach n,$(EX_NUMS),$(eval $(call EXERCISE_CHECK_RULE,$(n))))
+# $(1) = N, $(2) = build subfolder, $(3) = folder of the exercise source
+define EXERCISE_RULES
 $(BUILD)/exercises/$(2)/ex$(1).o: CPPFLAGS += -I$(EX_DIR)
 $(BUILD)/exercises/$(2)/ex$(1).o: $$(wildcard $(3)/ex$(1)_*.c)
 	@mkdir -p $$(@D)
 	$$(call say,CC,$$@)$$(COMPILE) -c $$(wildcard $(3)/ex$(1)_*.c) -o $$@
-$(BUILD)/exercises/$(2)/exercise$(1): $(BUILD)/exercises/$(2)/check$(1).o $(BUILD)/exercises/$(2)/ex$(1).o $(LIB)
+$(BUILD)/exercises/$(2)/exercise$(1): $(BUILD)/exercises/check$(1).o $(BUILD)/exercises/$(2)/ex$(1).o $(LIB)
 	$$(call say,LD,$$@)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
 endef
 $(foreach n,$(EX_NUMS),$(eval $(call EXERCISE_RULES,$(n),stub,$(EX_DIR))))

@@ -128,12 +128,43 @@ static int declared(const lesson_spec *s, const char *name) {
     return 0;
 }
 
+// The runs of one lesson are kept in RUNS/lessonN until the suite ends, so that the --seed test
+// can read the default run and the --seed 987 run that the first test started beside its own
+// two (a lesson's runs are independent, so they run at the same time: lesson 14 trains for
+// seconds, and two cores finish three runs sooner side by side than one after another).
+// RUNS is made once in the runner's own process (an unchecked fixture), before the tests fork.
+static char RUNS[64];
+
+static void make_runs_folder(void) {
+    snprintf(RUNS, sizeof RUNS, "%s", "/tmp/tw-lessons-XXXXXX");
+    if (!mkdtemp(RUNS)) RUNS[0] = '\0';   // each test then says it cannot write there
+}
+
+static void remove_runs_folder(void) {
+    char cmd[128];
+    if (!RUNS[0]) return;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", RUNS);
+    if (system(cmd) != 0) fprintf(stderr, "test_lessons: could not remove %s\n", RUNS);
+}
+
+static int offers_seed(const char *bin);
+
+// The exit status a run recorded in DIR/NAME.rc ("%d\n"), or -1 if there is none.
+static int recorded_status(const char *dir, const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.rc", dir, name);
+    char *text = slurp(path, NULL);
+    int rc = text && text[0] >= '0' && text[0] <= '9' ? atoi(text) : -1;
+    free(text);
+    return rc;
+}
+
 // ---- tests ----
 
 START_TEST(lesson_runs_and_writes_the_files_it_promises)
 {
     const lesson_spec *s = &LESSONS[_i];
-    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[2048], path[1024];
+    char bin[64], dir[128], cmd[4096], path[1024];
     require_binary(s, bin, sizeof bin);
     ck_assert_msg(s->n_writes > 0, "%s has no \"// Writes:\" line naming the files it writes",
                   s->source);
@@ -141,17 +172,28 @@ START_TEST(lesson_runs_and_writes_the_files_it_promises)
         ck_assert_msg(file_size(s->needs[i]) > 0, "%s needs %s: run `make model` first",
                       bin, s->needs[i]);
 
-    char *dir = mkdtemp(tmpl);
-    ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
+    snprintf(dir, sizeof dir, "%s/lesson%d", RUNS, s->number);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    ck_assert_msg(RUNS[0] && run(cmd) == 0, "cannot make a temporary folder %s", dir);
     // The first run (pictures included) sees a fake `make` first on its PATH, which only records
     // that it was called: a lesson, or a gnuplot script it draws, must never start a build or a
     // benchmark (a backquoted `make bench` in viz/bench_gflops.gp once made lesson 12 take 55 s).
     snprintf(cmd, sizeof cmd, "mkdir -p %s/fakebin && printf '#!/bin/sh\necho \"make $*\" >> %s/make_called\n' "
              "> %s/fakebin/make && chmod +x %s/fakebin/make", dir, dir, dir, dir);
     ck_assert_msg(run(cmd) == 0, "cannot write the fake make into %s", dir);
-    snprintf(cmd, sizeof cmd, "PATH='%s/fakebin':\"$PATH\" %s --out %s/run1 > %s/stdout1.txt 2> %s/stderr1.txt",
-             dir, bin, dir, dir, dir);
-    int rc = run(cmd);
+    // Three runs side by side, each recording its exit status in NAME.rc: run1 (pictures), run2
+    // (the same without pictures, for determinism) and, if --help offers --seed, `seed` with
+    // --seed 987 (compared with run2 by lesson_seed_changes_the_output_or_is_not_offered).
+    char seed_run[512] = "";
+    if (offers_seed(bin))
+        snprintf(seed_run, sizeof seed_run, "(%s --no-plot --seed 987 --out %s/seed > /dev/null 2>&1; "
+                 "echo $? > %s/seed.rc) & ", bin, dir, dir);
+    snprintf(cmd, sizeof cmd,
+             "(PATH='%s/fakebin':\"$PATH\" %s --out %s/run1 > %s/stdout1.txt 2> %s/stderr1.txt; echo $? > %s/run1.rc) & "
+             "(%s --no-plot --out %s/run2 > /dev/null 2>&1; echo $? > %s/run2.rc) & %swait",
+             dir, bin, dir, dir, dir, dir, bin, dir, dir, seed_run);
+    ck_assert_msg(run(cmd) == 0, "could not start %s in %s", bin, dir);
+    int rc = recorded_status(dir, "run1");
     snprintf(path, sizeof path, "%s/make_called", dir);
     char *made = slurp(path, NULL);
     if (made && strchr(made, '\n')) *strchr(made, '\n') = '\0';
@@ -186,9 +228,8 @@ START_TEST(lesson_runs_and_writes_the_files_it_promises)
     }
     closedir(d);
 
-    // Deterministic: a second run (without pictures) gives the same bytes in every .npy.
-    snprintf(cmd, sizeof cmd, "%s --no-plot --out %s/run2 > /dev/null 2>&1", bin, dir);
-    ck_assert_msg(run(cmd) == 0, "%s failed on its second run", bin);
+    // Deterministic: the second run (without pictures) gives the same bytes in every .npy.
+    ck_assert_msg(recorded_status(dir, "run2") == 0, "%s failed on its second run", bin);
     for (int i = 0; i < s->n_writes; i++) {
         size_t L = strlen(s->writes[i]);
         if (L < 4 || strcmp(s->writes[i] + L - 4, ".npy") != 0) continue;
@@ -203,8 +244,6 @@ START_TEST(lesson_runs_and_writes_the_files_it_promises)
         ck_assert_msg(same, "%s wrote a different %s on its second run: lessons must be "
                       "deterministic", bin, s->writes[i]);
     }
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    run(cmd);
 }
 END_TEST
 
@@ -282,10 +321,13 @@ static int offers_seed(const char *bin) {
 
 // A --seed that --help offers must change what the lesson computes: some file it writes differs
 // from the default run's. A lesson with no random inputs must not offer it, and rejects it.
+// The two runs compared are the ones lesson_runs_and_writes_the_files_it_promises started
+// (RUNS/lessonN/run2 and seed, both --no-plot); if that test did not get to start them (this
+// test run alone), they are run here.
 START_TEST(lesson_seed_changes_the_output_or_is_not_offered)
 {
     const lesson_spec *s = &LESSONS[_i];
-    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[2048];
+    char bin[64], dir[128], cmd[2048];
     require_binary(s, bin, sizeof bin);
     if (!offers_seed(bin)) {
         snprintf(cmd, sizeof cmd, "%s --seed 5 --no-plot --out /tmp/tw-no-such-dir-%d > /dev/null 2>&1",
@@ -293,24 +335,27 @@ START_TEST(lesson_seed_changes_the_output_or_is_not_offered)
         ck_assert_msg(run(cmd) == 2, "%s does not offer --seed in --help but accepts it", bin);
         return;
     }
-    char *dir = mkdtemp(tmpl);
-    ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
-    snprintf(cmd, sizeof cmd, "%s --no-plot --out %s/a > /dev/null 2>&1 && "
-             "%s --no-plot --seed 987 --out %s/b > /dev/null 2>&1", bin, dir, bin, dir);
-    ck_assert_msg(run(cmd) == 0, "%s failed with its default seed or with --seed 987", bin);
+    snprintf(dir, sizeof dir, "%s/lesson%d", RUNS, s->number);
+    if (recorded_status(dir, "run2") < 0 || recorded_status(dir, "seed") < 0) {
+        snprintf(cmd, sizeof cmd, "mkdir -p %s && rm -rf %s/run2 %s/seed && "
+                 "(%s --no-plot --out %s/run2 > /dev/null 2>&1; echo $? > %s/run2.rc) && "
+                 "(%s --no-plot --seed 987 --out %s/seed > /dev/null 2>&1; echo $? > %s/seed.rc)",
+                 dir, dir, dir, bin, dir, dir, bin, dir, dir);
+        ck_assert_msg(RUNS[0] && run(cmd) == 0, "cannot run %s in %s", bin, dir);
+    }
+    ck_assert_msg(recorded_status(dir, "run2") == 0 && recorded_status(dir, "seed") == 0,
+                  "%s failed with its default seed or with --seed 987", bin);
     int differs = 0;
     for (int i = 0; i < s->n_writes && !differs; i++) {
         char p1[1024], p2[1024];
         long n1 = 0, n2 = 0;
-        snprintf(p1, sizeof p1, "%s/a/%s", dir, s->writes[i]);
-        snprintf(p2, sizeof p2, "%s/b/%s", dir, s->writes[i]);
+        snprintf(p1, sizeof p1, "%s/run2/%s", dir, s->writes[i]);
+        snprintf(p2, sizeof p2, "%s/seed/%s", dir, s->writes[i]);
         char *a = slurp(p1, &n1), *b = slurp(p2, &n2);
         differs = a && b && (n1 != n2 || memcmp(a, b, (size_t)n1) != 0);
         free(a);
         free(b);
     }
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    run(cmd);
     ck_assert_msg(differs, "%s offers --seed, but --seed 987 writes the same files as the default "
                   "seed: the option does nothing", bin);
 }
@@ -354,8 +399,9 @@ Suite *suite_lessons(void) {
     Suite *s = suite_create("lessons");
     scan_lessons();
     TCase *tc = tcase_create("lessons");
-    // Generous: lesson 14 trains three small models (about 30 s of CPU per run, and each lesson
-    // runs twice here); the others take about a second or less.
+    tcase_add_unchecked_fixture(tc, make_runs_folder, remove_runs_folder);
+    // Generous: lesson 14 trains three small models (about 15 s of CPU per run, and its three
+    // runs share the cores); the others take about a second or less.
     tcase_set_timeout(tc, 400);
     tcase_add_loop_test(tc, lesson_runs_and_writes_the_files_it_promises, 0, n_lessons);
     tcase_add_loop_test(tc, lesson_help_exits_0_and_describes_the_lesson, 0, n_lessons);
