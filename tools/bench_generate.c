@@ -279,7 +279,7 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
     printf("%-8s %-12s %15.1f %15.1f\n", fast_level, q8best->level, pre_b, dec_b);
     printf("int8 decode %s: %.2fx our fp32 decode (%s, same run), %.2fx the runq-style rung "
            "(goals for the 15M shape: >= 3x and >= 3x)%s\n", q8best->level, dec_b / fp32_dec, fast_level,
-           dec_b / dec_r, gs % q8best->w_multiple ? " [this group size is not one the SIMD kernels "
+           dec_b / dec_r, gs % q8best->w_multiple && !tw_q8_packs(q8best, gs) ? " [this group size is not one the SIMD kernels "
            "take: they run the naive loop]" : "");
     // int8 weights per token: 1 byte per matrix weight plus a 4-byte scale per group (the norms
     // and the embedding row stay fp32)
