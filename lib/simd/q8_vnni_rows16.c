@@ -18,12 +18,15 @@
 // exactly sum(w x), for every int8 w and x (-128 included); with gs <= 65536 no int32 lane can
 // overflow (gs * 255 * 128 + gs * 128 * 128 < 2^31).
 //
-// The layout of one block of sixteen rows (rows 16 b .. 16 b + 15; rows past N are zeros), group
-// after group (g = 0 .. K / gs - 1), blocks one after another:
+// The layout. A block is sixteen rows (rows 16 b .. 16 b + 15; rows past N are zeros). One group
+// of one block is 128 + 16 gs bytes:
 //   corr:   (16) int32   -128 * sum of the group's weights, per row
 //   scale:  (16) float   the group's weight scale Ws[row][g], per row
 //   w:      (gs / 4, 16, 4) int8   chunk c holds w[row][g gs + 4 c .. + 3] for the sixteen rows
-// so one group of one block is 128 + 16 gs bytes, read front to back. gs must be a multiple of 4.
+// The kernel works on sets of four blocks side by side (then a set of two, then of one, for the
+// blocks left over: set_size), and a set is stored group after group, each group's blocks one
+// after another, so the kernel reads the whole matrix as one ascending stream, which every
+// hardware prefetcher follows (the lesson of lib/simd/matvec_avx512.c). gs must be a multiple of 4.
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -37,88 +40,111 @@ size_t tw_q8_rows16_bytes(int N, int K, int gs) {
     return (size_t)((N + ROWS - 1) / ROWS) * (size_t)(K / gs) * group_bytes(gs);
 }
 
-void tw_q8_rows16_pack(void *dst, const int8_t *Wq, const float *Ws, int N, int K, int gs) {
+// Blocks in the set that starts at block b of n_blocks: 4 while four are left, then 2, then 1.
+static int set_size(int b, int n_blocks) {
+    return n_blocks - b >= 4 ? 4 : n_blocks - b >= 2 ? 2 : 1;
+}
+
+// Group g of block b (rows 16 b ..) written at p.
+static void pack_group(unsigned char *p, const int8_t *Wq, const float *Ws, int b, int g, int N,
+                       int K, int gs) {
     const int n_groups = K / gs;
-    unsigned char *p = dst;
-    for (int b = 0; b < (N + ROWS - 1) / ROWS; b++)
-        for (int g = 0; g < n_groups; g++) {
-            int32_t corr[ROWS] = { 0 };
-            float scale[ROWS] = { 0 };
-            int8_t *w = (int8_t *)(p + 2 * ROWS * 4);   // (gs / 4, 16, 4)
-            memset(w, 0, (size_t)ROWS * (size_t)gs);
-            for (int r = 0; r < ROWS && b * ROWS + r < N; r++) {
-                const long row = (long)b * ROWS + r;
-                const int8_t *src = Wq + row * K + (long)g * gs;   // (gs)
-                int32_t sum = 0;
-                for (int k = 0; k < gs; k++) {
-                    w[(k / 4) * (ROWS * 4) + r * 4 + k % 4] = src[k];
-                    sum += src[k];
-                }
-                corr[r] = -128 * sum;
-                scale[r] = Ws[row * n_groups + g];
-            }
-            memcpy(p, corr, sizeof corr);
-            memcpy(p + sizeof corr, scale, sizeof scale);
-            p += group_bytes(gs);
+    int32_t corr[ROWS] = { 0 };
+    float scale[ROWS] = { 0 };
+    int8_t *w = (int8_t *)(p + sizeof corr + sizeof scale);   // (gs / 4, 16, 4)
+    memset(w, 0, (size_t)ROWS * (size_t)gs);
+    for (int r = 0; r < ROWS && b * ROWS + r < N; r++) {
+        const long row = (long)b * ROWS + r;
+        const int8_t *src = Wq + row * K + (long)g * gs;   // (gs)
+        int32_t sum = 0;
+        for (int k = 0; k < gs; k++) {
+            w[(k / 4) * (ROWS * 4) + r * 4 + k % 4] = src[k];
+            sum += src[k];
         }
+        corr[r] = -128 * sum;
+        scale[r] = Ws[row * n_groups + g];
+    }
+    memcpy(p, corr, sizeof corr);
+    memcpy(p + sizeof corr, scale, sizeof scale);
 }
 
-// Four bytes of xu at p, as one int32 broadcast to all sixteen lanes.
-static inline __m512i bcast4(const uint8_t *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return _mm512_set1_epi32(v);
+void tw_q8_rows16_pack(void *dst, const int8_t *Wq, const float *Ws, int N, int K, int gs) {
+    const int n_blocks = (N + ROWS - 1) / ROWS, n_groups = K / gs;
+    unsigned char *p = dst;
+    for (int b = 0; b < n_blocks; b += set_size(b, n_blocks))
+        for (int g = 0; g < n_groups; g++)
+            for (int j = 0; j < set_size(b, n_blocks); j++) {
+                pack_group(p, Wq, Ws, b + j, g, N, K, gs);
+                p += group_bytes(gs);
+            }
 }
 
-// One group of NB blocks (NB = 1 or 2, a constant after inlining), packed NB groups apart in
-// memory (blk[j] is block j's group), added into acc[j]: the group's integer sums per row, then
-// times Ws xs. Two chains of vpdpbusd per block (even and odd chunks) keep the multiplier busy.
-static inline void groups(__m512 acc[2], const unsigned char *const blk[2], const uint8_t *xg,
-                          float xs, int gs, int NB) {
-    __m512i d0[2], d1[2];
-    for (int j = 0; j < NB; j++) {
+// The kernels below are written once for any number of chunks per group (CH = gs / 4) and of
+// blocks side by side (NB); forced inline, so each use with constants gets its loops unrolled
+// (UNROLL: otherwise gcc keeps the arrays of registers in memory).
+#define INLINE static inline __attribute__((always_inline))
+#define UNROLL _Pragma("GCC unroll 16")
+enum { NB_MAX = 4 };
+
+// Four bytes of xu at p broadcast to the sixteen int32 lanes (one load, no ALU work).
+INLINE __m512i bcast4(const uint8_t *p) {
+    return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
+}
+
+// One group of NB blocks (blk[j]: block j's copy of the group), added into acc[j]: the group's
+// integer sums, sixteen rows a block, then times Ws xs. Each broadcast of x feeds NB vpdpbusd;
+// two chains per block (even and odd chunks) halve the wait on vpdpbusd's latency.
+INLINE void groups(__m512 acc[NB_MAX], const unsigned char *const blk[NB_MAX], const uint8_t *xg,
+                   float xs, int CH, int NB) {
+    __m512i d0[NB_MAX], d1[NB_MAX];
+    UNROLL for (int j = 0; j < NB; j++) {
         d0[j] = _mm512_loadu_si512(blk[j]);   // starts at -128 sum(w)
         d1[j] = _mm512_setzero_si512();
     }
-    const int chunks = gs / 4;
-    int c = 0;
-    for (; c + 2 <= chunks; c += 2) {
-        const __m512i x0 = bcast4(xg + 4 * c), x1 = bcast4(xg + 4 * c + 4);
-        for (int j = 0; j < NB; j++) {
-            const unsigned char *w = blk[j] + 2 * ROWS * 4 + (size_t)c * ROWS * 4;
-            d0[j] = _mm512_dpbusd_epi32(d0[j], x0, _mm512_loadu_si512(w));
-            d1[j] = _mm512_dpbusd_epi32(d1[j], x1, _mm512_loadu_si512(w + ROWS * 4));
+    UNROLL for (int c = 0; c < CH; c++) {
+        const __m512i xb = bcast4(xg + 4 * c);
+        UNROLL for (int j = 0; j < NB; j++) {
+            const __m512i w = _mm512_loadu_si512(blk[j] + 2 * ROWS * 4 + (size_t)c * ROWS * 4);
+            if (c % 2 == 0) d0[j] = _mm512_dpbusd_epi32(d0[j], xb, w);
+            else d1[j] = _mm512_dpbusd_epi32(d1[j], xb, w);
         }
     }
-    if (c < chunks) {
-        const __m512i x0 = bcast4(xg + 4 * c);
-        for (int j = 0; j < NB; j++)
-            d0[j] = _mm512_dpbusd_epi32(d0[j], x0,
-                                        _mm512_loadu_si512(blk[j] + 2 * ROWS * 4 + (size_t)c * ROWS * 4));
-    }
     const __m512 sx = _mm512_set1_ps(xs);
-    for (int j = 0; j < NB; j++) {
+    UNROLL for (int j = 0; j < NB; j++) {
+        const __m512i d = CH > 1 ? _mm512_add_epi32(d0[j], d1[j]) : d0[j];
         const __m512 s = _mm512_mul_ps(_mm512_loadu_ps(blk[j] + ROWS * 4), sx);
-        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(d0[j], d1[j])), s, acc[j]);
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), s, acc[j]);
     }
 }
 
-// NB blocks starting at block b: every group in order, then the sixteen (or fewer) rows stored.
-static inline void blocks(float *y, const unsigned char *packed, const uint8_t *xu, const float *xs,
-                          int b, int N, int K, int gs, int NB) {
+// NB blocks starting at block b: every group in order, then their rows stored (y past N untouched).
+INLINE void blocks(float *y, const unsigned char *packed, const uint8_t *xu, const float *xs,
+                   int b, int N, int K, int gs, int CH, int NB) {
     const int n_groups = K / gs;
-    const size_t gb = group_bytes(gs), bb = gb * (size_t)n_groups;
-    __m512 acc[2] = { _mm512_setzero_ps(), _mm512_setzero_ps() };
-    for (int g = 0; g < n_groups; g++) {
-        const unsigned char *blk[2] = { packed + (size_t)b * bb + g * gb, NULL };
-        if (NB == 2) blk[1] = blk[0] + bb;
-        groups(acc, blk, xu + (long)g * gs, xs[g], gs, NB);
+    const size_t gb = group_bytes(gs);
+    const unsigned char *p = packed + (size_t)b * n_groups * gb;   // the set's first group
+    __m512 acc[NB_MAX];
+    UNROLL for (int j = 0; j < NB; j++) acc[j] = _mm512_setzero_ps();
+    for (int g = 0; g < n_groups; g++, p += NB * gb) {
+        const unsigned char *blk[NB_MAX];
+        UNROLL for (int j = 0; j < NB; j++) blk[j] = p + j * gb;
+        groups(acc, blk, xu + (long)g * gs, xs[g], CH, NB);
     }
-    for (int j = 0; j < NB; j++) {
+    UNROLL for (int j = 0; j < NB; j++) {
         const int row0 = (b + j) * ROWS, left = N - row0;
         const __mmask16 m = left >= ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
         _mm512_mask_storeu_ps(y + row0, m, acc[j]);
     }
+}
+
+// All the blocks, in the sets of set_size.
+INLINE void all_blocks(float *y, const unsigned char *packed, const uint8_t *xu, const float *xs,
+                       int N, int K, int gs, int CH) {
+    const int n_blocks = (N + ROWS - 1) / ROWS;
+    int b = 0;   // the sets of set_size
+    for (; n_blocks - b >= 4; b += 4) blocks(y, packed, xu, xs, b, N, K, gs, CH, 4);
+    if (n_blocks - b >= 2) { blocks(y, packed, xu, xs, b, N, K, gs, CH, 2); b += 2; }
+    if (n_blocks - b >= 1) blocks(y, packed, xu, xs, b, N, K, gs, CH, 1);
 }
 
 void tw_q8_rows16_matvec(float *y, const void *packed, uint8_t *xu, const int8_t *xq,
@@ -129,8 +155,12 @@ void tw_q8_rows16_matvec(float *y, const void *packed, uint8_t *xu, const int8_t
         const __mmask64 m = K - k >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << (K - k)) - 1);
         _mm512_mask_storeu_epi8(xu + k, m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, xq + k), bias));
     }
-    const int n_blocks = (N + ROWS - 1) / ROWS;
-    int b = 0;
-    for (; b + 2 <= n_blocks; b += 2) blocks(y, packed, xu, xs, b, N, K, gs, 2);
-    if (b < n_blocks) blocks(y, packed, xu, xs, b, N, K, gs, 1);
+    // The group sizes of the models in this toolkit with their chunk count as a constant
+    // (stories260K: 4; llama2.c's 15M export: 32; 64), any other multiple of 4 in one loop.
+    switch (gs) {
+    case 4:  all_blocks(y, packed, xu, xs, N, K, 4, 1); break;
+    case 32: all_blocks(y, packed, xu, xs, N, K, 32, 8); break;
+    case 64: all_blocks(y, packed, xu, xs, N, K, 64, 16); break;
+    default: all_blocks(y, packed, xu, xs, N, K, gs, gs / 4); break;
+    }
 }
