@@ -48,7 +48,8 @@ void bench_q8_matvec_runq_style(float *y, const int8_t *Wq, const float *Ws, con
 static void runq_style_quantize(int8_t *q, float *s, const float *x, int n_groups, int gs) {
     bench_q8_quantize_runq_style(q, s, x, n_groups * gs, gs);
 }
-static const tw_q8_ops RUNQ_STYLE = { "runq-style", runq_style_quantize, bench_q8_matvec_runq_style, 1, 1 };
+static const tw_q8_ops RUNQ_STYLE = { .level = "runq-style", .quantize_x = runq_style_quantize,
+                                      .matvec = bench_q8_matvec_runq_style, .x_multiple = 1, .w_multiple = 1 };
 
 
 static double now_seconds(void) {
