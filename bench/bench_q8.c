@@ -131,7 +131,7 @@ typedef struct {
     float *y, *Wf, *x, *xs, *Ws;
     int8_t *Wq, *xq;
     void *P;       // kind 3: the packed copy of Wq, Ws
-    uint8_t *xu;   // kind 3: (K) the packed kernel's scratch
+    int32_t *scratch;   // kind 3: (K) the packed kernel's working memory
     int N, K, gs;
 } mv_ctx;
 
@@ -146,7 +146,7 @@ static void run_mv(void *p) {
         tw_q8_linear(c->q8, c->y, c->xq, c->xs, c->Wq, c->Ws, c->x, c->N, c->K, c->gs);
     } else {
         tw_q8_quantize_x(c->q8, c->xq, c->xs, c->x, c->K / c->gs, c->gs);
-        c->q8->matvec_packed(c->y, c->P, c->xu, c->xq, c->xs, c->N, c->K, c->gs);
+        c->q8->matvec_packed(c->y, c->P, c->scratch, c->xq, c->xs, c->N, c->K, c->gs);
     }
 }
 
@@ -227,12 +227,12 @@ int main(int argc, char **argv) {
             c.N = N; c.K = K; c.gs = gs;
             if (c.kind == 3) {
                 c.P = malloc(c.q8->packed_bytes(N, K, gs));
-                c.xu = malloc((size_t)K);
-                if (!c.P || !c.xu) { fprintf(stderr, "bench_q8: out of memory\n"); return 1; }
+                c.scratch = malloc((size_t)K * sizeof *c.scratch);
+                if (!c.P || !c.scratch) { fprintf(stderr, "bench_q8: out of memory\n"); return 1; }
                 c.q8->pack(c.P, Wq, Ws, N, K, gs);
             }
             us[r] = time_median(run_mv, &c) * 1e6;
-            if (c.kind == 3) { free(c.P); free(c.xu); }
+            if (c.kind == 3) { free(c.P); free(c.scratch); }
             printf(" %11.2f", us[r]);
             fflush(stdout);
         }

@@ -112,12 +112,12 @@ static int q8_run(const tw_q8_ops *o, int packed, float *y, const int8_t *W, con
     if (!packed) { tw_q8_matvec(o, y, W, Ws, xq, xs, N, K, gs); return 0; }
     if (!tw_q8_packs(o, gs)) return 1;
     void *P = malloc(o->packed_bytes(N, K, gs));
-    uint8_t *xu = malloc((size_t)K);
-    if (!P || !xu) { free(P); free(xu); return -1; }
+    int32_t *scratch = malloc((size_t)K * sizeof *scratch);
+    if (!P || !scratch) { free(P); free(scratch); return -1; }
     o->pack(P, W, Ws, N, K, gs);
-    o->matvec_packed(y, P, xu, xq, xs, N, K, gs);
+    o->matvec_packed(y, P, scratch, xq, xs, N, K, gs);
     free(P);
-    free(xu);
+    free(scratch);
     return 0;
 }
 

@@ -282,16 +282,24 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
            "(goals for the 15M shape: >= 3x and >= 3x)%s\n", q8best->level, dec_b / fp32_dec, fast_level,
            dec_b / dec_r, gs % q8best->w_multiple && !tw_q8_packs(q8best, gs) ? " [this group size is not one the SIMD kernels "
            "take: they run the naive loop]" : "");
-    // int8 weights per token: 1 byte per matrix weight plus a 4-byte scale per group (the norms
-    // and the embedding row stay fp32)
+    // int8 weights per token: 1 byte per matrix weight plus a 4-byte scale per group, or, where
+    // the kernels read a packed copy, that copy's bytes (rows16: also a 4-byte correction per
+    // group and row); the norms and the embedding row stay fp32
     const double C = c->block.attn.d_model, F = c->block.ffn_hidden, HD = (double)c->block.attn.n_head * c->block.attn.head_dim;
     const double GD = (double)c->block.attn.n_kv_head * c->block.attn.head_dim, V = c->vocab;
     const double mats = c->n_layer * (C * HD + 2.0 * C * GD + HD * C + 3.0 * C * F) + V * C;
-    const double bytes = mats * (1.0 + 4.0 / gs) + 4.0 * (c->n_layer * 2.0 * C + 2.0 * C);
-    printf("int8 roofline: a decode token reads %.2f MiB of int8 weights and scales; at the fp32 "
+    double mat_bytes = mats * (1.0 + 4.0 / gs);
+    if (tw_q8_packs(q8best, gs)) {
+        mat_bytes = 0;
+        for (int i = 0; i < m8.n_q8; i++)
+            mat_bytes += (double)q8best->packed_bytes(m8.q8[i].rows, m8.q8[i].cols, gs);
+    }
+    const double bytes = mat_bytes + 4.0 * (c->n_layer * 2.0 * C + 2.0 * C);
+    printf("int8 roofline: a decode token reads %.2f MiB of int8 weights and scales%s; at the fp32 "
            "footprint's bandwidth (read %.1f GB/s, triad %.1f GB/s, an underestimate if the int8 "
            "weights fit a faster cache) that bounds decode at %.1f / %.1f tok/s: %s decode is %.0f%% "
-           "/ %.0f%% of it\n", bytes / 1048576.0, read_gbs_, triad_gbs_, read_gbs_ * 1e9 / bytes,
+           "/ %.0f%% of it\n", bytes / 1048576.0,
+           tw_q8_packs(q8best, gs) ? " (the packed copies the kernels read)" : "", read_gbs_, triad_gbs_, read_gbs_ * 1e9 / bytes,
            triad_gbs_ * 1e9 / bytes, q8best->level, 100.0 * dec_b / (read_gbs_ * 1e9 / bytes),
            100.0 * dec_b / (triad_gbs_ * 1e9 / bytes));
     tw_model_free(&m8);

@@ -169,15 +169,16 @@ tw_status tw_q8_work_pack(tw_q8_work *w, const tw_q8_matrix *mats, int n, int gs
     // 64-byte aligned copies: a packed kernel's 64-byte loads then never straddle two lines.
     void *memory = aligned_alloc(64, bytes > 0 ? bytes : 64);
     const void **packed = malloc((size_t)n * sizeof *packed);
-    uint8_t *xu = malloc((size_t)w->K_max);
-    if (!memory || !packed || !xu) { free(memory); free(packed); free(xu); return TW_ERR_NOMEM; }
+    int32_t *scratch = malloc((size_t)w->K_max * sizeof *scratch);
+    if (!memory || !packed || !scratch) { free(memory); free(packed); free(scratch); return TW_ERR_NOMEM; }
     unsigned char *p = memory;
     for (int i = 0; i < n; i++) {
         w->ops->pack(p, mats[i].q, mats[i].s, mats[i].rows, mats[i].cols, gs);
         packed[i] = p;
         p += round_up64(w->ops->packed_bytes(mats[i].rows, mats[i].cols, gs));
     }
-    w->xu = xu;
+    w->scratch = scratch;
+    w->packed_ops = w->ops;
     w->mats = mats;
     w->packed = packed;
     w->packed_memory = memory;
@@ -186,10 +187,11 @@ tw_status tw_q8_work_pack(tw_q8_work *w, const tw_q8_matrix *mats, int n, int gs
 }
 
 void tw_q8_work_free_packed(tw_q8_work *w) {
-    free(w->xu);
+    free(w->scratch);
     free((void *)w->packed);
     free(w->packed_memory);
-    w->xu = NULL;
+    w->scratch = NULL;
+    w->packed_ops = NULL;
     w->mats = NULL;
     w->packed = NULL;
     w->packed_memory = NULL;

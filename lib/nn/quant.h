@@ -107,7 +107,9 @@ typedef struct {
     float           *xs;     // (K_max) its group scales (K_max / gs used)
     int              K_max;  // the widest input row it can hold
     const tw_q8_ops *ops;    // the level's kernels
-    uint8_t            *xu;        // (K_max) scratch of the packed kernel, or NULL
+    int32_t            *scratch;   // (K_max) working memory of the packed kernel, or NULL
+    const tw_q8_ops    *packed_ops;   // the level the copies were made for (if ops is changed
+                                      // afterwards, the row-major matrices are used instead)
     const tw_q8_matrix *mats;      // (n_mats) the matrices that have packed copies, or NULL
     const void        **packed;    // (n_mats) packed[i] is the copy of mats[i]
     void               *packed_memory;   // all the copies, one allocation

@@ -36,12 +36,12 @@ typedef void (*tw_q8_matvec_fn)(float *y, const int8_t *Wq, const float *Ws, con
 // Q8_0 arrays (when a model state is made, lib/nn/model.c) and read at every call instead of them:
 //   packed_bytes(N, K, gs)                    the bytes of the packed copy of an (N, K) matrix
 //   pack(dst, Wq, Ws, N, K, gs)               writes it
-//   matvec_packed(y, P, xu, xq, xs, N, K, gs) y = W x from the packed copy P; xu: (K) scratch
+//   matvec_packed(y, P, scratch, xq, xs, N, K, gs)  y = W x from the packed copy P
 // Same results as matvec, within the same bounds (tests/q8_cases.h). NULL where a level has none.
 typedef size_t (*tw_q8_packed_bytes_fn)(int N, int K, int gs);
 typedef void (*tw_q8_pack_fn)(void *dst, const int8_t *Wq, const float *Ws, int N, int K, int gs);
-//   y: (N)   P: packed_bytes(N, K, gs) bytes   xu: (K) scratch   xq: (K)   xs: (K / gs)
-typedef void (*tw_q8_matvec_packed_fn)(float *y, const void *P, uint8_t *xu, const int8_t *xq,
+//   y: (N)   P: packed_bytes(N, K, gs) bytes   scratch: (K) int32   xq: (K)   xs: (K / gs)
+typedef void (*tw_q8_matvec_packed_fn)(float *y, const void *P, int32_t *scratch, const int8_t *xq,
                                        const float *xs, int N, int K, int gs);
 
 typedef struct {
@@ -77,7 +77,7 @@ void tw_q8_matvec_avx512vnni(float *y, const int8_t *Wq, const float *Ws, const 
 // AVX-512 VNNI on weights interleaved sixteen rows at a time (q8_vnni_rows16.c; gs % 4 == 0).
 size_t tw_q8_rows16_bytes(int N, int K, int gs);
 void tw_q8_rows16_pack(void *dst, const int8_t *Wq, const float *Ws, int N, int K, int gs);
-void tw_q8_rows16_matvec(float *y, const void *P, uint8_t *xu, const int8_t *xq, const float *xs,
+void tw_q8_rows16_matvec(float *y, const void *P, int32_t *scratch, const int8_t *xq, const float *xs,
                          int N, int K, int gs);
 void tw_q8_quantize_x_neon(int8_t *q, float *s, const float *x, int n_groups, int gs);
 void tw_q8_matvec_neon(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
