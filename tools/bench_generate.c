@@ -9,7 +9,8 @@
 // KV cache); the best level also without the cache. The rungs run in turn within each repeat, so
 // a slow moment of a shared machine hits all of them; each figure is the median over the repeats,
 // with the range [min - max]. Then the decode roofline: a decode step reads every weight matrix
-// once, so it cannot beat (read bandwidth) / (weight bytes per token); the bandwidth is measured
+// once and the KV cache of the positions so far once, so it cannot beat (read bandwidth) / (those
+// bytes per token, at the decode's average position); the bandwidth is measured
 // here, in the same run, with one and with two threads, over a buffer as large as the weights,
 // so it comes from the cache level (L2, L3) or DRAM where the weights live. A benchmark, not a
 // test: the outputs are checked elsewhere (tests/test_llama2c.c, tests/test_simd_model.c); it
@@ -419,14 +420,18 @@ int main(int argc, char **argv) {
     const double tr = triad_gbs(a, b, cc, nt, bw_reps);
     const double cache_kv = 4.0 * 2.0 * c->n_layer * (P + n_dec / 2) * c->block.attn.n_kv_head *
                             ((double)c->block.attn.head_dim);
-    const double roof1 = rd1 * 1e9 / wbytes, roof2 = rd2 * 1e9 / wbytes;
-    printf("roofline: a decode token reads %.2f MiB of weights (plus %.2f MiB of KV cache at the "
-           "average position, not counted); footprint level %s (L2 %ld KiB per core, L3 %ld KiB)\n",
-           wbytes / 1048576.0, cache_kv / 1048576.0, footprint_level(wbytes, l2, l3), l2 / 1024, l3 / 1024);
+    // A decode step reads every weight once and the cached keys and values of every position so
+    // far once (attention); both count, at the average position of the decode.
+    const double token_bytes = wbytes + cache_kv;
+    const double roof1 = rd1 * 1e9 / token_bytes, roof2 = rd2 * 1e9 / token_bytes;
+    printf("roofline: a decode token reads %.2f MiB: %.2f MiB of weights and %.2f MiB of KV cache at "
+           "the average position; footprint level %s (L2 %ld KiB per core, L3 %ld KiB)\n",
+           token_bytes / 1048576.0, wbytes / 1048576.0, cache_kv / 1048576.0,
+           footprint_level(wbytes, l2, l3), l2 / 1024, l3 / 1024);
     printf("roofline: read stream over that footprint (%s dot): 1 thread %.1f GB/s -> %.1f tok/s", fast_level,
            rd1, roof1);
     if (rd2 > 0) printf("; 2 threads %.1f GB/s -> %.1f tok/s", rd2, roof2);
-    printf("; STREAM triad (1 thread) %.1f GB/s -> %.1f tok/s%s\n", tr, tr * 1e9 / wbytes,
+    printf("; STREAM triad (1 thread) %.1f GB/s -> %.1f tok/s%s\n", tr, tr * 1e9 / token_bytes,
            sink == 12345.0f ? " " : "");
 
     // Each goal as the ratio of the medians and, in brackets, of the fastest runs: on a shared
