@@ -9,7 +9,7 @@
 // learning rate that is too high makes the loss jump instead of fall.
 // Calls: tw_model_forward_next + tw_sampler_sample (the teacher writes), tw_model_forward (the
 //        floor), tw_train_step (AdamW), tw_model_backward (plain SGD), tw_model_loss (validation).
-// Build & run: make lesson14 && ./lesson14 [--seed N] [--out DIR]   (about 25 s of CPU)
+// Build & run: make lesson14 && ./lesson14 [--seed N] [--out DIR]   (about 16 s of CPU)
 // Needs: data/models/stories260K.bin data/models/tok512.bin
 // Writes: losses.dat samples.txt
 // Pictures: losses.png
