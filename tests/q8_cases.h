@@ -34,13 +34,22 @@
 #define Q8_U_ROUND 5.9604644775390625e-8   // 2^-24
 
 // Shapes (N rows, K columns, group size gs): group sizes the SIMD kernels take (32, 64, 128,
-// 16 on NEON) and ones they hand to the naive loop (8, 4, 1, 96 on AVX-512, 48); odd group
+// 16 on NEON, 4 with the group-size-4 kernels) and ones they hand to the naive loop (8, 1, 96
+// on AVX-512, 48); odd group
 // counts (the 256-bit / masked tails), one row, and the 15M model's widths.
 static const struct { int N, K, gs; } Q8_SHAPES[] = {
     { 1, 32, 32 },  { 3, 64, 32 },   { 17, 96, 32 },  { 5, 288, 32 },  { 7, 160, 32 },
     { 2, 64, 64 },  { 3, 192, 64 },  { 4, 128, 128 }, { 3, 384, 128 }, { 2, 96, 96 },
     { 3, 48, 16 },  { 2, 40, 8 },    { 2, 12, 4 },    { 2, 7, 1 },     { 3, 1000, 8 },
     { 9, 768, 32 }, { 6, 288, 96 },  { 2, 144, 48 },  { 33, 256, 256 },
+    // gs 4, taken by the group-size-4 kernels (q8_g4_*.c): stories260K's matrices (64 x 64, the
+    // 32 x 64 keys and values, 172 x 64, 64 x 172 whose rows end 44 bytes into a 64-byte step,
+    // 512 x 64), one group, row counts that are not a multiple of 4, and every tail length of a
+    // 16-, 32- and 64-byte step (K % 64 = 4 ... 60).
+    { 64, 64, 4 },  { 32, 64, 4 },   { 172, 64, 4 },  { 64, 172, 4 },  { 512, 64, 4 },
+    { 1, 4, 4 },    { 3, 8, 4 },     { 5, 20, 4 },    { 6, 36, 4 },    { 7, 124, 4 },
+    { 2, 132, 4 },  { 9, 200, 4 },   { 4, 228, 4 },   { 3, 252, 4 },   { 2, 316, 4 },
+    { 2, 188, 4 },  { 2, 104, 4 },   { 2, 92, 4 },    { 2, 76, 4 },    { 2, 168, 4 },
 };
 #define N_Q8_SHAPES ((int)(sizeof Q8_SHAPES / sizeof Q8_SHAPES[0]))
 

@@ -48,7 +48,8 @@ void bench_q8_matvec_runq_style(float *y, const int8_t *Wq, const float *Ws, con
 static void runq_style_quantize(int8_t *q, float *s, const float *x, int n_groups, int gs) {
     bench_q8_quantize_runq_style(q, s, x, n_groups * gs, gs);
 }
-static const tw_q8_ops RUNQ_STYLE = { "runq-style", runq_style_quantize, bench_q8_matvec_runq_style, 1, 1 };
+static const tw_q8_ops RUNQ_STYLE = { "runq-style", runq_style_quantize, bench_q8_matvec_runq_style, 1, 1,
+                                       NULL, NULL };
 
 
 static double now_seconds(void) {
@@ -279,7 +280,7 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
     printf("%-8s %-12s %15.1f %15.1f\n", fast_level, q8best->level, pre_b, dec_b);
     printf("int8 decode %s: %.2fx our fp32 decode (%s, same run), %.2fx the runq-style rung "
            "(goals for the 15M shape: >= 3x and >= 3x)%s\n", q8best->level, dec_b / fp32_dec, fast_level,
-           dec_b / dec_r, gs % q8best->w_multiple ? " [this group size is not one the SIMD kernels "
+           dec_b / dec_r, !tw_q8_matvec_is_simd(q8best, gs) ? " [this group size is not one the SIMD kernels "
            "take: they run the naive loop]" : "");
     // int8 weights per token: 1 byte per matrix weight plus a 4-byte scale per group (the norms
     // and the embedding row stay fp32)

@@ -3,6 +3,7 @@
 // mk/simd_q8.mk compiles the q8 objects under the same conditions); the run-time side asks the CPU
 // for the two extra features the int8 kernels use: AVX512_VNNI (CPUID leaf 7, ECX bit 11) and
 // the Arm dot-product instructions (Linux: HWCAP_ASIMDDP; macOS: hw.optional.arm.FEAT_DotProd).
+// Each level also carries its group-size-4 kernels (q8_g4_*.c), built under the same conditions.
 #if defined(__linux__)
 #define _GNU_SOURCE   // getauxval
 #endif
@@ -19,16 +20,21 @@
 #endif
 
 #ifdef TW_HAVE_AVX2
-static const tw_q8_ops q8_avx2 = { "avx2", tw_q8_quantize_x_avx2, tw_q8_matvec_avx2, 8, 32 };
+static const tw_q8_ops q8_avx2 = { "avx2", tw_q8_quantize_x_avx2, tw_q8_matvec_avx2, 8, 32,
+                                   tw_q8_quantize_x_g4_avx2, tw_q8_matvec_g4_avx2 };
 #endif
 #ifdef TW_HAVE_AVX512
-static const tw_q8_ops q8_avx512bw = { "avx512bw", tw_q8_quantize_x_avx512, tw_q8_matvec_avx512bw, 8, 32 };
+static const tw_q8_ops q8_avx512bw = { "avx512bw", tw_q8_quantize_x_avx512, tw_q8_matvec_avx512bw, 8, 32,
+                                       tw_q8_quantize_x_g4_avx512, tw_q8_matvec_g4_avx512bw };
 static const tw_q8_ops q8_avx512vnni = { "avx512vnni", tw_q8_quantize_x_avx512,
-                                         tw_q8_matvec_avx512vnni, 8, 32 };
+                                         tw_q8_matvec_avx512vnni, 8, 32,
+                                         tw_q8_quantize_x_g4_avx512, tw_q8_matvec_g4_avx512vnni };
 #endif
 #ifdef TW_HAVE_NEON
-static const tw_q8_ops q8_neon = { "neon", tw_q8_quantize_x_neon, tw_q8_matvec_neon, 8, 16 };
-static const tw_q8_ops q8_neon_dot = { "neon_dot", tw_q8_quantize_x_neon, tw_q8_matvec_neon_dot, 8, 16 };
+static const tw_q8_ops q8_neon = { "neon", tw_q8_quantize_x_neon, tw_q8_matvec_neon, 8, 16,
+                                   tw_q8_quantize_x_g4_neon, tw_q8_matvec_g4_neon };
+static const tw_q8_ops q8_neon_dot = { "neon_dot", tw_q8_quantize_x_neon, tw_q8_matvec_neon_dot, 8, 16,
+                                       tw_q8_quantize_x_g4_neon, tw_q8_matvec_g4_neon_dot };
 #endif
 
 // ---- what the CPU can run ----
