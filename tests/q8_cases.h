@@ -50,6 +50,7 @@ static const struct { int N, K, gs; } Q8_SHAPES[] = {
     { 1, 4, 4 },    { 3, 8, 4 },     { 5, 20, 4 },    { 6, 36, 4 },    { 7, 124, 4 },
     { 2, 132, 4 },  { 9, 200, 4 },   { 4, 228, 4 },   { 3, 252, 4 },   { 2, 316, 4 },
     { 2, 188, 4 },  { 2, 104, 4 },   { 2, 92, 4 },    { 2, 76, 4 },    { 2, 168, 4 },
+    { 5, 1024, 4 }, { 3, 1028, 4 },  { 2, 1100, 4 },   // the longest short row, and longer ones
 };
 #define N_Q8_SHAPES ((int)(sizeof Q8_SHAPES / sizeof Q8_SHAPES[0]))
 

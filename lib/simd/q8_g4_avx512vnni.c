@@ -13,6 +13,8 @@
 // Four rows at a time share x, its correction and its scales; their 16-lane partial sums are
 // reduced together at the end (a 4-way transpose-and-add). A row's last K % 64 bytes use masked
 // loads: x reads as zero there, so whatever w + 128 is, it adds nothing, and the masked scales are 0.
+// Rows of up to 1024 bytes (matvec_short_rows) prepare x once per call; longer ones once per
+// 64 bytes and four rows (rows4).
 #include <immintrin.h>
 #include <stdint.h>
 #include "q8.h"
@@ -60,9 +62,61 @@ static void rows4(float *y, const int8_t *const r[4], const float *const s[4], c
     reduce4(y, a0, a1, a2, a3);
 }
 
+// K <= 1024 (every width of the models this toolkit runs with gs == 4): x's 64-byte steps, their
+// corrections and their scales are made once per call and kept (at most 16 of each, 3 KiB on the
+// stack) for every block of four rows; full steps use plain loads (which the compiler folds into
+// the XOR and the FMA), only a last partial step is masked. Per row and 64 bytes that leaves
+// five instructions: XOR (with the load), vpdpbusd, conversion, multiply, FMA (with the load).
+enum { G4_MAX_STEPS = 16 };
+
+static void matvec_short_rows(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                              const float *xs, int N, int K) {
+    const int n_groups = K / 4, n_full = K / 64, rest = K % 64;
+    const __mmask64 mb = (1ULL << rest) - 1ULL;   // rest < 64
+    const __mmask16 mg = (__mmask16)((1u << (rest / 4)) - 1u);
+    __m512i xv[G4_MAX_STEPS], corr[G4_MAX_STEPS];
+    __m512 sx[G4_MAX_STEPS];
+    const int n_steps = n_full + (rest != 0);
+    for (int c = 0; c < n_steps; c++) {
+        xv[c] = c < n_full ? _mm512_loadu_si512(xq + 64 * c) : _mm512_maskz_loadu_epi8(mb, xq + 64 * c);
+        corr[c] = minus_128_sum(xv[c]);
+        sx[c] = c < n_full ? _mm512_loadu_ps(xs + 16 * c) : _mm512_maskz_loadu_ps(mg, xs + 16 * c);
+    }
+    for (int i = 0; i < N; i += 4) {
+        // rows past the last one repeat it (their results are dropped)
+        const int i1 = i + 1 < N ? i + 1 : N - 1, i2 = i + 2 < N ? i + 2 : N - 1, i3 = i + 3 < N ? i + 3 : N - 1;
+        const int8_t *r0 = Wq + (long)i * K, *r1 = Wq + (long)i1 * K, *r2 = Wq + (long)i2 * K, *r3 = Wq + (long)i3 * K;
+        const float *s0 = Ws + (long)i * n_groups, *s1 = Ws + (long)i1 * n_groups,
+                    *s2 = Ws + (long)i2 * n_groups, *s3 = Ws + (long)i3 * n_groups;
+        __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(),
+               a3 = _mm512_setzero_ps();
+        int c = 0;
+        for (; c < n_full; c++) {
+            a0 = row16(a0, _mm512_loadu_si512(r0 + 64 * c), xv[c], corr[c], sx[c], _mm512_loadu_ps(s0 + 16 * c));
+            a1 = row16(a1, _mm512_loadu_si512(r1 + 64 * c), xv[c], corr[c], sx[c], _mm512_loadu_ps(s1 + 16 * c));
+            a2 = row16(a2, _mm512_loadu_si512(r2 + 64 * c), xv[c], corr[c], sx[c], _mm512_loadu_ps(s2 + 16 * c));
+            a3 = row16(a3, _mm512_loadu_si512(r3 + 64 * c), xv[c], corr[c], sx[c], _mm512_loadu_ps(s3 + 16 * c));
+        }
+        if (rest) {
+            a0 = row16(a0, _mm512_maskz_loadu_epi8(mb, r0 + 64 * c), xv[c], corr[c], sx[c], _mm512_maskz_loadu_ps(mg, s0 + 16 * c));
+            a1 = row16(a1, _mm512_maskz_loadu_epi8(mb, r1 + 64 * c), xv[c], corr[c], sx[c], _mm512_maskz_loadu_ps(mg, s1 + 16 * c));
+            a2 = row16(a2, _mm512_maskz_loadu_epi8(mb, r2 + 64 * c), xv[c], corr[c], sx[c], _mm512_maskz_loadu_ps(mg, s2 + 16 * c));
+            a3 = row16(a3, _mm512_maskz_loadu_epi8(mb, r3 + 64 * c), xv[c], corr[c], sx[c], _mm512_maskz_loadu_ps(mg, s3 + 16 * c));
+        }
+        if (i + 4 <= N) {
+            reduce4(y + i, a0, a1, a2, a3);
+        } else {
+            float four[4];
+            reduce4(four, a0, a1, a2, a3);
+            for (int j = 0; i + j < N; j++) y[i + j] = four[j];
+        }
+    }
+}
+
 void tw_q8_matvec_g4_avx512vnni(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                                 const float *xs, int N, int K, int gs) {
     (void)gs;   // == 4
+    if (K <= 64 * G4_MAX_STEPS) { matvec_short_rows(y, Wq, Ws, xq, xs, N, K); return; }
     const int n_groups = K / 4;
     for (int i = 0; i < N; i += 4) {
         const int8_t *r[4];
