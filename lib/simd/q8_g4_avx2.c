@@ -5,8 +5,9 @@
 // 8 groups and the row's next 8 float scales line up with the 8 int32 lanes of its integer dot
 // products. The integer part is q8_avx2.c's: |w| times sign(w) x with vpmaddubsw (pairs in int16,
 // no saturation: |sum| <= 2 * 128 * 127), then vpmaddwd with ones adds each lane's two pairs into
-// int32, which is then the exact dot product of one group. AVX2 has no masked byte loads, so a
-// row's last K % 32 bytes (at most 7 groups) are copied into a zeroed 32-byte block first.
+// int32, which is then the exact dot product of one group. AVX2 has no masked byte loads, but a
+// row's last K % 32 bytes are whole groups, i.e. whole int32 lanes, which vpmaskmovd reads (the
+// lanes past the row read as zero and add nothing).
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -70,12 +71,12 @@ void tw_q8_matvec_g4_avx2(float *y, const int8_t *Wq, const float *Ws, const int
                           const float *xs, int N, int K, int gs) {
     (void)gs;   // == 4
     const int n_groups = K / 4, K32 = K - K % 32, tail = K % 32;
-    // x's last K % 32 bytes and their scales, zero-padded to a full step (zeros add nothing)
-    int8_t xt[32] = { 0 };
-    float xst[8] = { 0 };
-    memcpy(xt, xq + K32, (size_t)tail);
-    memcpy(xst, xs + K32 / 4, (size_t)(tail / 4) * sizeof(float));
-    const __m256i xtv = _mm256_loadu_si256((const __m256i *)xt);
+    // The last K % 32 bytes (a multiple of 4) are read as whole int32 lanes with vpmaskmovd, and
+    // their scales with vmaskmovps: the lanes past the row read as zero and add nothing.
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i tmask = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail / 4), lanes);
+    const __m256i xtv = _mm256_maskload_epi32((const int *)(const void *)(xq + K32), tmask);
+    const __m256 xst = _mm256_maskload_ps(xs + K32 / 4, tmask);
     for (int i = 0; i < N; i++) {
         const int8_t *row = Wq + (long)i * K;
         const float *row_s = Ws + (long)i * n_groups;
@@ -91,11 +92,9 @@ void tw_q8_matvec_g4_avx2(float *y, const int8_t *Wq, const float *Ws, const int
             acc0 = step8(acc0, _mm256_loadu_si256((const __m256i *)(row + k)),
                          _mm256_loadu_si256((const __m256i *)(xq + k)), xs + k / 4, row_s + k / 4);
         if (tail) {
-            int8_t wt[32] = { 0 };
-            float wst[8] = { 0 };
-            memcpy(wt, row + K32, (size_t)tail);
-            memcpy(wst, row_s + K32 / 4, (size_t)(tail / 4) * sizeof(float));
-            acc1 = step8(acc1, _mm256_loadu_si256((const __m256i *)wt), xtv, xst, wst);
+            __m256i wt = _mm256_maskload_epi32((const int *)(const void *)(row + K32), tmask);
+            __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot8_groups(wt, xtv)), xst);
+            acc1 = _mm256_fmadd_ps(t, _mm256_maskload_ps(row_s + K32 / 4, tmask), acc1);
         }
         y[i] = hsum8(_mm256_add_ps(acc0, acc1));
     }
