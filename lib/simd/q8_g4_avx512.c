@@ -6,8 +6,9 @@
 // 16 groups and the 16 float scales of a row line up with the 16 int32 lanes of its integer dot
 // products: nothing is broadcast or permuted. The integer part is q8_avx512.c's (|w| times x
 // with w's sign moved onto it, vpmaddubsw then vpmaddwd with ones: each int32 lane is then the
-// exact dot product of one group of 4). A row's last K % 64 bytes are read with masked loads
-// (the masked bytes and scales read as zero and add nothing).
+// exact dot product of one group of 4). Four rows at a time share x and one 4-way reduction. A
+// row's last K % 64 bytes are read with masked loads (the masked bytes and scales read as zero
+// and add nothing).
 #include <immintrin.h>
 #include <stdint.h>
 #include "q8.h"
@@ -53,32 +54,61 @@ static inline __m512i dot16_groups(__m512i wv, __m512i xv, __m512i ones) {
     return _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_abs_epi8(wv), sx), ones);
 }
 
+// One row's 16 groups: acc += (float)dot * xs * Ws, lane by lane.
+static inline __m512 row16(__m512 acc, __m512i wv, __m512i xv, __m512 sx, __m512 ws, __m512i ones) {
+    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot16_groups(wv, xv, ones)), sx), ws, acc);
+}
+
+// The per-lane partial sums of four rows into y[0..3] (the four rows share the shuffles).
+static inline void reduce4(float *y, __m512 a0, __m512 a1, __m512 a2, __m512 a3) {
+    __m512 t01 = _mm512_add_ps(_mm512_unpacklo_ps(a0, a1), _mm512_unpackhi_ps(a0, a1));
+    __m512 t23 = _mm512_add_ps(_mm512_unpacklo_ps(a2, a3), _mm512_unpackhi_ps(a2, a3));
+    __m512 t = _mm512_add_ps(_mm512_shuffle_ps(t01, t23, 0x44), _mm512_shuffle_ps(t01, t23, 0xee));
+    __m256 h = _mm256_add_ps(_mm512_castps512_ps256(t),
+                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(t), 1)));
+    _mm_storeu_ps(y, _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1)));
+}
+
+// Four rows at a time share x's loads and one 4-way reduction; full 64-byte steps use plain
+// loads, a last partial one masked loads.
 void tw_q8_matvec_g4_avx512bw(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                               const float *xs, int N, int K, int gs) {
     (void)gs;   // == 4
-    const int n_groups = K / 4;
+    const int n_groups = K / 4, n_full = K / 64, rest = K % 64;
+    const __mmask64 mb = (1ULL << rest) - 1ULL;   // rest < 64
+    const __mmask16 mg = (__mmask16)((1u << (rest / 4)) - 1u);
     const __m512i ones = _mm512_set1_epi16(1);
-    for (int i = 0; i < N; i++) {
-        const int8_t *row = Wq + (long)i * K;
-        const float *row_s = Ws + (long)i * n_groups;
-        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-        int k = 0;
-        for (; k + 128 <= K; k += 128) {   // two independent chains
-            __m512i d0 = dot16_groups(_mm512_loadu_si512(row + k), _mm512_loadu_si512(xq + k), ones);
-            __m512i d1 = dot16_groups(_mm512_loadu_si512(row + k + 64), _mm512_loadu_si512(xq + k + 64), ones);
-            __m512 t0 = _mm512_mul_ps(_mm512_cvtepi32_ps(d0), _mm512_loadu_ps(xs + k / 4));
-            __m512 t1 = _mm512_mul_ps(_mm512_cvtepi32_ps(d1), _mm512_loadu_ps(xs + k / 4 + 16));
-            acc0 = _mm512_fmadd_ps(t0, _mm512_loadu_ps(row_s + k / 4), acc0);
-            acc1 = _mm512_fmadd_ps(t1, _mm512_loadu_ps(row_s + k / 4 + 16), acc1);
+    for (int i = 0; i < N; i += 4) {
+        // rows past the last one repeat it (their results are dropped)
+        const int i1 = i + 1 < N ? i + 1 : N - 1, i2 = i + 2 < N ? i + 2 : N - 1, i3 = i + 3 < N ? i + 3 : N - 1;
+        const int8_t *r0 = Wq + (long)i * K, *r1 = Wq + (long)i1 * K, *r2 = Wq + (long)i2 * K, *r3 = Wq + (long)i3 * K;
+        const float *s0 = Ws + (long)i * n_groups, *s1 = Ws + (long)i1 * n_groups,
+                    *s2 = Ws + (long)i2 * n_groups, *s3 = Ws + (long)i3 * n_groups;
+        __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(),
+               a3 = _mm512_setzero_ps();
+        int c = 0;
+        for (; c < n_full; c++) {
+            const __m512i xv = _mm512_loadu_si512(xq + 64 * c);
+            const __m512 sx = _mm512_loadu_ps(xs + 16 * c);
+            a0 = row16(a0, _mm512_loadu_si512(r0 + 64 * c), xv, sx, _mm512_loadu_ps(s0 + 16 * c), ones);
+            a1 = row16(a1, _mm512_loadu_si512(r1 + 64 * c), xv, sx, _mm512_loadu_ps(s1 + 16 * c), ones);
+            a2 = row16(a2, _mm512_loadu_si512(r2 + 64 * c), xv, sx, _mm512_loadu_ps(s2 + 16 * c), ones);
+            a3 = row16(a3, _mm512_loadu_si512(r3 + 64 * c), xv, sx, _mm512_loadu_ps(s3 + 16 * c), ones);
         }
-        for (; k < K; k += 64) {   // 64 bytes, or the last K - k (masked: zeros add nothing)
-            const int nb = K - k < 64 ? K - k : 64;
-            const __mmask64 mb = nb == 64 ? ~0ULL : (1ULL << nb) - 1ULL;
-            const __mmask16 mg = (__mmask16)((1u << (nb / 4)) - 1u);
-            __m512i d = dot16_groups(_mm512_maskz_loadu_epi8(mb, row + k), _mm512_maskz_loadu_epi8(mb, xq + k), ones);
-            __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(d), _mm512_maskz_loadu_ps(mg, xs + k / 4));
-            acc0 = _mm512_fmadd_ps(t, _mm512_maskz_loadu_ps(mg, row_s + k / 4), acc0);
+        if (rest) {
+            const __m512i xv = _mm512_maskz_loadu_epi8(mb, xq + 64 * c);
+            const __m512 sx = _mm512_maskz_loadu_ps(mg, xs + 16 * c);
+            a0 = row16(a0, _mm512_maskz_loadu_epi8(mb, r0 + 64 * c), xv, sx, _mm512_maskz_loadu_ps(mg, s0 + 16 * c), ones);
+            a1 = row16(a1, _mm512_maskz_loadu_epi8(mb, r1 + 64 * c), xv, sx, _mm512_maskz_loadu_ps(mg, s1 + 16 * c), ones);
+            a2 = row16(a2, _mm512_maskz_loadu_epi8(mb, r2 + 64 * c), xv, sx, _mm512_maskz_loadu_ps(mg, s2 + 16 * c), ones);
+            a3 = row16(a3, _mm512_maskz_loadu_epi8(mb, r3 + 64 * c), xv, sx, _mm512_maskz_loadu_ps(mg, s3 + 16 * c), ones);
         }
-        y[i] = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+        if (i + 4 <= N) {
+            reduce4(y + i, a0, a1, a2, a3);
+        } else {
+            float four[4];
+            reduce4(four, a0, a1, a2, a3);
+            for (int j = 0; i + j < N; j++) y[i + j] = four[j];
+        }
     }
 }
