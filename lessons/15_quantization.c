@@ -11,7 +11,8 @@
 // agreement), twice: with the int8 weights read back into the fp32 forward pass (weights only),
 // and with the int8 forward pass ./generate runs on a version-2 file (activations quantized too).
 // Calls: tw_quant_groups, tw_dequant_groups, tw_q8_quantize, tw_q4_quantize, tw_q8_ops_for,
-//        tw_q8_linear, tw_kernels_for, tw_hf_config_from_json, tw_params_count, tw_llama2c_load,
+//        tw_q8_linear, tw_q8_matvec_is_simd, tw_kernels_for, tw_hf_config_from_json,
+//        tw_params_count, tw_llama2c_load,
 //        tw_q8file_from_model, tw_q8file_to_model, tw_model_q8_free, tw_tokenizer_encode,
 //        tw_q8_budget_measure.
 // Build & run: make lesson15 && ./lesson15 [--out DIR] [--no-plot]
@@ -234,6 +235,31 @@ static void memory_table(void) {
 
 // ---- 6. speed ----
 
+// stories260K's w1 (172 x 64) in groups of 4, the only size its widths allow (section 7): one
+// 32-bit lane's worth of bytes per group, which the int8 kernels of lib/simd/q8_g4_*.c use.
+static void speed_groups_of_4(const tw_kernels *f32, const tw_q8_ops *i8) {
+    const int N = 172, K = 64, gs = 4, reps = 3000;
+    float *Wf = lesson_uniform((long)N * K, -0.1f, 0.1f, 17), *x = lesson_uniform(K, -1, 1, 18);
+    float *y32 = lesson_alloc(N), *y8 = lesson_alloc(N), *Ws = lesson_alloc(N * K / gs), *xs = lesson_alloc(K / gs);
+    int8_t *Wq = lesson_alloc_bytes((size_t)N * K), *xq = lesson_alloc_bytes(K);
+    LESSON_TRY(tw_q8_quantize(Wq, Ws, Wf, N, K, gs));
+    double best32 = 1e9, best8 = 1e9;
+    for (int trial = 0; trial < 3; trial++) {   // best of 3 batches
+        double t0 = lesson_seconds();
+        for (int r = 0; r < reps; r++) f32->matvec(y32, Wf, x, N, K);
+        double t1 = lesson_seconds();
+        for (int r = 0; r < reps; r++) tw_q8_linear(i8, y8, xq, xs, Wq, Ws, x, N, K, gs);
+        double t2 = lesson_seconds();
+        best32 = fmin(best32, (t1 - t0) / reps);
+        best8 = fmin(best8, (t2 - t1) / reps);
+    }
+    lesson_say("stories260K's w1 (172 x 64) in groups of 4 (%s): fp32 %.3f us, int8 %.3f us: %.2fx. "
+               "A scale per 4 weights costs a float conversion, multiply and add per 4 products, "
+               "where groups of 32 pay them once per 32.",
+               tw_q8_matvec_is_simd(i8, gs) ? "the group-size-4 kernels" : "the naive int8 loop",
+               best32 * 1e6, best8 * 1e6, best32 / best8);
+}
+
 static void speed(void) {
     lesson_section("How fast, on this machine (indicative only)");
     const int N = 768, K = 288, gs = 32, reps = 300;   // the 15M model's w1
@@ -264,6 +290,7 @@ static void speed(void) {
                "in cache, so this measures arithmetic more than memory; `make bench` measures "
                "properly, with the peak of the integer units.", f32->level, best32 * 1e6, i8->level,
                best8 * 1e6, best32 / best8);
+    speed_groups_of_4(f32, i8);
     // The product itself must be right: within the int8 error of the weights and of x, checked
     // against fp32 (a generous 2% of sum |w x|: the relative error of Q8_0 with groups of 32 is
     // far below it, about 0.4% for each operand at these sizes).
