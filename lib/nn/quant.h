@@ -83,7 +83,8 @@ const char *tw_q8_available(void);
 void tw_q8_quantize_x(const tw_q8_ops *o, int8_t *q, float *s, const float *x, int n_groups, int gs);
 void tw_q8_matvec(const tw_q8_ops *o, float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                   const float *xs, int N, int K, int gs);
-// 1 if tw_q8_matvec(o, ..., gs) runs one of o's SIMD kernels, 0 if it runs the naive loop.
+// 1 if tw_q8_matvec(o, ..., gs) runs one of o's own kernels, 0 if it runs the naive loop above
+// (always 0 for the naive level itself).
 int tw_q8_matvec_is_simd(const tw_q8_ops *o, int gs);
 // Quantize x into the caller's scratch, then the matvec: y = W x in int8.
 //   y: (N)   xq_scratch: (K)   xs_scratch: (K / gs)   Wq: (N, K)   Ws: (N, K / gs)   x: (K)
