@@ -22,14 +22,13 @@ void tw_sdpa_scores(float *scores, const float *q, const float *k, const float *
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);
     for (int t = 0; t < T; t++) {
         float *row = scores + (size_t)t * S;
-        for (int s = 0; s < S; s++) {
-            if (causal && s > t + causal_offset) {
-                row[s] = -INFINITY;   // the future is hidden whatever the additive mask says
-                continue;
-            }
-            row[s] *= inv_sqrt_d;
-            if (mask) row[s] += mask[(size_t)t * S + s];
-        }
+        // Row t sees keys [0, n): all of them, or under the causal rule s <= t + causal_offset.
+        long n = causal ? (long)t + causal_offset + 1 : S;
+        n = n < 0 ? 0 : n > S ? S : n;
+        for (long s = 0; s < n; s++) row[s] *= inv_sqrt_d;
+        if (mask)
+            for (long s = 0; s < n; s++) row[s] += mask[(size_t)t * S + s];
+        for (long s = n; s < S; s++) row[s] = -INFINITY;   // the future is hidden whatever the mask says
     }
 }
 
