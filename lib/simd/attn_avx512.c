@@ -47,6 +47,17 @@ static int visible(const float *w, int S) {
     return s;
 }
 
+// The keys any row sees: the largest visible() of the rows, from the last row up (under the
+// causal rule the last row sees them all, and the scan stops there).
+static int visible_any(const float *weights, int T, int S) {
+    int n_all = 0;
+    for (int t = T - 1; t >= 0 && n_all < S; t--) {
+        const int n = visible(weights + (size_t)t * S, S);
+        if (n > n_all) n_all = n;
+    }
+    return n_all;
+}
+
 // The sum of a register's 16 lanes, in double.
 static double sum_pd(__m512d a, __m512d b) {
     return _mm512_reduce_add_pd(_mm512_add_pd(a, b));
@@ -62,11 +73,7 @@ int sdpa_backward_narrow(float *dq, float *dk, float *dv, float *dscores, const 
     float *work = malloc((size_t)4 * D * S * sizeof(float));
     if (!work) return 0;
     float *kT = work, *vT = kT + (size_t)D * S, *dkT = vT + (size_t)D * S, *dvT = dkT + (size_t)D * S;
-    int n_all = 0;   // keys any row sees
-    for (int t = 0; t < T; t++) {
-        const int n = visible(weights + (size_t)t * S, S);
-        if (n > n_all) n_all = n;
-    }
+    const int n_all = visible_any(weights, T, S);
     transpose_in(kT, k, n_all, S, D);
     transpose_in(vT, v, n_all, S, D);
     memset(dkT, 0, (size_t)2 * D * S * sizeof(float));
@@ -134,11 +141,7 @@ static inline __attribute__((always_inline))
 int sdpa_mix_narrow(float *out, const float *weights, const float *v, int T, int S, int D) {
     float *vT = malloc((size_t)D * S * sizeof(float));
     if (!vT) return 0;
-    int n_all = 0;
-    for (int t = 0; t < T; t++) {
-        const int n = visible(weights + (size_t)t * S, S);
-        if (n > n_all) n_all = n;
-    }
+    const int n_all = visible_any(weights, T, S);
     transpose_in(vT, v, n_all, S, D);
     for (int t = 0; t < T; t++) {
         const float *w = weights + (size_t)t * S;
