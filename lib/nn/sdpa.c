@@ -13,10 +13,11 @@
 void tw_sdpa_scores(float *scores, const float *q, const float *k, const float *mask,
                          int T, int S, int D, int causal, int causal_offset) {
     assert(T > 0 && S > 0 && D > 0);
-    // q k^T is a Linear layer with k as the weight matrix: (T, D) x (S, D)^T -> (T, S). (A SIMD
-    // level with a kernel for narrow heads computes only the keys each row sees: simd.h.)
-    if (!tw_simd_sdpa_scores(scores, q, k, T, S, D, causal, causal_offset))
-        tw_linear_forward(scores, q, k, NULL, T, D, S);
+    // A SIMD level with a kernel for narrow heads does all of this (without a mask) computing only
+    // the keys each row sees (simd.h); it declines at the naive level.
+    if (mask == NULL && tw_simd_sdpa_scores(scores, q, k, T, S, D, causal, causal_offset)) return;
+    // q k^T is a Linear layer with k as the weight matrix: (T, D) x (S, D)^T -> (T, S).
+    tw_linear_forward(scores, q, k, NULL, T, D, S);
     // Dividing by sqrt(D) keeps the dot products' variance near 1 for unit-variance q and k,
     // so the softmax does not saturate (section 3.2.1 of the paper).
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);

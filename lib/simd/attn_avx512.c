@@ -167,15 +167,18 @@ int tw_sdpa_mix_narrow_avx512(float *out, const float *weights, const float *v, 
     return sdpa_mix_narrow(out, weights, v, T, S, D);
 }
 
-// scores[t][s] = q[t] . k[s] for the keys row t sees (s <= t + causal_offset when causal, else
-// every key); the rest of each row is left as it was. Where a sum overflowed (inf or NaN), it
-// is redone in the reference's order (dot of the Linear layer's loop), as tw_simd_linear does.
+// scores[t][s] = (q[t] . k[s]) / sqrt(D) for the keys row t sees (s <= t + causal_offset when
+// causal, else every key) and -inf for the others: tw_sdpa_scores without a mask. Where a sum
+// overflowed (inf or NaN) it is redone in the reference's order (the Linear layer's loop), as
+// tw_simd_linear does, then scaled.
 static inline __attribute__((always_inline))
 int sdpa_scores_narrow(float *scores, const float *q, const float *k, int T, int S, int D,
                        int causal, int causal_offset) {
     float *kT = malloc((size_t)D * S * sizeof(float));
     if (!kT) return 0;
     transpose_in(kT, k, S, S, D);
+    const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // tw_sdpa_scores's factor, same rounding
+    const __m512 scale = _mm512_set1_ps(inv_sqrt_d);
     for (int t = 0; t < T; t++) {
         const float *qt = q + (size_t)t * D;
         float *row = scores + (size_t)t * S;
@@ -189,7 +192,7 @@ int sdpa_scores_narrow(float *scores, const float *q, const float *k, int T, int
             __m512 acc = _mm512_mul_ps(qd[0], _mm512_maskz_loadu_ps(m, kT + s));
             for (int d = 1; d < D; d++)
                 acc = _mm512_fmadd_ps(qd[d], _mm512_maskz_loadu_ps(m, kT + (size_t)d * S + s), acc);
-            _mm512_mask_storeu_ps(row + s, m, acc);
+            _mm512_mask_storeu_ps(row + s, m, _mm512_mul_ps(acc, scale));
             // Not finite: x - x is NaN for inf and NaN, 0 otherwise.
             __mmask16 bad = _mm512_mask_cmp_ps_mask(m, _mm512_sub_ps(acc, acc), _mm512_setzero_ps(), _CMP_NEQ_UQ);
             while (bad) {
@@ -198,9 +201,10 @@ int sdpa_scores_narrow(float *scores, const float *q, const float *k, int T, int
                 const float *ks = k + (size_t)(s + j) * D;
                 float sum = 0.0f;
                 for (int d = 0; d < D; d++) sum += qt[d] * ks[d];
-                row[s + j] = sum;
+                row[s + j] = sum * inv_sqrt_d;
             }
         }
+        for (long s = n; s < S; s++) row[s] = -INFINITY;   // the future is hidden
     }
     free(kT);
     return 1;

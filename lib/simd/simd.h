@@ -255,9 +255,10 @@ int tw_sdpa_backward_narrow_avx512(float *dq, float *dk, float *dv, float *dscor
 int tw_sdpa_mix_narrow_avx512(float *out, const float *weights, const float *v, int T, int S, int D);
 int tw_sdpa_scores_narrow_avx512(float *scores, const float *q, const float *k, int T, int S,
                                  int D, int causal, int causal_offset);
-// The hook of tw_sdpa_scores (sdpa.c): scores[t][s] = q[t] . k[s] (unscaled) for the keys row t
-// may see (s <= t + causal_offset when causal, else all), other entries untouched; returns 0
-// (nothing done) when the level has no such kernel, and the caller then runs the Linear layer.
+// The hook of tw_sdpa_scores (sdpa.c) without a mask: scores[t][s] = (q[t] . k[s]) / sqrt(D)
+// (the product rounded, then scaled, as sdpa.c does) for the keys row t may see (s <= t +
+// causal_offset when causal, else all), -inf for the others; returns 0 (nothing done) when the
+// level has no such kernel, and the caller then runs the Linear layer and its own loop.
 //   scores: (T, S)   q: (T, D)   k: (S, D)
 int tw_simd_sdpa_scores(float *scores, const float *q, const float *k, int T, int S, int D,
                         int causal, int causal_offset);
