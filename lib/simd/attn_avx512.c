@@ -204,7 +204,9 @@ int sdpa_scores_narrow(float *scores, const float *q, const float *k, int T, int
                 row[s + j] = sum * inv_sqrt_d;
             }
         }
-        for (long s = n; s < S; s++) row[s] = -INFINITY;   // the future is hidden
+        const __m512 hidden = _mm512_set1_ps(-INFINITY);   // the future is hidden
+        for (long s = n; s < S; s += W)
+            _mm512_mask_storeu_ps(row + s, S - s >= W ? 0xFFFF : first((int)(S - s)), hidden);
     }
     free(kT);
     return 1;
