@@ -32,7 +32,7 @@ tw_status tw_trainer_init_split(tw_trainer *t, const tw_model *m, int T_max, int
     t->ds_part = calloc((size_t)n_parts, sizeof *t->ds_part);
     if (!t->g_part || !t->s_part || !t->ds_part) { tw_trainer_free(t); return TW_ERR_NOMEM; }
     for (int p = 0; p < n_parts; p++) {
-        tw_status st = p > 0 ? tw_model_grads_init(&t->g_part[p - 1], m) : TW_OK;
+        st = p > 0 ? tw_model_grads_init(&t->g_part[p - 1], m) : TW_OK;
         if (st == TW_OK) st = tw_model_state_init(&t->s_part[p], m, T_max, 0);
         if (st == TW_OK) st = tw_model_state_init(&t->ds_part[p], m, T_max, 0);
         if (st != TW_OK) { tw_trainer_free(t); return st; }
