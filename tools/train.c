@@ -69,7 +69,7 @@ static void usage(FILE *f) {
         "  --simd LEVEL         naive, avx2, avx512, neon or auto\n"
         "  --threads N          split each batch into N parts trained on N OpenMP threads, AdamW\n"
         "                       shared among them (default 1; 0: OMP_NUM_THREADS, else every core).\n"
-        "                       Needs a build with `make OMP=1 train`; without OpenMP the N parts run\n"
+        "                       Needs `make OMP=1 BUILD=build-omp train`; without OpenMP the N parts run\n"
         "                       one after another. Results for N and 1 agree to float rounding (the\n"
         "                       parts' gradients are summed separately); the same N gives the same bits\n");
 }
@@ -428,7 +428,7 @@ int main(int argc, char **argv) {
     tw_matmul_set_threads(threads);
     if (threads > 1 && tw_matmul_threads() == 1)
         fprintf(stderr, "train: --threads %d: built without OpenMP, so the %d parts of each batch run one "
-                "after another on one thread (make OMP=1 train uses the threads)\n", threads, threads);
+                "after another on one thread (make OMP=1 BUILD=build-omp train uses the threads)\n", threads, threads);
     tw_trainer t;
     if (tw_trainer_init_split(&t, &m, T, threads) != TW_OK) die_data("out of memory for training %s", "state");
     if (adam_m) {
