@@ -298,6 +298,8 @@ static tw_status state_q8_init(tw_model_state *s, const tw_model *m) {
     s->q8->K_max = K_max;
     s->q8->ops = tw_q8_ops_for_simd_level(tw_simd.level);
     if (!s->q8->ops) s->q8->ops = tw_q8_ops_for("naive");
+    // The level's own layout of the weights, if it has one (lib/simd/q8.h): made here, once.
+    if (tw_q8_work_pack(s->q8, m->q8, m->n_q8, m->q8_group) != TW_OK) return TW_ERR_NOMEM;
     for (int l = 0; l < c->n_layer; l++) s->layers[l].q8 = s->layers[l].attn.q8 = s->q8;
     return TW_OK;
 }
@@ -342,7 +344,7 @@ tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, i
 }
 
 void tw_model_state_free(tw_model_state *s) {
-    if (s->q8) { free(s->q8->xq); free(s->q8->xs); free(s->q8); }
+    if (s->q8) { tw_q8_work_free_packed(s->q8); free(s->q8->xq); free(s->q8->xs); free(s->q8); }
     for (int l = 0; l < s->n_layer && s->cache; l++) tw_kv_cache_free(&s->cache[l]);
     free(s->memory);
     free(s->layers);
