@@ -562,6 +562,18 @@ double lesson_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+// ---- the real model ----
+
+void lesson_load_model(tw_model *m, tw_tokenizer *tok, const char *model_path, const char *tok_path) {
+    char err[512];
+    if (tw_llama2c_load(m, model_path, err, sizeof err) != TW_OK)
+        lesson_die("%s (run `make model` first)", err);
+    if (tw_tokenizer_load(tok, tok_path, m->cfg.vocab, err, sizeof err) != TW_OK) {
+        tw_model_free(m);
+        lesson_die("%s (run `make model` first)", err);
+    }
+}
+
 // ---- the end ----
 
 int lesson_finish(void) {

@@ -134,6 +134,13 @@ int lesson_expect(const char *name, int ok);                                    
 
 double lesson_seconds(void);   // a monotonic clock, in seconds
 
+// ---- the real model ----
+
+// Loads a llama2.c checkpoint into *m and its tokenizer (with the model's vocabulary size) into
+// *tok, or stops the lesson with the loader's message and "(run `make model` first)"; the caller
+// frees both (tw_tokenizer_free, tw_model_free).
+void lesson_load_model(tw_model *m, tw_tokenizer *tok, const char *model_path, const char *tok_path);
+
 // ---- the end ----
 
 // Lists the files written, frees every tracked allocation, and returns the exit code
