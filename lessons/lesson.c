@@ -117,6 +117,16 @@ const char *lesson_visible_piece(const char *piece) {
     return out;
 }
 
+void lesson_print_piece(const char *piece) {
+    putchar('[');
+    for (const char *p = piece; *p; p++) {
+        if (*p == ' ') putchar('_');
+        else if (*p == '\n') fputs("\\n", stdout);
+        else putchar(*p);
+    }
+    putchar(']');
+}
+
 // ---- options ----
 
 static void print_help(const lesson_info *info, const lesson_args *d, const lesson_opt *extra) {

@@ -82,6 +82,8 @@ void lesson_print_causal(const char *name, const float *x, int rows, int cols);
 // A token's piece with its spaces visible, as lesson 1 shows them: '_' for ' ', \n for a newline
 // (a tracked string).
 const char *lesson_visible_piece(const char *piece);
+// Prints the same in brackets, e.g. "[_the]", to stdout (nothing allocated).
+void lesson_print_piece(const char *piece);
 
 // ---- memory: tracked, freed by lesson_finish ----
 
