@@ -44,3 +44,19 @@ float *tt_rand(long n, float lo, float hi, uint64_t seed) {
     tw_rng_fill_uniform(&r, p, n, lo, hi);
     return p;
 }
+
+unsigned char *tt_read_file(const char *path, long *len) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    ck_assert_msg(n >= 0, "cannot measure %s", path);
+    unsigned char *b = malloc((size_t)n + 1);
+    ck_assert_msg(b != NULL, "out of memory reading %s (%ld bytes)", path, n);
+    ck_assert_int_eq((long)fread(b, 1, (size_t)n, f), n);
+    fclose(f);
+    b[n] = '\0';
+    if (len) *len = n;
+    return b;
+}

@@ -13,5 +13,8 @@
 tw_npy tt_load(const char *rel, long expect_count);
 float *tt_zeros(long n);                     // calloc'd; fails the test if out of memory
 float *tt_rand(long n, float lo, float hi, uint64_t seed);   // uniform, from tw_rng
+// The whole file in a malloc'd buffer with a NUL byte after its last byte (the caller frees);
+// *len (when len is not NULL) receives its size. Fails the test if it cannot be read.
+unsigned char *tt_read_file(const char *path, long *len);
 
 #endif
