@@ -60,3 +60,16 @@ unsigned char *tt_read_file(const char *path, long *len) {
     if (len) *len = n;
     return b;
 }
+
+void tt_randomize_strong(tw_model *m, uint64_t seed, float embed_std) {
+    tw_model_randomize(m, seed);
+    tw_rng r;
+    tw_rng_init(&r, seed ^ 0x5eed);
+    for (int i = 0; i < m->n_params; i++) {
+        tw_param *p = &m->params[i];
+        if (p->kind == TW_PARAM_WEIGHT)
+            tw_rng_fill_normal(&r, p->data, p->count, 1.0f / sqrtf((float)p->shape[1]));
+        else if (p->kind == TW_PARAM_EMBED)
+            tw_rng_fill_normal(&r, p->data, p->count, embed_std);
+    }
+}
