@@ -4,10 +4,11 @@
 // 1. Verify every int8 level against the naive loops (the cases of tests/q8_cases.h).
 // 2. Measure the integer dot-product peak of one core with a VNNI probe (bench/probe_vnni.c:
 //    16 independent vpdpbusd chains), when the CPU has VNNI.
-// 3. Time y = W x at the 15M model's shapes (wq 288x288, w1 768x288, w2 288x768, the classifier
-//    32000x288), group size 32, one thread, all in this run: the fp32 matvec of the best fp32
-//    level, the naive int8 loop, a plain int8 loop built as llama2.c builds runq.c (-Ofast
-//    -march=native, bench/q8_runq_style.c), and each int8 SIMD level. Every int8 row includes
+// 3. Time y = W x at a shape whose int8 weights fit in L1 (64x288, 20 KB) and at the 15M model's
+//    shapes (wq 288x288, w1 768x288, w2 288x768, the classifier 32000x288), group size 32, one
+//    thread, all in this run: the fp32 matvec of the best fp32 level, the naive int8 loop, a plain
+//    int8 loop built as llama2.c builds runq.c (-Ofast -march=native, bench/q8_runq_style.c), each
+//    int8 SIMD level, and each level's packed layout where it has one. Every int8 row includes
 //    quantizing x (as decode must). Printed: microseconds per call (median), the speed-up over
 //    fp32 and over the runq-style loop, and the multiply-adds per second as % of the probe's peak.
 #define _POSIX_C_SOURCE 200809L   // clock_gettime
@@ -20,12 +21,11 @@
 #include "nn/quant.h"
 #include "simd/simd.h"
 #include "simd/q8.h"
+#include "simd/peak.h"
 #include "nn/reference.h"
 #include "q8_cases.h"
 
 int32_t bench_vnni_probe(long iters);   // bench/probe_vnni.c (x86-64 builds only)
-void bench_q8_matvec_vnni_prev(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
-                               const float *xs, int N, int K, int gs);
 void bench_q8_quantize_runq_style(int8_t *q, float *s, const float *x, int n, int gs);
 void bench_q8_matvec_runq_style(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                                 const float *xs, int N, int K, int gs);
@@ -45,8 +45,9 @@ static double g_min_total = 0.3;   // seconds of timed runs per measurement (--q
 
 typedef void (*job_fn)(void *ctx);
 // One warm-up run, then at least 5 timed runs and until g_min_total seconds (at most 2001 runs);
-// the median. Short calls are repeated inside one timed run so each lasts >= 20 us.
-static double time_median(job_fn f, void *ctx) {
+// the median, and the fastest in *fastest if it is not NULL. Short calls are repeated inside one
+// timed run so each lasts >= 20 us.
+static double time_runs(job_fn f, void *ctx, double *fastest) {
     double t0 = now();
     f(ctx);
     double first = now() - t0;
@@ -61,8 +62,11 @@ static double time_median(job_fn f, void *ctx) {
         total += times[reps++] * inner;
     }
     qsort(times, (size_t)reps, sizeof times[0], cmp_double);
+    if (fastest) *fastest = times[0];
     return times[reps / 2];
 }
+
+static double time_median(job_fn f, void *ctx) { return time_runs(f, ctx, NULL); }
 
 static void cpu_name(char *buf, size_t n) {
     snprintf(buf, n, "unknown CPU");
@@ -110,19 +114,24 @@ static void run_probe(void *p) {
 // Multiply-adds per second (int8 x int8 -> int32) of one core, or 0 without VNNI.
 static double vnni_peak(void) {
     if (!tw_q8_ops_for("avx512vnni")) return 0;
+    // The fastest run, not the median: other processes only ever slow the probe down, and a
+    // peak that reads low would let a kernel's percentage read high.
     probe_ctx c = { 2000000, 0 };
-    double t = time_median(run_probe, &c);
+    double t;
+    time_runs(run_probe, &c, &t);
     return (double)c.iters * 16 * 64 / t;
 }
 
 // ---- step 3: the matvecs ----
 
 typedef struct {
-    int kind;               // 0 fp32, 1 runq-style, 2 int8 level
+    int kind;               // 0 fp32, 1 runq-style, 2 int8 level, 3 its packed layout
     tw_matvec_fn f32;
     const tw_q8_ops *q8;
     float *y, *Wf, *x, *xs, *Ws;
     int8_t *Wq, *xq;
+    void *P;       // kind 3: the packed copy of Wq, Ws
+    int32_t *scratch;   // kind 3: (K) the packed kernel's working memory
     int N, K, gs;
 } mv_ctx;
 
@@ -133,8 +142,11 @@ static void run_mv(void *p) {
     } else if (c->kind == 1) {
         bench_q8_quantize_runq_style(c->xq, c->xs, c->x, c->K, c->gs);
         bench_q8_matvec_runq_style(c->y, c->Wq, c->Ws, c->xq, c->xs, c->N, c->K, c->gs);
-    } else {
+    } else if (c->kind == 2) {
         tw_q8_linear(c->q8, c->y, c->xq, c->xs, c->Wq, c->Ws, c->x, c->N, c->K, c->gs);
+    } else {
+        tw_q8_quantize_x(c->q8, c->xq, c->xs, c->x, c->K / c->gs, c->gs);
+        c->q8->matvec_packed(c->y, c->P, c->scratch, c->xq, c->xs, c->N, c->K, c->gs);
     }
 }
 
@@ -154,13 +166,22 @@ int main(int argc, char **argv) {
     if (!verify_all()) return 1;
 
     double peak = vnni_peak();
-    if (peak > 0)
-        printf("integer dot-product peak (VNNI probe, vpdpbusd zmm, one core): %.1f G multiply-adds/s\n",
+    double ghz = peak > 0 ? tw_peak_clock_ghz(5, 0.02) : 0;
+    if (peak > 0) {
+        printf("integer dot-product peak (VNNI probe, vpdpbusd zmm, one core): %.1f G multiply-adds/s",
                peak * 1e-9);
+        // 64 multiply-adds per vpdpbusd: the instructions per cycle say how many VNNI ports the
+        // core has (1 on Ice Lake and Zen 4, whose 512-bit ops use two 256-bit halves; 2 where
+        // ports 0 and 5 both take it), and so what a kernel that streams its weights from L2 can
+        // reach: one 64-byte line per cycle feeds one vpdpbusd per cycle.
+        if (ghz > 0) printf(" = %.2f vpdpbusd per cycle at %.2f GHz", peak / (64.0 * ghz * 1e9), ghz);
+        printf("\n");
+    }
     else
         printf("integer dot-product peak: no probe for this CPU (it needs AVX512_VNNI)\n");
 
     static const struct { const char *what; int N, K; } shapes[] = {
+        { "64x288 (fits L1)", 64, 288 },
         { "15M wq (288x288)", 288, 288 },      { "15M w1 (768x288)", 768, 288 },
         { "15M w2 (288x768)", 288, 768 },      { "15M classifier (32000x288)", 32000, 288 },
     };
@@ -176,24 +197,16 @@ int main(int argc, char **argv) {
         names[nr] = lv;
         proto[nr++] = (mv_ctx){ .kind = 2, .q8 = tw_q8_ops_for(lv) };
     }
-#ifdef TW_HAVE_AVX512
-    // the previous VNNI kernel (bench/q8_vnni_prev.c), verified here first, timed beside the current one
-    static tw_q8_ops prev;
-    if (tw_q8_ops_for("avx512vnni") && nr < 8) {
-        prev = *tw_q8_ops_for("avx512vnni");
-        prev.level = "vnni-prev";
-        prev.matvec = bench_q8_matvec_vnni_prev;
-        int ok = 1;
-        for (int s = 0; s < N_Q8_SHAPES; s++) {
-            char msg[512];
-            for (int c = 0; c < N_Q8_CASES; c++)
-                if (Q8_CASES[c].run(&prev, s, msg, sizeof msg) != 0) { ok = 0; printf("vnni-prev: %s\n", msg); }
+    // the levels that also have a packed layout of the weights (lib/simd/q8.h), e.g. avx512vnni's
+    // sixteen interleaved rows: the copy is made before timing, as a model state makes it once
+    char packed_names[4][40];
+    int n_packed = 0;
+    for (int r = 2, n = nr; r < n && nr < 8 && n_packed < 4; r++)
+        if (tw_q8_packs(proto[r].q8, gs)) {
+            snprintf(packed_names[n_packed], sizeof packed_names[0], "%s packed", proto[r].q8->level);
+            names[nr] = packed_names[n_packed++];
+            proto[nr++] = (mv_ctx){ .kind = 3, .q8 = proto[r].q8 };
         }
-        if (!ok) return 1;
-        names[nr] = "vnni-prev";
-        proto[nr++] = (mv_ctx){ .kind = 2, .q8 = &prev };
-    }
-#endif
     printf("\ny = W x, group size 32, one thread: microseconds per call (median); int8 rows include"
            " quantizing x\n%-28s %9s", "shape (weights int8/fp32)", "");
     for (int r = 0; r < nr; r++) printf(" %11s", names[r]);
@@ -212,7 +225,14 @@ int main(int argc, char **argv) {
             mv_ctx c = proto[r];
             c.y = y; c.Wf = Wf; c.x = x; c.xs = xs; c.Ws = Ws; c.Wq = Wq; c.xq = xq;
             c.N = N; c.K = K; c.gs = gs;
+            if (c.kind == 3) {
+                c.P = malloc(c.q8->packed_bytes(N, K, gs));
+                c.scratch = malloc((size_t)K * sizeof *c.scratch);
+                if (!c.P || !c.scratch) { fprintf(stderr, "bench_q8: out of memory\n"); return 1; }
+                c.q8->pack(c.P, Wq, Ws, N, K, gs);
+            }
             us[r] = time_median(run_mv, &c) * 1e6;
+            if (c.kind == 3) { free(c.P); free(c.scratch); }
             printf(" %11.2f", us[r]);
             fflush(stdout);
         }

@@ -11,10 +11,11 @@ Q8_BASE_SRC := lib/simd/q8_dispatch.c
 Q8_ISA_SRC  :=
 ifeq ($(SIMD),1)
   ifneq ($(filter x86_64% amd64%,$(SIMD_TARGET)),)
-    Q8_ISA_SRC += lib/simd/q8_avx2.c lib/simd/q8_avx512.c lib/simd/q8_avx512vnni.c
+    Q8_ISA_SRC += lib/simd/q8_avx2.c lib/simd/q8_avx512.c lib/simd/q8_avx512vnni.c lib/simd/q8_vnni_rows16.c
     $(BUILD)/lib/simd/q8_avx2.o: ISAFLAGS := -mavx2 -mfma
     $(BUILD)/lib/simd/q8_avx512.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx2 -mfma
     $(BUILD)/lib/simd/q8_avx512vnni.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx2 -mfma
+    $(BUILD)/lib/simd/q8_vnni_rows16.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx512vnni
   endif
   ifneq ($(filter aarch64% arm64%,$(SIMD_TARGET)),)
     Q8_ISA_SRC += lib/simd/q8_neon.c lib/simd/q8_neon_dot.c
@@ -59,8 +60,6 @@ $(BUILD)/bench/bench_q8.o: CPPFLAGS += -Itests
 ifneq ($(filter -DTW_HAVE_AVX512,$(CPPFLAGS)),)
   BENCH_Q8_OBJ += $(BUILD)/bench/probe_vnni.o
   $(BUILD)/bench/probe_vnni.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vnni
-  BENCH_Q8_OBJ += $(BUILD)/bench/q8_vnni_prev.o
-  $(BUILD)/bench/q8_vnni_prev.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx2 -mfma
 endif
 .PHONY: run_bench_q8
 run_bench_q8: $(BENCH_Q8_OBJ) $(LIB)

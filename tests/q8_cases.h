@@ -37,11 +37,14 @@
 // Shapes (N rows, K columns, group size gs): group sizes the SIMD kernels take (32, 64, 128,
 // 16 on NEON) and ones they hand to the naive loop (8, 4, 1, 96 on AVX-512, 48); odd group
 // counts (the 256-bit / masked tails), one row, and the 15M model's widths.
+// The last three are for the packed layout (any gs % 4 == 0): stories260K's widths 172 and 64
+// with its group size 4, and gs 12; N not a multiple of 16 leaves a block partly empty.
 static const struct { int N, K, gs; } Q8_SHAPES[] = {
     { 1, 32, 32 },  { 3, 64, 32 },   { 17, 96, 32 },  { 5, 288, 32 },  { 7, 160, 32 },
     { 2, 64, 64 },  { 3, 192, 64 },  { 4, 128, 128 }, { 3, 384, 128 }, { 2, 96, 96 },
     { 3, 48, 16 },  { 2, 40, 8 },    { 2, 12, 4 },    { 2, 7, 1 },     { 3, 1000, 8 },
     { 9, 768, 32 }, { 6, 288, 96 },  { 2, 144, 48 },  { 33, 256, 256 },
+    { 37, 172, 4 }, { 16, 64, 4 },   { 50, 96, 12 },
 };
 #define N_Q8_SHAPES ((int)(sizeof Q8_SHAPES / sizeof Q8_SHAPES[0]))
 
@@ -93,9 +96,26 @@ static int case_q8_quantize(const tw_q8_ops *o, int shape, char *msg, size_t msz
     return bad;
 }
 
+// y = W x by level o: its row-major matvec (packed 0) or its packed layout (packed 1; the copy
+// is made here with o->pack, as a model state makes it). Returns 0, 1 if the level has no packed
+// layout for gs (nothing to check), or -1 when out of memory.
+static int q8_run(const tw_q8_ops *o, int packed, float *y, const int8_t *W, const float *Ws,
+                  const int8_t *xq, const float *xs, int N, int K, int gs) {
+    if (!packed) { tw_q8_matvec(o, y, W, Ws, xq, xs, N, K, gs); return 0; }
+    if (!tw_q8_packs(o, gs)) return 1;
+    void *P = malloc(o->packed_bytes(N, K, gs));
+    int32_t *scratch = malloc((size_t)K * sizeof *scratch);
+    if (!P || !scratch) { free(P); free(scratch); return -1; }
+    o->pack(P, W, Ws, N, K, gs);
+    o->matvec_packed(y, P, scratch, xq, xs, N, K, gs);
+    free(P);
+    free(scratch);
+    return 0;
+}
+
 // ---- matvec with power-of-two scales: bit for bit ----
 
-static int case_q8_matvec_exact(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+static int q8_matvec_exact(const tw_q8_ops *o, int packed, int shape, char *msg, size_t msz) {
     const int N = Q8_SHAPES[shape].N, K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
     int8_t *W = malloc((size_t)N * K), *xq = malloc((size_t)K);
     float *Ws = malloc((size_t)N * ng * sizeof(float)), *xs = malloc((size_t)ng * sizeof(float));
@@ -111,12 +131,12 @@ static int case_q8_matvec_exact(const tw_q8_ops *o, int shape, char *msg, size_t
     for (int g = 0; g < ng; g++) xs[g] = 0.125f;                   // 2^-3
     W[0] = -128; W[(long)N * K - 1] = -128; xq[0] = -127; xq[K - 1] = 127;   // the extremes
     tw_q8_matvec_naive(y1, W, Ws, xq, xs, N, K, gs);
-    tw_q8_matvec(o, y2, W, Ws, xq, xs, N, K, gs);
-    int bad = 0;
-    for (int i = 0; i < N && !bad; i++)
+    const int ran = q8_run(o, packed, y2, W, Ws, xq, xs, N, K, gs);
+    int bad = ran < 0 ? q8_oom(msg, msz) : 0;
+    for (int i = 0; i < N && !bad && ran == 0; i++)
         if (!q8_same_float(y1[i], y2[i])) {
-            snprintf(msg, msz, "matvec (exact scales) N %d K %d gs %d: y[%d] got %.9g want %.9g",
-                     N, K, gs, i, (double)y2[i], (double)y1[i]);
+            snprintf(msg, msz, "%s (exact scales) N %d K %d gs %d: y[%d] got %.9g want %.9g",
+                     packed ? "packed matvec" : "matvec", N, K, gs, i, (double)y2[i], (double)y1[i]);
             bad = 1;
         }
     free(W); free(xq); free(Ws); free(xs); free(y1); free(y2);
@@ -125,7 +145,7 @@ static int case_q8_matvec_exact(const tw_q8_ops *o, int shape, char *msg, size_t
 
 // ---- matvec with realistic scales: within (2 n_g + 40) u A_i ----
 
-static int case_q8_matvec(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+static int q8_matvec_random(const tw_q8_ops *o, int packed, int shape, char *msg, size_t msz) {
     const int N = Q8_SHAPES[shape].N, K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
     float *Wf = sc_rand((long)N * K, -0.5f, 0.5f, 200u + (unsigned)shape);
     float *x = sc_rand(K, -4.0f, 4.0f, 300u + (unsigned)shape);
@@ -139,9 +159,9 @@ static int case_q8_matvec(const tw_q8_ops *o, int shape, char *msg, size_t msz) 
     tw_q8_quantize(W, Ws, Wf, N, K, gs);
     tw_q8_quantize_x_naive(xq, xs, x, ng, gs);
     tw_q8_matvec_naive(y1, W, Ws, xq, xs, N, K, gs);
-    tw_q8_matvec(o, y2, W, Ws, xq, xs, N, K, gs);
-    int bad = 0;
-    for (int i = 0; i < N && !bad; i++) {
+    const int ran = q8_run(o, packed, y2, W, Ws, xq, xs, N, K, gs);
+    int bad = ran < 0 ? q8_oom(msg, msz) : 0;
+    for (int i = 0; i < N && !bad && ran == 0; i++) {
         double A = 0;
         for (int g = 0; g < ng; g++) {
             double abs_dot = 0;
@@ -151,8 +171,8 @@ static int case_q8_matvec(const tw_q8_ops *o, int shape, char *msg, size_t msz) 
         double bound = (2.0 * ng + 40.0) * Q8_U_ROUND * A;
         double d = fabs((double)y1[i] - y2[i]);
         if (!(d <= bound)) {
-            snprintf(msg, msz, "matvec N %d K %d gs %d: y[%d] got %.9g want %.9g, |diff| %.3g > bound %.3g",
-                     N, K, gs, i, (double)y2[i], (double)y1[i], d, bound);
+            snprintf(msg, msz, "%s N %d K %d gs %d: y[%d] got %.9g want %.9g, |diff| %.3g > bound %.3g",
+                     packed ? "packed matvec" : "matvec", N, K, gs, i, (double)y2[i], (double)y1[i], d, bound);
             bad = 1;
         }
     }
@@ -160,11 +180,28 @@ static int case_q8_matvec(const tw_q8_ops *o, int shape, char *msg, size_t msz) 
     return bad;
 }
 
+static int case_q8_matvec_exact(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+    return q8_matvec_exact(o, 0, shape, msg, msz);
+}
+static int case_q8_matvec(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+    return q8_matvec_random(o, 0, shape, msg, msz);
+}
+// The packed layout (levels that have one, group sizes it takes; the others pass with nothing to
+// check, and the row-major cases above cover them): the same comparisons, the same tolerances.
+static int case_q8_packed_exact(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+    return q8_matvec_exact(o, 1, shape, msg, msz);
+}
+static int case_q8_packed(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+    return q8_matvec_random(o, 1, shape, msg, msz);
+}
+
 typedef struct { const char *name; int (*run)(const tw_q8_ops *, int, char *, size_t); } q8_case;
 static const q8_case Q8_CASES[] = {
     { "quantize_x", case_q8_quantize },
     { "matvec_exact", case_q8_matvec_exact },
     { "matvec", case_q8_matvec },
+    { "packed_exact", case_q8_packed_exact },
+    { "packed", case_q8_packed },
 };
 #define N_Q8_CASES ((int)(sizeof Q8_CASES / sizeof Q8_CASES[0]))
 

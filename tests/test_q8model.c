@@ -111,7 +111,7 @@ START_TEST(int8_linear_is_quantize_matvec_then_bias)
     float Ws[N * K / GS], xs[K], xs2[K], y[T * N], want[N];
     ck_assert_int_eq(tw_q8_quantize(Wq, Ws, W, N, K, GS), TW_OK);
     tw_q8_matrix mat = { Wq, Ws, N, K, GS };
-    tw_q8_work work = { xq, xs, K, tw_q8_ops_for("auto") };
+    tw_q8_work work = { .xq = xq, .xs = xs, .K_max = K, .ops = tw_q8_ops_for("auto") };
     tw_linear_forward_q8(y, &work, x, W, &mat, b, T, K, N);
     for (int t = 0; t < T; t++) {
         tw_q8_linear(work.ops, want, xq2, xs2, Wq, Ws, x + t * K, N, K, GS);

@@ -9,7 +9,8 @@
 // KV cache); the best level also without the cache. The rungs run in turn within each repeat, so
 // a slow moment of a shared machine hits all of them; each figure is the median over the repeats,
 // with the range [min - max]. Then the decode roofline: a decode step reads every weight matrix
-// once, so it cannot beat (read bandwidth) / (weight bytes per token); the bandwidth is measured
+// once and the KV cache of the positions so far once, so it cannot beat (read bandwidth) / (those
+// bytes per token, at the decode's average position); the bandwidth is measured
 // here, in the same run, with one and with two threads, over a buffer as large as the weights,
 // so it comes from the cache level (L2, L3) or DRAM where the weights live. A benchmark, not a
 // test: the outputs are checked elsewhere (tests/test_llama2c.c, tests/test_simd_model.c); it
@@ -47,7 +48,8 @@ void bench_q8_matvec_runq_style(float *y, const int8_t *Wq, const float *Ws, con
 static void runq_style_quantize(int8_t *q, float *s, const float *x, int n_groups, int gs) {
     bench_q8_quantize_runq_style(q, s, x, n_groups * gs, gs);
 }
-static const tw_q8_ops RUNQ_STYLE = { "runq-style", runq_style_quantize, bench_q8_matvec_runq_style, 1, 1 };
+static const tw_q8_ops RUNQ_STYLE = { .level = "runq-style", .quantize_x = runq_style_quantize,
+                                      .matvec = bench_q8_matvec_runq_style, .x_multiple = 1, .w_multiple = 1 };
 
 
 static void check(tw_status st, const char *what) {
@@ -262,18 +264,26 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
     printf("%-8s %-12s %15.1f %15.1f\n", fast_level, q8best->level, pre_b, dec_b);
     printf("int8 decode %s: %.2fx our fp32 decode (%s, same run), %.2fx the runq-style rung "
            "(goals for the 15M shape: >= 3x and >= 3x)%s\n", q8best->level, dec_b / fp32_dec, fast_level,
-           dec_b / dec_r, gs % q8best->w_multiple ? " [this group size is not one the SIMD kernels "
+           dec_b / dec_r, gs % q8best->w_multiple && !tw_q8_packs(q8best, gs) ? " [this group size is not one the SIMD kernels "
            "take: they run the naive loop]" : "");
-    // int8 weights per token: 1 byte per matrix weight plus a 4-byte scale per group (the norms
-    // and the embedding row stay fp32)
+    // int8 weights per token: 1 byte per matrix weight plus a 4-byte scale per group, or, where
+    // the kernels read a packed copy, that copy's bytes (rows16: also a 4-byte correction per
+    // group and row); the norms and the embedding row stay fp32
     const double C = c->block.attn.d_model, F = c->block.ffn_hidden, HD = (double)c->block.attn.n_head * c->block.attn.head_dim;
     const double GD = (double)c->block.attn.n_kv_head * c->block.attn.head_dim, V = c->vocab;
     const double mats = c->n_layer * (C * HD + 2.0 * C * GD + HD * C + 3.0 * C * F) + V * C;
-    const double bytes = mats * (1.0 + 4.0 / gs) + 4.0 * (c->n_layer * 2.0 * C + 2.0 * C);
-    printf("int8 roofline: a decode token reads %.2f MiB of int8 weights and scales; at the fp32 "
+    double mat_bytes = mats * (1.0 + 4.0 / gs);
+    if (tw_q8_packs(q8best, gs)) {
+        mat_bytes = 0;
+        for (int i = 0; i < m8.n_q8; i++)
+            mat_bytes += (double)q8best->packed_bytes(m8.q8[i].rows, m8.q8[i].cols, gs);
+    }
+    const double bytes = mat_bytes + 4.0 * (c->n_layer * 2.0 * C + 2.0 * C);
+    printf("int8 roofline: a decode token reads %.2f MiB of int8 weights and scales%s; at the fp32 "
            "footprint's bandwidth (read %.1f GB/s, triad %.1f GB/s, an underestimate if the int8 "
            "weights fit a faster cache) that bounds decode at %.1f / %.1f tok/s: %s decode is %.0f%% "
-           "/ %.0f%% of it\n", bytes / 1048576.0, read_gbs_, triad_gbs_, read_gbs_ * 1e9 / bytes,
+           "/ %.0f%% of it\n", bytes / 1048576.0,
+           tw_q8_packs(q8best, gs) ? " (the packed copies the kernels read)" : "", read_gbs_, triad_gbs_, read_gbs_ * 1e9 / bytes,
            triad_gbs_ * 1e9 / bytes, q8best->level, 100.0 * dec_b / (read_gbs_ * 1e9 / bytes),
            100.0 * dec_b / (triad_gbs_ * 1e9 / bytes));
     tw_model_free(&m8);
@@ -393,14 +403,18 @@ int main(int argc, char **argv) {
     const double tr = triad_gbs(a, b, cc, nt, bw_reps);
     const double cache_kv = 4.0 * 2.0 * c->n_layer * (P + n_dec / 2) * c->block.attn.n_kv_head *
                             ((double)c->block.attn.head_dim);
-    const double roof1 = rd1 * 1e9 / wbytes, roof2 = rd2 * 1e9 / wbytes;
-    printf("roofline: a decode token reads %.2f MiB of weights (plus %.2f MiB of KV cache at the "
-           "average position, not counted); footprint level %s (L2 %ld KiB per core, L3 %ld KiB)\n",
-           wbytes / 1048576.0, cache_kv / 1048576.0, footprint_level(wbytes, l2, l3), l2 / 1024, l3 / 1024);
+    // A decode step reads every weight once and the cached keys and values of every position so
+    // far once (attention); both count, at the average position of the decode.
+    const double token_bytes = wbytes + cache_kv;
+    const double roof1 = rd1 * 1e9 / token_bytes, roof2 = rd2 * 1e9 / token_bytes;
+    printf("roofline: a decode token reads %.2f MiB: %.2f MiB of weights and %.2f MiB of KV cache at "
+           "the average position; footprint level %s (L2 %ld KiB per core, L3 %ld KiB)\n",
+           token_bytes / 1048576.0, wbytes / 1048576.0, cache_kv / 1048576.0,
+           footprint_level(wbytes, l2, l3), l2 / 1024, l3 / 1024);
     printf("roofline: read stream over that footprint (%s dot): 1 thread %.1f GB/s -> %.1f tok/s", fast_level,
            rd1, roof1);
     if (rd2 > 0) printf("; 2 threads %.1f GB/s -> %.1f tok/s", rd2, roof2);
-    printf("; STREAM triad (1 thread) %.1f GB/s -> %.1f tok/s%s\n", tr, tr * 1e9 / wbytes,
+    printf("; STREAM triad (1 thread) %.1f GB/s -> %.1f tok/s%s\n", tr, tr * 1e9 / token_bytes,
            sink == 12345.0f ? " " : "");
 
     // Each goal as the ratio of the medians and, in brackets, of the fastest runs: on a shared

@@ -142,14 +142,10 @@ static float train_step(trainer *tr, const shape *sh) {
         check(tw_model_backward_split(&loss, &tr->g, tr->g_part, tr->ds, tr->s, &tr->m, tr->tokens,
                                       tr->targets, sh->B, sh->T, 1.0f, tr->parts), "backward");
     tr->step++;
-    for (int i = 0; i < tr->m.n_params; i++) {
-        tw_param *p = &tr->m.params[i];
-        const long off = p->data - tr->m.memory;
-        tw_adamw_hparams hp = { .lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
-                                .weight_decay = tw_adamw_decays(p->ndim) ? 0.1f : 0.0f };
-        tw_adamw_step(p->data, tr->m1 + off, tr->m2 + off, tr->g.params[i].data, p->count,
-                      tr->step, &hp);
-    }
+    // AdamW as ./train runs it: decay on the matrices only, shared among the threads.
+    const tw_adamw_hparams hp = { .lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
+                                  .weight_decay = 0.1f };
+    tw_adamw_step_model(&tr->m, tr->m1, tr->m2, &tr->g, tr->step, &hp);
     return loss;
 }
 

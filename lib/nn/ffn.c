@@ -50,8 +50,15 @@ void tw_swiglu_forward_q8(float *out, float *gate, float *up, float *act, tw_q8_
                           const tw_q8_matrix *q8, int T, int C, int F) {
     assert(T > 0 && C > 0 && F > 0);
     const long n = (long)T * F;
-    tw_linear_forward_q8(gate, work, x, Wg, q8 ? &q8[0] : NULL, NULL, T, C, F);
-    tw_linear_forward_q8(up, work, x, Wu, q8 ? &q8[1] : NULL, NULL, T, C, F);
+    if (!q8) {   // fp32: gate and up read the same x, one call (see tw_linear_forward_many)
+        float *const ys[2] = { gate, up };
+        const float *const Ws[2] = { Wg, Wu }, *const bs[2] = { NULL, NULL };
+        const int outs[2] = { F, F };
+        tw_linear_forward_many(2, ys, x, Ws, bs, outs, T, C);
+    } else {
+        tw_linear_forward_q8(gate, work, x, Wg, &q8[0], NULL, T, C, F);
+        tw_linear_forward_q8(up, work, x, Wu, &q8[1], NULL, T, C, F);
+    }
     if (!tw_simd_swiglu(act, gate, up, n))
         tw_swiglu(act, gate, up, n);
     tw_linear_forward_q8(out, work, act, Wd, q8 ? &q8[2] : NULL, NULL, T, F, C);

@@ -31,6 +31,12 @@ void tw_linear_forward(float *y, const float *x, const float *W, const float *b,
     tw_linear_naive(y, x, W, b, T, C_in, C_out);
 }
 
+void tw_linear_forward_many(int n, float *const y[], const float *x, const float *const W[],
+                            const float *const b[], const int C_out[], int T, int C_in) {
+    if (T == 1 && tw_simd_linear_one_row_many(n, y, x, W, b, C_out, C_in)) return;
+    for (int i = 0; i < n; i++) tw_linear_forward(y[i], x, W[i], b[i], T, C_in, C_out[i]);
+}
+
 long long tw_linear_flops(int T, int C_in, int C_out) {
     return 2LL * T * C_in * C_out;   // one multiply and one add per weight per row
 }

@@ -8,6 +8,13 @@
 // this is the readable reference that faster kernels are checked against.
 void tw_linear_forward(float *y, const float *x, const float *W, const float *b,
                        int T, int C_in, int C_out);
+// n Linear layers applied to the same input, y[i] = x W[i]^T + b[i] for i = 0 .. n-1 (q, k and
+// v of self-attention; SwiGLU's gate and up): the same as n calls of tw_linear_forward, bit for
+// bit, except that in decode (T = 1, after tw_simd_init) the n matrices are one job for the
+// threads, which then start once instead of n times (lib/simd/simd.h).
+//   y[i]: (T, C_out[i])   x: (T, C_in)   W[i]: (C_out[i], C_in)   b[i]: (C_out[i]) or NULL
+void tw_linear_forward_many(int n, float *const y[], const float *x, const float *const W[],
+                            const float *const b[], const int C_out[], int T, int C_in);
 // tw_linear_forward is this loop unless a program selected a SIMD level with tw_simd_init
 // (lib/simd/simd.h): then it runs the selected matvec/matmul kernel. tw_linear_naive always
 // runs the loop, whatever was selected.

@@ -129,10 +129,19 @@ void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
 
     // 1. Projections: q from x, k and v from x (self) or x_kv (cross).
     //    (With Q8_0 copies of the weights and int8 working memory, in int8: nn/quant.h.)
-    tw_linear_forward_q8(s->q, s->q8, x, w->wq, q8_of(w, 0), w->bq, T, C, H * D);
+    //    In fp32 self-attention the three read the same x: one call (in decode the threads then
+    //    start once for the three matrices, lib/simd/simd.h), the same numbers as three.
     const float *src_kv = cross ? x_kv : x;
-    tw_linear_forward_q8(s->k, s->q8, src_kv, w->wk, q8_of(w, 1), w->bk, n_new, C, G * D);
-    tw_linear_forward_q8(s->v, s->q8, src_kv, w->wv, q8_of(w, 2), w->bv, n_new, C, G * D);
+    if (!cross && !w->q8) {
+        float *const ys[3] = { s->q, s->k, s->v };
+        const float *const Ws[3] = { w->wq, w->wk, w->wv }, *const bs[3] = { w->bq, w->bk, w->bv };
+        const int outs[3] = { H * D, G * D, G * D };
+        tw_linear_forward_many(3, ys, x, Ws, bs, outs, T, C);
+    } else {
+        tw_linear_forward_q8(s->q, s->q8, x, w->wq, q8_of(w, 0), w->bq, T, C, H * D);
+        tw_linear_forward_q8(s->k, s->q8, src_kv, w->wk, q8_of(w, 1), w->bk, n_new, C, G * D);
+        tw_linear_forward_q8(s->v, s->q8, src_kv, w->wv, q8_of(w, 2), w->bv, n_new, C, G * D);
+    }
 
     // 2. QK-norm, then RoPE at absolute positions pos0 .. (cross-attention has no positions:
     //    encoder outputs already carry theirs, so neither side is rotated).

@@ -1,6 +1,7 @@
 // quant.c: symmetric group quantization (int8 and int4) and the reference int8 matvec; see quant.h.
 // Plain loops written to be read; the fast versions are in lib/simd/q8_*.c.
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "nn/quant.h"
 
@@ -103,7 +104,8 @@ void tw_q8_quantize_x_naive(int8_t *q, float *s, const float *x, int n_groups, i
 
 // ---- the kernel levels ----
 
-static const tw_q8_ops q8_naive = { "naive", tw_q8_quantize_x_naive, tw_q8_matvec_naive, 1, 1 };
+static const tw_q8_ops q8_naive = { .level = "naive", .quantize_x = tw_q8_quantize_x_naive,
+                                    .matvec = tw_q8_matvec_naive, .x_multiple = 1, .w_multiple = 1 };
 
 const tw_q8_ops *tw_q8_ops_for(const char *level) {
     if (!level) return NULL;
@@ -150,4 +152,48 @@ void tw_q8_linear(const tw_q8_ops *o, float *y, int8_t *xq_scratch, float *xs_sc
                   const int8_t *Wq, const float *Ws, const float *x, int N, int K, int gs) {
     tw_q8_quantize_x(o, xq_scratch, xs_scratch, x, K / gs, gs);
     tw_q8_matvec(o, y, Wq, Ws, xq_scratch, xs_scratch, N, K, gs);
+}
+
+// ---- packed copies ----
+
+int tw_q8_packs(const tw_q8_ops *o, int gs) {
+    return o->pack && o->packed_bytes && o->matvec_packed && gs > 0 && gs % o->pack_multiple == 0;
+}
+
+static size_t round_up64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+tw_status tw_q8_work_pack(tw_q8_work *w, const tw_q8_matrix *mats, int n, int gs) {
+    if (!tw_q8_packs(w->ops, gs) || n <= 0) return TW_OK;
+    size_t bytes = 0;
+    for (int i = 0; i < n; i++) bytes += round_up64(w->ops->packed_bytes(mats[i].rows, mats[i].cols, gs));
+    // 64-byte aligned copies: a packed kernel's 64-byte loads then never straddle two lines.
+    void *memory = aligned_alloc(64, bytes > 0 ? bytes : 64);
+    const void **packed = malloc((size_t)n * sizeof *packed);
+    int32_t *scratch = malloc((size_t)w->K_max * sizeof *scratch);
+    if (!memory || !packed || !scratch) { free(memory); free(packed); free(scratch); return TW_ERR_NOMEM; }
+    unsigned char *p = memory;
+    for (int i = 0; i < n; i++) {
+        w->ops->pack(p, mats[i].q, mats[i].s, mats[i].rows, mats[i].cols, gs);
+        packed[i] = p;
+        p += round_up64(w->ops->packed_bytes(mats[i].rows, mats[i].cols, gs));
+    }
+    w->scratch = scratch;
+    w->packed_ops = w->ops;
+    w->mats = mats;
+    w->packed = packed;
+    w->packed_memory = memory;
+    w->n_mats = n;
+    return TW_OK;
+}
+
+void tw_q8_work_free_packed(tw_q8_work *w) {
+    free(w->scratch);
+    free((void *)w->packed);
+    free(w->packed_memory);
+    w->scratch = NULL;
+    w->packed_ops = NULL;
+    w->mats = NULL;
+    w->packed = NULL;
+    w->packed_memory = NULL;
+    w->n_mats = 0;
 }

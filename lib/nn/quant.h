@@ -100,12 +100,29 @@ typedef struct {
 
 // Working memory of the int8 Linear layer: one activation row quantized (the caller owns it; a
 // model state makes one, tw_model_state_init), and the kernels it runs.
+// When the level has a packed layout (ops->pack, lib/simd/q8.h) the state also holds a packed
+// copy of each of the model's matrices, made once, and the layer multiplies by that copy.
 typedef struct {
     int8_t          *xq;     // (K_max) the row's int8 values
     float           *xs;     // (K_max) its group scales (K_max / gs used)
     int              K_max;  // the widest input row it can hold
     const tw_q8_ops *ops;    // the level's kernels
+    int32_t            *scratch;   // (K_max) working memory of the packed kernel, or NULL
+    const tw_q8_ops    *packed_ops;   // the level the copies were made for (if ops is changed
+                                      // afterwards, the row-major matrices are used instead)
+    const tw_q8_matrix *mats;      // (n_mats) the matrices that have packed copies, or NULL
+    const void        **packed;    // (n_mats) packed[i] is the copy of mats[i]
+    void               *packed_memory;   // all the copies, one allocation
+    int                 n_mats;
 } tw_q8_work;
+
+// 1 if the level has a packed layout that takes group size gs.
+int tw_q8_packs(const tw_q8_ops *o, int gs);
+// Packed copies of mats[0 .. n - 1] (all of group size gs) in w's level's layout, and the
+// packed kernel's scratch, added to w (which tw_q8_work_free_packed releases). TW_OK, or
+// TW_ERR_NOMEM with nothing added. Does nothing if !tw_q8_packs(w->ops, gs).
+tw_status tw_q8_work_pack(tw_q8_work *w, const tw_q8_matrix *mats, int n, int gs);
+void tw_q8_work_free_packed(tw_q8_work *w);
 
 // y = x W^T + b with W in Q8_0: each row of x is quantized in groups of W->gs (tw_q8_linear),
 // then the bias is added in float.   y: (T, C_out)   x: (T, C_in)   b: (C_out) or NULL

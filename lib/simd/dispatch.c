@@ -152,6 +152,19 @@ int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
     return 1;
 }
 
+int tw_simd_linear_one_row_many(int n, float *const y[], const float *x, const float *const W[],
+                                const float *const b[], const int C_out[], int C_in) {
+    enum { MAX_JOBS = 8 };
+    if (!tw_simd.matvec || n < 1 || n > MAX_JOBS) return 0;
+    tw_matvec_job jobs[MAX_JOBS];
+    for (int i = 0; i < n; i++) jobs[i] = (tw_matvec_job){ .y = y[i], .W = W[i], .N = C_out[i] };
+    tw_matvec_threaded_jobs(tw_simd.matvec, jobs, n, x, C_in);
+    for (int i = 0; i < n; i++)
+        if (b[i])
+            for (int o = 0; o < C_out[i]; o++) y[i][o] += b[i][o];
+    return 1;
+}
+
 // ---- the hooks of softmax.c, norm.c, ffn.c and mha.c (contract in simd.h) ----
 // Each declines when the table has no kernel for it (always at the naive level), so the
 // components keep their own loops, bit for bit.

@@ -34,6 +34,32 @@ void tw_matvec_threaded(tw_matvec_fn fn, float *y, const float *W, const float *
     fn(y, W, x, N, K);
 }
 
+void tw_matvec_jobs_part(tw_matvec_fn fn, const tw_matvec_job *jobs, int n, const float *x, int K,
+                      int part, int parts) {
+    long rows = 0;
+    for (int j = 0; j < n; j++) rows += jobs[j].N;
+    const long blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
+    long r0 = blocks * part / parts * ROW_BLOCK, r1 = blocks * (part + 1) / parts * ROW_BLOCK;
+    long first = 0;   // the list's index of job j's row 0
+    for (int j = 0; j < n && r0 < r1; first += jobs[j].N, j++) {
+        const long a = r0 > first ? r0 : first, e = r1 < first + jobs[j].N ? r1 : first + jobs[j].N;
+        if (e > a) fn(jobs[j].y + (a - first), jobs[j].W + (a - first) * K, x, (int)(e - a), K);
+    }
+}
+
+void tw_matvec_threaded_jobs(tw_matvec_fn fn, const tw_matvec_job *jobs, int n, const float *x, int K) {
+#ifdef _OPENMP
+    long floats = 0;
+    for (int j = 0; j < n; j++) floats += (long)jobs[j].N * K;
+    if (floats > TW_MATVEC_SMALL_FLOATS && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+#pragma omp parallel
+        tw_matvec_jobs_part(fn, jobs, n, x, K, omp_get_thread_num(), omp_get_num_threads());
+        return;
+    }
+#endif
+    for (int j = 0; j < n; j++) fn(jobs[j].y, jobs[j].W, x, jobs[j].N, K);
+}
+
 int tw_threads_set(int n) {
 #ifdef _OPENMP
     if (n >= 1) omp_set_num_threads(n);

@@ -24,6 +24,7 @@
 // lib/nn/quant.c run the naive loop for any other gs (still correct, just slow).
 #ifndef TW_Q8_H
 #define TW_Q8_H
+#include <stddef.h>
 #include <stdint.h>
 
 typedef void (*tw_q8_quantize_fn)(int8_t *q, float *s, const float *x, int n_groups, int gs);
@@ -31,12 +32,28 @@ typedef void (*tw_q8_quantize_fn)(int8_t *q, float *s, const float *x, int n_gro
 typedef void (*tw_q8_matvec_fn)(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                                 const float *xs, int N, int K, int gs);
 
+// A level may also have a matvec on its own layout of the weights, made once from the row-major
+// Q8_0 arrays (when a model state is made, lib/nn/model.c) and read at every call instead of them:
+//   packed_bytes(N, K, gs)                    the bytes of the packed copy of an (N, K) matrix
+//   pack(dst, Wq, Ws, N, K, gs)               writes it
+//   matvec_packed(y, P, scratch, xq, xs, N, K, gs)  y = W x from the packed copy P
+// Same results as matvec, within the same bounds (tests/q8_cases.h). NULL where a level has none.
+typedef size_t (*tw_q8_packed_bytes_fn)(int N, int K, int gs);
+typedef void (*tw_q8_pack_fn)(void *dst, const int8_t *Wq, const float *Ws, int N, int K, int gs);
+//   y: (N)   P: packed_bytes(N, K, gs) bytes   scratch: (K) int32   xq: (K)   xs: (K / gs)
+typedef void (*tw_q8_matvec_packed_fn)(float *y, const void *P, int32_t *scratch, const int8_t *xq,
+                                       const float *xs, int N, int K, int gs);
+
 typedef struct {
     const char        *level;   // "naive", "avx2", "avx512bw", "avx512vnni", "neon", "neon_dot"
     tw_q8_quantize_fn  quantize_x;
     tw_q8_matvec_fn    matvec;
     int                x_multiple;   // quantize_x handles gs % x_multiple == 0
     int                w_multiple;   // matvec handles gs % w_multiple == 0
+    tw_q8_packed_bytes_fn  packed_bytes;    // NULL: no packed layout
+    tw_q8_pack_fn          pack;
+    tw_q8_matvec_packed_fn matvec_packed;
+    int                    pack_multiple;   // the packed kernels handle gs % pack_multiple == 0
 } tw_q8_ops;
 
 // The table of one SIMD level ("avx2", "avx512bw", "avx512vnni", "neon", "neon_dot"; "auto" = the
@@ -57,6 +74,11 @@ void tw_q8_matvec_avx512bw(float *y, const int8_t *Wq, const float *Ws, const in
                            const float *xs, int N, int K, int gs);
 void tw_q8_matvec_avx512vnni(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                              const float *xs, int N, int K, int gs);
+// AVX-512 VNNI on weights interleaved sixteen rows at a time (q8_vnni_rows16.c; gs % 4 == 0).
+size_t tw_q8_rows16_bytes(int N, int K, int gs);
+void tw_q8_rows16_pack(void *dst, const int8_t *Wq, const float *Ws, int N, int K, int gs);
+void tw_q8_rows16_matvec(float *y, const void *P, int32_t *scratch, const int8_t *xq, const float *xs,
+                         int N, int K, int gs);
 void tw_q8_quantize_x_neon(int8_t *q, float *s, const float *x, int n_groups, int gs);
 void tw_q8_matvec_neon(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                        const float *xs, int N, int K, int gs);

@@ -19,16 +19,22 @@
 #endif
 
 #ifdef TW_HAVE_AVX2
-static const tw_q8_ops q8_avx2 = { "avx2", tw_q8_quantize_x_avx2, tw_q8_matvec_avx2, 8, 32 };
+static const tw_q8_ops q8_avx2 = { .level = "avx2", .quantize_x = tw_q8_quantize_x_avx2,
+                                   .matvec = tw_q8_matvec_avx2, .x_multiple = 8, .w_multiple = 32 };
 #endif
 #ifdef TW_HAVE_AVX512
-static const tw_q8_ops q8_avx512bw = { "avx512bw", tw_q8_quantize_x_avx512, tw_q8_matvec_avx512bw, 8, 32 };
-static const tw_q8_ops q8_avx512vnni = { "avx512vnni", tw_q8_quantize_x_avx512,
-                                         tw_q8_matvec_avx512vnni, 8, 32 };
+static const tw_q8_ops q8_avx512bw = { .level = "avx512bw", .quantize_x = tw_q8_quantize_x_avx512,
+                                       .matvec = tw_q8_matvec_avx512bw, .x_multiple = 8, .w_multiple = 32 };
+static const tw_q8_ops q8_avx512vnni = { .level = "avx512vnni", .quantize_x = tw_q8_quantize_x_avx512,
+                                         .matvec = tw_q8_matvec_avx512vnni, .x_multiple = 8, .w_multiple = 32,
+                                         .packed_bytes = tw_q8_rows16_bytes, .pack = tw_q8_rows16_pack,
+                                         .matvec_packed = tw_q8_rows16_matvec, .pack_multiple = 4 };
 #endif
 #ifdef TW_HAVE_NEON
-static const tw_q8_ops q8_neon = { "neon", tw_q8_quantize_x_neon, tw_q8_matvec_neon, 8, 16 };
-static const tw_q8_ops q8_neon_dot = { "neon_dot", tw_q8_quantize_x_neon, tw_q8_matvec_neon_dot, 8, 16 };
+static const tw_q8_ops q8_neon = { .level = "neon", .quantize_x = tw_q8_quantize_x_neon,
+                                   .matvec = tw_q8_matvec_neon, .x_multiple = 8, .w_multiple = 16 };
+static const tw_q8_ops q8_neon_dot = { .level = "neon_dot", .quantize_x = tw_q8_quantize_x_neon,
+                                       .matvec = tw_q8_matvec_neon_dot, .x_multiple = 8, .w_multiple = 16 };
 #endif
 
 // ---- what the CPU can run ----

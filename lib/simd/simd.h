@@ -102,6 +102,13 @@ const char *tw_simd_available(void);
 //   y: (T, C_out)   x: (T, C_in)   W: (C_out, C_in)   b: (C_out) or NULL.  y must not alias x.
 int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
                    int T, int C_in, int C_out);
+// The same for n Linear layers that read the same one row x (T = 1: the q, k, v projections of a
+// decode step, or SwiGLU's gate and up), as one job: the threads start once for all n matrices
+// and share their rows (tw_matvec_threaded_jobs). Each y[i] gets the bits tw_simd_linear gives.
+// Returns 0 (touching nothing) when the table has no matvec.
+//   y[i]: (C_out[i])   x: (C_in)   W[i]: (C_out[i], C_in)   b[i]: (C_out[i]) or NULL
+int tw_simd_linear_one_row_many(int n, float *const y[], const float *x, const float *const W[],
+                                const float *const b[], const int C_out[], int C_in);
 
 // The other hooks, one per component, with the same contract: without a kernel in the table each
 // returns 0 without touching anything and the caller runs its own (reference) loop; with one,
@@ -238,6 +245,18 @@ void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K
 // core's cache). One thread without OpenMP (make OMP=1), inside a parallel region, or when W is
 // smaller than TW_MATVEC_SMALL_FLOATS (then starting the threads costs more than the work).
 void tw_matvec_threaded(tw_matvec_fn fn, float *y, const float *W, const float *x, int N, int K);
+// The same for n matrices that multiply the same x (K columns each): their rows, taken as one
+// list (job 0's rows, then job 1's, ...), split among the threads in one parallel region, so
+// the threads start and meet once for all n. Rows split as above; same bits as n separate calls.
+typedef struct {
+    float       *y;   // (N)
+    const float *W;   // (N, K)
+    int          N;
+} tw_matvec_job;
+void tw_matvec_threaded_jobs(tw_matvec_fn fn, const tw_matvec_job *jobs, int n, const float *x, int K);
+// Part `part` (0 .. parts-1) of that split, computed by the calling thread.
+void tw_matvec_jobs_part(tw_matvec_fn fn, const tw_matvec_job *jobs, int n, const float *x, int K,
+                         int part, int parts);
 // Part `part` (0 .. parts-1) of that split, computed by the calling thread: the rows
 // [r0, r1) with r0, r1 multiples of 16 (r1 = N for the last part).
 void tw_matvec_part(tw_matvec_fn fn, float *y, const float *W, const float *x, int N, int K,
@@ -245,5 +264,22 @@ void tw_matvec_part(tw_matvec_fn fn, float *y, const float *W, const float *x, i
 // Sets the number of OpenMP threads for the threaded kernels (matvec and matmul) when n >= 1
 // (n <= 0 changes nothing); returns the number now in effect (always 1 without OpenMP).
 int  tw_threads_set(int n);
+
+// attn_avx512.c: one attention head's backward (as tw_sdpa_backward) and its mix (out = weights
+// v) for head sizes D <= 16, vectors along the keys; return 0 (nothing done) for other D or when
+// their scratch cannot be allocated. train_ops.c's hooks call them at the AVX-512 level.
+int tw_sdpa_backward_narrow_avx512(float *dq, float *dk, float *dv, float *dscores,
+                                   const float *dout, const float *q, const float *k,
+                                   const float *v, const float *weights, int T, int S, int D);
+int tw_sdpa_mix_narrow_avx512(float *out, const float *weights, const float *v, int T, int S, int D);
+int tw_sdpa_scores_narrow_avx512(float *scores, const float *q, const float *k, int T, int S,
+                                 int D, int causal, int causal_offset);
+// The hook of tw_sdpa_scores (sdpa.c) without a mask: scores[t][s] = (q[t] . k[s]) / sqrt(D)
+// (the product rounded, then scaled, as sdpa.c does) for the keys row t may see (s <= t +
+// causal_offset when causal, else all), -inf for the others; returns 0 (nothing done) when the
+// level has no such kernel, and the caller then runs the Linear layer and its own loop.
+//   scores: (T, S)   q: (T, D)   k: (S, D)
+int tw_simd_sdpa_scores(float *scores, const float *q, const float *k, int T, int S, int D,
+                        int causal, int causal_offset);
 
 #endif

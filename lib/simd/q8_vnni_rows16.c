@@ -1,0 +1,174 @@
+// q8_vnni_rows16.c: the int8 matvec with AVX-512 VNNI on weights repacked sixteen rows at a time
+// (compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni, this object only; chosen at run
+// time only when CPUID reports AVX512_VNNI, see q8_dispatch.c).
+//
+// Why repack. In the row-major Q8_0 layout one 64-byte load holds two groups of one row, and
+// vpdpbusd leaves each group's products spread over eight int32 lanes: before the group's scale
+// can be applied, those lanes must be folded together (q8_avx512vnni.c: nine shuffles and adds
+// per row and 256 bytes), and those folds, not the multiplies, set the speed (about 38 % of the
+// VNNI peak). Here each int32 lane belongs to a different row instead. A 64-byte load holds four
+// consecutive weights of each of sixteen rows, the same four columns of x are broadcast to every
+// lane, and after gs / 4 vpdpbusd each lane holds its row's whole group sum: one conversion and
+// one multiply-add per group apply sixteen rows' scales at once, with nothing to fold.
+//
+// The signs. vpdpbusd multiplies unsigned bytes by signed bytes. The unsigned side is w + 128
+// (w XOR 0x80, stored so by the packing: free at run time), the signed side is x; the products
+// then hold an extra 128 * sum(x) per group, which is the same for every row, so it is computed
+// once per call (K / gs numbers, in the caller's scratch) and the sums of every row start from
+// -128 * sum(x). The integer result is exactly sum(w x), for every int8 w and x (-128 included);
+// with gs <= 65536 no int32 lane can overflow (gs * 255 * 128 + gs * 128 * 128 < 2^31).
+//
+// The layout. A block is sixteen rows (rows 16 b .. 16 b + 15; rows past N are zeros). One group
+// of one block is 64 + 16 gs bytes, as many as the row-major Q8_0 copy holds for those rows:
+//   scale:  (16) float   the group's weight scale Ws[row][g], per row
+//   w:      (gs / 4, 16, 4) uint8   chunk c holds w[row][g gs + 4 c .. + 3] + 128 for the sixteen rows
+// The kernel works on sets of four blocks side by side (then a set of two, then of one, for the
+// blocks left over: set_size), and a set is stored group after group, each group's blocks one
+// after another, so the kernel reads the whole matrix as one ascending stream, which every
+// hardware prefetcher follows (the lesson of lib/simd/matvec_avx512.c). gs must be a multiple of 4.
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+#include "q8.h"
+
+enum { ROWS = 16 };
+
+static size_t group_bytes(int gs) { return ROWS * 4 + (size_t)ROWS * (size_t)gs; }
+
+size_t tw_q8_rows16_bytes(int N, int K, int gs) {
+    return (size_t)((N + ROWS - 1) / ROWS) * (size_t)(K / gs) * group_bytes(gs);
+}
+
+// Blocks in the set that starts at block b of n_blocks: 4 while four are left, then 2, then 1.
+static int set_size(int b, int n_blocks) {
+    return n_blocks - b >= 4 ? 4 : n_blocks - b >= 2 ? 2 : 1;
+}
+
+// Group g of block b (rows 16 b ..) written at p.
+static void pack_group(unsigned char *p, const int8_t *Wq, const float *Ws, int b, int g, int N,
+                       int K, int gs) {
+    const int n_groups = K / gs;
+    float scale[ROWS] = { 0 };
+    uint8_t *w = p + sizeof scale;   // (gs / 4, 16, 4)
+    memset(w, 0x80, (size_t)ROWS * (size_t)gs);   // rows past N: w = 0, stored as 128
+    for (int r = 0; r < ROWS && b * ROWS + r < N; r++) {
+        const long row = (long)b * ROWS + r;
+        const int8_t *src = Wq + row * K + (long)g * gs;   // (gs)
+        for (int k = 0; k < gs; k++)
+            w[(k / 4) * (ROWS * 4) + r * 4 + k % 4] = (uint8_t)(src[k] + 128);
+        scale[r] = Ws[row * n_groups + g];
+    }
+    memcpy(p, scale, sizeof scale);
+}
+
+void tw_q8_rows16_pack(void *dst, const int8_t *Wq, const float *Ws, int N, int K, int gs) {
+    const int n_blocks = (N + ROWS - 1) / ROWS, n_groups = K / gs;
+    unsigned char *p = dst;
+    for (int b = 0; b < n_blocks; b += set_size(b, n_blocks))
+        for (int g = 0; g < n_groups; g++)
+            for (int j = 0; j < set_size(b, n_blocks); j++) {
+                pack_group(p, Wq, Ws, b + j, g, N, K, gs);
+                p += group_bytes(gs);
+            }
+}
+
+// The kernels below are written once for any number of chunks per group (CH = gs / 4) and of
+// blocks side by side (NB); forced inline, so each use with constants gets its loops unrolled
+// (UNROLL: otherwise gcc keeps the arrays of registers in memory).
+#define INLINE static inline __attribute__((always_inline))
+#define UNROLL _Pragma("GCC unroll 16")
+enum { NB_MAX = 4 };
+
+// Four bytes of x at p broadcast to the sixteen int32 lanes (one load, no ALU work).
+INLINE __m512i bcast4(const int8_t *p) {
+    return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
+}
+
+// One group of NB blocks (blk[j]: block j's copy of the group), added into acc[j]: the group's
+// integer sums, sixteen rows a block, starting from corr = -128 sum(x of the group), then times
+// Ws xs. Each broadcast of x feeds NB vpdpbusd; two chains per block (even and odd chunks) halve
+// the wait on vpdpbusd's latency.
+INLINE void groups(__m512 acc[NB_MAX], const unsigned char *const blk[NB_MAX], const int8_t *xg,
+                   int32_t corr, float xs, int CH, int NB) {
+    __m512i d0[NB_MAX], d1[NB_MAX];
+    UNROLL for (int j = 0; j < NB; j++) {
+        d0[j] = _mm512_set1_epi32(corr);
+        d1[j] = _mm512_setzero_si512();
+    }
+    UNROLL for (int c = 0; c < CH; c++) {
+        const __m512i xb = bcast4(xg + 4 * c);
+        UNROLL for (int j = 0; j < NB; j++) {
+            const __m512i w = _mm512_loadu_si512(blk[j] + ROWS * 4 + (size_t)c * ROWS * 4);
+            if (c % 2 == 0) d0[j] = _mm512_dpbusd_epi32(d0[j], w, xb);
+            else d1[j] = _mm512_dpbusd_epi32(d1[j], w, xb);
+        }
+    }
+    const __m512 sx = _mm512_set1_ps(xs);
+    UNROLL for (int j = 0; j < NB; j++) {
+        const __m512i d = CH > 1 ? _mm512_add_epi32(d0[j], d1[j]) : d0[j];
+        const __m512 s = _mm512_mul_ps(_mm512_loadu_ps(blk[j]), sx);
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), s, acc[j]);
+    }
+}
+
+// NB blocks starting at block b: every group in order, then their rows stored (y past N untouched).
+INLINE void blocks(float *y, const unsigned char *packed, const int8_t *xq, const int32_t *corr,
+                   const float *xs, int b, int N, int K, int gs, int CH, int NB) {
+    const int n_groups = K / gs;
+    const size_t gb = group_bytes(gs);
+    const unsigned char *p = packed + (size_t)b * n_groups * gb;   // the set's first group
+    __m512 acc[NB_MAX];
+    UNROLL for (int j = 0; j < NB; j++) acc[j] = _mm512_setzero_ps();
+    for (int g = 0; g < n_groups; g++, p += NB * gb) {
+        const unsigned char *blk[NB_MAX];
+        UNROLL for (int j = 0; j < NB; j++) blk[j] = p + j * gb;
+        groups(acc, blk, xq + (long)g * gs, corr[g], xs[g], CH, NB);
+    }
+    UNROLL for (int j = 0; j < NB; j++) {
+        const int row0 = (b + j) * ROWS, left = N - row0;
+        const __mmask16 m = left >= ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
+        _mm512_mask_storeu_ps(y + row0, m, acc[j]);
+    }
+}
+
+// All the blocks, in the sets of set_size.
+INLINE void all_blocks(float *y, const unsigned char *packed, const int8_t *xq, const int32_t *corr,
+                       const float *xs, int N, int K, int gs, int CH) {
+    const int n_blocks = (N + ROWS - 1) / ROWS;
+    int b = 0;   // the sets of set_size
+    for (; n_blocks - b >= 4; b += 4) blocks(y, packed, xq, corr, xs, b, N, K, gs, CH, 4);
+    if (n_blocks - b >= 2) { blocks(y, packed, xq, corr, xs, b, N, K, gs, CH, 2); b += 2; }
+    if (n_blocks - b >= 1) blocks(y, packed, xq, corr, xs, b, N, K, gs, CH, 1);
+}
+
+// corr[g] = -128 * (sum of x over group g), for the K / gs groups. The sums of each 4 bytes come
+// from vpdpbusd with bytes of 1 (64 bytes a step, the tail masked), then the groups add gs / 4 of
+// them. quads: (K / 4) scratch.
+static void minus_128_group_sums(int32_t *corr, int32_t *quads, const int8_t *xq, int K, int gs) {
+    const __m512i ones = _mm512_set1_epi8(1);
+    for (int k = 0; k < K; k += 64) {
+        const int left = K - k;
+        const __mmask64 m = left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1);
+        const __m512i q = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_maskz_loadu_epi8(m, xq + k));
+        _mm512_mask_storeu_epi32(quads + k / 4, (__mmask16)(left >= 64 ? 0xFFFF : (1u << (left / 4)) - 1u), q);
+    }
+    for (int g = 0; g < K / gs; g++) {
+        int32_t sum = 0;
+        for (int i = g * (gs / 4); i < (g + 1) * (gs / 4); i++) sum += quads[i];
+        corr[g] = -128 * sum;
+    }
+}
+
+void tw_q8_rows16_matvec(float *y, const void *packed, int32_t *scratch, const int8_t *xq,
+                         const float *xs, int N, int K, int gs) {
+    int32_t *corr = scratch, *quads = scratch + K / gs;   // (K / gs), (K / 4): within (K)
+    minus_128_group_sums(corr, quads, xq, K, gs);
+    // The group sizes of the models in this toolkit with their chunk count as a constant
+    // (stories260K: 4; llama2.c's 15M export: 32; 64), any other multiple of 4 in one loop.
+    switch (gs) {
+    case 4:  all_blocks(y, packed, xq, corr, xs, N, K, 4, 1); break;
+    case 32: all_blocks(y, packed, xq, corr, xs, N, K, 32, 8); break;
+    case 64: all_blocks(y, packed, xq, corr, xs, N, K, 64, 16); break;
+    default: all_blocks(y, packed, xq, corr, xs, N, K, gs, gs / 4); break;
+    }
+}
