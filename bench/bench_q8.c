@@ -217,7 +217,7 @@ int main(int argc, char **argv) {
     printf("\n");
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const int N = shapes[s].N, K = shapes[s].K, gs = shapes[s].gs;
-        float *Wf = q8_rand((long)N * K, -0.1f, 0.1f, 11 + s), *x = q8_rand(K, -2, 2, 21 + s);
+        float *Wf = sc_rand((long)N * K, -0.1f, 0.1f, 11 + s), *x = sc_rand(K, -2, 2, 21 + s);
         float *y = calloc((size_t)N, sizeof(float)), *Ws = malloc((size_t)N * (K / gs) * sizeof(float));
         float *xs = malloc((size_t)(K / gs) * sizeof(float));
         int8_t *Wq = malloc((size_t)N * K), *xq = malloc((size_t)K);

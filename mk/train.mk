@@ -6,7 +6,7 @@
 # See docs/training.md.
 
 STORY_DIR    := data/stories
-STORY_TOKENS ?= 500000
+STORY_TOKENS ?= 2000000
 STORY_SEED   ?= 1337
 
 .PHONY: stories

@@ -30,6 +30,7 @@
 #include "nn/rng.h"
 #include "nn/quant.h"
 #include "simd/q8.h"
+#include "sc_rand.h"   // sc_rand: seeded uniform floats
 
 #define Q8_U_ROUND 5.9604644775390625e-8   // 2^-24
 
@@ -59,15 +60,6 @@ static const struct { int N, K, gs; } Q8_SHAPES[] = {
 
 static int q8_oom(char *msg, size_t msz) { snprintf(msg, msz, "out of memory"); return 1; }
 
-static float *q8_rand(long n, float lo, float hi, uint64_t seed) {
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    if (!p) return NULL;
-    tw_rng r;
-    tw_rng_init(&r, seed);
-    tw_rng_fill_uniform(&r, p, n, lo, hi);
-    return p;
-}
-
 static int q8_same_float(float a, float b) {
     if (isnan(a) && isnan(b)) return 1;
     return memcmp(&a, &b, sizeof a) == 0;
@@ -77,7 +69,7 @@ static int q8_same_float(float a, float b) {
 
 static int case_q8_quantize(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
     const int K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
-    float *x = q8_rand(K, -3.0f, 3.0f, 100u + (unsigned)shape);
+    float *x = sc_rand(K, -3.0f, 3.0f, 100u + (unsigned)shape);
     int8_t *q1 = malloc((size_t)K), *q2 = malloc((size_t)K);
     float *s1 = malloc((size_t)ng * sizeof(float)), *s2 = malloc((size_t)ng * sizeof(float));
     if (!x || !q1 || !q2 || !s1 || !s2) { free(x); free(q1); free(q2); free(s1); free(s2); return q8_oom(msg, msz); }
@@ -165,8 +157,8 @@ static int q8_matvec_exact(const tw_q8_ops *o, int packed, int shape, char *msg,
 
 static int q8_matvec_random(const tw_q8_ops *o, int packed, int shape, char *msg, size_t msz) {
     const int N = Q8_SHAPES[shape].N, K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
-    float *Wf = q8_rand((long)N * K, -0.5f, 0.5f, 200u + (unsigned)shape);
-    float *x = q8_rand(K, -4.0f, 4.0f, 300u + (unsigned)shape);
+    float *Wf = sc_rand((long)N * K, -0.5f, 0.5f, 200u + (unsigned)shape);
+    float *x = sc_rand(K, -4.0f, 4.0f, 300u + (unsigned)shape);
     int8_t *W = malloc((size_t)N * K), *xq = malloc((size_t)K);
     float *Ws = malloc((size_t)N * ng * sizeof(float)), *xs = malloc((size_t)ng * sizeof(float));
     float *y1 = malloc((size_t)N * sizeof(float)), *y2 = malloc((size_t)N * sizeof(float));

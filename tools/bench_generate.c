@@ -23,11 +23,9 @@
 //
 // The prompt is seeded random token ids (no tokenizer needed); decoding is greedy. REPEATS
 // defaults to 5. Threads come from OpenMP (built with it by `make bench-generate`).
-#define _POSIX_C_SOURCE 200809L   // clock_gettime
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "tw.h"
 #include "real/llama2c.h"
 #include "real/sampler.h"
@@ -37,6 +35,7 @@
 #include "real/q8model.h"
 #include "autovec.h"
 #include "cpuinfo.h"
+#include "bench_clock.h"   // now_seconds, median
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -53,27 +52,11 @@ static const tw_q8_ops RUNQ_STYLE = { .level = "runq-style", .quantize_x = runq_
                                       .matvec = bench_q8_matvec_runq_style, .x_multiple = 1, .w_multiple = 1 };
 
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void check(tw_status st, const char *what) {
     if (st != TW_OK) {
         fprintf(stderr, "bench_generate: %s: %s\n", what, tw_status_str(st));
         exit(1);
     }
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // The largest of n values: a bandwidth is a ceiling, and on a shared machine the fastest pass is
