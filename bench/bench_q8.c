@@ -5,7 +5,8 @@
 // 2. Measure the integer dot-product peak of one core with a VNNI probe (bench/probe_vnni.c:
 //    16 independent vpdpbusd chains), when the CPU has VNNI.
 // 3. Time y = W x at a shape whose int8 weights fit in L1 (64x288, 20 KB) and at the 15M model's
-//    shapes (wq 288x288, w1 768x288, w2 288x768, the classifier 32000x288), group size 32, one
+//    shapes (wq 288x288, w1 768x288, w2 288x768, the classifier 32000x288), group size 32, and at
+//    stories260K's (wq 64x64, w1 172x64, w2 64x172, the classifier 512x64), group size 4, one
 //    thread, all in this run: the fp32 matvec of the best fp32 level, the naive int8 loop, a plain
 //    int8 loop built as llama2.c builds runq.c (-Ofast -march=native, bench/q8_runq_style.c), each
 //    int8 SIMD level, and each level's packed layout where it has one. Every int8 row includes
@@ -180,12 +181,15 @@ int main(int argc, char **argv) {
     else
         printf("integer dot-product peak: no probe for this CPU (it needs AVX512_VNNI)\n");
 
-    static const struct { const char *what; int N, K; } shapes[] = {
-        { "64x288 (fits L1)", 64, 288 },
-        { "15M wq (288x288)", 288, 288 },      { "15M w1 (768x288)", 768, 288 },
-        { "15M w2 (288x768)", 288, 768 },      { "15M classifier (32000x288)", 32000, 288 },
+    // groups of 32, and stories260K's shapes with groups of 4 (its only power of two above 1 that
+    // divides 64 and 172: the group-size-4 kernels, q8_g4_*.c)
+    static const struct { const char *what; int N, K, gs; } shapes[] = {
+        { "64x288 (fits L1)", 64, 288, 32 },
+        { "15M wq (288x288)", 288, 288, 32 },  { "15M w1 (768x288)", 768, 288, 32 },
+        { "15M w2 (288x768)", 288, 768, 32 },  { "15M classifier (32000x288)", 32000, 288, 32 },
+        { "260K wq (64x64) gs 4", 64, 64, 4 }, { "260K w1 (172x64) gs 4", 172, 64, 4 },
+        { "260K w2 (64x172) gs 4", 64, 172, 4 }, { "260K cls (512x64) gs 4", 512, 64, 4 },
     };
-    const int gs = 32;
     const char *names[8];
     mv_ctx proto[8];
     int nr = 0;
@@ -202,25 +206,25 @@ int main(int argc, char **argv) {
     char packed_names[4][40];
     int n_packed = 0;
     for (int r = 2, n = nr; r < n && nr < 8 && n_packed < 4; r++)
-        if (tw_q8_packs(proto[r].q8, gs)) {
+        if (tw_q8_packs(proto[r].q8, 32) && tw_q8_packs(proto[r].q8, 4)) {   // every shape's gs
             snprintf(packed_names[n_packed], sizeof packed_names[0], "%s packed", proto[r].q8->level);
             names[nr] = packed_names[n_packed++];
             proto[nr++] = (mv_ctx){ .kind = 3, .q8 = proto[r].q8 };
         }
-    printf("\ny = W x, group size 32, one thread: microseconds per call (median); int8 rows include"
+    printf("\ny = W x, group size 32 (15M) or 4 (260K), one thread: microseconds per call (median); int8 rows include"
            " quantizing x\n%-28s %9s", "shape (weights int8/fp32)", "");
     for (int r = 0; r < nr; r++) printf(" %11s", names[r]);
     printf("\n");
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        const int N = shapes[s].N, K = shapes[s].K;
-        float *Wf = q8_rand((long)N * K, -0.1f, 0.1f, 11 + s), *x = q8_rand(K, -2, 2, 21 + s);
+        const int N = shapes[s].N, K = shapes[s].K, gs = shapes[s].gs;
+        float *Wf = sc_rand((long)N * K, -0.1f, 0.1f, 11 + s), *x = sc_rand(K, -2, 2, 21 + s);
         float *y = calloc((size_t)N, sizeof(float)), *Ws = malloc((size_t)N * (K / gs) * sizeof(float));
         float *xs = malloc((size_t)(K / gs) * sizeof(float));
         int8_t *Wq = malloc((size_t)N * K), *xq = malloc((size_t)K);
         if (!Wf || !x || !y || !Ws || !xs || !Wq || !xq) { fprintf(stderr, "bench_q8: out of memory\n"); return 1; }
         tw_q8_quantize(Wq, Ws, Wf, N, K, gs);
         double us[8] = { 0 };
-        printf("%-28s %4.1f/%4.1fMB", shapes[s].what, (N * (double)K * 1.125) / 1e6, 4.0 * N * K / 1e6);
+        printf("%-28s %4.1f/%4.1fMB", shapes[s].what, (N * (double)K * (1.0 + 4.0 / gs)) / 1e6, 4.0 * N * K / 1e6);
         for (int r = 0; r < nr; r++) {
             mv_ctx c = proto[r];
             c.y = y; c.Wf = Wf; c.x = x; c.xs = xs; c.Ws = Ws; c.Wq = Wq; c.xq = xq;
@@ -247,6 +251,7 @@ int main(int argc, char **argv) {
         printf("\n");
         free(Wf); free(x); free(y); free(Ws); free(xs); free(Wq); free(xq);
     }
-    printf("(the int8 weights take 1.125 bytes a value with their scales; 9 MB for the classifier)\n");
+    printf("(the int8 weights take 1 + 4 / gs bytes a value with their scales: 1.125 with groups of 32,"
+           " 2 with groups of 4)\n");
     return 0;
 }

@@ -47,17 +47,6 @@ static char *decode(const tw_tokenizer *tok, const int *ids, int n) {
     return out;
 }
 
-// Prints a piece with its spaces visible ('_' for ' ', \n for a newline).
-static void show_piece(const char *p) {
-    putchar('[');
-    for (; *p; p++) {
-        if (*p == ' ') putchar('_');
-        else if (*p == '\n') fputs("\\n", stdout);
-        else putchar(*p);
-    }
-    putchar(']');
-}
-
 int main(int argc, char **argv) {
     const char *text = "Once upon a time, there was a little cat named Tom.";
     lesson_opt extra[] = { { "--text", 's', &text, "TEXT", "the sentence to tokenize" }, { 0 } };
@@ -73,20 +62,20 @@ int main(int argc, char **argv) {
     lesson_say("tok512.bin holds V = %d pieces, each with a merge score. They come in three "
                "groups:", tok.vocab_size);
     printf("  ids 0..2      special: 0 ");
-    show_piece(tok.vocab[0]);
+    lesson_print_piece(tok.vocab[0]);
     printf("  1 ");
-    show_piece(tok.vocab[1]);
+    lesson_print_piece(tok.vocab[1]);
     printf(" (BOS, begin of text)  2 ");
-    show_piece(tok.vocab[2]);
+    lesson_print_piece(tok.vocab[2]);
     printf(" (EOS, end of text)\n");
     printf("  ids 3..258    the 256 bytes: 3 %s  4 %s ... 13 %s (newline) ... 258 %s\n",
            tok.vocab[3], tok.vocab[4], tok.vocab[13], tok.vocab[258]);
     printf("  ids 259..511  learned pieces, e.g.");
-    for (int id = 259; id < 259 + 8; id++) { putchar(' '); show_piece(tok.vocab[id]); }
+    for (int id = 259; id < 259 + 8; id++) { putchar(' '); lesson_print_piece(tok.vocab[id]); }
     printf(" ...\n                longer ones:");
     int shown = 0;
     for (int id = 259; id < tok.vocab_size && shown < 8; id++)
-        if (strlen(tok.vocab[id]) >= 6) { putchar(' '); show_piece(tok.vocab[id]); shown++; }
+        if (strlen(tok.vocab[id]) >= 6) { putchar(' '); lesson_print_piece(tok.vocab[id]); shown++; }
     printf("\n");
     lesson_say("(llama2.c's export spells BOS and EOS with newlines around them, shown as \\n.) "
                "Spaces belong to the piece after them: \"_time\" (shown with _ for a space) is one "
@@ -99,7 +88,7 @@ int main(int argc, char **argv) {
     int *ids = encode(&tok, text, 1, &n);
     printf("  text  (%zu bytes): %s\n", strlen(text), text);
     printf("  pieces (%d tokens):\n    ", n);
-    for (int i = 0; i < n; i++) { show_piece(tw_tokenizer_decode(&tok, 0, ids[i])); putchar(' '); }
+    for (int i = 0; i < n; i++) { lesson_print_piece(tw_tokenizer_decode(&tok, 0, ids[i])); putchar(' '); }
     printf("\n  ids:\n    ");
     for (int i = 0; i < n; i++) printf("%d ", ids[i]);
     printf("\n");
@@ -123,7 +112,7 @@ int main(int argc, char **argv) {
     printf("  text: %s  (%zu bytes)\n  pieces:", odd, strlen(odd));
     for (int i = 0; i < n_odd; i++) {
         putchar(' ');
-        show_piece(tok.vocab[ids_odd[i]]);
+        lesson_print_piece(tok.vocab[ids_odd[i]]);
     }
     printf("\n");
     lesson_say("A character with no piece of its own is spelled byte by byte, with the byte "

@@ -143,15 +143,9 @@ int main(int argc, char **argv) {
 
     // ---- 1. the model ----
     lesson_section("The model");
-    char err[512];
     tw_model m = { 0 };
-    if (tw_llama2c_load(&m, MODEL_PATH, err, sizeof err) != TW_OK)
-        lesson_die("%s (run `make model` first)", err);
     tw_tokenizer tok = { 0 };
-    if (tw_tokenizer_load(&tok, TOK_PATH, m.cfg.vocab, err, sizeof err) != TW_OK) {
-        tw_model_free(&m);
-        lesson_die("%s (run `make model` first)", err);
-    }
+    lesson_load_model(&m, &tok, MODEL_PATH, TOK_PATH);
     const tw_model_config *c = &m.cfg;
     const int C = c->block.attn.d_model, L = c->n_layer, H = c->block.attn.n_head;
     const int G = c->block.attn.n_kv_head, D = c->block.attn.head_dim, V = c->vocab;

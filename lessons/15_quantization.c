@@ -11,7 +11,9 @@
 // agreement), twice: with the int8 weights read back into the fp32 forward pass (weights only),
 // and with the int8 forward pass ./generate runs on a version-2 file (activations quantized too).
 // Calls: tw_quant_groups, tw_dequant_groups, tw_q8_quantize, tw_q4_quantize, tw_q8_ops_for,
-//        tw_q8_linear, tw_kernels_for, tw_hf_config_from_json, tw_params_count, tw_llama2c_load,
+//        tw_q8_linear, tw_q8_packs (and the level's pack, matvec_packed), tw_q8_quantize_x,
+//        tw_q8_matvec_is_simd, tw_kernels_for, tw_hf_config_from_json, tw_params_count,
+//        tw_llama2c_load,
 //        tw_q8file_from_model, tw_q8file_to_model, tw_model_q8_free, tw_tokenizer_encode,
 //        tw_q8_budget_measure.
 // Build & run: make lesson15 && ./lesson15 [--out DIR] [--no-plot]
@@ -234,6 +236,56 @@ static void memory_table(void) {
 
 // ---- 6. speed ----
 
+// Microseconds per product of the level's packed layout (the copy a model state makes once:
+// sixteen rows interleaved, docs/quantization.md), quantizing x included, best of 3 batches; y
+// receives the product. 0 if the level has no packed layout for gs.
+static double packed_us(float *y, const tw_q8_ops *i8, const int8_t *Wq, const float *Ws,
+                        const float *x, int8_t *xq, float *xs, int N, int K, int gs, int reps) {
+    if (!tw_q8_packs(i8, gs)) return 0;
+    void *P = lesson_alloc_bytes(i8->packed_bytes(N, K, gs));
+    int32_t *scratch = lesson_alloc_bytes((size_t)K * sizeof *scratch);
+    i8->pack(P, Wq, Ws, N, K, gs);
+    double best = 1e9;
+    for (int trial = 0; trial < 3; trial++) {
+        double t0 = lesson_seconds();
+        for (int r = 0; r < reps; r++) {
+            tw_q8_quantize_x(i8, xq, xs, x, K / gs, gs);
+            i8->matvec_packed(y, P, scratch, xq, xs, N, K, gs);
+        }
+        best = fmin(best, (lesson_seconds() - t0) / reps);
+    }
+    return best * 1e6;
+}
+
+// stories260K's w1 (172 x 64) in groups of 4, the only size its widths allow (section 7): one
+// 32-bit lane's worth of bytes per group, which the int8 kernels of lib/simd/q8_g4_*.c use.
+static void speed_groups_of_4(const tw_kernels *f32, const tw_q8_ops *i8) {
+    const int N = 172, K = 64, gs = 4, reps = 3000;
+    float *Wf = lesson_uniform((long)N * K, -0.1f, 0.1f, 17), *x = lesson_uniform(K, -1, 1, 18);
+    float *y32 = lesson_alloc(N), *y8 = lesson_alloc(N), *Ws = lesson_alloc(N * K / gs), *xs = lesson_alloc(K / gs);
+    int8_t *Wq = lesson_alloc_bytes((size_t)N * K), *xq = lesson_alloc_bytes(K);
+    LESSON_TRY(tw_q8_quantize(Wq, Ws, Wf, N, K, gs));
+    double best32 = 1e9, best8 = 1e9;
+    for (int trial = 0; trial < 3; trial++) {   // best of 3 batches
+        double t0 = lesson_seconds();
+        for (int r = 0; r < reps; r++) f32->matvec(y32, Wf, x, N, K);
+        double t1 = lesson_seconds();
+        for (int r = 0; r < reps; r++) tw_q8_linear(i8, y8, xq, xs, Wq, Ws, x, N, K, gs);
+        double t2 = lesson_seconds();
+        best32 = fmin(best32, (t1 - t0) / reps);
+        best8 = fmin(best8, (t2 - t1) / reps);
+    }
+    const double us_packed = packed_us(y8, i8, Wq, Ws, x, xq, xs, N, K, gs, reps);
+    lesson_say("stories260K's w1 (172 x 64) in groups of 4 (%s): fp32 %.3f us, int8 %.3f us: %.2fx. "
+               "A scale per 4 weights costs a float conversion, multiply and add per 4 products, "
+               "where groups of 32 pay them once per 32.",
+               tw_q8_matvec_is_simd(i8, gs) ? "the group-size-4 kernels" : "the naive int8 loop",
+               best32 * 1e6, best8 * 1e6, best32 / best8);
+    if (us_packed > 0)
+        lesson_say("The packed layout in groups of 4: %.3f us: %.2fx fp32.", us_packed,
+                   best32 * 1e6 / us_packed);
+}
+
 static void speed(void) {
     lesson_section("How fast, on this machine (indicative only)");
     const int N = 768, K = 288, gs = 32, reps = 300;   // the 15M model's w1
@@ -253,17 +305,29 @@ static void speed(void) {
         best32 = fmin(best32, (t1 - t0) / reps);
         best8 = fmin(best8, (t2 - t1) / reps);
     }
-    char text[600];
-    snprintf(text, sizeof text,
+    float *yp = lesson_alloc(N);
+    const double us_packed = packed_us(yp, i8, Wq, Ws, x, xq, xs, N, K, gs, reps);
+    char text[800];
+    int len = snprintf(text, sizeof text,
              "# lesson 15: y = W x, W (768, 288), one thread, best of 3 batches of %d (indicative only)\n"
              "fp32 level %s: %.2f us\nint8 level %s: %.2f us (including quantizing x)\nratio: %.2fx\n",
              reps, f32->level, best32 * 1e6, i8->level, best8 * 1e6, best32 / best8);
+    if (us_packed > 0)
+        snprintf(text + len, sizeof text - (size_t)len,
+                 "int8 level %s, packed layout: %.2f us (including quantizing x)\nratio: %.2fx\n",
+                 i8->level, us_packed, best32 * 1e6 / us_packed);
     lesson_write_text("speed.txt", text);
     lesson_say("The 15M model's w1 (768 x 288): fp32 (%s kernel) %.2f us per product, int8 (%s "
                "kernel, quantizing x included) %.2f us: %.2fx. These weights (0.9 MB in fp32) sit "
                "in cache, so this measures arithmetic more than memory; `make bench` measures "
                "properly, with the peak of the integer units.", f32->level, best32 * 1e6, i8->level,
                best8 * 1e6, best32 / best8);
+    if (us_packed > 0)
+        lesson_say("A quantized model runs a faster layout of the same int8 numbers: sixteen rows "
+                   "interleaved, so each lane of the %s dot-product instruction holds one row's "
+                   "group sum and nothing has to be folded across lanes (docs/quantization.md). "
+                   "%.2f us: %.2fx fp32.", i8->level, us_packed, best32 * 1e6 / us_packed);
+    speed_groups_of_4(f32, i8);
     // The product itself must be right: within the int8 error of the weights and of x, checked
     // against fp32 (a generous 2% of sum |w x|: the relative error of Q8_0 with groups of 32 is
     // far below it, about 0.4% for each operand at these sizes).
@@ -272,8 +336,9 @@ static void speed(void) {
         double a = 0;
         for (int k = 0; k < K; k++) a += fabs((double)Wf[(long)i * K + k] * x[k]);
         if (!(fabs((double)y8[i] - y32[i]) <= 0.02 * a)) ok = 0;
+        if (us_packed > 0 && !(fabs((double)yp[i] - y32[i]) <= 0.02 * a)) ok = 0;
     }
-    lesson_expect("int8 y agrees with fp32 y within 2% of sum |w x|", ok);
+    lesson_expect("int8 y (both layouts) agrees with fp32 y within 2% of sum |w x|", ok);
 }
 
 // ---- 7. the error budget on a real model ----

@@ -116,17 +116,6 @@ static const char CODE[] =
 
 // ---- helpers ----
 
-// Prints a piece with its spaces visible ('_' for ' ', \n for a newline).
-static void show_piece(const char *p) {
-    putchar('[');
-    for (; *p; p++) {
-        if (*p == ' ') putchar('_');
-        else if (*p == '\n') fputs("\\n", stdout);
-        else putchar(*p);
-    }
-    putchar(']');
-}
-
 static int *encode(const tw_tokenizer *tok, const char *text, int *n) {
     int max = (int)tw_tokenizer_max_tokens(text);
     int *ids = lesson_alloc_bytes((size_t)max * sizeof(int));
@@ -145,7 +134,7 @@ static void show_encoding(const char *label, const tw_tokenizer *tok, const char
     int n;
     int *ids = encode(tok, text, &n);
     printf("  %-22s %3d tokens: ", label, n);
-    for (int i = 0; i < n && i < max; i++) show_piece(tok->vocab[ids[i]]);
+    for (int i = 0; i < n && i < max; i++) lesson_print_piece(tok->vocab[ids[i]]);
     printf(n > max ? " ...\n" : "\n");
 }
 

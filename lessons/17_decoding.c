@@ -44,14 +44,8 @@ typedef struct {
 enum { MAX_T = 256 };
 
 static void load(model *md) {
-    char err[512];
     memset(md, 0, sizeof *md);
-    if (tw_llama2c_load(&md->m, MODEL_PATH, err, sizeof err) != TW_OK)
-        lesson_die("%s (run `make model` first)", err);
-    if (tw_tokenizer_load(&md->tok, TOK_PATH, md->m.cfg.vocab, err, sizeof err) != TW_OK) {
-        tw_model_free(&md->m);
-        lesson_die("%s (run `make model` first)", err);
-    }
+    lesson_load_model(&md->m, &md->tok, MODEL_PATH, TOK_PATH);
     md->V = md->m.cfg.vocab;
     LESSON_TRY(tw_model_state_init(&md->full, &md->m, MAX_T, 0));
 }

@@ -55,14 +55,8 @@ enum { LESSON11_LAYER = 3, LESSON11_HEAD = 6 };
 #define PREV_THRESHOLD 0.45f
 
 static void load(model *md) {
-    char err[512];
     memset(md, 0, sizeof *md);
-    if (tw_llama2c_load(&md->m, MODEL_PATH, err, sizeof err) != TW_OK)
-        lesson_die("%s (run `make model` first)", err);
-    if (tw_tokenizer_load(&md->tok, TOK_PATH, md->m.cfg.vocab, err, sizeof err) != TW_OK) {
-        tw_model_free(&md->m);
-        lesson_die("%s (run `make model` first)", err);
-    }
+    lesson_load_model(&md->m, &md->tok, MODEL_PATH, TOK_PATH);
     md->L = md->m.cfg.n_layer;
     md->H = md->m.cfg.block.attn.n_head;
     md->V = md->m.cfg.vocab;

@@ -117,6 +117,16 @@ const char *lesson_visible_piece(const char *piece) {
     return out;
 }
 
+void lesson_print_piece(const char *piece) {
+    putchar('[');
+    for (const char *p = piece; *p; p++) {
+        if (*p == ' ') putchar('_');
+        else if (*p == '\n') fputs("\\n", stdout);
+        else putchar(*p);
+    }
+    putchar(']');
+}
+
 // ---- options ----
 
 static void print_help(const lesson_info *info, const lesson_args *d, const lesson_opt *extra) {
@@ -560,6 +570,18 @@ double lesson_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// ---- the real model ----
+
+void lesson_load_model(tw_model *m, tw_tokenizer *tok, const char *model_path, const char *tok_path) {
+    char err[512];
+    if (tw_llama2c_load(m, model_path, err, sizeof err) != TW_OK)
+        lesson_die("%s (run `make model` first)", err);
+    if (tw_tokenizer_load(tok, tok_path, m->cfg.vocab, err, sizeof err) != TW_OK) {
+        tw_model_free(m);
+        lesson_die("%s (run `make model` first)", err);
+    }
 }
 
 // ---- the end ----

@@ -82,6 +82,8 @@ void lesson_print_causal(const char *name, const float *x, int rows, int cols);
 // A token's piece with its spaces visible, as lesson 1 shows them: '_' for ' ', \n for a newline
 // (a tracked string).
 const char *lesson_visible_piece(const char *piece);
+// Prints the same in brackets, e.g. "[_the]", to stdout (nothing allocated).
+void lesson_print_piece(const char *piece);
 
 // ---- memory: tracked, freed by lesson_finish ----
 
@@ -133,6 +135,13 @@ int lesson_expect(const char *name, int ok);                                    
 // ---- timing ----
 
 double lesson_seconds(void);   // a monotonic clock, in seconds
+
+// ---- the real model ----
+
+// Loads a llama2.c checkpoint into *m and its tokenizer (with the model's vocabulary size) into
+// *tok, or stops the lesson with the loader's message and "(run `make model` first)"; the caller
+// frees both (tw_tokenizer_free, tw_model_free).
+void lesson_load_model(tw_model *m, tw_tokenizer *tok, const char *model_path, const char *tok_path);
 
 // ---- the end ----
 

@@ -74,9 +74,9 @@ $(BUILD)/tools/attention_matrix: $(BUILD)/tools/attention_matrix.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/make_ckpt15m: $(BUILD)/tools/make_ckpt15m.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-# bench_generate also links the compiler-vectorised rung and the CPU description (bench/).
+# bench_generate also links the compiler-vectorised rung, the CPU description and the clocks (bench/).
 $(BUILD)/tools/bench_generate: $(BUILD)/tools/bench_generate.o $(BUILD)/bench/autovec.o \
-                               $(BUILD)/bench/cpuinfo.o $(LIB)
+                               $(BUILD)/bench/cpuinfo.o $(BUILD)/bench/bench_clock.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/bench_generate.o: CPPFLAGS += -Ibench
 

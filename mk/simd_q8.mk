@@ -12,6 +12,10 @@ Q8_ISA_SRC  :=
 ifeq ($(SIMD),1)
   ifneq ($(filter x86_64% amd64%,$(SIMD_TARGET)),)
     Q8_ISA_SRC += lib/simd/q8_avx2.c lib/simd/q8_avx512.c lib/simd/q8_avx512vnni.c lib/simd/q8_vnni_rows16.c
+    Q8_ISA_SRC += lib/simd/q8_g4_avx2.c lib/simd/q8_g4_avx512.c lib/simd/q8_g4_avx512vnni.c
+    $(BUILD)/lib/simd/q8_g4_avx2.o: ISAFLAGS := -mavx2 -mfma
+    $(BUILD)/lib/simd/q8_g4_avx512.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx2 -mfma
+    $(BUILD)/lib/simd/q8_g4_avx512vnni.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx2 -mfma
     $(BUILD)/lib/simd/q8_avx2.o: ISAFLAGS := -mavx2 -mfma
     $(BUILD)/lib/simd/q8_avx512.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx2 -mfma
     $(BUILD)/lib/simd/q8_avx512vnni.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx2 -mfma
@@ -20,6 +24,8 @@ ifeq ($(SIMD),1)
   ifneq ($(filter aarch64% arm64%,$(SIMD_TARGET)),)
     Q8_ISA_SRC += lib/simd/q8_neon.c lib/simd/q8_neon_dot.c
     $(BUILD)/lib/simd/q8_neon_dot.o: ISAFLAGS := -march=armv8.2-a+dotprod
+    Q8_ISA_SRC += lib/simd/q8_g4_neon.c lib/simd/q8_g4_neon_dot.c
+    $(BUILD)/lib/simd/q8_g4_neon_dot.o: ISAFLAGS := -march=armv8.2-a+dotprod
   endif
 endif
 Q8_SRC  := $(Q8_BASE_SRC) $(Q8_ISA_SRC)

@@ -15,7 +15,9 @@ BENCH_TRAIN_ARGS ?=
 HAVE_TORCH = $(shell $(TORCH_PY) -c 'import torch' >/dev/null 2>&1 && echo 1 || echo 0)
 TORCH_CMD = $(if $(filter 1,$(HAVE_TORCH)),--torch-cmd '$(TORCH_PY) tools/bench_train_torch.py')
 
-BENCH_TRAIN_OBJ := $(BUILD)/tools/bench_train.o
+# The clocks and the median are bench_generate's too (bench/bench_clock.c).
+BENCH_TRAIN_OBJ := $(BUILD)/tools/bench_train.o $(BUILD)/bench/bench_clock.o
+$(BUILD)/tools/bench_train.o: CPPFLAGS += -Ibench
 $(BUILD)/tools/bench_train: $(BENCH_TRAIN_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 # The tool sets its thread count through omp_set_num_threads: OpenMP on its object too.

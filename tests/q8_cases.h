@@ -30,33 +30,35 @@
 #include "nn/rng.h"
 #include "nn/quant.h"
 #include "simd/q8.h"
+#include "sc_rand.h"   // sc_rand: seeded uniform floats
 
 #define Q8_U_ROUND 5.9604644775390625e-8   // 2^-24
 
 // Shapes (N rows, K columns, group size gs): group sizes the SIMD kernels take (32, 64, 128,
-// 16 on NEON) and ones they hand to the naive loop (8, 4, 1, 96 on AVX-512, 48); odd group
+// 16 on NEON, 4 with the group-size-4 kernels) and ones they hand to the naive loop (8, 1, 96
+// on AVX-512, 48); odd group
 // counts (the 256-bit / masked tails), one row, and the 15M model's widths.
-// The last three are for the packed layout (any gs % 4 == 0): stories260K's widths 172 and 64
-// with its group size 4, and gs 12; N not a multiple of 16 leaves a block partly empty.
+// The last three were added for the packed layout (any gs % 4 == 0): stories260K's widths 172
+// and 64 with its group size 4, and gs 12; N not a multiple of 16 leaves a block partly empty.
 static const struct { int N, K, gs; } Q8_SHAPES[] = {
     { 1, 32, 32 },  { 3, 64, 32 },   { 17, 96, 32 },  { 5, 288, 32 },  { 7, 160, 32 },
     { 2, 64, 64 },  { 3, 192, 64 },  { 4, 128, 128 }, { 3, 384, 128 }, { 2, 96, 96 },
     { 3, 48, 16 },  { 2, 40, 8 },    { 2, 12, 4 },    { 2, 7, 1 },     { 3, 1000, 8 },
     { 9, 768, 32 }, { 6, 288, 96 },  { 2, 144, 48 },  { 33, 256, 256 },
+    // gs 4, taken by the group-size-4 kernels (q8_g4_*.c): stories260K's matrices (64 x 64, the
+    // 32 x 64 keys and values, 172 x 64, 64 x 172 whose rows end 44 bytes into a 64-byte step,
+    // 512 x 64), one group, row counts that are not a multiple of 4, and every tail length of a
+    // 16-, 32- and 64-byte step (K % 64 = 4 ... 60).
+    { 64, 64, 4 },  { 32, 64, 4 },   { 172, 64, 4 },  { 64, 172, 4 },  { 512, 64, 4 },
+    { 1, 4, 4 },    { 3, 8, 4 },     { 5, 20, 4 },    { 6, 36, 4 },    { 7, 124, 4 },
+    { 2, 132, 4 },  { 9, 200, 4 },   { 4, 228, 4 },   { 3, 252, 4 },   { 2, 316, 4 },
+    { 2, 188, 4 },  { 2, 104, 4 },   { 2, 92, 4 },    { 2, 76, 4 },    { 2, 168, 4 },
+    { 5, 1024, 4 }, { 3, 1028, 4 },  { 2, 1100, 4 },   // the longest short row, and longer ones
     { 37, 172, 4 }, { 16, 64, 4 },   { 50, 96, 12 },
 };
 #define N_Q8_SHAPES ((int)(sizeof Q8_SHAPES / sizeof Q8_SHAPES[0]))
 
 static int q8_oom(char *msg, size_t msz) { snprintf(msg, msz, "out of memory"); return 1; }
-
-static float *q8_rand(long n, float lo, float hi, uint64_t seed) {
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    if (!p) return NULL;
-    tw_rng r;
-    tw_rng_init(&r, seed);
-    tw_rng_fill_uniform(&r, p, n, lo, hi);
-    return p;
-}
 
 static int q8_same_float(float a, float b) {
     if (isnan(a) && isnan(b)) return 1;
@@ -67,7 +69,7 @@ static int q8_same_float(float a, float b) {
 
 static int case_q8_quantize(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
     const int K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
-    float *x = q8_rand(K, -3.0f, 3.0f, 100u + (unsigned)shape);
+    float *x = sc_rand(K, -3.0f, 3.0f, 100u + (unsigned)shape);
     int8_t *q1 = malloc((size_t)K), *q2 = malloc((size_t)K);
     float *s1 = malloc((size_t)ng * sizeof(float)), *s2 = malloc((size_t)ng * sizeof(float));
     if (!x || !q1 || !q2 || !s1 || !s2) { free(x); free(q1); free(q2); free(s1); free(s2); return q8_oom(msg, msz); }
@@ -155,8 +157,8 @@ static int q8_matvec_exact(const tw_q8_ops *o, int packed, int shape, char *msg,
 
 static int q8_matvec_random(const tw_q8_ops *o, int packed, int shape, char *msg, size_t msz) {
     const int N = Q8_SHAPES[shape].N, K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
-    float *Wf = q8_rand((long)N * K, -0.5f, 0.5f, 200u + (unsigned)shape);
-    float *x = q8_rand(K, -4.0f, 4.0f, 300u + (unsigned)shape);
+    float *Wf = sc_rand((long)N * K, -0.5f, 0.5f, 200u + (unsigned)shape);
+    float *x = sc_rand(K, -4.0f, 4.0f, 300u + (unsigned)shape);
     int8_t *W = malloc((size_t)N * K), *xq = malloc((size_t)K);
     float *Ws = malloc((size_t)N * ng * sizeof(float)), *xs = malloc((size_t)ng * sizeof(float));
     float *y1 = malloc((size_t)N * sizeof(float)), *y2 = malloc((size_t)N * sizeof(float));

@@ -20,6 +20,7 @@
 #include "simd/simd.h"
 #include "nn/reference.h"
 #include "nn/rope.h"
+#include "sc_rand.h"
 
 #define U_ROUND 5.9604644775390625e-8   // 2^-24
 // Maximum relative error of the vectorised exp against libm's expf, as measured by case_exp over
@@ -31,15 +32,6 @@ static const int SIMD_SIZES[] = { 1, 3, 17, 63, 64, 65, 1000 };
 #define N_SIMD_SIZES ((int)(sizeof SIMD_SIZES / sizeof SIMD_SIZES[0]))
 
 // ---- helpers ----
-
-static float *sc_rand(long n, float lo, float hi, uint64_t seed) {
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    if (!p) return NULL;
-    tw_rng r;
-    tw_rng_init(&r, seed);
-    tw_rng_fill_uniform(&r, p, n, lo, hi);
-    return p;
-}
 
 static float *sc_zeros(long n) { return calloc((size_t)(n > 0 ? n : 1), sizeof(float)); }
 

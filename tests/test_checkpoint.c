@@ -27,18 +27,6 @@ static void tmp_path(char *out, size_t len, const char *tag) {
     snprintf(out, len, "%s/tw_test_ckpt_%ld_%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
 }
 
-static unsigned char *read_all(const char *path, long *n) {
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    *n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc((size_t)*n + 1);
-    ck_assert_int_eq((long)fread(b, 1, (size_t)*n, f), *n);
-    fclose(f);
-    return b;
-}
-
 // Every parameter of a and b: same table (names, shapes) and the same bits.
 static void assert_same_model(const tw_model *a, const tw_model *b) {
     ck_assert_int_eq(a->n_params, b->n_params);
@@ -64,7 +52,7 @@ START_TEST(token_file_round_trip_and_little_endian_layout)
     char err[256] = "";
     ck_assert_int_eq(tw_tokens_write(path, toks, 5, err, sizeof err), TW_OK);
     long nb;
-    unsigned char *raw = read_all(path, &nb);
+    unsigned char *raw = tt_read_file(path, &nb);
     ck_assert_int_eq(nb, 10);
     ck_assert_int_eq(raw[2], 2);      // 258 = 0x0102, low byte first
     ck_assert_int_eq(raw[3], 1);
@@ -192,7 +180,7 @@ START_TEST(stories260k_written_back_is_the_same_file)
     tmp_path(path, sizeof path, "s260k.bin");
     ck_assert_msg(tw_llama2c_write(path, &m, err, sizeof err) == TW_OK, "%s", err);
     long na, nb;
-    unsigned char *a = read_all(MODEL_PATH, &na), *b = read_all(path, &nb);
+    unsigned char *a = tt_read_file(MODEL_PATH, &na), *b = tt_read_file(path, &nb);
     ck_assert_int_eq(na, nb);
     int32_t h[7];
     memcpy(h, a, sizeof h);
@@ -242,7 +230,7 @@ START_TEST(llama_preset_round_trips_tied_and_untied)
         tmp_path(path, sizeof path, "llama.bin");
         ck_assert_msg(tw_llama2c_write(path, &m, err, sizeof err) == TW_OK, "%s", err);
         long n;
-        unsigned char *raw = read_all(path, &n);
+        unsigned char *raw = tt_read_file(path, &n);
         int32_t h[7];
         memcpy(h, raw, sizeof h);
         free(raw);

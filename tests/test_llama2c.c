@@ -27,18 +27,6 @@ static tw_model load_model(void) {
     return m;
 }
 
-static char *read_text(const char *path) {
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = calloc((size_t)n + 1, 1);
-    ck_assert_int_eq((long)fread(s, 1, (size_t)n, f), n);
-    fclose(f);
-    return s;
-}
-
 START_TEST(header_is_read_as_documented)
 {
     tw_model m = load_model();
@@ -99,7 +87,7 @@ START_TEST(greedy_256_positions_from_bos_is_the_documented_story)
         token = next;
     }
     out[len++] = '\n';
-    char *want = read_text("data/stories260K_greedy.txt");
+    char *want = (char *)tt_read_file("data/stories260K_greedy.txt", NULL);
     ck_assert_str_eq(out, want);
     free(want);
     free(out);

@@ -10,60 +10,71 @@
 static const int SHAPES[][2] = { { 1000, 288 }, { 4100, 17 }, { 37, 2000 }, { 257, 256 }, { 288, 288 } };
 enum { N_SHAPES = sizeof SHAPES / sizeof SHAPES[0] };
 
-// Every level against the naive kernel within 2 K u sum_k |w_ik x_k| per row (the bound of
-// tests/simd_cases.h: each of the two sums, in any order, is within K u sum|w x| of the exact).
-START_TEST(matvec_streaming_path_matches_naive)
-{
+// Runs check on every available level and every shape of SHAPES, with W (N, K) and x (K) seeded
+// random in [-1, 1): seed w_seed + s and x_seed + s for shape s.
+typedef void (*shape_check)(const char *lv, const tw_kernels *o, const float *W, const float *x,
+                            int N, int K);
+static void for_each_level_and_shape(shape_check check, uint64_t w_seed, uint64_t x_seed) {
     char levels[64];
     snprintf(levels, sizeof levels, "%s", tw_simd_available());
     for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
         const tw_kernels *o = tw_kernels_for(lv);
         for (int s = 0; s < N_SHAPES; s++) {
             int N = SHAPES[s][0], K = SHAPES[s][1];
-            float *W = sc_rand((long)N * K, -1, 1, 70 + s), *x = sc_rand(K, -1, 1, 80 + s);
-            float *got = sc_zeros(N), *want = sc_zeros(N);
-            ck_assert(W && x && got && want);
-            o->matvec(got, W, x, N, K);
-            tw_kernels_naive.matvec(want, W, x, N, K);
-            for (int i = 0; i < N; i++) {
-                double abs_sum = 0;
-                for (int k = 0; k < K; k++) abs_sum += fabs((double)W[(long)i * K + k] * x[k]);
-                double bound = 2.0 * K * U_ROUND * abs_sum + 1e-30;
-                ck_assert_msg(fabs((double)got[i] - want[i]) <= bound,
-                              "%s matvec %dx%d row %d: %.9g vs naive %.9g (bound %.3g)", lv, N, K,
-                              i, got[i], want[i], bound);
-            }
-            free(W); free(x); free(got); free(want);
+            float *W = sc_rand((long)N * K, -1, 1, w_seed + s), *x = sc_rand(K, -1, 1, x_seed + s);
+            ck_assert(W && x);
+            check(lv, o, W, x, N, K);
+            free(W); free(x);
         }
     }
+}
+
+// Every level against the naive kernel within 2 K u sum_k |w_ik x_k| per row (the bound of
+// tests/simd_cases.h: each of the two sums, in any order, is within K u sum|w x| of the exact).
+static void check_against_naive(const char *lv, const tw_kernels *o, const float *W, const float *x,
+                                int N, int K) {
+    float *got = sc_zeros(N), *want = sc_zeros(N);
+    ck_assert(got && want);
+    o->matvec(got, W, x, N, K);
+    tw_kernels_naive.matvec(want, W, x, N, K);
+    for (int i = 0; i < N; i++) {
+        double abs_sum = 0;
+        for (int k = 0; k < K; k++) abs_sum += fabs((double)W[(long)i * K + k] * x[k]);
+        double bound = 2.0 * K * U_ROUND * abs_sum + 1e-30;
+        ck_assert_msg(fabs((double)got[i] - want[i]) <= bound,
+                      "%s matvec %dx%d row %d: %.9g vs naive %.9g (bound %.3g)", lv, N, K,
+                      i, got[i], want[i], bound);
+    }
+    free(got); free(want);
+}
+
+START_TEST(matvec_streaming_path_matches_naive)
+{
+    for_each_level_and_shape(check_against_naive, 70, 80);
 }
 END_TEST
 
 // Splitting the rows into 1, 2, 3 or 7 parts (as 1, 2, 3 or 7 threads would, each part a
 // separate call on fewer rows, which also moves parts below the small-matrix threshold where the
 // AVX-512 kernel changes its loop order) gives bit-identical outputs: tolerance 0.
+static void check_row_split(const char *lv, const tw_kernels *o, const float *W, const float *x,
+                            int N, int K) {
+    float *whole = sc_zeros(N), *split = sc_zeros(N);
+    ck_assert(whole && split);
+    o->matvec(whole, W, x, N, K);
+    const int parts[] = { 1, 2, 3, 7 };
+    for (int p = 0; p < 4; p++) {
+        for (int i = 0; i < N; i++) split[i] = NAN;
+        for (int t = 0; t < parts[p]; t++) tw_matvec_part(o->matvec, split, W, x, N, K, t, parts[p]);
+        ck_assert_msg(memcmp(whole, split, (size_t)N * sizeof(float)) == 0,
+                      "%s matvec %dx%d split in %d parts differs", lv, N, K, parts[p]);
+    }
+    free(whole); free(split);
+}
+
 START_TEST(row_split_is_bit_identical)
 {
-    char levels[64];
-    snprintf(levels, sizeof levels, "%s", tw_simd_available());
-    for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
-        const tw_kernels *o = tw_kernels_for(lv);
-        for (int s = 0; s < N_SHAPES; s++) {
-            int N = SHAPES[s][0], K = SHAPES[s][1];
-            float *W = sc_rand((long)N * K, -1, 1, 90 + s), *x = sc_rand(K, -1, 1, 100 + s);
-            float *whole = sc_zeros(N), *split = sc_zeros(N);
-            ck_assert(W && x && whole && split);
-            o->matvec(whole, W, x, N, K);
-            const int parts[] = { 1, 2, 3, 7 };
-            for (int p = 0; p < 4; p++) {
-                for (int i = 0; i < N; i++) split[i] = NAN;
-                for (int t = 0; t < parts[p]; t++) tw_matvec_part(o->matvec, split, W, x, N, K, t, parts[p]);
-                ck_assert_msg(memcmp(whole, split, (size_t)N * sizeof(float)) == 0,
-                              "%s matvec %dx%d split in %d parts differs", lv, N, K, parts[p]);
-            }
-            free(W); free(x); free(whole); free(split);
-        }
-    }
+    for_each_level_and_shape(check_row_split, 90, 100);
 }
 END_TEST
 

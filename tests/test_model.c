@@ -76,26 +76,13 @@ END_TEST
 
 // ---- properties on random models ----
 
-// tw_model_randomize, then Linear weights redrawn as N(0, 1/C_in) and embeddings N(0, 0.25), so
-// that attention maps are far from uniform and every path carries signal a bug would disturb.
-static void randomize_strong(tw_model *m, uint64_t seed) {
-    tw_model_randomize(m, seed);
-    tw_rng r;
-    tw_rng_init(&r, seed ^ 0x5eed);
-    for (int i = 0; i < m->n_params; i++) {
-        tw_param *p = &m->params[i];
-        if (p->kind == TW_PARAM_WEIGHT)
-            tw_rng_fill_normal(&r, p->data, p->count, 1.0f / sqrtf((float)p->shape[1]));
-        else if (p->kind == TW_PARAM_EMBED)
-            tw_rng_fill_normal(&r, p->data, p->count, 0.5f);
-    }
-}
-
+// A model of the style with Linear weights N(0, 1/C_in) and embeddings N(0, 0.25)
+// (tt_randomize_strong).
 static void make_random_model(tw_model *m, const char *style, uint64_t seed) {
     tw_model_config c;
     ck_assert_int_eq(tw_model_config_preset(&c, style), TW_OK);
     ck_assert_int_eq(tw_model_init(m, &c), TW_OK);
-    randomize_strong(m, seed);
+    tt_randomize_strong(m, seed, 0.5f);
 }
 
 static void random_tokens(int *tokens, int T, int V, uint64_t seed) {

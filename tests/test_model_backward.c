@@ -161,17 +161,8 @@ static void make_strong_model(tw_model *m, const char *style, uint64_t seed) {
     tw_model_config c;
     ck_assert_int_eq(tw_model_config_preset(&c, style), TW_OK);
     ck_assert_int_eq(tw_model_init(m, &c), TW_OK);
-    tw_model_randomize(m, seed);
-    tw_rng r;
-    tw_rng_init(&r, seed ^ 0x5eed);
-    for (int i = 0; i < m->n_params; i++) {
-        tw_param *p = &m->params[i];
-        if (p->kind == TW_PARAM_WEIGHT)
-            tw_rng_fill_normal(&r, p->data, p->count, 1.0f / sqrtf((float)p->shape[1]));
-        else if (p->kind == TW_PARAM_EMBED)   // the 2017 style multiplies by sqrt(C) itself
-            tw_rng_fill_normal(&r, p->data, p->count,
-                               m->cfg.embed_scale ? 0.5f / sqrtf((float)c.block.attn.d_model) : 0.5f);
-    }
+    // the 2017 style multiplies its embeddings by sqrt(C) itself
+    tt_randomize_strong(m, seed, m->cfg.embed_scale ? 0.5f / sqrtf((float)c.block.attn.d_model) : 0.5f);
 }
 
 static double batch_loss(tw_model_state *s, const tw_model *m, const int *tokens,

@@ -37,20 +37,6 @@ static void tmp_path(char *out, size_t len, const char *tag) {
     snprintf(out, len, "%s/tw_test_npy_%ld_%s.npy", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
 }
 
-// Reads a whole file into a malloc'd buffer; *len receives its size.
-static unsigned char *slurp(const char *path, long *len) {
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    *len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *buf = malloc((size_t)*len + 1);
-    ck_assert(buf != NULL);
-    ck_assert_int_eq((long)fread(buf, 1, (size_t)*len, f), *len);
-    fclose(f);
-    return buf;
-}
-
 START_TEST(reader_reads_numpy_files_of_every_rank)
 {
     char path[128], err[256] = "";
@@ -81,7 +67,7 @@ START_TEST(writer_bytes_equal_numpy_bytes)
     fill_case_values(_i, data);
     ck_assert_int_eq(tw_npy_write(tmp, CASES[_i].dtype, data, CASES[_i].shape, CASES[_i].ndim), TW_OK);
     long n_want, n_got;
-    unsigned char *want = slurp(golden, &n_want), *got = slurp(tmp, &n_got);
+    unsigned char *want = tt_read_file(golden, &n_want), *got = tt_read_file(tmp, &n_got);
     remove(tmp);
     ck_assert_int_eq(n_got, n_want);
     for (long j = 0; j < n_want; j++)

@@ -51,6 +51,22 @@ START_TEST(dispatch_lists_levels_and_auto_is_the_best)
 }
 END_TEST
 
+// Group size 4 (stories260K's) runs each SIMD level's own kernels, not the naive loop: the shapes
+// with gs 4 above then test those kernels, and bench-generate's note about the naive loop is false.
+START_TEST(every_simd_level_takes_group_size_4)
+{
+    char levels[128];
+    snprintf(levels, sizeof levels, "%s", tw_q8_available());
+    for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
+        const tw_q8_ops *o = tw_q8_ops_for(lv);
+        int simd = strcmp(lv, "naive") != 0;
+        ck_assert_msg(tw_q8_matvec_is_simd(o, 4) == simd, "level %s, gs 4", lv);
+        if (simd) ck_assert_msg(o->matvec_g4 && o->quantize_x_g4, "level %s has no gs-4 kernels", lv);
+        ck_assert_msg(!tw_q8_matvec_is_simd(o, 12), "level %s claims gs 12", lv);   // naive there
+    }
+}
+END_TEST
+
 // tw_q8_linear is quantize_x then matvec, nothing else: bit for bit the two calls.
 START_TEST(linear_is_quantize_then_matvec)
 {
@@ -80,6 +96,7 @@ Suite *suite_q8(void) {
     TCase *td = tcase_create("dispatch");
     tcase_add_test(td, dispatch_lists_levels_and_auto_is_the_best);
     tcase_add_test(td, linear_is_quantize_then_matvec);
+    tcase_add_test(td, every_simd_level_takes_group_size_4);
     suite_add_tcase(s, td);
     return s;
 }

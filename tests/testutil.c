@@ -44,3 +44,32 @@ float *tt_rand(long n, float lo, float hi, uint64_t seed) {
     tw_rng_fill_uniform(&r, p, n, lo, hi);
     return p;
 }
+
+unsigned char *tt_read_file(const char *path, long *len) {
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    ck_assert_msg(n >= 0, "cannot measure %s", path);
+    unsigned char *b = malloc((size_t)n + 1);
+    ck_assert_msg(b != NULL, "out of memory reading %s (%ld bytes)", path, n);
+    ck_assert_int_eq((long)fread(b, 1, (size_t)n, f), n);
+    fclose(f);
+    b[n] = '\0';
+    if (len) *len = n;
+    return b;
+}
+
+void tt_randomize_strong(tw_model *m, uint64_t seed, float embed_std) {
+    tw_model_randomize(m, seed);
+    tw_rng r;
+    tw_rng_init(&r, seed ^ 0x5eed);
+    for (int i = 0; i < m->n_params; i++) {
+        tw_param *p = &m->params[i];
+        if (p->kind == TW_PARAM_WEIGHT)
+            tw_rng_fill_normal(&r, p->data, p->count, 1.0f / sqrtf((float)p->shape[1]));
+        else if (p->kind == TW_PARAM_EMBED)
+            tw_rng_fill_normal(&r, p->data, p->count, embed_std);
+    }
+}

@@ -13,5 +13,12 @@
 tw_npy tt_load(const char *rel, long expect_count);
 float *tt_zeros(long n);                     // calloc'd; fails the test if out of memory
 float *tt_rand(long n, float lo, float hi, uint64_t seed);   // uniform, from tw_rng
+// The whole file in a malloc'd buffer with a NUL byte after its last byte (the caller frees);
+// *len (when len is not NULL) receives its size. Fails the test if it cannot be read.
+unsigned char *tt_read_file(const char *path, long *len);
+// tw_model_randomize(m, seed), then every Linear weight redrawn from N(0, 1/C_in) and every
+// embedding from N(0, embed_std^2) (from tw_rng seeded seed ^ 0x5eed): attention maps far from
+// uniform and activations of order 1, so every path carries a signal a bug would disturb.
+void tt_randomize_strong(tw_model *m, uint64_t seed, float embed_std);
 
 #endif

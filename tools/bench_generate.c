@@ -23,11 +23,9 @@
 //
 // The prompt is seeded random token ids (no tokenizer needed); decoding is greedy. REPEATS
 // defaults to 5. Threads come from OpenMP (built with it by `make bench-generate`).
-#define _POSIX_C_SOURCE 200809L   // clock_gettime
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "tw.h"
 #include "real/llama2c.h"
 #include "real/sampler.h"
@@ -37,6 +35,7 @@
 #include "real/q8model.h"
 #include "autovec.h"
 #include "cpuinfo.h"
+#include "bench_clock.h"   // now_seconds, median
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -53,27 +52,11 @@ static const tw_q8_ops RUNQ_STYLE = { .level = "runq-style", .quantize_x = runq_
                                       .matvec = bench_q8_matvec_runq_style, .x_multiple = 1, .w_multiple = 1 };
 
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void check(tw_status st, const char *what) {
     if (st != TW_OK) {
         fprintf(stderr, "bench_generate: %s: %s\n", what, tw_status_str(st));
         exit(1);
     }
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // The largest of n values: a bandwidth is a ceiling, and on a shared machine the fastest pass is
@@ -113,20 +96,6 @@ static void run_once(double *t_pre, double *t_dec, const tw_model *m, int *seq, 
     *t_pre = t1 - t0;
     *t_dec = t2 - t1;
     tw_model_state_free(&s);
-}
-
-// Median tokens/s of prefill and decode over `repeats` runs (after one warm-up run).
-static void measure(double *pre_tps, double *dec_tps, const tw_model *m, int *seq, int P,
-                    int n_dec, int with_cache, int repeats, const tw_q8_ops *q8_ops) {
-    double tp[64], td[64], wp, wd;
-    run_once(&wp, &wd, m, seq, P, n_dec, with_cache, q8_ops);   // warm-up: page in, caches, clocks
-    for (int k = 0; k < repeats; k++) {
-        run_once(&tp[k], &td[k], m, seq, P, n_dec, with_cache, q8_ops);
-        tp[k] = P / tp[k];
-        td[k] = n_dec / td[k];
-    }
-    *pre_tps = median(tp, repeats);
-    *dec_tps = median(td, repeats);
 }
 
 // One row of the table: a level's kernels, optionally with the autovec matvec, a thread count,
@@ -251,10 +220,30 @@ static double read_gbs(const float *b, long n, int threads, int repeats, float *
 
 // ---- int8 ----
 
+// Medians of prefill and decode tokens/s of n rungs (model ms[r] with int8 kernels ops[r]; NULL:
+// its own), the rungs in turn within each repeat after one warm-up each, so that they face the
+// same load on a shared machine.   pre, dec: (n)
+static void measure_in_turn(double *pre, double *dec, const tw_model *const *ms,
+                            const tw_q8_ops *const *ops, int n, int *seq, int P, int n_dec, int repeats) {
+    double tp[4][64], td[4][64], wp, wd;
+    for (int r = 0; r < n; r++) run_once(&wp, &wd, ms[r], seq, P, n_dec, 1, ops[r]);
+    for (int k = 0; k < repeats; k++)
+        for (int r = 0; r < n; r++) {
+            run_once(&tp[r][k], &td[r][k], ms[r], seq, P, n_dec, 1, ops[r]);
+            tp[r][k] = P / tp[r][k];
+            td[r][k] = n_dec / td[r][k];
+        }
+    for (int r = 0; r < n; r++) {
+        pre[r] = median(tp[r], repeats);
+        dec[r] = median(td[r], repeats);
+    }
+}
+
 // The same model in Q8_0, made in memory as ./quantize makes the version-2 file and read back as
 // ./generate reads it (groups: 64 halved until they divide dim and hidden_dim), decoded with the
 // int8 kernels of the fast level and with the runq-style rung (the rest of the step: the fast
-// level's fp32 kernels in both), against the fp32 decode of the same run.
+// level's fp32 kernels in both), against the fp32 model decoded in turn with them (the ratio
+// printed first: the three rows face the same load) and the fp32 table's median.
 static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repeats,
                       const char *fast_level, double fp32_dec, double read_gbs_, double triad_gbs_) {
     const tw_model_config *c = &m32->cfg;
@@ -274,14 +263,20 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
     printf("int8: Q8_0 in groups of %d (as ./quantize writes it), every Linear layer in int8 with "
            "activations quantized; the rest of the step at the %s level\n", gs, fast_level);
     printf("%-8s %-12s %15s %15s\n", "level", "int8 kernels", "prefill tok/s", "decode tok/s");
-    double pre_r, dec_r, pre_b, dec_b;
-    measure(&pre_r, &dec_r, &m8, seq, P, n_dec, 1, repeats, &RUNQ_STYLE);
-    printf("%-8s %-12s %15.1f %15.1f\n", fast_level, RUNQ_STYLE.level, pre_r, dec_r);
-    measure(&pre_b, &dec_b, &m8, seq, P, n_dec, 1, repeats, NULL);
-    printf("%-8s %-12s %15.1f %15.1f\n", fast_level, q8best->level, pre_b, dec_b);
-    printf("int8 decode %s: %.2fx our fp32 decode (%s, same run), %.2fx the runq-style rung "
-           "(goals for the 15M shape: >= 3x and >= 3x)%s\n", q8best->level, dec_b / fp32_dec, fast_level,
-           dec_b / dec_r, gs % q8best->w_multiple && !tw_q8_packs(q8best, gs) ? " [this group size is not one the SIMD kernels "
+    // the runq-style rung, the best int8 kernels, and the fp32 model again, in turn
+    const tw_model *const ms[3] = { &m8, &m8, m32 };
+    const tw_q8_ops *const ops[3] = { &RUNQ_STYLE, NULL, NULL };
+    double pre[3], dec[3];
+    measure_in_turn(pre, dec, ms, ops, 3, seq, P, n_dec, repeats);
+    const double dec_r = dec[0], dec_b = dec[1], dec_f = dec[2];
+    printf("%-8s %-12s %15.1f %15.1f\n", fast_level, RUNQ_STYLE.level, pre[0], dec[0]);
+    printf("%-8s %-12s %15.1f %15.1f\n", fast_level, q8best->level, pre[1], dec[1]);
+    printf("%-8s %-12s %15.1f %15.1f   (the fp32 model, in turn with the two rows above)\n",
+           fast_level, "fp32", pre[2], dec[2]);
+    printf("int8 decode %s: %.2fx our fp32 decode (%s, in turn in this run; %.2fx the fp32 table's "
+           "median above), %.2fx the runq-style rung (goals for the 15M shape: >= 3x and >= 3x)%s\n",
+           q8best->level, dec_b / dec_f, fast_level, dec_b / fp32_dec, dec_b / dec_r,
+           !tw_q8_matvec_is_simd(q8best, gs) && !tw_q8_packs(q8best, gs) ? " [this group size is not one the SIMD kernels "
            "take: they run the naive loop]" : "");
     // int8 weights per token: 1 byte per matrix weight plus a 4-byte scale per group, or, where
     // the kernels read a packed copy, that copy's bytes (rows16: also a 4-byte correction per

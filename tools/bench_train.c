@@ -15,43 +15,24 @@
 // level, which is much slower: the 15M shape uses 1 there by default; PyTorch's 15M figure is the
 // median of 2). With N threads the batch is split into N parts trained in parallel
 // (tw_model_backward_split, lib/nn/train_parallel.h); with one, tw_model_backward runs it.
-#define _POSIX_C_SOURCE 200809L   // clock_gettime, popen
+#define _POSIX_C_SOURCE 200809L   // popen
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "tw.h"
 #include "simd/simd.h"
 #include "nn/reference.h"
 
 // The FMA-throughput probe of `make bench` (lib/simd/peak.h), read in one place: fma_peak_gflops.
 #include "simd/peak.h"
-
-// CPU seconds of the whole process (all threads): beside the wall time it shows how much of the
-// machine a run got (a shared machine's other load takes the rest).
-static double cpu_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "bench_clock.h"   // now_seconds, cpu_seconds, median (bench/)
 
 static void check(tw_status st, const char *what) {
     if (st != TW_OK) {
         fprintf(stderr, "bench_train: %s: %s\n", what, tw_status_str(st));
         exit(1);
     }
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 // Single-core FMA peak in GFLOP/s of the widest ISA this build and CPU can probe (the same probe
@@ -161,14 +142,10 @@ static float train_step(trainer *tr, const shape *sh) {
         check(tw_model_backward_split(&loss, &tr->g, tr->g_part, tr->ds, tr->s, &tr->m, tr->tokens,
                                       tr->targets, sh->B, sh->T, 1.0f, tr->parts), "backward");
     tr->step++;
-    for (int i = 0; i < tr->m.n_params; i++) {
-        tw_param *p = &tr->m.params[i];
-        const long off = p->data - tr->m.memory;
-        tw_adamw_hparams hp = { .lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
-                                .weight_decay = tw_adamw_decays(p->ndim) ? 0.1f : 0.0f };
-        tw_adamw_step(p->data, tr->m1 + off, tr->m2 + off, tr->g.params[i].data, p->count,
-                      tr->step, &hp);
-    }
+    // AdamW as ./train runs it: decay on the matrices only, shared among the threads.
+    const tw_adamw_hparams hp = { .lr = 1e-4f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
+                                  .weight_decay = 0.1f };
+    tw_adamw_step_model(&tr->m, tr->m1, tr->m2, &tr->g, tr->step, &hp);
     return loss;
 }
 
@@ -188,8 +165,7 @@ static double time_steps(double *cpu_per_step, const shape *sh, int steps, int p
     }
     *cpu_per_step = (cpu_seconds() - c0) / steps;
     trainer_free(&tr);
-    qsort(t, (size_t)steps, sizeof *t, cmp_double);
-    return steps % 2 ? t[steps / 2] : 0.5 * (t[steps / 2 - 1] + t[steps / 2]);
+    return median(t, steps);
 }
 
 

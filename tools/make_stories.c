@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *model_path = argv[1], *tok_path = argv[2], *outdir = argv[3];
-    long want = 500000;
+    long want = 2000000;
     unsigned long long seed = 1337;
     double val_frac = 0.1;
     for (int i = 4; i < argc; i += 2) {

@@ -22,6 +22,7 @@
 #include <time.h>
 #include "nn/model.h"
 #include "nn/train.h"
+#include "nn/train_parallel.h"
 #include "nn/loss.h"
 #include "io/atomic_file.h"
 #include "real/batches.h"
@@ -65,7 +66,12 @@ static void usage(FILE *f) {
         "  --sample-every N     print a sample every N steps (needs -z; default 100; 0: off)\n"
         "  --curve FILE.dat     the loss curve (default out/train/loss.dat; a PNG beside it with gnuplot;\n"
         "                       none: no curve)\n"
-        "  --simd LEVEL         naive, avx2, avx512, neon or auto\n");
+        "  --simd LEVEL         naive, avx2, avx512, neon or auto\n"
+        "  --threads N          split each batch into N parts trained on N OpenMP threads, AdamW\n"
+        "                       shared among them (default 1; 0: OMP_NUM_THREADS, else every core).\n"
+        "                       Needs `make OMP=1 BUILD=build-omp train`; without OpenMP the N parts run\n"
+        "                       one after another. Results for N and 1 agree to float rounding (the\n"
+        "                       parts' gradients are summed separately); the same N gives the same bits\n");
 }
 
 static void die_usage(const char *fmt, const char *a) {
@@ -95,6 +101,7 @@ typedef struct {
     int no_shuffle;
     double val_frac;      // < 0: not given
     long save_every, stop_after, eval_every, eval_batches, sample_every;
+    int threads;          // 0: OpenMP's default
 } options;
 
 static double parse_num(const char *flag, const char *s) {
@@ -126,6 +133,7 @@ static options parse_args(int argc, char **argv) {
     o.eval_batches = 8;
     o.sample_every = 100;
     o.curve = "out/train/loss.dat";
+    o.threads = 1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); exit(0); }
@@ -170,6 +178,7 @@ static options parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--eval-every"))   o.eval_every = parse_count(a, v, 0);
         else if (!strcmp(a, "--eval-batches")) o.eval_batches = parse_count(a, v, 1);
         else if (!strcmp(a, "--sample-every")) o.sample_every = parse_count(a, v, 0);
+        else if (!strcmp(a, "--threads"))      o.threads = (int)parse_count(a, v, 0);
         else die_usage("unknown flag '%s'", a);
     }
     if (!o.tokens && !o.text) die_usage("no data: give --tokens FILE.bin or --text FILE.txt -z TOK.bin%s", "");
@@ -186,6 +195,7 @@ static options parse_args(int argc, char **argv) {
     if (o.c.warmup > o.c.steps) die_usage("--warmup: longer than --steps%s", "");
     if (o.val_frac >= 1.0) die_usage("--val-frac: must be in [0, 1)%s", "");
     if (o.val && o.val_frac >= 0.0) die_usage("--val and --val-frac: give one%s", "");
+    if (o.threads > 64) die_usage("--threads: at most 64%s", "");
     if (o.val_frac < 0.0) o.val_frac = o.no_shuffle || o.val ? 0.0 : 0.1;
     return o;
 }
@@ -255,7 +265,9 @@ static float eval_loss(tw_trainer *t, const tw_model *m, const int *val, long n_
             memcpy(tg + (size_t)r * T, val + (w0 + r) * T + 1, (size_t)T * sizeof *tg);
         }
         float loss;
-        if (tw_model_loss(&loss, &t->s, m, in, tg, B, T) != TW_OK) return NAN;
+        const tw_status st = t->n_parts > 1 ? tw_model_loss_split(&loss, t->s_part, m, in, tg, B, T, t->n_parts)
+                                            : tw_model_loss(&loss, &t->s, m, in, tg, B, T);
+        if (st != TW_OK) return NAN;
         sum += loss;
     }
     return batches ? (float)(sum / (double)batches) : NAN;
@@ -411,8 +423,14 @@ int main(int argc, char **argv) {
     tw_batcher batches;
     if (tw_batcher_init(&batches, data, n_train, B, T, !o.no_shuffle, pr.shuffle_seed) != TW_OK)
         die_data("out of memory for the batch order%s", "");
+    // Threads: one part of the batch per thread (nn/train_parallel.h).
+    const int threads = o.threads > 0 ? o.threads : tw_matmul_threads();
+    tw_matmul_set_threads(threads);
+    if (threads > 1 && tw_matmul_threads() == 1)
+        fprintf(stderr, "train: --threads %d: built without OpenMP, so the %d parts of each batch run one "
+                "after another on one thread (make OMP=1 BUILD=build-omp train uses the threads)\n", threads, threads);
     tw_trainer t;
-    if (tw_trainer_init(&t, &m, T) != TW_OK) die_data("out of memory for training %s", "state");
+    if (tw_trainer_init_split(&t, &m, T, threads) != TW_OK) die_data("out of memory for training %s", "state");
     if (adam_m) {
         memcpy(t.adam_m, adam_m, (size_t)m.n_floats * sizeof(float));
         memcpy(t.adam_v, adam_v, (size_t)m.n_floats * sizeof(float));
@@ -435,8 +453,8 @@ int main(int argc, char **argv) {
     if (!isnan(floor_nll))
         fprintf(stderr, "train: teacher's floor %.4f nats/token (perplexity %.3f) from %s\n", floor_nll,
                 exp(floor_nll), floor_path);
-    fprintf(stderr, "train: ln V = %.4f: the loss of a model that knows nothing; %s kernels\n",
-            log((double)V), level);
+    fprintf(stderr, "train: ln V = %.4f: the loss of a model that knows nothing; %s kernels, %d thread%s\n",
+            log((double)V), level, tw_matmul_threads(), tw_matmul_threads() == 1 ? "" : "s");
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L   // fdopen, O_CLOEXEC
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "io/regular_file.h"
@@ -52,4 +53,27 @@ tw_file_open_result tw_regular_file_open(FILE **f, char *why, size_t why_len, co
         return TW_FILE_CANNOT_OPEN;
     }
     return TW_FILE_OK;
+}
+
+FILE *tw_regular_file_open_measured(long long *bytes, char *err, size_t err_len, const char *path,
+                                    const char *expected, const char *cannot_open) {
+    FILE *f;
+    char why[256];
+    tw_file_open_result r = tw_regular_file_open(&f, why, sizeof why, path, expected);
+    if (r != TW_FILE_OK) {
+        if (err && err_len) {
+            if (r == TW_FILE_NOT_REGULAR) snprintf(err, err_len, "%s: %s", path, why);
+            else snprintf(err, err_len, "%s: %s: %s", path, cannot_open, strerror(errno));
+        }
+        return NULL;
+    }
+    long long n = -1;
+    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
+    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        if (err && err_len) snprintf(err, err_len, "%s: cannot determine the file size", path);
+        return NULL;
+    }
+    *bytes = n;
+    return f;
 }

@@ -25,4 +25,13 @@ typedef enum {
 tw_file_open_result tw_regular_file_open(FILE **f, char *why, size_t why_len, const char *path,
                                          const char *expected);
 
+// tw_regular_file_open, then the file's size: on success returns the open file ("rb", the caller
+// fcloses it) positioned at its start, with its size in *bytes. On failure returns NULL with
+// nothing left open and one line in err (err may be NULL; err_len counts its terminating NUL):
+//   "PATH: is a directory, not a file: pass EXPECTED"  (and the other kinds above)
+//   "PATH: CANNOT_OPEN: No such file or directory"     (strerror of the failed open)
+//   "PATH: cannot determine the file size"
+FILE *tw_regular_file_open_measured(long long *bytes, char *err, size_t err_len, const char *path,
+                                    const char *expected, const char *cannot_open);
+
 #endif

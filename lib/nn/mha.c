@@ -55,7 +55,9 @@ tw_status tw_mha_scratch_init(tw_mha_scratch *s, const tw_mha_config *cfg, int T
     const size_t H = (size_t)cfg->n_head, G = (size_t)cfg->n_kv_head, D = (size_t)cfg->head_dim;
     const size_t Tm = (size_t)T_max, Sm = (size_t)S_max;
     // One allocation, cut into the tensors below (k, v, k_rot, kh, vh: S_max rows, since
-    // cross-attention projects S keys).
+    // cross-attention projects S keys). A block lays out the same tensors from its table
+    // (tw_block_tensors, nn/block.c) with different sizes: self-attention only, so k, v, k_rot
+    // and k_rms have T_max rows there, and q_rms, k_rms exist only with a QK-norm.
     const size_t sizes[14] = { Tm * H * D, Sm * G * D, Sm * G * D, Tm * H * D, Sm * G * D,
                                H * Tm * Sm, H * Tm * Sm, Tm * H * D, Tm * D, Sm * D, Sm * D, Tm * D,
                                Tm * H, Sm * G };

@@ -137,14 +137,21 @@ const char *tw_q8_available(void) {
     return lists[0];
 }
 
+int tw_q8_matvec_is_simd(const tw_q8_ops *o, int gs) {
+    if (strcmp(o->level, "naive") == 0) return 0;
+    return gs % o->w_multiple == 0 || (gs == 4 && o->matvec_g4);
+}
+
 void tw_q8_quantize_x(const tw_q8_ops *o, int8_t *q, float *s, const float *x, int n_groups, int gs) {
     if (gs % o->x_multiple == 0) o->quantize_x(q, s, x, n_groups, gs);
+    else if (gs == 4 && o->quantize_x_g4) o->quantize_x_g4(q, s, x, n_groups, gs);
     else tw_q8_quantize_x_naive(q, s, x, n_groups, gs);
 }
 
 void tw_q8_matvec(const tw_q8_ops *o, float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                   const float *xs, int N, int K, int gs) {
     if (gs % o->w_multiple == 0) o->matvec(y, Wq, Ws, xq, xs, N, K, gs);
+    else if (gs == 4 && o->matvec_g4) o->matvec_g4(y, Wq, Ws, xq, xs, N, K, gs);
     else tw_q8_matvec_naive(y, Wq, Ws, xq, xs, N, K, gs);
 }
 

@@ -78,11 +78,14 @@ const tw_q8_ops *tw_q8_ops_for_simd_level(const char *simd_level);
 // The int8 levels usable here, best last, separated by spaces, e.g. "naive avx2 avx512bw avx512vnni".
 const char *tw_q8_available(void);
 
-// A level's kernels where they take gs (gs % x_multiple == 0, gs % w_multiple == 0), the naive
-// loops otherwise. Same arguments as tw_q8_quantize_x_naive and tw_q8_matvec_naive.
+// A level's kernels where they take gs (gs % x_multiple == 0, gs % w_multiple == 0, or gs == 4
+// with the level's group-size-4 kernels), the naive loops otherwise. Same arguments as tw_q8_quantize_x_naive and tw_q8_matvec_naive.
 void tw_q8_quantize_x(const tw_q8_ops *o, int8_t *q, float *s, const float *x, int n_groups, int gs);
 void tw_q8_matvec(const tw_q8_ops *o, float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                   const float *xs, int N, int K, int gs);
+// 1 if tw_q8_matvec(o, ..., gs) runs one of o's own kernels, 0 if it runs the naive loop above
+// (always 0 for the naive level itself).
+int tw_q8_matvec_is_simd(const tw_q8_ops *o, int gs);
 // Quantize x into the caller's scratch, then the matvec: y = W x in int8.
 //   y: (N)   xq_scratch: (K)   xs_scratch: (K / gs)   Wq: (N, K)   Ws: (N, K / gs)   x: (K)
 void tw_q8_linear(const tw_q8_ops *o, float *y, int8_t *xq_scratch, float *xs_scratch,

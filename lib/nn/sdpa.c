@@ -13,6 +13,9 @@
 void tw_sdpa_scores(float *scores, const float *q, const float *k, const float *mask,
                          int T, int S, int D, int causal, int causal_offset) {
     assert(T > 0 && S > 0 && D > 0);
+    // A SIMD level with a kernel for narrow heads does all of this (without a mask) computing only
+    // the keys each row sees (simd.h); it declines at the naive level.
+    if (mask == NULL && tw_simd_sdpa_scores(scores, q, k, T, S, D, causal, causal_offset)) return;
     // q k^T is a Linear layer with k as the weight matrix: (T, D) x (S, D)^T -> (T, S).
     tw_linear_forward(scores, q, k, NULL, T, D, S);
     // Dividing by sqrt(D) keeps the dot products' variance near 1 for unit-variance q and k,
@@ -20,14 +23,13 @@ void tw_sdpa_scores(float *scores, const float *q, const float *k, const float *
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);
     for (int t = 0; t < T; t++) {
         float *row = scores + (size_t)t * S;
-        for (int s = 0; s < S; s++) {
-            if (causal && s > t + causal_offset) {
-                row[s] = -INFINITY;   // the future is hidden whatever the additive mask says
-                continue;
-            }
-            row[s] *= inv_sqrt_d;
-            if (mask) row[s] += mask[(size_t)t * S + s];
-        }
+        // Row t sees keys [0, n): all of them, or under the causal rule s <= t + causal_offset.
+        long n = causal ? (long)t + causal_offset + 1 : S;
+        n = n < 0 ? 0 : n > S ? S : n;
+        for (long s = 0; s < n; s++) row[s] *= inv_sqrt_d;
+        if (mask)
+            for (long s = 0; s < n; s++) row[s] += mask[(size_t)t * S + s];
+        for (long s = n; s < S; s++) row[s] = -INFINITY;   // the future is hidden whatever the mask says
     }
 }
 

@@ -19,12 +19,25 @@
 // +inf entries (they share the mass). Returns 1 if the row was one of them (y written); else 0
 // with the row's maximum in *max.
 static int special_row(float *y, const float *x, int n, float *max_out) {
-    float max = -INFINITY;
-    int has_nan = 0;
-    for (int j = 0; j < n; j++) {
-        if (isnan(x[j])) has_nan = 1;
-        else if (x[j] > max) max = x[j];
+    // The maximum over the non-NaN entries, in eight independent lanes (NaN never compares
+    // greater), then over the lanes: the same value as one pass in order (only a tie of +0 and -0
+    // could pick the other zero, and x - max, exp(x - max) and the checks below do not tell them
+    // apart), in an eighth of the dependent steps.
+    float lane[8] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY,
+                      -INFINITY, -INFINITY, -INFINITY, -INFINITY };
+    int has_nan = 0, head = 0;
+    for (; head + 8 <= n; head += 8)
+        for (int i = 0; i < 8; i++) {
+            const float v = x[head + i];
+            has_nan |= v != v;
+            lane[i] = v > lane[i] ? v : lane[i];
+        }
+    for (; head < n; head++) {
+        has_nan |= x[head] != x[head];
+        lane[0] = x[head] > lane[0] ? x[head] : lane[0];
     }
+    float max = lane[0];
+    for (int i = 1; i < 8; i++) max = lane[i] > max ? lane[i] : max;
     if (has_nan) {
         for (int j = 0; j < n; j++) y[j] = NAN;
         return 1;

@@ -28,6 +28,11 @@ typedef struct {
     float **grad_ptrs;       // (n_params) g.params[i].data, for the global norm
     long  *counts;           // (n_params)
     long   step;             // steps completed
+    // The batch split into n_parts parts that run on separate threads (nn/train_parallel.h);
+    // 1: not split, tw_model_backward over the whole batch (and the arrays below are NULL).
+    int    n_parts;
+    tw_model_grads *g_part;            // (n_parts - 1) the other parts' gradients
+    tw_model_state *s_part, *ds_part;  // (n_parts) each part's activations and their gradients
 } tw_trainer;
 
 typedef struct {
@@ -39,6 +44,11 @@ typedef struct {
 // Allocates for sequences of up to T_max positions. TW_ERR_NOMEM / TW_ERR_ARG.
 tw_status tw_trainer_init(tw_trainer *t, const tw_model *m, int T_max);
 void      tw_trainer_free(tw_trainer *t);   // safe on a zeroed struct
+// The same, for steps whose batch is split into n_parts parts (1 .. 64) trained in parallel when
+// the library is built with OpenMP (tw_model_backward_split, nn/train_parallel.h): for a given
+// n_parts every step gives the same bits on any number of threads; against n_parts = 1 the
+// gradients differ by one rounding of each element (the parts' sums are added at the end).
+tw_status tw_trainer_init_split(tw_trainer *t, const tw_model *m, int T_max, int n_parts);
 
 // One step on inputs, targets (B, T). Fills *st. If the loss or the gradient norm is NaN or Inf
 // the weights and moments are left untouched and TW_ERR_ARG is returned (the caller can then

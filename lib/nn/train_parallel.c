@@ -3,6 +3,9 @@
 #include "nn/train_parallel.h"
 #include "nn/loss.h"
 
+// Elementwise loops shorter than this stay on one thread: starting the threads would cost more.
+enum { PARALLEL_FLOATS = 1L << 15, ADAMW_BLOCK = 1L << 13 };
+
 static long count_targets(const int *targets, long n) {
     long c = 0;
     for (long i = 0; i < n; i++) c += targets[i] != TW_IGNORE_INDEX;
@@ -41,9 +44,61 @@ tw_status tw_model_backward_split(float *loss, tw_model_grads *g, tw_model_grads
         if (status[p] != TW_OK) return status[p];
         sum += part_loss[p];
     }
-    // The parts' gradients, in part order (part 0 already accumulated into g).
-    for (int p = 1; p < n_parts; p++)
-        for (long i = 0; i < g->n_floats; i++) g->memory[i] += g_part[p - 1].memory[i];
+    // The parts' gradients, in part order (part 0 already accumulated into g); each element's sum
+    // is in that order whichever thread takes it.
+    const long nf = g->n_floats;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (nf >= PARALLEL_FLOATS)
+#endif
+    for (long i = 0; i < nf; i++)
+        for (int p = 1; p < n_parts; p++) g->memory[i] += g_part[p - 1].memory[i];
     *loss = n > 0 ? (float)(sum / n) : 0.0f;
     return TW_OK;
+}
+
+tw_status tw_model_loss_split(float *loss, tw_model_state *s, const tw_model *m, const int *tokens,
+                              const int *targets, int B, int T, int n_parts) {
+    if (n_parts < 1 || n_parts > 64 || B < 1 || T < 1) return TW_ERR_ARG;
+    const long n = count_targets(targets, (long)B * T);
+    tw_status status[64];
+    double part_loss[64];
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 1)
+#endif
+    for (int p = 0; p < n_parts; p++) {
+        const int b0 = (int)((long)p * B / n_parts), b1 = (int)((long)(p + 1) * B / n_parts);
+        status[p] = TW_OK;
+        part_loss[p] = 0.0;
+        if (b1 == b0) continue;
+        const int *tgt = targets + (size_t)b0 * T;
+        float lp = 0.0f;
+        status[p] = tw_model_loss(&lp, &s[p], m, tokens + (size_t)b0 * T, tgt, b1 - b0, T);
+        part_loss[p] = (double)lp * count_targets(tgt, (long)(b1 - b0) * T);
+    }
+    double sum = 0.0;
+    for (int p = 0; p < n_parts; p++) {
+        if (status[p] != TW_OK) return status[p];
+        sum += part_loss[p];
+    }
+    *loss = n > 0 ? (float)(sum / n) : 0.0f;
+    return TW_OK;
+}
+
+void tw_adamw_step_model(tw_model *m, float *adam_m, float *adam_v, const tw_model_grads *g,
+                         int step, const tw_adamw_hparams *hp) {
+    for (int i = 0; i < m->n_params; i++) {
+        tw_param *p = &m->params[i];
+        const long off = (long)(p->data - m->memory), count = p->count;
+        tw_adamw_hparams h = *hp;
+        h.weight_decay = tw_adamw_decays(p->ndim) ? hp->weight_decay : 0.0f;
+        const float *grad = g->params[i].data;
+        const long blocks = (count + ADAMW_BLOCK - 1) / ADAMW_BLOCK;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) if (count >= PARALLEL_FLOATS)
+#endif
+        for (long b = 0; b < blocks; b++) {
+            const long j0 = b * ADAMW_BLOCK, nj = count - j0 < ADAMW_BLOCK ? count - j0 : ADAMW_BLOCK;
+            tw_adamw_step(p->data + j0, adam_m + off + j0, adam_v + off + j0, grad + j0, nj, step, &h);
+        }
+    }
 }

@@ -10,6 +10,7 @@
 #ifndef TW_TRAIN_PARALLEL_H
 #define TW_TRAIN_PARALLEL_H
 #include "nn/model.h"
+#include "nn/optim.h"
 
 // As tw_model_backward (loss, g accumulated into, tokens, targets, B, T, loss_scale), with
 //   g_part: (n_parts - 1) gradient buffers of tw_model_grads_init(.., m); overwritten
@@ -21,5 +22,19 @@ tw_status tw_model_backward_split(float *loss, tw_model_grads *g, tw_model_grads
                                   tw_model_state *ds, tw_model_state *s, const tw_model *m,
                                   const int *tokens, const int *targets, int B, int T,
                                   float loss_scale, int n_parts);
+
+// As tw_model_loss (loss, tokens, targets, B, T) with the batch cut into n_parts parts as above,
+// part p run forward through s[p] (n_parts states of tw_model_state_init(.., m, T_max >= T, 0)),
+// in parallel with OpenMP. The parts' summed losses are combined in double in part order: the
+// same bits on any number of threads, and within a rounding of tw_model_loss's.
+tw_status tw_model_loss_split(float *loss, tw_model_state *s, const tw_model *m, const int *tokens,
+                              const int *targets, int B, int T, int n_parts);
+
+// AdamW (tw_adamw_step) on every parameter of m with gradient g (same table), moments adam_m and
+// adam_v (n_floats each, in the parameters' layout), step counted from 1; hp->weight_decay goes
+// to the parameters tw_adamw_decays names, 0 to the others. The update is elementwise, so it is
+// shared among OpenMP threads in blocks of elements: the same bits on any number of threads.
+void tw_adamw_step_model(tw_model *m, float *adam_m, float *adam_v, const tw_model_grads *g,
+                         int step, const tw_adamw_hparams *hp);
 
 #endif

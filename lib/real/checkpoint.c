@@ -191,31 +191,6 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
     return TW_OK;
 }
 
-// Opens a regular file (io/regular_file.h) and measures it.
-static FILE *open_measured(const char *path, long long *bytes, const char *what, char *err,
-                           size_t err_len) {
-    FILE *f;
-    char why[256];
-    tw_file_open_result r = tw_regular_file_open(&f, why, sizeof why, path, what);
-    if (r == TW_FILE_NOT_REGULAR) {
-        set_err(err, err_len, "%s: %s", path, why);
-        return NULL;
-    }
-    if (r != TW_FILE_OK) {
-        set_err(err, err_len, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    long long n = -1;
-    if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        set_err(err, err_len, "%s: cannot determine the file size", path);
-        return NULL;
-    }
-    *bytes = n;
-    return f;
-}
-
 tw_status tw_checkpoint_write(const char *path, const tw_model *m, char *err, size_t err_len) {
     tw_atomic_file af;
     if (!host_is_little_endian()) {
@@ -240,7 +215,8 @@ tw_status tw_checkpoint_load(tw_model *m, const char *path, char *err, size_t er
         return TW_ERR_FORMAT;
     }
     long long left = 0;
-    FILE *f = open_measured(path, &left, "a TWMODEL checkpoint file (.bin)", err, err_len);
+    FILE *f = tw_regular_file_open_measured(&left, err, err_len, path,
+                                            "a TWMODEL checkpoint file (.bin)", "cannot open");
     if (f == NULL) return TW_ERR_IO;
     tw_status st = read_model_record(m, f, &left, path, err, err_len);
     fclose(f);
@@ -300,7 +276,8 @@ tw_status tw_train_state_load(tw_train_progress *pr, tw_model *m, float **adam_m
     memset(m, 0, sizeof *m);
     *adam_m = *adam_v = NULL;
     long long left = 0;
-    FILE *f = open_measured(path, &left, "a TWSTATE training state file", err, err_len);
+    FILE *f = tw_regular_file_open_measured(&left, err, err_len, path,
+                                            "a TWSTATE training state file", "cannot open");
     if (f == NULL) return TW_ERR_IO;
     char magic[8];
     int32_t version;

@@ -1,6 +1,5 @@
 // llama2c.c: loading llama2.c legacy checkpoints into a tw_model (see llama2c.h). The model then
 // runs on tw_model_forward like any other; nothing here computes.
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -214,25 +213,12 @@ tw_status tw_llama2c_load(tw_model *m, const char *path, char *err, size_t err_l
         set_err(err, err_len, "%s: llama2.c checkpoints are little-endian; this host is not", path);
         return TW_ERR_FORMAT;
     }
-    FILE *f;
-    tw_file_open_result fr = tw_regular_file_open(&f, why, sizeof why, path,
-                                                  "a llama2.c checkpoint file (.bin)");
-    if (fr == TW_FILE_NOT_REGULAR) {
-        set_err(err, err_len, "%s: %s", path, why);
-        return TW_ERR_IO;
-    }
-    if (fr != TW_FILE_OK) {
-        set_err(err, err_len, "%s: cannot open the model file: %s", path, strerror(errno));
-        return TW_ERR_IO;
-    }
     long long bytes = -1;
-    if (fseek(f, 0, SEEK_END) == 0) bytes = ftell(f);
+    FILE *f = tw_regular_file_open_measured(&bytes, err, err_len, path,
+                                            "a llama2.c checkpoint file (.bin)",
+                                            "cannot open the model file");
+    if (f == NULL) return TW_ERR_IO;
     int32_t header[7];
-    if (bytes < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        fclose(f);
-        set_err(err, err_len, "%s: cannot determine the file size", path);
-        return TW_ERR_IO;
-    }
     if (bytes < 28 || fread(header, sizeof(int32_t), 7, f) != 7) {
         fclose(f);
         set_err(err, err_len, "%s: file is %lld bytes, too short for the 28-byte header", path, bytes);

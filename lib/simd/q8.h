@@ -54,6 +54,11 @@ typedef struct {
     tw_q8_pack_fn          pack;
     tw_q8_matvec_packed_fn matvec_packed;
     int                    pack_multiple;   // the packed kernels handle gs % pack_multiple == 0
+    // Group size 4 (the only one stories260K's widths 64 and 172 share with a power of two
+    // above 1), which the kernels above do not take: one int32 lane per 4-byte group (q8_g4_*.c).
+    // NULL where a level has none; lib/nn/quant.c runs them when gs == 4.
+    tw_q8_quantize_fn  quantize_x_g4;
+    tw_q8_matvec_fn    matvec_g4;
 } tw_q8_ops;
 
 // The table of one SIMD level ("avx2", "avx512bw", "avx512vnni", "neon", "neon_dot"; "auto" = the
@@ -84,5 +89,21 @@ void tw_q8_matvec_neon(float *y, const int8_t *Wq, const float *Ws, const int8_t
                        const float *xs, int N, int K, int gs);
 void tw_q8_matvec_neon_dot(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                            const float *xs, int N, int K, int gs);
+
+
+// ---- group size 4 (q8_g4_*.c; same contracts as above, gs == 4 only) ----
+void tw_q8_quantize_x_g4_avx2(int8_t *q, float *s, const float *x, int n_groups, int gs);
+void tw_q8_matvec_g4_avx2(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                          const float *xs, int N, int K, int gs);
+void tw_q8_quantize_x_g4_avx512(int8_t *q, float *s, const float *x, int n_groups, int gs);
+void tw_q8_matvec_g4_avx512bw(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                              const float *xs, int N, int K, int gs);
+void tw_q8_matvec_g4_avx512vnni(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                                const float *xs, int N, int K, int gs);
+void tw_q8_quantize_x_g4_neon(int8_t *q, float *s, const float *x, int n_groups, int gs);
+void tw_q8_matvec_g4_neon(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                          const float *xs, int N, int K, int gs);
+void tw_q8_matvec_g4_neon_dot(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
+                              const float *xs, int N, int K, int gs);
 
 #endif

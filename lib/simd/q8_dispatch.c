@@ -3,6 +3,7 @@
 // mk/simd_q8.mk compiles the q8 objects under the same conditions); the run-time side asks the CPU
 // for the two extra features the int8 kernels use: AVX512_VNNI (CPUID leaf 7, ECX bit 11) and
 // the Arm dot-product instructions (Linux: HWCAP_ASIMDDP; macOS: hw.optional.arm.FEAT_DotProd).
+// Each level also carries its group-size-4 kernels (q8_g4_*.c), built under the same conditions.
 #if defined(__linux__)
 #define _GNU_SOURCE   // getauxval
 #endif
@@ -20,21 +21,31 @@
 
 #ifdef TW_HAVE_AVX2
 static const tw_q8_ops q8_avx2 = { .level = "avx2", .quantize_x = tw_q8_quantize_x_avx2,
-                                   .matvec = tw_q8_matvec_avx2, .x_multiple = 8, .w_multiple = 32 };
+                                   .matvec = tw_q8_matvec_avx2, .x_multiple = 8, .w_multiple = 32,
+                                   .quantize_x_g4 = tw_q8_quantize_x_g4_avx2,
+                                   .matvec_g4 = tw_q8_matvec_g4_avx2 };
 #endif
 #ifdef TW_HAVE_AVX512
 static const tw_q8_ops q8_avx512bw = { .level = "avx512bw", .quantize_x = tw_q8_quantize_x_avx512,
-                                       .matvec = tw_q8_matvec_avx512bw, .x_multiple = 8, .w_multiple = 32 };
+                                       .matvec = tw_q8_matvec_avx512bw, .x_multiple = 8, .w_multiple = 32,
+                                       .quantize_x_g4 = tw_q8_quantize_x_g4_avx512,
+                                       .matvec_g4 = tw_q8_matvec_g4_avx512bw };
 static const tw_q8_ops q8_avx512vnni = { .level = "avx512vnni", .quantize_x = tw_q8_quantize_x_avx512,
                                          .matvec = tw_q8_matvec_avx512vnni, .x_multiple = 8, .w_multiple = 32,
                                          .packed_bytes = tw_q8_rows16_bytes, .pack = tw_q8_rows16_pack,
-                                         .matvec_packed = tw_q8_rows16_matvec, .pack_multiple = 4 };
+                                         .matvec_packed = tw_q8_rows16_matvec, .pack_multiple = 4,
+                                         .quantize_x_g4 = tw_q8_quantize_x_g4_avx512,
+                                         .matvec_g4 = tw_q8_matvec_g4_avx512vnni };
 #endif
 #ifdef TW_HAVE_NEON
 static const tw_q8_ops q8_neon = { .level = "neon", .quantize_x = tw_q8_quantize_x_neon,
-                                   .matvec = tw_q8_matvec_neon, .x_multiple = 8, .w_multiple = 16 };
+                                   .matvec = tw_q8_matvec_neon, .x_multiple = 8, .w_multiple = 16,
+                                   .quantize_x_g4 = tw_q8_quantize_x_g4_neon,
+                                   .matvec_g4 = tw_q8_matvec_g4_neon };
 static const tw_q8_ops q8_neon_dot = { .level = "neon_dot", .quantize_x = tw_q8_quantize_x_neon,
-                                       .matvec = tw_q8_matvec_neon_dot, .x_multiple = 8, .w_multiple = 16 };
+                                       .matvec = tw_q8_matvec_neon_dot, .x_multiple = 8, .w_multiple = 16,
+                                       .quantize_x_g4 = tw_q8_quantize_x_g4_neon,
+                                       .matvec_g4 = tw_q8_matvec_g4_neon_dot };
 #endif
 
 // ---- what the CPU can run ----

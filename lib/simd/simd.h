@@ -265,4 +265,21 @@ void tw_matvec_part(tw_matvec_fn fn, float *y, const float *W, const float *x, i
 // (n <= 0 changes nothing); returns the number now in effect (always 1 without OpenMP).
 int  tw_threads_set(int n);
 
+// attn_avx512.c: one attention head's backward (as tw_sdpa_backward) and its mix (out = weights
+// v) for head sizes D <= 16, vectors along the keys; return 0 (nothing done) for other D or when
+// their scratch cannot be allocated. train_ops.c's hooks call them at the AVX-512 level.
+int tw_sdpa_backward_narrow_avx512(float *dq, float *dk, float *dv, float *dscores,
+                                   const float *dout, const float *q, const float *k,
+                                   const float *v, const float *weights, int T, int S, int D);
+int tw_sdpa_mix_narrow_avx512(float *out, const float *weights, const float *v, int T, int S, int D);
+int tw_sdpa_scores_narrow_avx512(float *scores, const float *q, const float *k, int T, int S,
+                                 int D, int causal, int causal_offset);
+// The hook of tw_sdpa_scores (sdpa.c) without a mask: scores[t][s] = (q[t] . k[s]) / sqrt(D)
+// (the product rounded, then scaled, as sdpa.c does) for the keys row t may see (s <= t +
+// causal_offset when causal, else all), -inf for the others; returns 0 (nothing done) when the
+// level has no such kernel, and the caller then runs the Linear layer and its own loop.
+//   scores: (T, S)   q: (T, D)   k: (S, D)
+int tw_simd_sdpa_scores(float *scores, const float *q, const float *k, int T, int S, int D,
+                        int causal, int causal_offset);
+
 #endif

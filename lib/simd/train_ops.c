@@ -61,8 +61,26 @@ static int block_width(const float *weights, int t0, int t1, int S) {
     return width;
 }
 
+// 1 when the level's products are AVX-512's, whose narrow-head attention (attn_avx512.c) then
+// replaces the packed products for D <= 16.
+static int narrow_avx512(int D) {
+#ifdef TW_HAVE_AVX512
+    return D <= 16 && tw_simd.gemm == &tw_ukernel_avx512;
+#else
+    (void)D;
+    return 0;
+#endif
+}
+
+int tw_simd_sdpa_scores(float *scores, const float *q, const float *k, int T, int S, int D,
+                        int causal, int causal_offset) {
+    if (!tw_simd.gemm || !narrow_avx512(D)) return 0;
+    return tw_sdpa_scores_narrow_avx512(scores, q, k, T, S, D, causal, causal_offset);
+}
+
 int tw_simd_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D) {
     if (!tw_simd.gemm) return 0;
+    if (narrow_avx512(D) && tw_sdpa_mix_narrow_avx512(out, weights, v, T, S, D)) return 1;
     for (int t0 = 0; t0 < T; t0 += ROWS) {
         const int t1 = t0 + ROWS < T ? t0 + ROWS : T;
         const int width = block_width(weights, t0, t1, S);
@@ -76,6 +94,9 @@ int tw_simd_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const
                           const float *q, const float *k, const float *v, const float *weights,
                           int T, int S, int D) {
     if (!tw_simd.gemm) return 0;
+    if (narrow_avx512(D) && tw_sdpa_backward_narrow_avx512(dq, dk, dv, dscores, dout, q, k, v,
+                                                           weights, T, S, D))
+        return 1;
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // the forward's factor, same rounding
     for (int t0 = 0; t0 < T; t0 += ROWS) {
         const int t1 = t0 + ROWS < T ? t0 + ROWS : T, m = t1 - t0;
