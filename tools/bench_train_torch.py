@@ -14,13 +14,32 @@ after warm-up, over wall time and over the process's CPU time).
 """
 import argparse
 import math
+import os
 import statistics
 import sys
 import time
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+
+def threads_from_argv(argv):
+    """The --threads value (default 1), read before torch is imported."""
+    for i, arg in enumerate(argv):
+        if arg == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--threads="):
+            return arg.split("=", 1)[1]
+    return "1"
+
+
+# torch.set_num_threads sets only its intra-op pool; the BLAS library under Debian's torch
+# (OpenBLAS) starts its own pool of one thread per core when it loads. Setting these before the
+# import keeps every pool at the asked-for count, so "one thread" is one core, as ours is.
+_THREADS = threads_from_argv(sys.argv[1:])
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1" if _THREADS == "0" else _THREADS   # --threads 0 means 1, as below
+
+import torch  # noqa: E402  (after the thread counts above)
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 
 class RMSNorm(nn.Module):
