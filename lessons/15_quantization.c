@@ -257,6 +257,29 @@ static double packed_us(float *y, const tw_q8_ops *i8, const int8_t *Wq, const f
     return best * 1e6;
 }
 
+// One shape timed three ways, microseconds per product, best of 3 batches of reps: the fp32
+// matvec, the int8 level's row-major kernels (quantizing x included) and its packed layout (0 if
+// it has none). y32, y8 and yp receive the three products (N each).
+typedef struct { double fp32, int8, packed; } product_us;
+
+static product_us time_products(float *y32, float *y8, float *yp, const tw_kernels *f32,
+                                const tw_q8_ops *i8, const float *Wf, const int8_t *Wq,
+                                const float *Ws, const float *x, int8_t *xq, float *xs, int N,
+                                int K, int gs, int reps) {
+    product_us t = { 1e9, 1e9, 0 };
+    for (int trial = 0; trial < 3; trial++) {
+        double t0 = lesson_seconds();
+        for (int r = 0; r < reps; r++) f32->matvec(y32, Wf, x, N, K);
+        double t1 = lesson_seconds();
+        for (int r = 0; r < reps; r++) tw_q8_linear(i8, y8, xq, xs, Wq, Ws, x, N, K, gs);
+        double t2 = lesson_seconds();
+        t.fp32 = fmin(t.fp32, (t1 - t0) / reps * 1e6);
+        t.int8 = fmin(t.int8, (t2 - t1) / reps * 1e6);
+    }
+    t.packed = packed_us(yp, i8, Wq, Ws, x, xq, xs, N, K, gs, reps);
+    return t;
+}
+
 // stories260K's w1 (172 x 64) in groups of 4, the only size its widths allow (section 7): one
 // 32-bit lane's worth of bytes per group, which the int8 kernels of lib/simd/q8_g4_*.c use.
 static void speed_groups_of_4(const tw_kernels *f32, const tw_q8_ops *i8) {
@@ -265,68 +288,47 @@ static void speed_groups_of_4(const tw_kernels *f32, const tw_q8_ops *i8) {
     float *y32 = lesson_alloc(N), *y8 = lesson_alloc(N), *Ws = lesson_alloc(N * K / gs), *xs = lesson_alloc(K / gs);
     int8_t *Wq = lesson_alloc_bytes((size_t)N * K), *xq = lesson_alloc_bytes(K);
     LESSON_TRY(tw_q8_quantize(Wq, Ws, Wf, N, K, gs));
-    double best32 = 1e9, best8 = 1e9;
-    for (int trial = 0; trial < 3; trial++) {   // best of 3 batches
-        double t0 = lesson_seconds();
-        for (int r = 0; r < reps; r++) f32->matvec(y32, Wf, x, N, K);
-        double t1 = lesson_seconds();
-        for (int r = 0; r < reps; r++) tw_q8_linear(i8, y8, xq, xs, Wq, Ws, x, N, K, gs);
-        double t2 = lesson_seconds();
-        best32 = fmin(best32, (t1 - t0) / reps);
-        best8 = fmin(best8, (t2 - t1) / reps);
-    }
-    const double us_packed = packed_us(y8, i8, Wq, Ws, x, xq, xs, N, K, gs, reps);
+    const product_us t = time_products(y32, y8, y8, f32, i8, Wf, Wq, Ws, x, xq, xs, N, K, gs, reps);
     lesson_say("stories260K's w1 (172 x 64) in groups of 4 (%s): fp32 %.3f us, int8 %.3f us: %.2fx. "
                "A scale per 4 weights costs a float conversion, multiply and add per 4 products, "
                "where groups of 32 pay them once per 32.",
                tw_q8_matvec_is_simd(i8, gs) ? "the group-size-4 kernels" : "the naive int8 loop",
-               best32 * 1e6, best8 * 1e6, best32 / best8);
-    if (us_packed > 0)
-        lesson_say("The packed layout in groups of 4: %.3f us: %.2fx fp32.", us_packed,
-                   best32 * 1e6 / us_packed);
+               t.fp32, t.int8, t.fp32 / t.int8);
+    if (t.packed > 0)
+        lesson_say("The packed layout in groups of 4: %.3f us: %.2fx fp32.", t.packed, t.fp32 / t.packed);
 }
 
 static void speed(void) {
     lesson_section("How fast, on this machine (indicative only)");
     const int N = 768, K = 288, gs = 32, reps = 300;   // the 15M model's w1
     float *Wf = lesson_uniform((long)N * K, -0.1f, 0.1f, 15), *x = lesson_uniform(K, -1, 1, 16);
-    float *y32 = lesson_alloc(N), *y8 = lesson_alloc(N), *Ws = lesson_alloc(N * K / gs), *xs = lesson_alloc(K / gs);
+    float *y32 = lesson_alloc(N), *y8 = lesson_alloc(N), *yp = lesson_alloc(N);
+    float *Ws = lesson_alloc(N * K / gs), *xs = lesson_alloc(K / gs);
     int8_t *Wq = lesson_alloc_bytes((size_t)N * K), *xq = lesson_alloc_bytes(K);
     LESSON_TRY(tw_q8_quantize(Wq, Ws, Wf, N, K, gs));
     const tw_kernels *f32 = tw_kernels_for("auto");
     const tw_q8_ops *i8 = tw_q8_ops_for("auto");
-    double best32 = 1e9, best8 = 1e9;
-    for (int trial = 0; trial < 3; trial++) {   // best of 3 batches
-        double t0 = lesson_seconds();
-        for (int r = 0; r < reps; r++) f32->matvec(y32, Wf, x, N, K);
-        double t1 = lesson_seconds();
-        for (int r = 0; r < reps; r++) tw_q8_linear(i8, y8, xq, xs, Wq, Ws, x, N, K, gs);
-        double t2 = lesson_seconds();
-        best32 = fmin(best32, (t1 - t0) / reps);
-        best8 = fmin(best8, (t2 - t1) / reps);
-    }
-    float *yp = lesson_alloc(N);
-    const double us_packed = packed_us(yp, i8, Wq, Ws, x, xq, xs, N, K, gs, reps);
+    const product_us t = time_products(y32, y8, yp, f32, i8, Wf, Wq, Ws, x, xq, xs, N, K, gs, reps);
     char text[800];
     int len = snprintf(text, sizeof text,
              "# lesson 15: y = W x, W (768, 288), one thread, best of 3 batches of %d (indicative only)\n"
              "fp32 level %s: %.2f us\nint8 level %s: %.2f us (including quantizing x)\nratio: %.2fx\n",
-             reps, f32->level, best32 * 1e6, i8->level, best8 * 1e6, best32 / best8);
-    if (us_packed > 0)
+             reps, f32->level, t.fp32, i8->level, t.int8, t.fp32 / t.int8);
+    if (t.packed > 0)
         snprintf(text + len, sizeof text - (size_t)len,
                  "int8 level %s, packed layout: %.2f us (including quantizing x)\nratio: %.2fx\n",
-                 i8->level, us_packed, best32 * 1e6 / us_packed);
+                 i8->level, t.packed, t.fp32 / t.packed);
     lesson_write_text("speed.txt", text);
     lesson_say("The 15M model's w1 (768 x 288): fp32 (%s kernel) %.2f us per product, int8 (%s "
                "kernel, quantizing x included) %.2f us: %.2fx. These weights (0.9 MB in fp32) sit "
                "in cache, so this measures arithmetic more than memory; `make bench` measures "
-               "properly, with the peak of the integer units.", f32->level, best32 * 1e6, i8->level,
-               best8 * 1e6, best32 / best8);
-    if (us_packed > 0)
+               "properly, with the peak of the integer units.", f32->level, t.fp32, i8->level,
+               t.int8, t.fp32 / t.int8);
+    if (t.packed > 0)
         lesson_say("A quantized model runs a faster layout of the same int8 numbers: sixteen rows "
                    "interleaved, so each lane of the %s dot-product instruction holds one row's "
                    "group sum and nothing has to be folded across lanes (docs/quantization.md). "
-                   "%.2f us: %.2fx fp32.", i8->level, us_packed, best32 * 1e6 / us_packed);
+                   "%.2f us: %.2fx fp32.", i8->level, t.packed, t.fp32 / t.packed);
     speed_groups_of_4(f32, i8);
     // The product itself must be right: within the int8 error of the weights and of x, checked
     // against fp32 (a generous 2% of sum |w x|: the relative error of Q8_0 with groups of 32 is
@@ -336,7 +338,7 @@ static void speed(void) {
         double a = 0;
         for (int k = 0; k < K; k++) a += fabs((double)Wf[(long)i * K + k] * x[k]);
         if (!(fabs((double)y8[i] - y32[i]) <= 0.02 * a)) ok = 0;
-        if (us_packed > 0 && !(fabs((double)yp[i] - y32[i]) <= 0.02 * a)) ok = 0;
+        if (t.packed > 0 && !(fabs((double)yp[i] - y32[i]) <= 0.02 * a)) ok = 0;
     }
     lesson_expect("int8 y (both layouts) agrees with fp32 y within 2% of sum |w x|", ok);
 }
