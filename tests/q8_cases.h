@@ -11,6 +11,10 @@
 //                partial sum stays below 2^24 * 2^-10), so the results must be equal bit for bit:
 //                this isolates the integer dot products, which must be exact. Weights cover the
 //                whole int8 range including -128. Tolerance 0.
+//                The same with Ws = 2^-20 and xs = 2^115 (the whole float range, as docs/kernels.md
+//                asks of every kernel): each term d Ws xs = d 2^95 stays far below the float
+//                maximum, but d xs alone (up to 2^16 * 2^115) does not, so a kernel that multiplies
+//                d by xs before Ws overflows where the naive loop, ((d Ws) xs), does not.
 //   matvec, random  realistic scales: the integer parts are still exact, but the float terms
 //                d_g * Ws_g * xs_g are rounded (two products, <= 2u relative each way) and added in
 //                a different order (the SIMD versions keep per-lane partial sums, i.e. the lanes
@@ -125,7 +129,8 @@ static int q8_run(const tw_q8_ops *o, int packed, float *y, const int8_t *W, con
 
 // ---- matvec with power-of-two scales: bit for bit ----
 
-static int q8_matvec_exact(const tw_q8_ops *o, int packed, int shape, char *msg, size_t msz) {
+static int q8_matvec_exact(const tw_q8_ops *o, int packed, int shape, float w_scale, float x_scale,
+                           char *msg, size_t msz) {
     const int N = Q8_SHAPES[shape].N, K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
     int8_t *W = malloc((size_t)N * K), *xq = malloc((size_t)K);
     float *Ws = malloc((size_t)N * ng * sizeof(float)), *xs = malloc((size_t)ng * sizeof(float));
@@ -137,16 +142,17 @@ static int q8_matvec_exact(const tw_q8_ops *o, int packed, int shape, char *msg,
     tw_rng_init(&r, 7u + (unsigned)shape);
     for (long i = 0; i < (long)N * K; i++) W[i] = (int8_t)((int)(tw_rng_next(&r) % 256u) - 128);
     for (int k = 0; k < K; k++) xq[k] = (int8_t)((int)(tw_rng_next(&r) % 255u) - 127);
-    for (long i = 0; i < (long)N * ng; i++) Ws[i] = 0.0078125f;   // 2^-7
-    for (int g = 0; g < ng; g++) xs[g] = 0.125f;                   // 2^-3
+    for (long i = 0; i < (long)N * ng; i++) Ws[i] = w_scale;   // a power of two
+    for (int g = 0; g < ng; g++) xs[g] = x_scale;               // a power of two
     W[0] = -128; W[(long)N * K - 1] = -128; xq[0] = -127; xq[K - 1] = 127;   // the extremes
     tw_q8_matvec_naive(y1, W, Ws, xq, xs, N, K, gs);
     const int ran = q8_run(o, packed, y2, W, Ws, xq, xs, N, K, gs);
     int bad = ran < 0 ? q8_oom(msg, msz) : 0;
     for (int i = 0; i < N && !bad && ran == 0; i++)
         if (!q8_same_float(y1[i], y2[i])) {
-            snprintf(msg, msz, "%s (exact scales) N %d K %d gs %d: y[%d] got %.9g want %.9g",
-                     packed ? "packed matvec" : "matvec", N, K, gs, i, (double)y2[i], (double)y1[i]);
+            snprintf(msg, msz, "%s (exact scales Ws %g, xs %g) N %d K %d gs %d: y[%d] got %.9g want %.9g",
+                     packed ? "packed matvec" : "matvec", (double)w_scale, (double)x_scale, N, K, gs, i,
+                     (double)y2[i], (double)y1[i]);
             bad = 1;
         }
     free(W); free(xq); free(Ws); free(xs); free(y1); free(y2);
@@ -191,7 +197,10 @@ static int q8_matvec_random(const tw_q8_ops *o, int packed, int shape, char *msg
 }
 
 static int case_q8_matvec_exact(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
-    return q8_matvec_exact(o, 0, shape, msg, msz);
+    return q8_matvec_exact(o, 0, shape, 0x1p-7f, 0x1p-3f, msg, msz);
+}
+static int case_q8_matvec_exact_huge_x(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+    return q8_matvec_exact(o, 0, shape, 0x1p-20f, 0x1p115f, msg, msz);
 }
 static int case_q8_matvec(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
     return q8_matvec_random(o, 0, shape, msg, msz);
@@ -199,7 +208,10 @@ static int case_q8_matvec(const tw_q8_ops *o, int shape, char *msg, size_t msz) 
 // The packed layout (levels that have one, group sizes it takes; the others pass with nothing to
 // check, and the row-major cases above cover them): the same comparisons, the same tolerances.
 static int case_q8_packed_exact(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
-    return q8_matvec_exact(o, 1, shape, msg, msz);
+    return q8_matvec_exact(o, 1, shape, 0x1p-7f, 0x1p-3f, msg, msz);
+}
+static int case_q8_packed_exact_huge_x(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+    return q8_matvec_exact(o, 1, shape, 0x1p-20f, 0x1p115f, msg, msz);
 }
 static int case_q8_packed(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
     return q8_matvec_random(o, 1, shape, msg, msz);
@@ -209,8 +221,10 @@ typedef struct { const char *name; int (*run)(const tw_q8_ops *, int, char *, si
 static const q8_case Q8_CASES[] = {
     { "quantize_x", case_q8_quantize },
     { "matvec_exact", case_q8_matvec_exact },
+    { "matvec_exact_huge_x", case_q8_matvec_exact_huge_x },
     { "matvec", case_q8_matvec },
     { "packed_exact", case_q8_packed_exact },
+    { "packed_exact_huge_x", case_q8_packed_exact_huge_x },
     { "packed", case_q8_packed },
 };
 #define N_Q8_CASES ((int)(sizeof Q8_CASES / sizeof Q8_CASES[0]))

@@ -57,8 +57,8 @@ static inline __m256i dot8_groups(__m256i wv, __m256i xv) {
 }
 
 static inline __m256 step8(__m256 acc, __m256i wv, __m256i xv, const float *xs, const float *ws) {
-    __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot8_groups(wv, xv)), _mm256_loadu_ps(xs));
-    return _mm256_fmadd_ps(t, _mm256_loadu_ps(ws), acc);
+    __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot8_groups(wv, xv)), _mm256_loadu_ps(ws));
+    return _mm256_fmadd_ps(t, _mm256_loadu_ps(xs), acc);
 }
 
 static inline float hsum8(__m256 v) {
@@ -93,8 +93,8 @@ void tw_q8_matvec_g4_avx2(float *y, const int8_t *Wq, const float *Ws, const int
                          _mm256_loadu_si256((const __m256i *)(xq + k)), xs + k / 4, row_s + k / 4);
         if (tail) {
             __m256i wt = _mm256_maskload_epi32((const int *)(const void *)(row + K32), tmask);
-            __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot8_groups(wt, xtv)), xst);
-            acc1 = _mm256_fmadd_ps(t, _mm256_maskload_ps(row_s + K32 / 4, tmask), acc1);
+            __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(dot8_groups(wt, xtv)), _mm256_maskload_ps(row_s + K32 / 4, tmask));
+            acc1 = _mm256_fmadd_ps(t, xst, acc1);
         }
         y[i] = hsum8(_mm256_add_ps(acc0, acc1));
     }

@@ -54,9 +54,10 @@ static inline __m512i dot16_groups(__m512i wv, __m512i xv, __m512i ones) {
     return _mm512_madd_epi16(_mm512_maddubs_epi16(_mm512_abs_epi8(wv), sx), ones);
 }
 
-// One row's 16 groups: acc += (float)dot * xs * Ws, lane by lane.
+// One row's 16 groups: acc += ((float)dot * Ws) * xs, lane by lane (the naive loop's order of the
+// two products: a huge x scale times a dot product then cannot overflow where the naive does not).
 static inline __m512 row16(__m512 acc, __m512i wv, __m512i xv, __m512 sx, __m512 ws, __m512i ones) {
-    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot16_groups(wv, xv, ones)), sx), ws, acc);
+    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(dot16_groups(wv, xv, ones)), ws), sx, acc);
 }
 
 // The per-lane partial sums of four rows into y[0..3] (the four rows share the shuffles).

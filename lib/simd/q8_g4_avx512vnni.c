@@ -25,10 +25,11 @@ static inline __m512i minus_128_sum(__m512i xv) {
                                _mm512_sub_epi8(_mm512_setzero_si512(), xv));
 }
 
-// One row's 16 groups: acc += (float)dot * xs * Ws, lane by lane.
+// One row's 16 groups: acc += ((float)dot * Ws) * xs, lane by lane: the naive loop's order of
+// the two products, so a huge x scale times a dot product cannot overflow where the naive does not.
 static inline __m512 row16(__m512 acc, __m512i wv, __m512i xv, __m512i corr, __m512 sx, __m512 ws) {
     __m512i d = _mm512_dpbusd_epi32(corr, _mm512_xor_si512(wv, _mm512_set1_epi8((char)0x80)), xv);
-    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(d), sx), ws, acc);
+    return _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(d), ws), sx, acc);
 }
 
 // The per-lane partial sums of four rows into y[0..3] (the four rows share the shuffles).

@@ -55,18 +55,18 @@ void tw_q8_matvec_g4_neon(float *y, const int8_t *Wq, const float *Ws, const int
         for (; k + 32 <= K16; k += 32) {   // two independent chains
             int32x4_t d0 = dot4_groups(vld1q_s8(row + k), vld1q_s8(xq + k));
             int32x4_t d1 = dot4_groups(vld1q_s8(row + k + 16), vld1q_s8(xq + k + 16));
-            acc0 = vfmaq_f32(acc0, vmulq_f32(vcvtq_f32_s32(d0), vld1q_f32(xs + k / 4)), vld1q_f32(row_s + k / 4));
-            acc1 = vfmaq_f32(acc1, vmulq_f32(vcvtq_f32_s32(d1), vld1q_f32(xs + k / 4 + 4)), vld1q_f32(row_s + k / 4 + 4));
+            acc0 = vfmaq_f32(acc0, vmulq_f32(vcvtq_f32_s32(d0), vld1q_f32(row_s + k / 4)), vld1q_f32(xs + k / 4));
+            acc1 = vfmaq_f32(acc1, vmulq_f32(vcvtq_f32_s32(d1), vld1q_f32(row_s + k / 4 + 4)), vld1q_f32(xs + k / 4 + 4));
         }
         if (k < K16) {
             int32x4_t d0 = dot4_groups(vld1q_s8(row + k), vld1q_s8(xq + k));
-            acc0 = vfmaq_f32(acc0, vmulq_f32(vcvtq_f32_s32(d0), vld1q_f32(xs + k / 4)), vld1q_f32(row_s + k / 4));
+            acc0 = vfmaq_f32(acc0, vmulq_f32(vcvtq_f32_s32(d0), vld1q_f32(row_s + k / 4)), vld1q_f32(xs + k / 4));
         }
         float sum = vaddvq_f32(vaddq_f32(acc0, acc1));
         for (int g = K16 / 4; g < n_groups; g++) {   // the last groups, one at a time
             int32_t dot = 0;
             for (int j = 4 * g; j < 4 * g + 4; j++) dot += (int32_t)row[j] * (int32_t)xq[j];
-            sum += (float)dot * xs[g] * row_s[g];
+            sum += (float)dot * row_s[g] * xs[g];
         }
         y[i] = sum;
     }

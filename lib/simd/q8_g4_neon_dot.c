@@ -13,7 +13,7 @@
 static inline float32x4_t step4(float32x4_t acc, const int8_t *w, const int8_t *x, const float *xs,
                                 const float *ws) {
     int32x4_t d = vdotq_s32(vdupq_n_s32(0), vld1q_s8(w), vld1q_s8(x));
-    return vfmaq_f32(acc, vmulq_f32(vcvtq_f32_s32(d), vld1q_f32(xs)), vld1q_f32(ws));
+    return vfmaq_f32(acc, vmulq_f32(vcvtq_f32_s32(d), vld1q_f32(ws)), vld1q_f32(xs));
 }
 
 void tw_q8_matvec_g4_neon_dot(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
@@ -34,7 +34,7 @@ void tw_q8_matvec_g4_neon_dot(float *y, const int8_t *Wq, const float *Ws, const
         for (int g = K16 / 4; g < n_groups; g++) {   // the last groups, one at a time
             int32_t dot = 0;
             for (int j = 4 * g; j < 4 * g + 4; j++) dot += (int32_t)row[j] * (int32_t)xq[j];
-            sum += (float)dot * xs[g] * row_s[g];
+            sum += (float)dot * row_s[g] * xs[g];
         }
         y[i] = sum;
     }
