@@ -15,8 +15,9 @@
 // (w XOR 0x80, stored so by the packing: free at run time), the signed side is x; the products
 // then hold an extra 128 * sum(x) per group, which is the same for every row, so it is computed
 // once per call (K / gs numbers, in the caller's scratch) and the sums of every row start from
-// -128 * sum(x). The integer result is exactly sum(w x), for every int8 w and x (-128 included);
-// with gs <= 65536 no int32 lane can overflow (gs * 255 * 128 + gs * 128 * 128 < 2^31).
+// -128 * sum(x). The integer result is exactly sum(w x), for every int8 w and x (-128 included):
+// vpdpbusd adds without saturating (modulo 2^32), so a lane ends at the true sum whenever that
+// fits in an int32, and |sum(w x)| <= 128 * 128 * gs < 2^31 for any gs below 131072.
 //
 // The layout. A block is sixteen rows (rows 16 b .. 16 b + 15; rows past N are zeros). One group
 // of one block is 64 + 16 gs bytes, as many as the row-major Q8_0 copy holds for those rows:
