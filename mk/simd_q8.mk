@@ -12,10 +12,9 @@ Q8_ISA_SRC  :=
 ifeq ($(SIMD),1)
   ifneq ($(filter x86_64% amd64%,$(SIMD_TARGET)),)
     Q8_ISA_SRC += lib/simd/q8_avx2.c lib/simd/q8_avx512.c lib/simd/q8_avx512vnni.c lib/simd/q8_vnni_rows16.c
-    Q8_ISA_SRC += lib/simd/q8_g4_avx2.c lib/simd/q8_g4_avx512.c lib/simd/q8_g4_avx512vnni.c
+    Q8_ISA_SRC += lib/simd/q8_g4_avx2.c lib/simd/q8_g4_avx512.c
     $(BUILD)/lib/simd/q8_g4_avx2.o: ISAFLAGS := -mavx2 -mfma
     $(BUILD)/lib/simd/q8_g4_avx512.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx2 -mfma
-    $(BUILD)/lib/simd/q8_g4_avx512vnni.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx2 -mfma
     $(BUILD)/lib/simd/q8_avx2.o: ISAFLAGS := -mavx2 -mfma
     $(BUILD)/lib/simd/q8_avx512.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx2 -mfma
     $(BUILD)/lib/simd/q8_avx512vnni.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx2 -mfma

@@ -98,8 +98,6 @@ void tw_q8_matvec_g4_avx2(float *y, const int8_t *Wq, const float *Ws, const int
 void tw_q8_quantize_x_g4_avx512(int8_t *q, float *s, const float *x, int n_groups, int gs);
 void tw_q8_matvec_g4_avx512bw(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                               const float *xs, int N, int K, int gs);
-void tw_q8_matvec_g4_avx512vnni(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
-                                const float *xs, int N, int K, int gs);
 void tw_q8_quantize_x_g4_neon(int8_t *q, float *s, const float *x, int n_groups, int gs);
 void tw_q8_matvec_g4_neon(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                           const float *xs, int N, int K, int gs);

@@ -35,7 +35,7 @@ static const tw_q8_ops q8_avx512vnni = { .level = "avx512vnni", .quantize_x = tw
                                          .packed_bytes = tw_q8_rows16_bytes, .pack = tw_q8_rows16_pack,
                                          .matvec_packed = tw_q8_rows16_matvec, .pack_multiple = 4,
                                          .quantize_x_g4 = tw_q8_quantize_x_g4_avx512,
-                                         .matvec_g4 = tw_q8_matvec_g4_avx512vnni };
+                                         .matvec_g4 = tw_q8_matvec_g4_avx512bw };
 #endif
 #ifdef TW_HAVE_NEON
 static const tw_q8_ops q8_neon = { .level = "neon", .quantize_x = tw_q8_quantize_x_neon,

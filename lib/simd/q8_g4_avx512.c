@@ -1,6 +1,7 @@
 // q8_g4_avx512.c: the int8 kernels for group size 4 with AVX-512 (compiled with -mavx512f
 // -mavx512bw -mavx512vl -mavx2 -mfma, this object only; see q8.h): the activation quantizer and
-// the AVX-512BW matvec. The VNNI matvec is in q8_g4_avx512vnni.c.
+// the AVX-512BW matvec, which the VNNI level also uses for gs = 4 in the row-major layout (a model
+// on a VNNI CPU runs the packed layout of q8_vnni_rows16.c instead, which takes gs = 4 too).
 //
 // With gs == 4 one group is one 32-bit lane's worth of bytes, so a 512-bit step of 64 bytes holds
 // 16 groups and the 16 float scales of a row line up with the 16 int32 lanes of its integer dot
