@@ -5,8 +5,8 @@
 // With gs == 4 a 16-byte step holds 4 groups, and the row's next 4 float scales line up with 4
 // int32 lanes. vmull_s8 / vmull_high_s8 multiply the bytes into int16 (|w x| <= 128 * 127),
 // vpaddlq_s16 adds neighbouring products into int32 (bytes 4j..4j+1 and 4j+2..4j+3 side by side),
-// and vpaddq_s32 adds those neighbours: lane j is then the exact dot product of group j. A row's
-// last K % 16 bytes (at most 3 groups) are added one group at a time in plain integer code.
+// and vpaddq_s32 adds those neighbours: lane j is then the exact dot product of group j. The row
+// loop around it is q8_g4_neon_matvec.h, shared with the sdot version.
 #include <arm_neon.h>
 #include <math.h>
 #include <stdint.h>
@@ -43,31 +43,10 @@ static inline int32x4_t dot4_groups(int8x16_t wv, int8x16_t xv) {
     return vpaddq_s32(lo, hi);
 }
 
+#include "simd/q8_g4_neon_matvec.h"   // q8_g4_neon_matvec_rows: the row loop around dot4_groups
+
 void tw_q8_matvec_g4_neon(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                           const float *xs, int N, int K, int gs) {
     (void)gs;   // == 4
-    const int n_groups = K / 4, K16 = K - K % 16;
-    for (int i = 0; i < N; i++) {
-        const int8_t *row = Wq + (long)i * K;
-        const float *row_s = Ws + (long)i * n_groups;
-        float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
-        int k = 0;
-        for (; k + 32 <= K16; k += 32) {   // two independent chains
-            int32x4_t d0 = dot4_groups(vld1q_s8(row + k), vld1q_s8(xq + k));
-            int32x4_t d1 = dot4_groups(vld1q_s8(row + k + 16), vld1q_s8(xq + k + 16));
-            acc0 = vfmaq_f32(acc0, vmulq_f32(vcvtq_f32_s32(d0), vld1q_f32(row_s + k / 4)), vld1q_f32(xs + k / 4));
-            acc1 = vfmaq_f32(acc1, vmulq_f32(vcvtq_f32_s32(d1), vld1q_f32(row_s + k / 4 + 4)), vld1q_f32(xs + k / 4 + 4));
-        }
-        if (k < K16) {
-            int32x4_t d0 = dot4_groups(vld1q_s8(row + k), vld1q_s8(xq + k));
-            acc0 = vfmaq_f32(acc0, vmulq_f32(vcvtq_f32_s32(d0), vld1q_f32(row_s + k / 4)), vld1q_f32(xs + k / 4));
-        }
-        float sum = vaddvq_f32(vaddq_f32(acc0, acc1));
-        for (int g = K16 / 4; g < n_groups; g++) {   // the last groups, one at a time
-            int32_t dot = 0;
-            for (int j = 4 * g; j < 4 * g + 4; j++) dot += (int32_t)row[j] * (int32_t)xq[j];
-            sum += (float)dot * row_s[g] * xs[g];
-        }
-        y[i] = sum;
-    }
+    q8_g4_neon_matvec_rows(y, Wq, Ws, xq, xs, N, K);
 }
