@@ -12,6 +12,22 @@ static long count_targets(const int *targets, long n) {
     return c;
 }
 
+// The sequences [*b0, *b1) of a batch of B that part p of n_parts takes (possibly none).
+static void part_sequences(int *b0, int *b1, int p, int n_parts, int B) {
+    *b0 = (int)((long)p * B / n_parts);
+    *b1 = (int)((long)(p + 1) * B / n_parts);
+}
+
+// The first part's failure, if any; else TW_OK and *sum = the parts' losses added in part order.
+static tw_status sum_parts(double *sum, const tw_status *status, const double *part_loss, int n_parts) {
+    *sum = 0.0;
+    for (int p = 0; p < n_parts; p++) {
+        if (status[p] != TW_OK) return status[p];
+        *sum += part_loss[p];
+    }
+    return TW_OK;
+}
+
 tw_status tw_model_backward_split(float *loss, tw_model_grads *g, tw_model_grads *g_part,
                                   tw_model_state *ds, tw_model_state *s, const tw_model *m,
                                   const int *tokens, const int *targets, int B, int T,
@@ -27,7 +43,8 @@ tw_status tw_model_backward_split(float *loss, tw_model_grads *g, tw_model_grads
 #pragma omp parallel for schedule(static, 1)
 #endif
     for (int p = 0; p < n_parts; p++) {
-        const int b0 = (int)((long)p * B / n_parts), b1 = (int)((long)(p + 1) * B / n_parts);
+        int b0, b1;
+        part_sequences(&b0, &b1, p, n_parts, B);
         status[p] = TW_OK;
         part_loss[p] = 0.0;
         if (p > 0) tw_model_grads_zero(&g_part[p - 1]);
@@ -39,11 +56,9 @@ tw_status tw_model_backward_split(float *loss, tw_model_grads *g, tw_model_grads
                                       b1 - b0, T, n > 0 ? (float)((double)loss_scale * np / n) : 0.0f);
         part_loss[p] = (double)lp * np;
     }
-    double sum = 0.0;
-    for (int p = 0; p < n_parts; p++) {
-        if (status[p] != TW_OK) return status[p];
-        sum += part_loss[p];
-    }
+    double sum;
+    const tw_status st = sum_parts(&sum, status, part_loss, n_parts);
+    if (st != TW_OK) return st;
     // The parts' gradients, in part order (part 0 already accumulated into g); each element's sum
     // is in that order whichever thread takes it.
     const long nf = g->n_floats;
@@ -66,7 +81,8 @@ tw_status tw_model_loss_split(float *loss, tw_model_state *s, const tw_model *m,
 #pragma omp parallel for schedule(static, 1)
 #endif
     for (int p = 0; p < n_parts; p++) {
-        const int b0 = (int)((long)p * B / n_parts), b1 = (int)((long)(p + 1) * B / n_parts);
+        int b0, b1;
+        part_sequences(&b0, &b1, p, n_parts, B);
         status[p] = TW_OK;
         part_loss[p] = 0.0;
         if (b1 == b0) continue;
@@ -75,11 +91,9 @@ tw_status tw_model_loss_split(float *loss, tw_model_state *s, const tw_model *m,
         status[p] = tw_model_loss(&lp, &s[p], m, tokens + (size_t)b0 * T, tgt, b1 - b0, T);
         part_loss[p] = (double)lp * count_targets(tgt, (long)(b1 - b0) * T);
     }
-    double sum = 0.0;
-    for (int p = 0; p < n_parts; p++) {
-        if (status[p] != TW_OK) return status[p];
-        sum += part_loss[p];
-    }
+    double sum;
+    const tw_status st = sum_parts(&sum, status, part_loss, n_parts);
+    if (st != TW_OK) return st;
     *loss = n > 0 ? (float)(sum / n) : 0.0f;
     return TW_OK;
 }
