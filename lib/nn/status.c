@@ -1,4 +1,6 @@
-// status.c: English names for tw_status codes.
+// status.c: English names for tw_status codes, and the error-message helper.
+#include <stdarg.h>
+#include <stdio.h>
 #include "nn/status.h"
 
 const char *tw_status_str(tw_status s) {
@@ -11,4 +13,12 @@ const char *tw_status_str(tw_status s) {
     case TW_ERR_ARG:    return "argument out of range";
     }
     return "unknown status";
+}
+
+void tw_set_err(char *err, size_t len, const char *fmt, ...) {
+    if (err == NULL || len == 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
 }

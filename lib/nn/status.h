@@ -18,4 +18,12 @@ typedef enum {
 // A short English phrase for a status, e.g. "file format error".
 const char *tw_status_str(tw_status s);
 
+// Writes the printf-style message into the caller's buffer err (len bytes, always terminated);
+// nothing when err is NULL or len is 0. How the readers and writers of lib/real fill their
+// err argument.
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void tw_set_err(char *err, size_t len, const char *fmt, ...);
+
 #endif

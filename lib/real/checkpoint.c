@@ -4,7 +4,6 @@
 // is allocated, and every parameter against the name and shape the model's table gives it.
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,14 +16,6 @@ enum { N_CONFIG = 20, NAME_BYTES = 48, STYLE_BYTES = 16 };
 static const int32_t VERSION = 1;
 // Limits far above any model this toolkit trains, so that no product of sizes overflows.
 static const int32_t MAX_SIZE = 1 << 20, MAX_LAYERS = 1024, MAX_VOCAB = 1 << 22;
-
-static void set_err(char *err, size_t len, const char *fmt, ...) {
-    if (err == NULL || len == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-}
 
 static int host_is_little_endian(void) {
     const uint32_t one = 1;
@@ -123,16 +114,16 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
     if (*left < head || fread(magic, 8, 1, f) != 1 || fread(&version, 4, 1, f) != 1 ||
         fread(cfg, sizeof cfg, 1, f) != 1 || fread(fl, sizeof fl, 1, f) != 1 ||
         fread(style, STYLE_BYTES, 1, f) != 1 || fread(&n_params, 4, 1, f) != 1) {
-        set_err(err, err_len, "%s: truncated: shorter than the %lld-byte model header", path, head);
+        tw_set_err(err, err_len, "%s: truncated: shorter than the %lld-byte model header", path, head);
         return TW_ERR_FORMAT;
     }
     *left -= head;
     if (memcmp(magic, TW_CHECKPOINT_MAGIC, 8) != 0) {
-        set_err(err, err_len, "%s: bad magic: not a TWMODEL checkpoint", path);
+        tw_set_err(err, err_len, "%s: bad magic: not a TWMODEL checkpoint", path);
         return TW_ERR_FORMAT;
     }
     if (version != VERSION) {
-        set_err(err, err_len, "%s: version %d, but this build reads version %d", path, (int)version,
+        tw_set_err(err, err_len, "%s: version %d, but this build reads version %d", path, (int)version,
                 (int)VERSION);
         return TW_ERR_FORMAT;
     }
@@ -140,21 +131,21 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
     const char *why = config_from_ints(&c, cfg, fl, style);
     if (why == NULL && tw_model_config_check(&c) != TW_OK) why = "the config describes no valid model";
     if (why != NULL) {
-        set_err(err, err_len, "%s: %s", path, why);
+        tw_set_err(err, err_len, "%s: %s", path, why);
         return TW_ERR_FORMAT;
     }
     if (floats_lower_bound(&c) > *left / 4) {
-        set_err(err, err_len, "%s: truncated: the config needs at least %lld weights, the file "
+        tw_set_err(err, err_len, "%s: truncated: the config needs at least %lld weights, the file "
                 "holds fewer than %lld", path, floats_lower_bound(&c), *left / 4);
         return TW_ERR_FORMAT;
     }
     tw_status st = tw_model_init(m, &c);
     if (st != TW_OK) {
-        set_err(err, err_len, "%s: cannot build the model: %s", path, tw_status_str(st));
+        tw_set_err(err, err_len, "%s: cannot build the model: %s", path, tw_status_str(st));
         return st;
     }
     if (n_params != m->n_params) {
-        set_err(err, err_len, "%s: n_params is %d but the config has %d parameters", path,
+        tw_set_err(err, err_len, "%s: n_params is %d but the config has %d parameters", path,
                 (int)n_params, m->n_params);
         tw_model_free(m);
         return TW_ERR_FORMAT;
@@ -166,7 +157,7 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
         const long long bytes = NAME_BYTES + (long long)sizeof dims + 4LL * p->count;
         if (*left < bytes || fread(name, NAME_BYTES, 1, f) != 1 || fread(dims, sizeof dims, 1, f) != 1 ||
             fread(p->data, sizeof(float), (size_t)p->count, f) != (size_t)p->count) {
-            set_err(err, err_len, "%s: truncated in parameter %d (%s)", path, i, p->name);
+            tw_set_err(err, err_len, "%s: truncated in parameter %d (%s)", path, i, p->name);
             tw_model_free(m);
             return TW_ERR_FORMAT;
         }
@@ -174,7 +165,7 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
         name[NAME_BYTES - 1] = '\0';
         if (strcmp(name, p->name) != 0 || dims[0] != p->ndim || dims[1] != p->shape[0] ||
             dims[2] != p->shape[1]) {
-            set_err(err, err_len, "%s: parameter %d is '%s' (%d, %d) but the config's table has "
+            tw_set_err(err, err_len, "%s: parameter %d is '%s' (%d, %d) but the config's table has "
                     "'%s' (%ld, %ld) there", path, i, name, (int)dims[1], (int)dims[2], p->name,
                     p->shape[0], p->shape[1]);
             tw_model_free(m);
@@ -182,7 +173,7 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
         }
         for (long j = 0; j < p->count; j++)
             if (!isfinite(p->data[j])) {
-                set_err(err, err_len, "%s: %s[%ld] is %g: corrupted file", path, p->name, j,
+                tw_set_err(err, err_len, "%s: %s[%ld] is %g: corrupted file", path, p->name, j,
                         (double)p->data[j]);
                 tw_model_free(m);
                 return TW_ERR_FORMAT;
@@ -194,15 +185,15 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
 tw_status tw_checkpoint_write(const char *path, const tw_model *m, char *err, size_t err_len) {
     tw_atomic_file af;
     if (!host_is_little_endian()) {
-        set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
+        tw_set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
         return TW_ERR_IO;
     }
     if (tw_atomic_open(&af, path, "wb") != TW_OK) {
-        set_err(err, err_len, "%s: cannot create: %s", path, strerror(errno));
+        tw_set_err(err, err_len, "%s: cannot create: %s", path, strerror(errno));
         return TW_ERR_IO;
     }
     if (tw_atomic_commit(&af, write_model_record(af.f, m)) != TW_OK) {
-        set_err(err, err_len, "%s: write failed: %s", path, strerror(errno));
+        tw_set_err(err, err_len, "%s: write failed: %s", path, strerror(errno));
         return TW_ERR_IO;
     }
     return TW_OK;
@@ -211,7 +202,7 @@ tw_status tw_checkpoint_write(const char *path, const tw_model *m, char *err, si
 tw_status tw_checkpoint_load(tw_model *m, const char *path, char *err, size_t err_len) {
     memset(m, 0, sizeof *m);
     if (!host_is_little_endian()) {
-        set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
+        tw_set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
         return TW_ERR_FORMAT;
     }
     long long left = 0;
@@ -221,7 +212,7 @@ tw_status tw_checkpoint_load(tw_model *m, const char *path, char *err, size_t er
     tw_status st = read_model_record(m, f, &left, path, err, err_len);
     fclose(f);
     if (st == TW_OK && left != 0) {
-        set_err(err, err_len, "%s: %lld extra bytes after the last parameter", path, left);
+        tw_set_err(err, err_len, "%s: %lld extra bytes after the last parameter", path, left);
         tw_model_free(m);
         st = TW_ERR_FORMAT;
     }
@@ -247,12 +238,12 @@ tw_status tw_model_load_file(tw_model *m, const char *path, char *err, size_t er
 tw_status tw_train_state_write(const char *path, const tw_train_progress *pr, const tw_model *m,
                                const float *adam_m, const float *adam_v, char *err, size_t err_len) {
     if (!host_is_little_endian()) {
-        set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
+        tw_set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
         return TW_ERR_IO;
     }
     tw_atomic_file af;
     if (tw_atomic_open(&af, path, "wb") != TW_OK) {
-        set_err(err, err_len, "%s: cannot create: %s", path, strerror(errno));
+        tw_set_err(err, err_len, "%s: cannot create: %s", path, strerror(errno));
         return TW_ERR_IO;
     }
     char magic[8] = TW_TRAIN_STATE_MAGIC;
@@ -264,7 +255,7 @@ tw_status tw_train_state_write(const char *path, const tw_train_progress *pr, co
     ok = ok && write_model_record(af.f, m);
     ok = ok && fwrite(adam_m, sizeof(float), n, af.f) == n && fwrite(adam_v, sizeof(float), n, af.f) == n;
     if (tw_atomic_commit(&af, ok) != TW_OK) {
-        set_err(err, err_len, "%s: write failed: %s", path, strerror(errno));
+        tw_set_err(err, err_len, "%s: write failed: %s", path, strerror(errno));
         return TW_ERR_IO;
     }
     return TW_OK;
@@ -287,17 +278,17 @@ tw_status tw_train_state_load(tw_train_progress *pr, tw_model *m, float **adam_m
         fread(&pr->step, 8, 1, f) != 1 || fread(&pr->data_pos, 8, 1, f) != 1 ||
         fread(&pr->shuffle_seed, 8, 1, f) != 1 || fread(&pr->sampler_state, 8, 1, f) != 1 ||
         fread(&pr->B, 4, 1, f) != 1 || fread(&pr->T, 4, 1, f) != 1) {
-        set_err(err, err_len, "%s: truncated: shorter than the %lld-byte state header", path, head);
+        tw_set_err(err, err_len, "%s: truncated: shorter than the %lld-byte state header", path, head);
         st = TW_ERR_FORMAT;
     } else if (memcmp(magic, TW_TRAIN_STATE_MAGIC, 8) != 0) {
-        set_err(err, err_len, "%s: bad magic: not a TWSTATE training state", path);
+        tw_set_err(err, err_len, "%s: bad magic: not a TWSTATE training state", path);
         st = TW_ERR_FORMAT;
     } else if (version != VERSION) {
-        set_err(err, err_len, "%s: version %d, but this build reads version %d", path, (int)version,
+        tw_set_err(err, err_len, "%s: version %d, but this build reads version %d", path, (int)version,
                 (int)VERSION);
         st = TW_ERR_FORMAT;
     } else if (pr->step < 0 || pr->data_pos < 0 || pr->B < 1 || pr->T < 1) {
-        set_err(err, err_len, "%s: step, data position or batch shape is negative", path);
+        tw_set_err(err, err_len, "%s: step, data position or batch shape is negative", path);
         st = TW_ERR_FORMAT;
     }
     if (st == TW_OK) {
@@ -307,17 +298,17 @@ tw_status tw_train_state_load(tw_train_progress *pr, tw_model *m, float **adam_m
     if (st == TW_OK) {
         const size_t n = (size_t)m->n_floats;
         if (left != 8LL * (long long)n) {
-            set_err(err, err_len, "%s: the AdamW moments take %lld bytes, expected %lld (%s)", path,
+            tw_set_err(err, err_len, "%s: the AdamW moments take %lld bytes, expected %lld (%s)", path,
                     left, 8LL * (long long)n, left < 8LL * (long long)n ? "truncated" : "extra bytes");
             st = TW_ERR_FORMAT;
         } else {
             *adam_m = malloc(n * sizeof(float));
             *adam_v = malloc(n * sizeof(float));
             if (*adam_m == NULL || *adam_v == NULL) {
-                set_err(err, err_len, "%s: out of memory for the AdamW moments", path);
+                tw_set_err(err, err_len, "%s: out of memory for the AdamW moments", path);
                 st = TW_ERR_NOMEM;
             } else if (fread(*adam_m, sizeof(float), n, f) != n || fread(*adam_v, sizeof(float), n, f) != n) {
-                set_err(err, err_len, "%s: read error in the AdamW moments", path);
+                tw_set_err(err, err_len, "%s: read error in the AdamW moments", path);
                 st = TW_ERR_IO;
             }
         }

@@ -3,7 +3,6 @@
 #define _POSIX_C_SOURCE 200809L   // mkdtemp, rmdir, stat
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,14 +10,6 @@
 #include <unistd.h>
 #include "real/dump.h"
 #include "io/npy.h"
-
-static void set_err(char *err, size_t len, const char *fmt, ...) {
-    if (err == NULL || len == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-}
 
 int tw_dump_includes(const tw_tensor_info *t) {
     return (t->flags & (TW_TENSOR_WORK | TW_TENSOR_STATS)) == 0;
@@ -195,11 +186,11 @@ static int prepare_target(const char *dir, char *err, size_t err_len) {
     struct stat sb;
     if (stat(dir, &sb) != 0) return 0;
     if (!S_ISDIR(sb.st_mode)) {
-        set_err(err, err_len, "%s: exists and is not a folder", dir);
+        tw_set_err(err, err_len, "%s: exists and is not a folder", dir);
         return -1;
     }
     if (rmdir(dir) != 0) {
-        set_err(err, err_len, "%s: folder exists and is not empty; remove it or choose another", dir);
+        tw_set_err(err, err_len, "%s: folder exists and is not empty; remove it or choose another", dir);
         return -1;
     }
     return 0;
@@ -209,19 +200,19 @@ tw_status tw_model_dump(const char *dir, const tw_model *m, const int *tokens, i
                         const char *const *token_strings, int use_cache, char *err, size_t err_len) {
     const tw_model_config *c = &m->cfg;
     if (T < 1 || T > c->max_seq) {
-        set_err(err, err_len, "%s: %d tokens, but the model takes 1 .. %d", dir, T, c->max_seq);
+        tw_set_err(err, err_len, "%s: %d tokens, but the model takes 1 .. %d", dir, T, c->max_seq);
         return TW_ERR_ARG;
     }
     for (int t = 0; t < T; t++) {
         if (tokens[t] < 0 || tokens[t] >= c->vocab) {
-            set_err(err, err_len, "%s: token %d at position %d is outside the vocabulary of %d",
+            tw_set_err(err, err_len, "%s: token %d at position %d is outside the vocabulary of %d",
                     dir, tokens[t], t, c->vocab);
             return TW_ERR_SHAPE;
         }
     }
     struct stat sb;
     if (stat(dir, &sb) == 0 && (!S_ISDIR(sb.st_mode))) {
-        set_err(err, err_len, "%s: exists and is not a folder", dir);
+        tw_set_err(err, err_len, "%s: exists and is not a folder", dir);
         return TW_ERR_IO;
     }
 
@@ -231,16 +222,16 @@ tw_status tw_model_dump(const char *dir, const tw_model *m, const int *tokens, i
     memset(&s, 0, sizeof s);
     tw_status st = TW_ERR_NOMEM;
     char tmp[4096] = "";
-    if (ts == NULL) { set_err(err, err_len, "%s: out of memory", dir); return st; }
+    if (ts == NULL) { tw_set_err(err, err_len, "%s: out of memory", dir); return st; }
     list_tensors(ts, m, T);
     for (int i = 0; i < n_tensors; i++) {
         ts[i].data = malloc((size_t)dumped_count(&ts[i]) * sizeof(float));
-        if (ts[i].data == NULL) { set_err(err, err_len, "%s: out of memory", dir); goto done; }
+        if (ts[i].data == NULL) { tw_set_err(err, err_len, "%s: out of memory", dir); goto done; }
     }
 
     // The forward pass: all at once, or one token at a time through the KV cache.
     st = tw_model_state_init(&s, m, use_cache ? 1 : T, use_cache ? T : 0);
-    if (st != TW_OK) { set_err(err, err_len, "%s: cannot allocate activations: %s", dir, tw_status_str(st)); goto done; }
+    if (st != TW_OK) { tw_set_err(err, err_len, "%s: cannot allocate activations: %s", dir, tw_status_str(st)); goto done; }
     if (use_cache) {
         for (int t = 0; t < T && st == TW_OK; t++) {
             st = tw_model_forward(&s, m, tokens + t, 1, t);
@@ -250,23 +241,23 @@ tw_status tw_model_dump(const char *dir, const tw_model *m, const int *tokens, i
         st = tw_model_forward(&s, m, tokens, T, 0);
         if (st == TW_OK) collect(ts, n_tensors, &s, 0, T);
     }
-    if (st != TW_OK) { set_err(err, err_len, "%s: forward pass failed: %s", dir, tw_status_str(st)); goto done; }
+    if (st != TW_OK) { tw_set_err(err, err_len, "%s: forward pass failed: %s", dir, tw_status_str(st)); goto done; }
 
     // Write into a fresh temporary folder beside dir, then rename it into place.
     size_t dl = strlen(dir);
     while (dl > 1 && dir[dl - 1] == '/') dl--;
-    if (dl + 16 > sizeof tmp) { st = TW_ERR_ARG; set_err(err, err_len, "%s: path too long", dir); goto done; }
+    if (dl + 16 > sizeof tmp) { st = TW_ERR_ARG; tw_set_err(err, err_len, "%s: path too long", dir); goto done; }
     snprintf(tmp, sizeof tmp, "%.*s.tmp-XXXXXX", (int)dl, dir);
     if (mkdtemp(tmp) == NULL) {
         st = TW_ERR_IO;
-        set_err(err, err_len, "%s: cannot create a folder beside it: %s", dir, strerror(errno));
+        tw_set_err(err, err_len, "%s: cannot create a folder beside it: %s", dir, strerror(errno));
         tmp[0] = '\0';
         goto done;
     }
     char path[4096];
     long tshape[1] = { T };
     int32_t *tok32 = malloc((size_t)T * sizeof *tok32);
-    if (tok32 == NULL) { st = TW_ERR_NOMEM; set_err(err, err_len, "%s: out of memory", dir); goto done; }
+    if (tok32 == NULL) { st = TW_ERR_NOMEM; tw_set_err(err, err_len, "%s: out of memory", dir); goto done; }
     for (int t = 0; t < T; t++) tok32[t] = tokens[t];
     st = join_path(path, sizeof path, tmp, "tokens.npy");
     if (st == TW_OK) st = tw_npy_write_i32(path, tok32, tshape, 1);
@@ -278,11 +269,11 @@ tw_status tw_model_dump(const char *dir, const tw_model *m, const int *tokens, i
         if (st == TW_OK) st = tw_npy_write_f32(path, ts[i].data, ts[i].shape, ts[i].ndim);
     }
     if (st == TW_OK) st = write_text_files(tmp, ts, n_tensors, T, tokens, token_strings);
-    if (st != TW_OK) { set_err(err, err_len, "%s: cannot write %s: %s", dir, path, strerror(errno)); goto done; }
+    if (st != TW_OK) { tw_set_err(err, err_len, "%s: cannot write %s: %s", dir, path, strerror(errno)); goto done; }
     if (prepare_target(dir, err, err_len) != 0) { st = TW_ERR_IO; goto done; }
     if (rename(tmp, dir) != 0) {
         st = TW_ERR_IO;
-        set_err(err, err_len, "%s: cannot rename %s into place: %s", dir, tmp, strerror(errno));
+        tw_set_err(err, err_len, "%s: cannot rename %s into place: %s", dir, tmp, strerror(errno));
         goto done;
     }
     tmp[0] = '\0';   // now owned by dir: nothing to clean up

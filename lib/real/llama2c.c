@@ -1,7 +1,6 @@
 // llama2c.c: loading llama2.c legacy checkpoints into a tw_model (see llama2c.h). The model then
 // runs on tw_model_forward like any other; nothing here computes.
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,14 +9,6 @@
 
 static const float LLAMA_NORM_EPS   = 1e-5f;    // RMSNorm eps of every llama2.c model
 static const float LLAMA_ROPE_THETA = 10000.0f; // RoPE base of Llama 2
-
-static void set_err(char *err, size_t len, const char *fmt, ...) {
-    if (err == NULL || len == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-}
 
 // ---- header validation ----
 
@@ -63,37 +54,37 @@ tw_status tw_llama2c_check_header(tw_llama2c_config *cfg, const int32_t h[7],
         long long v = h[i];
         if (i == 5 && v < 0) v = -v;
         if (v <= 0) {
-            set_err(err, err_len, "header field %s = %d must be positive (not a llama2.c checkpoint, "
+            tw_set_err(err, err_len, "header field %s = %d must be positive (not a llama2.c checkpoint, "
                     "or a corrupted one)", names[i], (int)h[i]);
             return TW_ERR_FORMAT;
         }
         if (v > limits[i]) {
-            set_err(err, err_len, "header field %s = %lld exceeds the limit %d (corrupted file?)",
+            tw_set_err(err, err_len, "header field %s = %lld exceeds the limit %d (corrupted file?)",
                     names[i], v, (int)limits[i]);
             return TW_ERR_FORMAT;
         }
     }
     tw_llama2c_config c = { h[0], h[1], h[2], h[3], h[4], h[5] < 0 ? -h[5] : h[5], h[6], h[5] > 0 };
     if (c.dim % c.n_heads != 0) {
-        set_err(err, err_len, "dim %d is not divisible by n_heads %d", c.dim, c.n_heads);
+        tw_set_err(err, err_len, "dim %d is not divisible by n_heads %d", c.dim, c.n_heads);
         return TW_ERR_FORMAT;
     }
     if (c.n_heads % c.n_kv_heads != 0) {
-        set_err(err, err_len, "n_heads %d is not divisible by n_kv_heads %d", c.n_heads, c.n_kv_heads);
+        tw_set_err(err, err_len, "n_heads %d is not divisible by n_kv_heads %d", c.n_heads, c.n_kv_heads);
         return TW_ERR_FORMAT;
     }
     if ((c.dim / c.n_heads) % 2 != 0) {
-        set_err(err, err_len, "head size %d (dim / n_heads) is odd; RoPE needs pairs", c.dim / c.n_heads);
+        tw_set_err(err, err_len, "head size %d (dim / n_heads) is odd; RoPE needs pairs", c.dim / c.n_heads);
         return TW_ERR_FORMAT;
     }
     long long n = expected_floats(&c);
     long long want = n < 0 ? -1 : add_checked(28, mul_checked(n, 4));
     if (want < 0) {
-        set_err(err, err_len, "the sizes in the header overflow");
+        tw_set_err(err, err_len, "the sizes in the header overflow");
         return TW_ERR_FORMAT;
     }
     if (file_bytes != want) {
-        set_err(err, err_len, "file is %lld bytes but its header (dim %d, hidden %d, layers %d, "
+        tw_set_err(err, err_len, "file is %lld bytes but its header (dim %d, hidden %d, layers %d, "
                 "heads %d, kv heads %d, vocab %d%s, seq_len %d) implies %lld bytes: %s",
                 file_bytes, c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads, c.vocab_size,
                 c.shared_classifier ? "" : " separate classifier", c.seq_len, want,
@@ -154,13 +145,13 @@ static const char *const LAYER_ARRAYS_FFN[] = { "ffn.gate", "ffn.down", "ffn.up"
 static tw_status read_floats(float *dst, size_t n, FILE *f, long long *at, const char *path,
                              char *err, size_t err_len) {
     if (fread(dst, sizeof(float), n, f) != n) {
-        set_err(err, err_len, "%s: read error", path);
+        tw_set_err(err, err_len, "%s: read error", path);
         return TW_ERR_IO;
     }
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(dst[i])) {
             long long k = *at + (long long)i;
-            set_err(err, err_len, "%s: weight %lld (byte offset %lld) is %g: corrupted file",
+            tw_set_err(err, err_len, "%s: weight %lld (byte offset %lld) is %g: corrupted file",
                     path, k, 28 + 4 * k, (double)dst[i]);
             return TW_ERR_FORMAT;
         }
@@ -197,7 +188,7 @@ static tw_status read_weights(tw_model *m, FILE *f, const char *path, char *err,
     const size_t n_freq = (size_t)c->max_seq * (size_t)c->block.attn.head_dim;
     float *freq = st == TW_OK ? malloc(n_freq * sizeof(float)) : NULL;
     if (st == TW_OK && freq == NULL) {
-        set_err(err, err_len, "%s: out of memory", path);
+        tw_set_err(err, err_len, "%s: out of memory", path);
         st = TW_ERR_NOMEM;
     }
     if (st == TW_OK) st = read_floats(freq, n_freq, f, &at, path, err, err_len);
@@ -210,7 +201,7 @@ tw_status tw_llama2c_load(tw_model *m, const char *path, char *err, size_t err_l
     memset(m, 0, sizeof *m);
     char why[400] = "";
     if (!host_is_little_endian()) {
-        set_err(err, err_len, "%s: llama2.c checkpoints are little-endian; this host is not", path);
+        tw_set_err(err, err_len, "%s: llama2.c checkpoints are little-endian; this host is not", path);
         return TW_ERR_FORMAT;
     }
     long long bytes = -1;
@@ -221,14 +212,14 @@ tw_status tw_llama2c_load(tw_model *m, const char *path, char *err, size_t err_l
     int32_t header[7];
     if (bytes < 28 || fread(header, sizeof(int32_t), 7, f) != 7) {
         fclose(f);
-        set_err(err, err_len, "%s: file is %lld bytes, too short for the 28-byte header", path, bytes);
+        tw_set_err(err, err_len, "%s: file is %lld bytes, too short for the 28-byte header", path, bytes);
         return TW_ERR_FORMAT;
     }
     tw_llama2c_config hc;
     tw_status st = tw_llama2c_check_header(&hc, header, bytes, why, sizeof why);
     if (st != TW_OK) {
         fclose(f);
-        set_err(err, err_len, "%s: %s", path, why);
+        tw_set_err(err, err_len, "%s: %s", path, why);
         return st;
     }
     tw_model_config mc;
@@ -237,9 +228,9 @@ tw_status tw_llama2c_load(tw_model *m, const char *path, char *err, size_t err_l
     if (st != TW_OK) {
         fclose(f);
         if (st == TW_ERR_NOMEM)
-            set_err(err, err_len, "%s: out of memory for %lld weights", path, (bytes - 28) / 4);
+            tw_set_err(err, err_len, "%s: out of memory for %lld weights", path, (bytes - 28) / 4);
         else
-            set_err(err, err_len, "%s: the header describes no valid model: %s", path, tw_status_str(st));
+            tw_set_err(err, err_len, "%s: the header describes no valid model: %s", path, tw_status_str(st));
         return st;
     }
     st = read_weights(m, f, path, err, err_len);

@@ -2,21 +2,12 @@
 // layout, llama2c.h). The array order mirrors the loader's, array by array.
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "real/llama2c_write.h"
 #include "io/atomic_file.h"
-
-static void set_err(char *err, size_t len, const char *fmt, ...) {
-    if (err == NULL || len == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-}
 
 int tw_llama2c_can_write(const tw_model *m, char *why, size_t why_len) {
     const tw_model_config *c = &m->cfg;
@@ -37,7 +28,7 @@ int tw_llama2c_can_write(const tw_model *m, char *why, size_t why_len) {
     else if (c->embed_scale) bad = "scaled embeddings";
     else if (!c->final_norm) bad = "no final norm";
     if (bad == NULL) return 1;
-    set_err(why, why_len, "style %s has %s, which llama2.c's format cannot hold",
+    tw_set_err(why, why_len, "style %s has %s, which llama2.c's format cannot hold",
             c->style ? c->style : "?", bad);
     return 0;
 }
@@ -65,7 +56,7 @@ static const char *const LAYER_ARRAYS[] = { "norm1.w", "attn.wq", "attn.wk", "at
 tw_status tw_llama2c_write(const char *path, const tw_model *m, char *err, size_t err_len) {
     char why[200];
     if (!tw_llama2c_can_write(m, why, sizeof why)) {
-        set_err(err, err_len, "%s: %s", path, why);
+        tw_set_err(err, err_len, "%s: %s", path, why);
         return TW_ERR_ARG;
     }
     const tw_model_config *c = &m->cfg;
@@ -75,14 +66,14 @@ tw_status tw_llama2c_write(const char *path, const tw_model *m, char *err, size_
     float *re = malloc(n_freq * sizeof *re), *im = malloc(n_freq * sizeof *im);
     if (re == NULL || im == NULL) {
         free(re); free(im);
-        set_err(err, err_len, "%s: out of memory for the freq_cis tables", path);
+        tw_set_err(err, err_len, "%s: out of memory for the freq_cis tables", path);
         return TW_ERR_NOMEM;
     }
     tw_llama2c_freq_cis(re, im, c->max_seq, D);
     tw_atomic_file af;
     if (tw_atomic_open(&af, path, "wb") != TW_OK) {
         free(re); free(im);
-        set_err(err, err_len, "%s: cannot create: %s", path, strerror(errno));
+        tw_set_err(err, err_len, "%s: cannot create: %s", path, strerror(errno));
         return TW_ERR_IO;
     }
     // vocab_size > 0: the classifier is the token embedding table; < 0: stored at the end.
@@ -103,7 +94,7 @@ tw_status tw_llama2c_write(const char *path, const tw_model *m, char *err, size_
     free(re);
     free(im);
     if (tw_atomic_commit(&af, ok) != TW_OK) {
-        set_err(err, err_len, "%s: write failed: %s", path, strerror(errno));
+        tw_set_err(err, err_len, "%s: write failed: %s", path, strerror(errno));
         return TW_ERR_IO;
     }
     return TW_OK;

@@ -1,20 +1,11 @@
 // tokens.c: uint16 token files and line-by-line encoding of text files (see tokens.h).
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "real/tokens.h"
 #include "io/atomic_file.h"
 #include "io/regular_file.h"
-
-static void set_err(char *err, size_t len, const char *fmt, ...) {
-    if (err == NULL || len == 0) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-}
 
 // Opens path for reading (a regular file only: io/regular_file.h) and measures it.
 static FILE *open_regular(const char *path, long long *bytes, const char *what, char *err,
@@ -25,18 +16,18 @@ static FILE *open_regular(const char *path, long long *bytes, const char *what, 
     snprintf(expected, sizeof expected, "a %s", what);
     tw_file_open_result r = tw_regular_file_open(&f, why, sizeof why, path, expected);
     if (r == TW_FILE_NOT_REGULAR) {
-        set_err(err, err_len, "%s: %s", path, why);
+        tw_set_err(err, err_len, "%s: %s", path, why);
         return NULL;
     }
     if (r != TW_FILE_OK) {
-        set_err(err, err_len, "%s: cannot open the %s: %s", path, what, strerror(errno));
+        tw_set_err(err, err_len, "%s: cannot open the %s: %s", path, what, strerror(errno));
         return NULL;
     }
     long long n = -1;
     if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
     if (n < 0 || fseek(f, 0, SEEK_SET) != 0) {
         fclose(f);
-        set_err(err, err_len, "%s: cannot determine the size of the %s", path, what);
+        tw_set_err(err, err_len, "%s: cannot determine the size of the %s", path, what);
         return NULL;
     }
     *bytes = n;
@@ -51,7 +42,7 @@ tw_status tw_tokens_read(int **tokens, long *n, const char *path, char *err, siz
     if (f == NULL) return TW_ERR_IO;
     if (bytes == 0 || bytes % 2 != 0) {
         fclose(f);
-        set_err(err, err_len, "%s: %s (%lld bytes): a token file holds 2 bytes per token (uint16)",
+        tw_set_err(err, err_len, "%s: %s (%lld bytes): a token file holds 2 bytes per token (uint16)",
                 path, bytes == 0 ? "is empty" : "has an odd number of bytes", bytes);
         return TW_ERR_FORMAT;
     }
@@ -60,14 +51,14 @@ tw_status tw_tokens_read(int **tokens, long *n, const char *path, char *err, siz
     int *out = malloc((size_t)count * sizeof *out);
     if (raw == NULL || out == NULL) {
         free(raw); free(out); fclose(f);
-        set_err(err, err_len, "%s: out of memory for %ld tokens", path, count);
+        tw_set_err(err, err_len, "%s: out of memory for %ld tokens", path, count);
         return TW_ERR_NOMEM;
     }
     size_t got = fread(raw, 1, (size_t)bytes, f);
     fclose(f);
     if (got != (size_t)bytes) {
         free(raw); free(out);
-        set_err(err, err_len, "%s: read error after %zu of %lld bytes", path, got, bytes);
+        tw_set_err(err, err_len, "%s: read error after %zu of %lld bytes", path, got, bytes);
         return TW_ERR_IO;
     }
     for (long i = 0; i < count; i++) out[i] = raw[2 * i] | (raw[2 * i + 1] << 8);   // little-endian
@@ -80,12 +71,12 @@ tw_status tw_tokens_read(int **tokens, long *n, const char *path, char *err, siz
 tw_status tw_tokens_write(const char *path, const int *tokens, long n, char *err, size_t err_len) {
     for (long i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] > 65535) {
-            set_err(err, err_len, "%s: token %ld is %d, outside uint16", path, i, tokens[i]);
+            tw_set_err(err, err_len, "%s: token %ld is %d, outside uint16", path, i, tokens[i]);
             return TW_ERR_ARG;
         }
     tw_atomic_file af;
     if (tw_atomic_open(&af, path, "wb") != TW_OK) {
-        set_err(err, err_len, "%s: cannot create: %s", path, strerror(errno));
+        tw_set_err(err, err_len, "%s: cannot create: %s", path, strerror(errno));
         return TW_ERR_IO;
     }
     int ok = 1;
@@ -99,7 +90,7 @@ tw_status tw_tokens_write(const char *path, const int *tokens, long n, char *err
         ok = fwrite(buf, 1, k, af.f) == k;
     }
     if (tw_atomic_commit(&af, ok) != TW_OK) {
-        set_err(err, err_len, "%s: write failed: %s", path, strerror(errno));
+        tw_set_err(err, err_len, "%s: write failed: %s", path, strerror(errno));
         return TW_ERR_IO;
     }
     return TW_OK;
@@ -151,14 +142,14 @@ tw_status tw_tokens_encode_file(int **tokens, long *n, const char *path, const t
     char *text = malloc((size_t)bytes + 1);
     if (text == NULL) {
         fclose(f);
-        set_err(err, err_len, "%s: out of memory for %lld bytes of text", path, bytes);
+        tw_set_err(err, err_len, "%s: out of memory for %lld bytes of text", path, bytes);
         return TW_ERR_NOMEM;
     }
     size_t got = fread(text, 1, (size_t)bytes, f);
     fclose(f);
     if (got != (size_t)bytes) {
         free(text);
-        set_err(err, err_len, "%s: read error after %zu of %lld bytes", path, got, bytes);
+        tw_set_err(err, err_len, "%s: read error after %zu of %lld bytes", path, got, bytes);
         return TW_ERR_IO;
     }
     text[bytes] = '\0';
@@ -171,21 +162,21 @@ tw_status tw_tokens_encode_file(int **tokens, long *n, const char *path, const t
         char *end = memchr(line, '\n', (size_t)(text + bytes - line));
         if (end == NULL) end = text + bytes;
         if (memchr(line, '\0', (size_t)(end - line)) != NULL) {
-            set_err(err, err_len, "%s: line %ld contains a NUL byte: not a text file", path, line_no + 1);
+            tw_set_err(err, err_len, "%s: line %ld contains a NUL byte: not a text file", path, line_no + 1);
             st = TW_ERR_FORMAT;
             break;
         }
         *end = '\0';
         if (end > line && end[-1] == '\r') end[-1] = '\0';   // CRLF files
         if (line[0] != '\0') st = encode_line(&out, &count, &cap, &scratch, &scratch_cap, tok, line);
-        if (st != TW_OK) set_err(err, err_len, "%s: line %ld: cannot encode: %s", path, line_no + 1,
+        if (st != TW_OK) tw_set_err(err, err_len, "%s: line %ld: cannot encode: %s", path, line_no + 1,
                                  tw_status_str(st));
         line = end + 1;
     }
     free(scratch);
     free(text);
     if (st == TW_OK && count == 0) {
-        set_err(err, err_len, "%s: holds no text (every line is empty)", path);
+        tw_set_err(err, err_len, "%s: holds no text (every line is empty)", path);
         st = TW_ERR_FORMAT;
     }
     if (st != TW_OK) {
