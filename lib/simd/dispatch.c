@@ -122,7 +122,7 @@ const char *tw_simd_init(const char *level) {
     // The model's slots only: the rest of the catalogue is for the benchmark and the lessons.
     tw_simd = (tw_simd_ops){ .level = k->level, .matvec = k->matvec, .matmul_nt = k->matmul_nt_mt,
                              .softmax = k->softmax, .rmsnorm = k->rmsnorm, .swiglu = k->swiglu,
-                             .attend = k->attend, .gemm = gemm_ukernel(k->level) };
+                             .attend = k->attend, .exp = k->exp, .gemm = gemm_ukernel(k->level) };
     return tw_simd.level;
 }
 
