@@ -47,6 +47,15 @@ static int visible(const float *w, int S) {
     return s;
 }
 
+// Asks for rows [t0, t1) of the pattern (S floats each) to be brought into the cache: the
+// attention table of a layer was written by the forward long before its backward reads it, and
+// each row's first touch (visible(), from the row's end) otherwise waits for memory.
+static void prefetch_rows(const float *weights, int t0, int t1, int S) {
+    const char *p = (const char *)(weights + (size_t)t0 * S);
+    const char *const end = (const char *)(weights + (size_t)t1 * S);
+    for (; p < end; p += 64) _mm_prefetch(p, _MM_HINT_T0);
+}
+
 // The keys any row sees: the largest visible() of the rows, from the last row up (under the
 // causal rule the last row sees them all, and the scan stops there).
 static int visible_any(const float *weights, int T, int S) {
@@ -136,6 +145,7 @@ int sdpa_backward_narrow(float *dq, float *dk, float *dv, float *dscores, const 
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // the forward's factor, same rounding
     for (int t0 = 0; t0 < T; t0 += ROWS) {
         const int R = T - t0 < ROWS ? T - t0 : ROWS;
+        prefetch_rows(weights, t0 + R, t0 + R + ROWS < T ? t0 + R + ROWS : T, S);   // the next block
         int n[ROWS];
         for (int r = 0; r < R; r++) {
             const int t = t0 + r;
