@@ -67,6 +67,17 @@ static double best(const double *v, int n) {
     return b;
 }
 
+static void min_max(const double *v, int n, double *lo, double *hi) {
+    *lo = *hi = v[0];
+    for (int i = 1; i < n; i++) {
+        if (v[i] < *lo) *lo = v[i];
+        if (v[i] > *hi) *hi = v[i];
+    }
+}
+
+
+enum { MAX_REPEATS = 64 };
+
 // ---- tokens per second ----
 
 // One run: prefill P tokens, then decode n_dec greedy tokens (written to seq[P..]). Returns the
@@ -96,43 +107,6 @@ static void run_once(double *t_pre, double *t_dec, const tw_model *m, int *seq, 
     *t_pre = t1 - t0;
     *t_dec = t2 - t1;
     tw_model_state_free(&s);
-}
-
-// One row of the table: a level's kernels, optionally with the autovec matvec, a thread count,
-// with or without the KV cache; its tokens/s per repeat and the tokens it decoded last.
-enum { MAX_REPEATS = 64 };
-typedef struct {
-    const char *rung, *level;
-    int autovec, threads, with_cache;
-    double pre[MAX_REPEATS], dec[MAX_REPEATS];
-    int *tokens;   // (n_dec): the greedy tokens of the last run
-} config;
-
-static void select_config(const config *c) {
-    tw_simd_init(c->level);
-    // The yardstick: the table's matvec swapped for the compiler's (this benchmark only; the
-    // model programs never see bench/autovec.c).
-    if (c->autovec) tw_simd.matvec = bench_matvec_autovec;
-    tw_threads_set(c->threads);
-}
-
-static void run_config(config *c, int rep, const tw_model *m, int *seq, int P, int n_dec) {
-    select_config(c);
-    double tp, td;
-    run_once(&tp, &td, m, seq, P, n_dec, c->with_cache, NULL);
-    if (rep >= 0) {
-        c->pre[rep] = P / tp;
-        c->dec[rep] = n_dec / td;
-    }
-    memcpy(c->tokens, seq + P, (size_t)n_dec * sizeof *seq);
-}
-
-static void min_max(const double *v, int n, double *lo, double *hi) {
-    *lo = *hi = v[0];
-    for (int i = 1; i < n; i++) {
-        if (v[i] < *lo) *lo = v[i];
-        if (v[i] > *hi) *hi = v[i];
-    }
 }
 
 // ---- what a decode step must read, and how fast this machine can read it ----
@@ -199,9 +173,13 @@ static void read_buffer_init(read_buffer *r, double bytes) {
     for (long i = 0; i < r->n; i++) r->b[i] = (float)(i % 13) * 0.25f;
 }
 
-// GB/s of the fastest of `passes` read passes over the buffer with `threads` threads, now.
-static double read_gbs_now(read_buffer *r, int threads, int passes) {
-    double gbs[8];
+// GB/s of the fastest of a few read passes over the buffer with `threads` threads, now: 3, or as
+// many as read 64 MiB in all (at most 64) when the buffer is small (an L2-sized one takes a few
+// microseconds, as long as waking a second thread).
+static double read_gbs_now(read_buffer *r, int threads) {
+    double gbs[64] = { 0 };
+    const double wanted = 64.0 * 1048576.0 / (4.0 * (double)r->n);
+    const int passes = wanted < 3 ? 3 : wanted > 64 ? 64 : (int)wanted;
     const tw_dot_fn dot = tw_kernels_for(tw_simd.level)->dot;   // the level tw_simd_init chose
     for (int k = 0; k < passes; k++) {
         float s = 0.0f;
@@ -220,23 +198,13 @@ static double read_gbs_now(read_buffer *r, int threads, int passes) {
     return best(gbs, passes);
 }
 
-// The bandwidth of one repeat: read passes right before and right after its decodes, the faster
-// kept (a ceiling: other processes only ever slow a pass down). Measured beside every repeat,
-// because on a shared machine the bandwidth itself changes from one second to the next, and a
-// roofline measured at another moment than the decode it bounds can come out below it.
-typedef struct {
-    double before1, before2;   // GB/s with 1 and 2 threads, just before the repeat's decodes
-} read_mark;
-
-static read_mark read_before(read_buffer *r, int max_threads) {
-    read_mark m = { read_gbs_now(r, 1, 3), max_threads >= 2 ? read_gbs_now(r, 2, 3) : 0.0 };
-    return m;
-}
-
-static void read_after(double *gbs1, double *gbs2, read_buffer *r, read_mark m, int max_threads) {
-    const double a1 = read_gbs_now(r, 1, 3), a2 = max_threads >= 2 ? read_gbs_now(r, 2, 3) : 0.0;
-    *gbs1 = a1 > m.before1 ? a1 : m.before1;
-    *gbs2 = a2 > m.before2 ? a2 : m.before2;
+// The bandwidth beside one run: read passes with its thread count right before and right after
+// it, the faster kept (a ceiling: other processes only ever slow a pass down). Measured beside
+// every run, because on a shared machine the bandwidth itself changes from one second to the
+// next, and a roofline measured at another moment than the decode it bounds can come out below it.
+static double read_around(read_buffer *r, int threads, double before) {
+    const double after = read_gbs_now(r, threads);
+    return after > before ? after : before;
 }
 
 // The median of the per-repeat ratios num[k] / den[k] (each pair measured in the same repeat,
@@ -248,25 +216,61 @@ static double paired_ratio(const double *num, const double *den, int n, double *
     return median(r, n);
 }
 
+// ---- the table's rows ----
+
+// One row of the table: a level's kernels, optionally with the autovec matvec, a thread count,
+// with or without the KV cache; its tokens/s per repeat and the tokens it decoded last.
+typedef struct {
+    const char *rung, *level;
+    int autovec, threads, with_cache;
+    double pre[MAX_REPEATS], dec[MAX_REPEATS];
+    double gbs[MAX_REPEATS];   // the read bandwidth with its thread count, right beside each run
+    int *tokens;   // (n_dec): the greedy tokens of the last run
+} config;
+
+static void select_config(const config *c) {
+    tw_simd_init(c->level);
+    // The yardstick: the table's matvec swapped for the compiler's (this benchmark only; the
+    // model programs never see bench/autovec.c).
+    if (c->autovec) tw_simd.matvec = bench_matvec_autovec;
+    tw_threads_set(c->threads);
+}
+
+static void run_config(config *c, int rep, const tw_model *m, int *seq, int P, int n_dec,
+                       read_buffer *rb, const char *fast_level) {
+    tw_simd_init(fast_level);   // the read passes use the fast level's dot
+    const double before = read_gbs_now(rb, c->threads);
+    select_config(c);
+    double tp, td;
+    run_once(&tp, &td, m, seq, P, n_dec, c->with_cache, NULL);
+    tw_simd_init(fast_level);
+    const double gbs = read_around(rb, c->threads, before);
+    if (rep >= 0) {
+        c->pre[rep] = P / tp;
+        c->dec[rep] = n_dec / td;
+        c->gbs[rep] = gbs;
+    }
+    memcpy(c->tokens, seq + P, (size_t)n_dec * sizeof *seq);
+}
+
 // ---- int8 ----
 
 // Prefill and decode tokens/s of n rungs (model ms[r] with int8 kernels ops[r]; NULL: its own),
 // the rungs in turn within each repeat after one warm-up each, so that they face the same load on
-// a shared machine, and the one-thread read bandwidth over rb beside each repeat (read_before,
-// read_after).   pre, dec: (n, MAX_REPEATS), per repeat   gbs: (repeats)
+// a shared machine, and the one-thread read bandwidth over rb beside each repeat (read_around).   pre, dec: (n, MAX_REPEATS), per repeat   gbs: (repeats)
 static void measure_in_turn(double pre[][MAX_REPEATS], double dec[][MAX_REPEATS], double *gbs,
                             const tw_model *const *ms, const tw_q8_ops *const *ops, int n,
                             read_buffer *rb, int *seq, int P, int n_dec, int repeats) {
-    double wp, wd, unused;
+    double wp, wd;
     for (int r = 0; r < n; r++) run_once(&wp, &wd, ms[r], seq, P, n_dec, 1, ops[r]);
     for (int k = 0; k < repeats; k++) {
-        const read_mark mark = read_before(rb, 1);
+        const double before = read_gbs_now(rb, 1);
         for (int r = 0; r < n; r++) {
             run_once(&pre[r][k], &dec[r][k], ms[r], seq, P, n_dec, 1, ops[r]);
             pre[r][k] = P / pre[r][k];
             dec[r][k] = n_dec / dec[r][k];
         }
-        read_after(&gbs[k], &unused, rb, mark, 1);
+        gbs[k] = read_around(rb, 1, before);
     }
 }
 
@@ -407,17 +411,17 @@ int main(int argc, char **argv) {
     // The table's rows. autovec = the fast level with the compiler-vectorised matvec.
     config cf[6];
     int nc = 0;
-    cf[nc++] = (config){ "naive", "naive", 0, 1, 1, {0}, {0}, NULL };
-    cf[nc++] = (config){ "autovec", fast_level, 1, 1, 1, {0}, {0}, NULL };
-    cf[nc++] = (config){ fast_level, fast_level, 0, 1, 1, {0}, {0}, NULL };
+    cf[nc++] = (config){ .rung = "naive", .level = "naive", .autovec = 0, .threads = 1, .with_cache = 1 };
+    cf[nc++] = (config){ .rung = "autovec", .level = fast_level, .autovec = 1, .threads = 1, .with_cache = 1 };
+    cf[nc++] = (config){ .rung = fast_level, .level = fast_level, .autovec = 0, .threads = 1, .with_cache = 1 };
     const int i_naive = 0, i_auto1 = 1, i_best1 = 2;
     int i_auto2 = -1, i_best2 = -1;
     if (max_threads >= 2) {
-        i_auto2 = nc; cf[nc++] = (config){ "autovec", fast_level, 1, 2, 1, {0}, {0}, NULL };
-        i_best2 = nc; cf[nc++] = (config){ fast_level, fast_level, 0, 2, 1, {0}, {0}, NULL };
+        i_auto2 = nc; cf[nc++] = (config){ .rung = "autovec", .level = fast_level, .autovec = 1, .threads = 2, .with_cache = 1 };
+        i_best2 = nc; cf[nc++] = (config){ .rung = fast_level, .level = fast_level, .autovec = 0, .threads = 2, .with_cache = 1 };
     }
     const int i_nocache = nc;
-    cf[nc++] = (config){ fast_level, fast_level, 0, 1, 0, {0}, {0}, NULL };
+    cf[nc++] = (config){ .rung = fast_level, .level = fast_level, .autovec = 0, .threads = 1, .with_cache = 0 };
     for (int k = 0; k < nc; k++) {
         cf[k].tokens = malloc((size_t)n_dec * sizeof(int));
         if (!cf[k].tokens) { fprintf(stderr, "bench_generate: out of memory\n"); return 1; }
@@ -433,19 +437,17 @@ int main(int argc, char **argv) {
     const long l2 = cache_bytes(2), l3 = cache_bytes(3);
     read_buffer rb;
     read_buffer_init(&rb, token_bytes);
-    double rd1[MAX_REPEATS], rd2[MAX_REPEATS], unused1, unused2;
-    for (int rep = -1; rep < repeats; rep++) {   // rep -1: the warm-up (page-in, caches, clocks)
-        tw_simd_init(fast_level);
-        const read_mark mark = read_before(&rb, max_threads);
-        for (int k = 0; k < nc; k++) run_config(&cf[k], rep, &m, seq, P, n_dec);
-        tw_simd_init(fast_level);
-        read_after(rep >= 0 ? &rd1[rep] : &unused1, rep >= 0 ? &rd2[rep] : &unused2, &rb, mark, max_threads);
-    }
+    for (int rep = -1; rep < repeats; rep++)   // rep -1: the warm-up (page-in, caches, clocks)
+        for (int k = 0; k < nc; k++) run_config(&cf[k], rep, &m, seq, P, n_dec, &rb, fast_level);
 
-    // The per-repeat rooflines and ratios, before the medians below sort the arrays.
-    double roof1[MAX_REPEATS], roof2[MAX_REPEATS];
+    // The per-repeat rooflines (each from the bandwidth beside that run) and the ratios, before
+    // the medians below sort the arrays.
+    double roof1[MAX_REPEATS], roof1_auto[MAX_REPEATS], roof2[MAX_REPEATS], rd1[MAX_REPEATS], rd2[MAX_REPEATS];
     for (int k = 0; k < repeats; k++) {
+        rd1[k] = cf[i_best1].gbs[k];
+        rd2[k] = i_best2 >= 0 ? cf[i_best2].gbs[k] : 0.0;
         roof1[k] = rd1[k] * 1e9 / token_bytes;
+        roof1_auto[k] = cf[i_auto1].gbs[k] * 1e9 / token_bytes;
         roof2[k] = rd2[k] * 1e9 / token_bytes;
     }
     double lo[6], hi[6];
@@ -454,7 +456,7 @@ int main(int argc, char **argv) {
     ratio[VS_NAIVE] = paired_ratio(cf[i_best1].dec, cf[i_naive].dec, repeats, &rlo[VS_NAIVE], &rhi[VS_NAIVE]);
     ratio[VS_AUTO1] = paired_ratio(cf[i_best1].dec, cf[i_auto1].dec, repeats, &rlo[VS_AUTO1], &rhi[VS_AUTO1]);
     ratio[ROOF1] = paired_ratio(cf[i_best1].dec, roof1, repeats, &rlo[ROOF1], &rhi[ROOF1]);
-    ratio[ROOF1_AUTO] = paired_ratio(cf[i_auto1].dec, roof1, repeats, &rlo[ROOF1_AUTO], &rhi[ROOF1_AUTO]);
+    ratio[ROOF1_AUTO] = paired_ratio(cf[i_auto1].dec, roof1_auto, repeats, &rlo[ROOF1_AUTO], &rhi[ROOF1_AUTO]);
     if (i_best2 >= 0) {
         ratio[VS_AUTO2] = paired_ratio(cf[i_best2].dec, cf[i_auto2].dec, repeats, &rlo[VS_AUTO2], &rhi[VS_AUTO2]);
         ratio[SCALE2] = paired_ratio(cf[i_best2].dec, cf[i_best1].dec, repeats, &rlo[SCALE2], &rhi[SCALE2]);
@@ -486,7 +488,7 @@ int main(int argc, char **argv) {
            footprint_level(token_bytes, l2, l3), l2 / 1024, l3 / 1024);
     double rd_lo, rd_hi;
     min_max(rd1, repeats, &rd_lo, &rd_hi);
-    printf("roofline: read stream over that footprint (%s dot), beside each repeat, median [min - max]: "
+    printf("roofline: read stream over that footprint (%s dot), beside each run, median [min - max]: "
            "1 thread %.1f GB/s [%.1f - %.1f] -> %.1f tok/s", fast_level, median(rd1, repeats), rd_lo, rd_hi,
            median(roof1, repeats));
     if (i_best2 >= 0)
