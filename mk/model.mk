@@ -80,7 +80,6 @@ $(BUILD)/tools/bench_generate: $(BUILD)/tools/bench_generate.o $(BUILD)/bench/au
                                $(BUILD)/bench/read_stream.o $(BUILD)/bench/cpuinfo.o \
                                $(BUILD)/bench/bench_clock.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-$(BUILD)/bench/read_stream.o: ISAFLAGS = $(AUTOVEC_FLAGS)
 $(BUILD)/tools/bench_generate.o: CPPFLAGS += -Ibench
 
 # The tests run ./generate (flags, exit codes, no partial dump), so build it first. The helper
