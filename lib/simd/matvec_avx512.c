@@ -9,7 +9,9 @@
 // 1, ... Intel's L2 streamer copes; on AMD Zen 4 the same loop read the 15M classifier at 17-20
 // GB/s where a plain one-row-at-a-time loop reached 31 GB/s (issue 13). This kernel reads W in
 // exactly the order it lies in memory, one ascending stream, which every prefetcher (Intel,
-// AMD, Arm) follows at full speed, and which needs no software prefetch and no vendor switch.
+// AMD, Arm) follows at full speed, with no vendor switch. The row loop of a large matrix also
+// asks for the lines 8 KiB ahead with a software prefetch (simd.h, TW_PREFETCH_AHEAD_FLOATS):
+// when the memory is slow to answer, the hardware prefetchers alone keep too few lines in flight.
 //
 // Per row: four accumulators over k (64 floats per step), so four independent FMA chains keep
 // the loads busy even with the row in L1 (two loads per FMA: W and x, x from L1); the K % 16
