@@ -42,8 +42,8 @@
 // 16 on NEON, 4 with the group-size-4 kernels) and ones they hand to the naive loop (8, 1, 96
 // on AVX-512, 48); odd group
 // counts (the 256-bit / masked tails), one row, and the 15M model's widths.
-// The last three were added for the packed layout (any gs % 4 == 0): stories260K's widths 172
-// and 64 with its group size 4, and gs 12; N not a multiple of 16 leaves a block partly empty.
+// Then shapes for the packed layout (any gs % 4 == 0): stories260K's widths 172 and 64 with its
+// group size 4, and gs 12; N not a multiple of 16 leaves a block partly empty.
 static const struct { int N, K, gs; } Q8_SHAPES[] = {
     { 1, 32, 32 },  { 3, 64, 32 },   { 17, 96, 32 },  { 5, 288, 32 },  { 7, 160, 32 },
     { 2, 64, 64 },  { 3, 192, 64 },  { 4, 128, 128 }, { 3, 384, 128 }, { 2, 96, 96 },
@@ -59,6 +59,9 @@ static const struct { int N, K, gs; } Q8_SHAPES[] = {
     { 2, 188, 4 },  { 2, 104, 4 },   { 2, 92, 4 },    { 2, 76, 4 },    { 2, 168, 4 },
     { 5, 1024, 4 }, { 3, 1028, 4 },  { 2, 1100, 4 },   // the longest short row, and longer ones
     { 37, 172, 4 }, { 16, 64, 4 },   { 50, 96, 12 },
+    // more than 128 rows, so the packed kernel runs a full set of eight blocks and then one, for
+    // gs 32, 64 and (the loop for any gs) 12, the last block partly empty
+    { 130, 288, 32 }, { 136, 128, 64 }, { 129, 48, 12 },
 };
 #define N_Q8_SHAPES ((int)(sizeof Q8_SHAPES / sizeof Q8_SHAPES[0]))
 
