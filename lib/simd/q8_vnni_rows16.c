@@ -31,16 +31,15 @@
 // What sets the speed (docs/quantization.md has the measurements). On Sapphire Rapids vpdpbusd
 // zmm issues on ports 0 and 5 (two a cycle, latency 5), and so do the float ops of each group's
 // end (cvt, mul, fma): with gs 32 a block-group is 8 vpdpbusd + 3 float ops on the same two
-// ports, which caps it at 2 * 8 / 11 = 1.45 vpdpbusd a cycle (about 78 % of the probe). Each
-// vpdpbusd also reads 64 bytes of weights, and the core loads at most two 64-byte lines a cycle
-// from L1 (one from L2): the broadcasts of x, the scales and the corrections share those load
-// slots. So the kernel spends as little as it can beside the vpdpbusd: x is broadcast once per
-// chunk for eight blocks (one load per 8 vpdpbusd), each block's group is one chain (eight
-// blocks are eight independent chains, and the next group's chains overlap them), and the sums of
-// x the correction needs are made in registers, not stored and reloaded one by one (a masked
-// vector store followed by scalar loads of it cannot be forwarded: ~100 cycles a call).
-// On AMD Zen 4 (512-bit ops in two 256-bit halves: one vpdpbusd zmm a cycle, two 32-byte loads a
-// cycle) the same choices help: fewer loads and fewer ops beside each vpdpbusd.
+// ports, which caps it at 2 * 8 / 11 = 1.45 vpdpbusd a cycle (about 78 % of the probe), in L1.
+// From L2 the cap is the bandwidth (72 bytes per vpdpbusd, weights and scales). Each vpdpbusd
+// also loads 64 bytes, and the broadcasts of x, the scales and the corrections share the load
+// ports with them. So the kernel spends as little as it can beside the vpdpbusd: x is broadcast
+// once per chunk for eight blocks (one load per 8 vpdpbusd), and the sums of x the correction
+// needs are made in registers, not stored and read back one by one (scalar loads of a masked
+// vector store still in flight are not forwarded: ~100 cycles a call at K = 288).
+// On AMD Zen 4 (512-bit ops in two 256-bit halves, about one vpdpbusd zmm and one 64-byte load
+// a cycle) loads bound it, and the same choices help: fewer loads and ops beside each vpdpbusd.
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -95,10 +94,12 @@ void tw_q8_rows16_pack(void *dst, const int8_t *Wq, const float *Ws, int N, int 
 #define UNROLL _Pragma("GCC unroll 16")
 enum { NB_MAX = 8, CHAINS_MAX = 8 };
 
-// Independent vpdpbusd chains per block: 8 / NB (so a group has 8 chains in all: with latency 5
-// and two issued a cycle, 10 are needed, and the next group's chains make up the rest), at most
-// one per chunk.
-#define CHAINS(NB, CH) ((8 / (NB)) < (CH) ? (8 / (NB)) : (CH))
+// Independent vpdpbusd chains per block: two in sets of eight or four, 8 / NB in smaller sets (a
+// group has 8 to 16 chains; with latency 5 and two issued a cycle, 10 are needed, and the next
+// group's chains make up the rest), at most one per chunk. One chain per block in a set of eight
+// (no vpaddd to join them) measured 5 % slower at 128x288.
+#define CHAINS_WANTED(NB) ((NB) >= 4 ? 2 : 8 / (NB))
+#define CHAINS(NB, CH) (CHAINS_WANTED(NB) < (CH) ? CHAINS_WANTED(NB) : (CH))
 
 // Four bytes of x at p broadcast to the sixteen int32 lanes (vpbroadcastd zmm, m32: a load, no
 // ALU work).
