@@ -109,18 +109,17 @@ INLINE __m512i bcast4(const int8_t *p) {
 
 // One group of NB blocks (blk[j]: block j's copy of the group, 64 + 16 gs bytes), added into
 // acc[j]: the group's integer sums, sixteen rows a block, start from -128 sum(x of the group)
-// (corr: the group's lanes, minus_128_group_sums) and end times Ws xs. Each broadcast of x feeds
+// (*corr, minus_128_group_sums) and end times Ws xs. Each broadcast of x feeds
 // NB vpdpbusd.
 INLINE void groups(__m512 acc[NB_MAX], const unsigned char *const blk[NB_MAX], const int8_t *xg,
                    const int32_t *corr, const float *xs, int CH, int NB) {
     const int NC = CHAINS(NB, CH);
     __m512i d[NB_MAX][CHAINS_MAX];   // (NB, NC) the chains; chain i takes chunks i, i + NC, ...
+    // one broadcast, copied into each block's first chain (a load per block instead, from the
+    // group's other lanes, measured 2-3 % slower: the loads are the scarcer resource)
+    const __m512i c0 = _mm512_set1_epi32(*corr);
     UNROLL for (int j = 0; j < NB; j++) {
-        // corr[j % CH]: the same number (the group's lanes all hold it), read from a different
-        // address for each block, so the compiler loads it eight times (vpbroadcastd zmm, m32: a
-        // load, no ALU) instead of copying one register eight times (vmovdqa32: ports 0 and 5,
-        // which the vpdpbusd need)
-        d[j][0] = _mm512_set1_epi32(corr[j % CH]);
+        d[j][0] = c0;
         UNROLL for (int i = 1; i < NC; i++) d[j][i] = _mm512_setzero_si512();
     }
     UNROLL for (int c = 0; c < CH; c++) {
