@@ -4,14 +4,22 @@
 // 1. Verify every int8 level against the naive loops (the cases of tests/q8_cases.h).
 // 2. Measure the integer dot-product peak of one core with a VNNI probe (bench/probe_vnni.c:
 //    16 independent vpdpbusd chains), when the CPU has VNNI.
-// 3. Time y = W x at a shape whose int8 weights fit in L1 (64x288, 20 KB) and at the 15M model's
-//    shapes (wq 288x288, w1 768x288, w2 288x768, the classifier 32000x288), group size 32, and at
-//    stories260K's (wq 64x64, w1 172x64, w2 64x172, the classifier 512x64), group size 4, one
-//    thread, all in this run: the fp32 matvec of the best fp32 level, the naive int8 loop, a plain
-//    int8 loop built as llama2.c builds runq.c (-Ofast -march=native, bench/q8_runq_style.c), each
-//    int8 SIMD level, and each level's packed layout where it has one. Every int8 row includes
-//    quantizing x (as decode must). Printed: microseconds per call (median), the speed-up over
-//    fp32 and over the runq-style loop, and the multiply-adds per second as % of the probe's peak.
+// 3. Measure the read bandwidth of one core from L2 (bench/probe_read.c: a buffer that fits L2
+//    but not L1), which caps any matvec whose weights stream from L2: printed as the % of the
+//    VNNI peak a packed gs-32 matvec could reach at that bandwidth.
+// 4. Time y = W x at shapes whose int8 weights fit in L1 (64x288, 128x288) and at the 15M model's
+//    shapes (wq 288x288, w1 768x288, w2 288x768, which fit in L2; the classifier 32000x288, which
+//    does not), group size 32, and at stories260K's (wq 64x64, w1 172x64, w2 64x172, the
+//    classifier 512x64), group size 4, one thread, all in this run: the fp32 matvec of the best
+//    fp32 level, the naive int8 loop, a plain int8 loop built as llama2.c builds runq.c (-Ofast
+//    -march=native, bench/q8_runq_style.c), each int8 SIMD level, and each level's packed layout
+//    where it has one. Each shape says which cache level its int8 weights fit in (this CPU's sizes,
+//    from /sys). Every int8 kernel is timed twice: with quantizing x (as decode must) and alone,
+//    on an x already quantized (runq.c's matmul contract). Printed: microseconds per call
+//    (median), the speed-up over fp32 and over the runq-style loop (with quantizing x, medians),
+//    and the multiply-adds per second of the fastest run as % of the probe's peak (its fastest
+//    run too), for both timings. A kernel can never
+//    exceed the probe: if one does, the probe is wrong, and the benchmark says so and fails.
 #define _POSIX_C_SOURCE 200809L   // clock_gettime
 #include <math.h>
 #include <stdint.h>
@@ -27,6 +35,7 @@
 #include "q8_cases.h"
 
 int32_t bench_vnni_probe(long iters);   // bench/probe_vnni.c (x86-64 builds only)
+int64_t bench_read_probe(const void *buf, size_t bytes, long passes);   // bench/probe_read.c (same)
 void bench_q8_quantize_runq_style(int8_t *q, float *s, const float *x, int n, int gs);
 void bench_q8_matvec_runq_style(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                                 const float *xs, int N, int K, int gs);
@@ -67,7 +76,6 @@ static double time_runs(job_fn f, void *ctx, double *fastest) {
     return times[reps / 2];
 }
 
-static double time_median(job_fn f, void *ctx) { return time_runs(f, ctx, NULL); }
 
 static void cpu_name(char *buf, size_t n) {
     snprintf(buf, n, "unknown CPU");
@@ -117,16 +125,79 @@ static double vnni_peak(void) {
     if (!tw_q8_ops_for("avx512vnni")) return 0;
     // The fastest run, not the median: other processes only ever slow the probe down, and a
     // peak that reads low would let a kernel's percentage read high.
-    probe_ctx c = { 2000000, 0 };
+    probe_ctx c = { 50000, 0 };   // 0.4 ms a run: short, so some runs fit between two other processes
     double t;
     time_runs(run_probe, &c, &t);
     return (double)c.iters * 16 * 64 / t;
 }
 
-// ---- step 3: the matvecs ----
+// ---- step 3: the caches ----
+
+// The size in bytes of this core's cache of that level (1: data, 2, 3: unified), 0 if unknown
+// (Linux sysfs; elsewhere the shapes print no cache level).
+static long cache_bytes(int level) {
+    for (int i = 0; i < 8; i++) {
+        char path[96], type[32] = "", size[32] = "";
+        int lv = 0;
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        FILE *f = fopen(path, "r");
+        if (!f) return 0;
+        if (fscanf(f, "%d", &lv) != 1) lv = 0;
+        fclose(f);
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        if ((f = fopen(path, "r"))) { if (fscanf(f, "%31s", type) != 1) type[0] = '\0'; fclose(f); }
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        if ((f = fopen(path, "r"))) { if (fscanf(f, "%31s", size) != 1) size[0] = '\0'; fclose(f); }
+        if (lv != level || strcmp(type, "Instruction") == 0) continue;
+        char *end;
+        long n = strtol(size, &end, 10);
+        return *end == 'K' ? n * 1024 : *end == 'M' ? n * 1024 * 1024 : n;
+    }
+    return 0;
+}
+
+// Where `bytes` of weights fit: "L1", "L2", "L3", "memory", or "" if the sizes are unknown.
+static const char *fits_in(double bytes) {
+    static long sizes[4] = { -1 };
+    if (sizes[0] < 0)
+        for (int l = 1; l <= 3; l++) sizes[l] = cache_bytes(l), sizes[0] = 0;
+    if (sizes[1] <= 0) return "";
+    for (int l = 1; l <= 3; l++)
+        if (sizes[l] > 0 && bytes <= (double)sizes[l]) return l == 1 ? "L1" : l == 2 ? "L2" : "L3";
+    return "memory";
+}
+
+typedef struct { const void *buf; size_t bytes; long passes; int64_t sink; } read_ctx;
+static void run_read(void *p) {
+#ifdef TW_HAVE_AVX512
+    read_ctx *c = p;
+    c->sink += bench_read_probe(c->buf, c->bytes, c->passes);
+#else
+    (void)p;
+#endif
+}
+
+// Bytes per second one core reads from a buffer half the size of its L2 (in L2, not in L1), the
+// fastest of the runs; 0 without AVX-512 or when the L2 size is unknown.
+static double l2_read_bandwidth(void) {
+    const long l2 = cache_bytes(2), l1 = cache_bytes(1);
+    if (!tw_q8_ops_for("avx512bw") || l2 <= 0 || l2 / 2 <= 2 * l1) return 0;
+    read_ctx c = { NULL, (size_t)(l2 / 2) / 256 * 256, 20, 0 };
+    unsigned char *buf = aligned_alloc(64, c.bytes);   // whole lines: no load straddles two
+    if (!buf) return 0;
+    for (size_t i = 0; i < c.bytes; i++) buf[i] = (unsigned char)i;
+    c.buf = buf;
+    double t;
+    time_runs(run_read, &c, &t);
+    free(buf);
+    return (double)c.bytes * (double)c.passes / t;
+}
+
+// ---- step 4: the matvecs ----
 
 typedef struct {
     int kind;               // 0 fp32, 1 runq-style, 2 int8 level, 3 its packed layout
+    int quantize;           // int8 kinds: 1 quantize x in every call, 0 use xq, xs as they are
     tw_matvec_fn f32;
     const tw_q8_ops *q8;
     float *y, *Wf, *x, *xs, *Ws;
@@ -141,12 +212,13 @@ static void run_mv(void *p) {
     if (c->kind == 0) {
         c->f32(c->y, c->Wf, c->x, c->N, c->K);
     } else if (c->kind == 1) {
-        bench_q8_quantize_runq_style(c->xq, c->xs, c->x, c->K, c->gs);
+        if (c->quantize) bench_q8_quantize_runq_style(c->xq, c->xs, c->x, c->K, c->gs);
         bench_q8_matvec_runq_style(c->y, c->Wq, c->Ws, c->xq, c->xs, c->N, c->K, c->gs);
     } else if (c->kind == 2) {
-        tw_q8_linear(c->q8, c->y, c->xq, c->xs, c->Wq, c->Ws, c->x, c->N, c->K, c->gs);
+        if (c->quantize) tw_q8_quantize_x(c->q8, c->xq, c->xs, c->x, c->K / c->gs, c->gs);
+        tw_q8_matvec(c->q8, c->y, c->Wq, c->Ws, c->xq, c->xs, c->N, c->K, c->gs);
     } else {
-        tw_q8_quantize_x(c->q8, c->xq, c->xs, c->x, c->K / c->gs, c->gs);
+        if (c->quantize) tw_q8_quantize_x(c->q8, c->xq, c->xs, c->x, c->K / c->gs, c->gs);
         c->q8->matvec_packed(c->y, c->P, c->scratch, c->xq, c->xs, c->N, c->K, c->gs);
     }
 }
@@ -167,28 +239,37 @@ int main(int argc, char **argv) {
     if (!verify_all()) return 1;
 
     double peak = vnni_peak();
-    double ghz = peak > 0 ? tw_peak_clock_ghz(5, 0.02) : 0;
+    double ghz = peak > 0 ? tw_peak_clock_ghz(40, 0.002) : 0;   // many short runs, the fastest
     if (peak > 0) {
         printf("integer dot-product peak (VNNI probe, vpdpbusd zmm, one core): %.1f G multiply-adds/s",
                peak * 1e-9);
         // 64 multiply-adds per vpdpbusd: the instructions per cycle say how many VNNI ports the
         // core has (1 on Ice Lake and Zen 4, whose 512-bit ops use two 256-bit halves; 2 where
-        // ports 0 and 5 both take it), and so what a kernel that streams its weights from L2 can
-        // reach: one 64-byte line per cycle feeds one vpdpbusd per cycle.
+        // ports 0 and 5 both take it)
         if (ghz > 0) printf(" = %.2f vpdpbusd per cycle at %.2f GHz", peak / (64.0 * ghz * 1e9), ghz);
         printf("\n");
     }
     else
         printf("integer dot-product peak: no probe for this CPU (it needs AVX512_VNNI)\n");
+    const double l2bw = peak > 0 ? l2_read_bandwidth() : 0;
+    if (l2bw > 0) {
+        // the packed gs-32 layout reads 64 weight bytes and 8 bytes of scales per vpdpbusd (72
+        // bytes for 64 multiply-adds): streamed from L2, it can do at most l2bw / 72 vpdpbusd a second
+        printf("L2 read bandwidth (one core, a %ld KB buffer, 64-byte loads): %.1f GB/s", cache_bytes(2) / 2048,
+               l2bw * 1e-9);
+        if (ghz > 0) printf(" = %.1f bytes per cycle", l2bw / (ghz * 1e9));
+        printf("\n  so a packed gs-32 matvec whose weights stream from L2 (72 bytes a vpdpbusd) reaches at"
+               " most %.0f%% of the VNNI peak\n", 100.0 * (l2bw / 72.0 * 64.0) / peak);
+    }
 
     // groups of 32, and stories260K's shapes with groups of 4 (its only power of two above 1 that
     // divides 64 and 172: the group-size-4 kernels, q8_g4_*.c)
     static const struct { const char *what; int N, K, gs; } shapes[] = {
-        { "64x288 (fits L1)", 64, 288, 32 },
-        { "15M wq (288x288)", 288, 288, 32 },  { "15M w1 (768x288)", 768, 288, 32 },
-        { "15M w2 (288x768)", 288, 768, 32 },  { "15M classifier (32000x288)", 32000, 288, 32 },
-        { "260K wq (64x64) gs 4", 64, 64, 4 }, { "260K w1 (172x64) gs 4", 172, 64, 4 },
-        { "260K w2 (64x172) gs 4", 64, 172, 4 }, { "260K cls (512x64) gs 4", 512, 64, 4 },
+        { "64x288", 64, 288, 32 },  { "128x288", 128, 288, 32 },
+        { "15M wq 288x288", 288, 288, 32 },  { "15M w1 768x288", 768, 288, 32 },
+        { "15M w2 288x768", 288, 768, 32 },  { "15M cls 32000x288", 32000, 288, 32 },
+        { "260K wq 64x64 gs4", 64, 64, 4 }, { "260K w1 172x64 gs4", 172, 64, 4 },
+        { "260K w2 64x172 gs4", 64, 172, 4 }, { "260K cls 512x64 gs4", 512, 64, 4 },
     };
     const char *names[8];
     mv_ctx proto[8];
@@ -211,10 +292,11 @@ int main(int argc, char **argv) {
             names[nr] = packed_names[n_packed++];
             proto[nr++] = (mv_ctx){ .kind = 3, .q8 = proto[r].q8 };
         }
-    printf("\ny = W x, group size 32 (15M) or 4 (260K), one thread: microseconds per call (median); int8 rows include"
-           " quantizing x\n%-28s %9s", "shape (weights int8/fp32)", "");
+    printf("\ny = W x, group size 32 (15M) or 4 (260K), one thread: microseconds per call (median)\n"
+           "shape, int8 weights: size, fits in   int8/fp32 MB");
     for (int r = 0; r < nr; r++) printf(" %11s", names[r]);
     printf("\n");
+    double worst_pct = 0;   // the highest % of the probe any kernel reached
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const int N = shapes[s].N, K = shapes[s].K, gs = shapes[s].gs;
         float *Wf = sc_rand((long)N * K, -0.1f, 0.1f, 11 + s), *x = sc_rand(K, -2, 2, 21 + s);
@@ -223,35 +305,66 @@ int main(int argc, char **argv) {
         int8_t *Wq = malloc((size_t)N * K), *xq = malloc((size_t)K);
         if (!Wf || !x || !y || !Ws || !xs || !Wq || !xq) { fprintf(stderr, "bench_q8: out of memory\n"); return 1; }
         tw_q8_quantize(Wq, Ws, Wf, N, K, gs);
-        double us[8] = { 0 };
-        printf("%-28s %4.1f/%4.1fMB", shapes[s].what, (N * (double)K * (1.0 + 4.0 / gs)) / 1e6, 4.0 * N * K / 1e6);
+        // medians with quantizing x and of the matvec alone; the fastest runs of both, for the
+        // % of the probe's peak (also its fastest run: other processes only ever slow a run down)
+        double us[8] = { 0 }, us_alone[8] = { 0 }, fast[8] = { 0 }, fast_alone[8] = { 0 };
+        const double int8_bytes = N * (double)K * (1.0 + 4.0 / gs);   // = the packed copy's, N % 16 == 0
+        char what[64];
+        snprintf(what, sizeof what, "%s%s%s", shapes[s].what, *fits_in(int8_bytes) ? ", " : "", fits_in(int8_bytes));
+        printf("%-30s %5.2f/%5.1f  ", what, int8_bytes / 1e6, 4.0 * N * K / 1e6);
         for (int r = 0; r < nr; r++) {
             mv_ctx c = proto[r];
             c.y = y; c.Wf = Wf; c.x = x; c.xs = xs; c.Ws = Ws; c.Wq = Wq; c.xq = xq;
             c.N = N; c.K = K; c.gs = gs;
             if (c.kind == 3) {
-                c.P = malloc(c.q8->packed_bytes(N, K, gs));
+                // 64-byte aligned, as the model's copies are (tw_q8_work_pack): with malloc's
+                // 16-byte alignment every 64-byte load of weights straddles two cache lines
+                c.P = aligned_alloc(64, (c.q8->packed_bytes(N, K, gs) + 63) / 64 * 64);
                 c.scratch = malloc((size_t)K * sizeof *c.scratch);
                 if (!c.P || !c.scratch) { fprintf(stderr, "bench_q8: out of memory\n"); return 1; }
                 c.q8->pack(c.P, Wq, Ws, N, K, gs);
             }
-            us[r] = time_median(run_mv, &c) * 1e6;
+            c.quantize = 1;
+            us[r] = time_runs(run_mv, &c, &fast[r]) * 1e6;
+            if (c.kind == 0) us_alone[r] = us[r], fast_alone[r] = fast[r];
+            else {   // x quantized once, by the same row's quantizer, then the matvec alone
+                if (c.kind == 1) bench_q8_quantize_runq_style(xq, xs, x, K, gs);
+                else tw_q8_quantize_x(c.q8, xq, xs, x, K / gs, gs);
+                c.quantize = 0;
+                us_alone[r] = time_runs(run_mv, &c, &fast_alone[r]) * 1e6;
+            }
             if (c.kind == 3) { free(c.P); free(c.scratch); }
             printf(" %11.2f", us[r]);
             fflush(stdout);
         }
-        printf("\n  %-37s", "speed-up over fp32:");
+        printf("\n  %-42s", "matvec alone (x already quantized), us:");
+        for (int r = 0; r < nr; r++) printf(" %11.2f", us_alone[r]);
+        printf("\n  %-42s", "speed-up over fp32:");
         for (int r = 0; r < nr; r++) printf(" %10.2fx", us[0] / us[r]);
-        printf("\n  %-37s", "speed-up over the runq-style loop:");
+        printf("\n  %-42s", "speed-up over the runq-style loop:");
         for (int r = 0; r < nr; r++) printf(" %10.2fx", us[1] / us[r]);
         if (peak > 0) {
-            printf("\n  %-37s", "% of the VNNI peak (N K / time):");
-            for (int r = 0; r < nr; r++) printf(" %10.1f%%", 100.0 * N * (double)K / (us[r] * 1e-6) / peak);
+            const double *rows[2] = { fast_alone, fast };   // seconds
+            const char *labels[2] = { "% of VNNI peak, matvec alone (fastest):", "% of VNNI peak, quantizing x (fastest):" };
+            for (int k = 0; k < 2; k++) {
+                printf("\n  %-42s", labels[k]);
+                for (int r = 0; r < nr; r++) {
+                    const double pct = 100.0 * N * (double)K / rows[k][r] / peak;
+                    if (pct > worst_pct) worst_pct = pct;
+                    if (pct <= 100.0) printf(" %10.1f%%", pct);
+                    else printf(" %11s", "> probe");
+                }
+            }
         }
         printf("\n");
         free(Wf); free(x); free(y); free(Ws); free(xs); free(Wq); free(xq);
     }
     printf("(the int8 weights take 1 + 4 / gs bytes a value with their scales: 1.125 with groups of 32,"
-           " 2 with groups of 4)\n");
+           " 2 with groups of 4; %% of the VNNI peak = N K multiply-adds per second over the probe's)\n");
+    if (worst_pct > 100.0) {
+        fprintf(stderr, "bench_q8: a kernel ran at %.0f%% of the VNNI probe's peak: the probe underestimates"
+                        " the peak (bench/probe_vnni.c), so no percentage above can be trusted\n", worst_pct);
+        return 1;
+    }
     return 0;
 }

@@ -24,6 +24,7 @@
 // Pictures: rounding_error.png group_size.png
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include "lesson.h"
 #include "nn/quant.h"
@@ -242,7 +243,10 @@ static void memory_table(void) {
 static double packed_us(float *y, const tw_q8_ops *i8, const int8_t *Wq, const float *Ws,
                         const float *x, int8_t *xq, float *xs, int N, int K, int gs, int reps) {
     if (!tw_q8_packs(i8, gs)) return 0;
-    void *P = lesson_alloc_bytes(i8->packed_bytes(N, K, gs));
+    // 64-byte aligned, as a model state's copy is: calloc's 16-byte alignment would make every
+    // 64-byte load of weights straddle two cache lines (1.5 to 1.7x slower, docs/quantization.md)
+    unsigned char *raw = lesson_alloc_bytes(i8->packed_bytes(N, K, gs) + 63);
+    void *P = raw + (64 - (uintptr_t)raw % 64) % 64;
     int32_t *scratch = lesson_alloc_bytes((size_t)K * sizeof *scratch);
     i8->pack(P, Wq, Ws, N, K, gs);
     double best = 1e9;

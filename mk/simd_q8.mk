@@ -63,8 +63,9 @@ BENCH_Q8_OBJ := $(BUILD)/bench/bench_q8.o $(BUILD)/bench/q8_runq_style.o
 $(BUILD)/bench/q8_runq_style.o: ISAFLAGS := -Ofast -march=native -ffp-contract=fast
 $(BUILD)/bench/bench_q8.o: CPPFLAGS += -Itests
 ifneq ($(filter -DTW_HAVE_AVX512,$(CPPFLAGS)),)
-  BENCH_Q8_OBJ += $(BUILD)/bench/probe_vnni.o
+  BENCH_Q8_OBJ += $(BUILD)/bench/probe_vnni.o $(BUILD)/bench/probe_read.o
   $(BUILD)/bench/probe_vnni.o: ISAFLAGS := -mavx512f -mavx512bw -mavx512vnni
+  $(BUILD)/bench/probe_read.o: ISAFLAGS := -mavx512f
 endif
 .PHONY: run_bench_q8
 run_bench_q8: $(BENCH_Q8_OBJ) $(LIB)

@@ -42,8 +42,8 @@
 // 16 on NEON, 4 with the group-size-4 kernels) and ones they hand to the naive loop (8, 1, 96
 // on AVX-512, 48); odd group
 // counts (the 256-bit / masked tails), one row, and the 15M model's widths.
-// The last three were added for the packed layout (any gs % 4 == 0): stories260K's widths 172
-// and 64 with its group size 4, and gs 12; N not a multiple of 16 leaves a block partly empty.
+// Then shapes for the packed layout (any gs % 4 == 0): stories260K's widths 172 and 64 with its
+// group size 4, and gs 12; N not a multiple of 16 leaves a block partly empty.
 static const struct { int N, K, gs; } Q8_SHAPES[] = {
     { 1, 32, 32 },  { 3, 64, 32 },   { 17, 96, 32 },  { 5, 288, 32 },  { 7, 160, 32 },
     { 2, 64, 64 },  { 3, 192, 64 },  { 4, 128, 128 }, { 3, 384, 128 }, { 2, 96, 96 },
@@ -59,6 +59,9 @@ static const struct { int N, K, gs; } Q8_SHAPES[] = {
     { 2, 188, 4 },  { 2, 104, 4 },   { 2, 92, 4 },    { 2, 76, 4 },    { 2, 168, 4 },
     { 5, 1024, 4 }, { 3, 1028, 4 },  { 2, 1100, 4 },   // the longest short row, and longer ones
     { 37, 172, 4 }, { 16, 64, 4 },   { 50, 96, 12 },
+    // more than 128 rows, so the packed kernel runs a full set of eight blocks and then one, for
+    // gs 32, 64 and (the loop for any gs) 12, the last block partly empty
+    { 130, 288, 32 }, { 136, 128, 64 }, { 129, 48, 12 },
 };
 #define N_Q8_SHAPES ((int)(sizeof Q8_SHAPES / sizeof Q8_SHAPES[0]))
 
@@ -71,26 +74,13 @@ static int q8_same_float(float a, float b) {
 
 // ---- quantize_x: bit for bit ----
 
-static int case_q8_quantize(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
-    const int K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
-    float *x = sc_rand(K, -3.0f, 3.0f, 100u + (unsigned)shape);
+// Quantizes x (K values, groups of gs) with level o and with the naive loop; 0 if q and s are
+// equal bit for bit, else 1 and the first difference in msg.
+static int q8_same_quantize(const tw_q8_ops *o, const float *x, int K, int gs, char *msg, size_t msz) {
+    const int ng = K / gs;
     int8_t *q1 = malloc((size_t)K), *q2 = malloc((size_t)K);
     float *s1 = malloc((size_t)ng * sizeof(float)), *s2 = malloc((size_t)ng * sizeof(float));
-    if (!x || !q1 || !q2 || !s1 || !s2) { free(x); free(q1); free(q2); free(s1); free(s2); return q8_oom(msg, msz); }
-    // Special groups: all zeros (scale 0), a NaN, an Inf, subnormals, exact ties (x = k + 1/2
-    // with scale 1), and a dominant outlier.
-    for (int g = 0; g < ng; g++) {
-        float *xg = x + (long)g * gs;
-        switch (g % 7) {
-        case 1: for (int i = 0; i < gs; i++) xg[i] = 0.0f; break;
-        case 2: xg[gs / 2] = NAN; break;
-        case 3: xg[gs - 1] = -INFINITY; break;
-        case 4: for (int i = 0; i < gs; i++) xg[i] *= 1e-40f; break;
-        case 5: for (int i = 0; i < gs; i++) xg[i] = (float)(i % 9) - 4.5f; xg[0] = 127.0f; break;
-        case 6: xg[0] = 1000.0f; break;
-        default: break;
-        }
-    }
+    if (!q1 || !q2 || !s1 || !s2) { free(q1); free(q2); free(s1); free(s2); return q8_oom(msg, msz); }
     tw_q8_quantize_x_naive(q1, s1, x, ng, gs);
     tw_q8_quantize_x(o, q2, s2, x, ng, gs);
     int bad = 0;
@@ -106,7 +96,62 @@ static int case_q8_quantize(const tw_q8_ops *o, int shape, char *msg, size_t msz
                      (double)x[k], q2[k], q1[k]);
             bad = 1;
         }
-    free(x); free(q1); free(q2); free(s1); free(s2);
+    free(q1); free(q2); free(s1); free(s2);
+    return bad;
+}
+
+static int case_q8_quantize(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+    const int K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
+    float *x = sc_rand(K, -3.0f, 3.0f, 100u + (unsigned)shape);
+    if (!x) return q8_oom(msg, msz);
+    // Special groups: all zeros (scale 0), a NaN, an Inf, subnormals, exact ties (x = k + 1/2
+    // with scale 1), and a dominant outlier.
+    for (int g = 0; g < ng; g++) {
+        float *xg = x + (long)g * gs;
+        switch (g % 7) {
+        case 1: for (int i = 0; i < gs; i++) xg[i] = 0.0f; break;
+        case 2: xg[gs / 2] = NAN; break;
+        case 3: xg[gs - 1] = -INFINITY; break;
+        case 4: for (int i = 0; i < gs; i++) xg[i] *= 1e-40f; break;
+        case 5: for (int i = 0; i < gs; i++) xg[i] = (float)(i % 9) - 4.5f; xg[0] = 127.0f; break;
+        case 6: xg[0] = 1000.0f; break;
+        default: break;
+        }
+    }
+    const int bad = q8_same_quantize(o, x, K, gs, msg, msz);
+    free(x);
+    return bad;
+}
+
+// Values whose quotient x / scale lies just beside a half-integer, where any shortcut for the
+// division (x times 1 / scale, say) would round some of them the other way, and so must fall back
+// to the division exactly there (tried for q8_avx512.c: a threshold that let such values through
+// failed this case, as it should): each group's first value, 127 s, sets the scale (s random between 2^-10 and 2^10, or near the
+// ends of the float range, 2^-120 and 2^120), the others are (k + 1/2 + e) s for random integers
+// k in [-127, 126] and offsets e from 0 to 2^-9 (0, 2^-24, 2^-20, 2^-16, 2^-14, 2^-13, 2^-12,
+// 1.5 2^-12, 2^-11, 2^-9), of either sign. Tolerance 0.
+static int case_q8_quantize_near_half(const tw_q8_ops *o, int shape, char *msg, size_t msz) {
+    const int K = Q8_SHAPES[shape].K, gs = Q8_SHAPES[shape].gs, ng = K / gs;
+    float *x = sc_rand(K, -1.0f, 1.0f, 300u + (unsigned)shape);   // (K) the signs of e
+    float *r = sc_rand(2L * K, 0.0f, 1.0f, 400u + (unsigned)shape);   // (2 K) k, and s per group
+    if (!x || !r) { free(x); free(r); return q8_oom(msg, msz); }
+    static const float offsets[] = { 0.0f, 0x1p-24f, 0x1p-20f, 0x1p-16f, 0x1p-14f, 0x1p-13f,
+                                     0x1p-12f, 0x1.8p-12f, 0x1p-11f, 0x1p-9f };
+    for (int g = 0; g < ng; g++) {
+        float *xg = x + (long)g * gs;
+        const float *rg = r + K + (long)g * gs;
+        const float s = g % 5 == 3   ? 0x1p-120f
+                        : g % 5 == 4 ? 0x1p120f
+                                     : ldexpf(1.0f + r[g], (int)(r[ng + g] * 20.0f) - 10);
+        for (int i = 0; i < gs; i++) {
+            const float k = floorf(rg[i] * 254.0f) - 127.0f;
+            const float e = offsets[(g + i) % 10] * (xg[i] < 0 ? -1.0f : 1.0f);
+            xg[i] = (k + 0.5f + e) * s;
+        }
+        xg[0] = 127.0f * s;
+    }
+    const int bad = q8_same_quantize(o, x, K, gs, msg, msz);
+    free(x); free(r);
     return bad;
 }
 
@@ -220,6 +265,7 @@ static int case_q8_packed(const tw_q8_ops *o, int shape, char *msg, size_t msz) 
 typedef struct { const char *name; int (*run)(const tw_q8_ops *, int, char *, size_t); } q8_case;
 static const q8_case Q8_CASES[] = {
     { "quantize_x", case_q8_quantize },
+    { "quantize_x_near_half", case_q8_quantize_near_half },
     { "matvec_exact", case_q8_matvec_exact },
     { "matvec_exact_huge_x", case_q8_matvec_exact_huge_x },
     { "matvec", case_q8_matvec },

@@ -14,7 +14,7 @@
 // The signs. vpdpbusd multiplies unsigned bytes by signed bytes. The unsigned side is w + 128
 // (w XOR 0x80, stored so by the packing: free at run time), the signed side is x; the products
 // then hold an extra 128 * sum(x) per group, which is the same for every row, so it is computed
-// once per call (K / gs numbers, in the caller's scratch) and the sums of every row start from
+// once per call (in the caller's scratch) and the sums of every row start from
 // -128 * sum(x). The integer result is exactly sum(w x), for every int8 w and x (-128 included):
 // vpdpbusd adds without saturating (modulo 2^32), so a lane ends at the true sum whenever that
 // fits in an int32, and |sum(w x)| <= 128 * 128 * gs < 2^31 for any gs below 131072.
@@ -23,10 +23,23 @@
 // of one block is 64 + 16 gs bytes, as many as the row-major Q8_0 copy holds for those rows:
 //   scale:  (16) float   the group's weight scale Ws[row][g], per row
 //   w:      (gs / 4, 16, 4) uint8   chunk c holds w[row][g gs + 4 c .. + 3] + 128 for the sixteen rows
-// The kernel works on sets of four blocks side by side (then a set of two, then of one, for the
+// The kernel works on sets of eight blocks side by side (then a set of four, two, one for the
 // blocks left over: set_size), and a set is stored group after group, each group's blocks one
 // after another, so the kernel reads the whole matrix as one ascending stream, which every
 // hardware prefetcher follows (the lesson of lib/simd/matvec_avx512.c). gs must be a multiple of 4.
+//
+// What sets the speed (docs/quantization.md has the measurements). On Sapphire Rapids vpdpbusd
+// zmm issues on ports 0 and 5 (two a cycle, latency 5), and so do the float ops of each group's
+// end (cvt, mul, fma): with gs 32 a block-group is 8 vpdpbusd + 3 float ops on the same two
+// ports, which caps it at 2 * 8 / 11 = 1.45 vpdpbusd a cycle (about 78 % of the probe), in L1.
+// From L2 the cap is the bandwidth (72 bytes per vpdpbusd, weights and scales). Each vpdpbusd
+// also loads 64 bytes, and the broadcasts of x, the scales and the corrections share the load
+// ports with them. So the kernel spends as little as it can beside the vpdpbusd: x is broadcast
+// once per chunk for eight blocks (one load per 8 vpdpbusd), and the sums of x the correction
+// needs are made in registers, not stored and read back one by one (scalar loads of a masked
+// vector store still in flight are not forwarded: ~100 cycles a call at K = 288).
+// On AMD Zen 4 (512-bit ops in two 256-bit halves, about one vpdpbusd zmm and one 64-byte load
+// a cycle) loads bound it, and the same choices help: fewer loads and ops beside each vpdpbusd.
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -40,9 +53,10 @@ size_t tw_q8_rows16_bytes(int N, int K, int gs) {
     return (size_t)((N + ROWS - 1) / ROWS) * (size_t)(K / gs) * group_bytes(gs);
 }
 
-// Blocks in the set that starts at block b of n_blocks: 4 while four are left, then 2, then 1.
+// Blocks in the set that starts at block b of n_blocks: 8 while eight are left, then 4, 2, 1.
 static int set_size(int b, int n_blocks) {
-    return n_blocks - b >= 4 ? 4 : n_blocks - b >= 2 ? 2 : 1;
+    const int left = n_blocks - b;
+    return left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
 }
 
 // Group g of block b (rows 16 b ..) written at p.
@@ -78,37 +92,50 @@ void tw_q8_rows16_pack(void *dst, const int8_t *Wq, const float *Ws, int N, int 
 // (UNROLL: otherwise gcc keeps the arrays of registers in memory).
 #define INLINE static inline __attribute__((always_inline))
 #define UNROLL _Pragma("GCC unroll 16")
-enum { NB_MAX = 4 };
+enum { NB_MAX = 8, CHAINS_MAX = 8 };
 
-// Four bytes of x at p broadcast to the sixteen int32 lanes (one load, no ALU work).
+// Independent vpdpbusd chains per block: two in sets of eight or four, 8 / NB in smaller sets (a
+// group has 8 to 16 chains; with latency 5 and two issued a cycle, 10 are needed, and the next
+// group's chains make up the rest), at most one per chunk. One chain per block in a set of eight
+// (no vpaddd to join them) measured 5 % slower at 128x288.
+#define CHAINS_WANTED(NB) ((NB) >= 4 ? 2 : 8 / (NB))
+#define CHAINS(NB, CH) (CHAINS_WANTED(NB) < (CH) ? CHAINS_WANTED(NB) : (CH))
+
+// Four bytes of x at p broadcast to the sixteen int32 lanes (vpbroadcastd zmm, m32: a load, no
+// ALU work).
 INLINE __m512i bcast4(const int8_t *p) {
     return _mm512_broadcastd_epi32(_mm_loadu_si32(p));
 }
 
-// One group of NB blocks (blk[j]: block j's copy of the group), added into acc[j]: the group's
-// integer sums, sixteen rows a block, starting from corr = -128 sum(x of the group), then times
-// Ws xs. Each broadcast of x feeds NB vpdpbusd; two chains per block (even and odd chunks) halve
-// the wait on vpdpbusd's latency.
+// One group of NB blocks (blk[j]: block j's copy of the group, 64 + 16 gs bytes), added into
+// acc[j]: the group's integer sums, sixteen rows a block, start from -128 sum(x of the group)
+// (*corr, minus_128_group_sums) and end times Ws xs. Each broadcast of x feeds
+// NB vpdpbusd.
 INLINE void groups(__m512 acc[NB_MAX], const unsigned char *const blk[NB_MAX], const int8_t *xg,
-                   int32_t corr, float xs, int CH, int NB) {
-    __m512i d0[NB_MAX], d1[NB_MAX];
+                   const int32_t *corr, const float *xs, int CH, int NB) {
+    const int NC = CHAINS(NB, CH);
+    __m512i d[NB_MAX][CHAINS_MAX];   // (NB, NC) the chains; chain i takes chunks i, i + NC, ...
+    // one broadcast, copied into each block's first chain (a load per block instead, from the
+    // group's other lanes, measured 2-3 % slower: the loads are the scarcer resource)
+    const __m512i c0 = _mm512_set1_epi32(*corr);
     UNROLL for (int j = 0; j < NB; j++) {
-        d0[j] = _mm512_set1_epi32(corr);
-        d1[j] = _mm512_setzero_si512();
+        d[j][0] = c0;
+        UNROLL for (int i = 1; i < NC; i++) d[j][i] = _mm512_setzero_si512();
     }
     UNROLL for (int c = 0; c < CH; c++) {
         const __m512i xb = bcast4(xg + 4 * c);
         UNROLL for (int j = 0; j < NB; j++) {
             const __m512i w = _mm512_loadu_si512(blk[j] + ROWS * 4 + (size_t)c * ROWS * 4);
-            if (c % 2 == 0) d0[j] = _mm512_dpbusd_epi32(d0[j], w, xb);
-            else d1[j] = _mm512_dpbusd_epi32(d1[j], w, xb);
+            d[j][c % NC] = _mm512_dpbusd_epi32(d[j][c % NC], w, xb);
         }
     }
-    const __m512 sx = _mm512_set1_ps(xs);
+    const __m512 sx = _mm512_set1_ps(*xs);
     UNROLL for (int j = 0; j < NB; j++) {
-        const __m512i d = CH > 1 ? _mm512_add_epi32(d0[j], d1[j]) : d0[j];
+        UNROLL for (int i = 1; i < NC; i++) d[j][0] = _mm512_add_epi32(d[j][0], d[j][i]);
+        // Ws xs first (one product for sixteen rows), then d times it: d xs alone could overflow
+        // where the naive ((d Ws) xs) does not (tests/q8_cases.h, the huge-x case)
         const __m512 s = _mm512_mul_ps(_mm512_loadu_ps(blk[j]), sx);
-        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d), s, acc[j]);
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d[j][0]), s, acc[j]);
     }
 }
 
@@ -123,7 +150,7 @@ INLINE void blocks(float *y, const unsigned char *packed, const int8_t *xq, cons
     for (int g = 0; g < n_groups; g++, p += NB * gb) {
         const unsigned char *blk[NB_MAX];
         UNROLL for (int j = 0; j < NB; j++) blk[j] = p + j * gb;
-        groups(acc, blk, xq + (long)g * gs, corr[g], xs[g], CH, NB);
+        groups(acc, blk, xq + (long)g * gs, corr + (long)g * CH, xs + g, CH, NB);
     }
     UNROLL for (int j = 0; j < NB; j++) {
         const int row0 = (b + j) * ROWS, left = N - row0;
@@ -137,39 +164,69 @@ INLINE void all_blocks(float *y, const unsigned char *packed, const int8_t *xq, 
                        const float *xs, int N, int K, int gs, int CH) {
     const int n_blocks = (N + ROWS - 1) / ROWS;
     int b = 0;   // the sets of set_size
-    for (; n_blocks - b >= 4; b += 4) blocks(y, packed, xq, corr, xs, b, N, K, gs, CH, 4);
+    for (; n_blocks - b >= 8; b += 8) blocks(y, packed, xq, corr, xs, b, N, K, gs, CH, 8);
+    if (n_blocks - b >= 4) { blocks(y, packed, xq, corr, xs, b, N, K, gs, CH, 4); b += 4; }
     if (n_blocks - b >= 2) { blocks(y, packed, xq, corr, xs, b, N, K, gs, CH, 2); b += 2; }
     if (n_blocks - b >= 1) blocks(y, packed, xq, corr, xs, b, N, K, gs, CH, 1);
 }
 
-// corr[g] = -128 * (sum of x over group g), for the K / gs groups. The sums of each 4 bytes come
-// from vpdpbusd with bytes of 1 (64 bytes a step, the tail masked), then the groups add gs / 4 of
-// them. quads: (K / 4) scratch.
-static void minus_128_group_sums(int32_t *corr, int32_t *quads, const int8_t *xq, int K, int gs) {
+// Bytes of x at p, n <= 64 of them (the rest zeros), as one vector.
+INLINE __m512i load_bytes(const int8_t *p, int n) {
+    return _mm512_maskz_loadu_epi8(n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1), p);
+}
+
+// The corrections -128 * (sum of x over a group), in lanes: lane i (4 bytes of x, 4i .. 4i + 3)
+// holds its group's, so group g's is at lanes[g gs / 4], and also at the gs / 4 - 1 lanes after
+// it. lanes: (K / 4). For gs = 4 .. 64 (a power of two) all in registers: vpdpbusd with bytes of
+// 1 sums each 4 bytes, then log2(gs / 4) swap-and-add steps add the lanes of each group, 64
+// bytes at a time (stores of whole vectors only: a vector store read back by scalar loads while
+// still in flight is not forwarded, and costs a stall each). Other gs: one group at a time.
+INLINE void minus_128_group_sums(int32_t *lanes, const int8_t *xq, int K, int gs) {
     const __m512i ones = _mm512_set1_epi8(1);
-    for (int k = 0; k < K; k += 64) {
-        const int left = K - k;
-        const __mmask64 m = left >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << left) - 1);
-        const __m512i q = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, _mm512_maskz_loadu_epi8(m, xq + k));
-        _mm512_mask_storeu_epi32(quads + k / 4, (__mmask16)(left >= 64 ? 0xFFFF : (1u << (left / 4)) - 1u), q);
+    if (gs == 4 || gs == 8 || gs == 16 || gs == 32 || gs == 64) {
+        for (int k = 0; k < K; k += 64) {
+            const int left = K - k;
+            __m512i q = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, load_bytes(xq + k, left));
+            if (gs >= 8) q = _mm512_add_epi32(q, _mm512_shuffle_epi32(q, _MM_PERM_CDAB));   // pairs
+            if (gs >= 16) q = _mm512_add_epi32(q, _mm512_shuffle_epi32(q, _MM_PERM_BADC));  // 128 bits
+            if (gs >= 32) q = _mm512_add_epi32(q, _mm512_shuffle_i32x4(q, q, _MM_SHUFFLE(2, 3, 0, 1)));
+            if (gs >= 64) q = _mm512_add_epi32(q, _mm512_shuffle_i32x4(q, q, _MM_SHUFFLE(1, 0, 3, 2)));
+            const __m512i c = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(q, 7));
+            if (left >= 64) _mm512_storeu_si512(lanes + k / 4, c);
+            else _mm512_mask_storeu_epi32(lanes + k / 4, (__mmask16)((1u << (left / 4)) - 1u), c);
+        }
+        return;
     }
     for (int g = 0; g < K / gs; g++) {
-        int32_t sum = 0;
-        for (int i = g * (gs / 4); i < (g + 1) * (gs / 4); i++) sum += quads[i];
-        corr[g] = -128 * sum;
+        __m512i q = _mm512_setzero_si512();
+        for (int k = 0; k < gs; k += 64)
+            q = _mm512_dpbusd_epi32(q, ones, load_bytes(xq + (long)g * gs + k, gs - k));
+        const int32_t c = -128 * _mm512_reduce_add_epi32(q);
+        for (int i = 0; i < gs / 4; i++) lanes[g * (gs / 4) + i] = c;
     }
 }
 
 void tw_q8_rows16_matvec(float *y, const void *packed, int32_t *scratch, const int8_t *xq,
                          const float *xs, int N, int K, int gs) {
-    int32_t *corr = scratch, *quads = scratch + K / gs;   // (K / gs), (K / 4): within (K)
-    minus_128_group_sums(corr, quads, xq, K, gs);
+    int32_t *corr = scratch;   // (K / 4) lanes, of the (K) the caller gives: minus_128_group_sums
     // The group sizes of the models in this toolkit with their chunk count as a constant
     // (stories260K: 4; llama2.c's 15M export: 32; 64), any other multiple of 4 in one loop.
     switch (gs) {
-    case 4:  all_blocks(y, packed, xq, corr, xs, N, K, 4, 1); break;
-    case 32: all_blocks(y, packed, xq, corr, xs, N, K, 32, 8); break;
-    case 64: all_blocks(y, packed, xq, corr, xs, N, K, 64, 16); break;
-    default: all_blocks(y, packed, xq, corr, xs, N, K, gs, gs / 4); break;
+    case 4:
+        minus_128_group_sums(corr, xq, K, 4);
+        all_blocks(y, packed, xq, corr, xs, N, K, 4, 1);
+        break;
+    case 32:
+        minus_128_group_sums(corr, xq, K, 32);
+        all_blocks(y, packed, xq, corr, xs, N, K, 32, 8);
+        break;
+    case 64:
+        minus_128_group_sums(corr, xq, K, 64);
+        all_blocks(y, packed, xq, corr, xs, N, K, 64, 16);
+        break;
+    default:
+        minus_128_group_sums(corr, xq, K, gs);
+        all_blocks(y, packed, xq, corr, xs, N, K, gs, gs / 4);
+        break;
     }
 }
