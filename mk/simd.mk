@@ -17,6 +17,7 @@ OMP  ?= 0
 SIMD_TARGET := $(shell $(CC) -dumpmachine 2>/dev/null)
 
 SIMD_BASE_SRC := lib/simd/dispatch.c lib/simd/ref.c lib/simd/matmul_naive.c lib/simd/train_ops.c \
+                 lib/simd/train_elementwise.c \
                  lib/simd/matmul_reordered.c lib/simd/matmul_blocked.c lib/simd/matmul_packed.c \
                  lib/simd/peak.c lib/simd/matvec_mt.c
 SIMD_ISA_SRC  :=

@@ -9,7 +9,10 @@
 //   - the batch split into parts (tw_model_backward_split): within rounding of the unsplit
 //     backward, and bit-identical on one thread and on two. Built without OpenMP (`make test`'s
 //     default) both runs are single-threaded and that one check is trivially true; `make OMP=1
-//     test` makes it bite (run before every commit of this file).
+//     test` makes it bite (run before every commit of this file);
+//   - the elementwise exponentials of the loss and of SwiGLU's backward (train_elementwise.c):
+//     within their float rounding of the double-precision loops, and the rows no exponential
+//     describes (+inf, NaN, a gate so negative that exp(-gate) overflows) as the loops give them.
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -19,6 +22,7 @@
 #include "grad_check.h"
 #include "simd/simd.h"
 #include "nn/sdpa.h"
+#include "nn/loss.h"
 
 // The best level here: the last word of tw_simd_available() ("naive" on a plain build).
 static const char *best_level(void) {
@@ -332,6 +336,97 @@ START_TEST(narrow_head_attention_at_the_best_level_matches_naive)
 }
 END_TEST
 
+// The loss's softmax at the best level (one float exponential per logit, simd.h) against the
+// naive loop (double exp). Rows: logits N(0, 1) times 1, 10 and 40 (the last reaches z - max
+// below -104, where the float exponential is 0 or subnormal), V = 512 and 7 (a vector tail), a
+// row with the ignore index, a row with +inf (declined: the loop's NaN) and one with a NaN.
+// Tolerances: the vector exp is within 4 ulp of expf (tests/test_simd.c), expf within 1 ulp of
+// exp: 5 ulp per term; a probability e / sum adds the sum's error (a weighted mean of the terms'
+// errors, <= 5 ulp) and one rounding: about 11 ulp = 1.3e-6 of p; allowed 2e-6 of p plus 1e-37
+// (values below float's normal range). And the exponent z - max is rounded to float (as in
+// PyTorch's float softmax), which moves exp by up to |z - max| 2^-24 of itself (2e-6 at
+// z - max = -34, seen in the row times 10): allowed |z - max| 6e-8 of p on top. The loss
+// lse - z[y]: lse = max + log(sum) is off by the sum's relative error (its terms' errors
+// weighted by their size: the largest terms have the smallest |z - max|) plus the rounding of the
+// result: allowed 2e-6 (1 + |loss|).
+START_TEST(cross_entropy_at_the_best_level_matches_naive)
+{
+    const char *lv = best_level();
+    if (strcmp(lv, "naive") == 0) return;
+    enum { T = 5 };
+    const int Vs[2] = { 512, 7 };
+    for (int vi = 0; vi < 2; vi++) {
+        const int V = Vs[vi];
+        float *z = malloc(sizeof(float) * T * V), *p[2], loss[2], losses[2][T];
+        p[0] = malloc(sizeof(float) * T * V);
+        p[1] = malloc(sizeof(float) * T * V);
+        fill(z, (long)T * V, 700 + vi);
+        for (int v = 0; v < V; v++) { z[V + v] *= 10.0f; z[2 * V + v] *= 40.0f; }
+        z[3 * V + 2] = INFINITY;
+        z[4 * V + 1] = NAN;
+        const int targets[T] = { 3, 5, TW_IGNORE_INDEX, 0, 6 };
+        for (int i = 0; i < 2; i++) {
+            ck_assert_str_eq(tw_simd_init(i == 0 ? "naive" : lv), i == 0 ? "naive" : lv);
+            ck_assert_int_eq(tw_cross_entropy_forward(&loss[i], losses[i], p[i], z, targets, T, V,
+                                                      TW_IGNORE_INDEX), TW_OK);
+        }
+        tw_simd_init("naive");
+        for (int t = 0; t < 3; t++) {
+            const double l0 = losses[0][t], l1 = losses[1][t];
+            ck_assert_msg(fabs(l1 - l0) <= 2e-6 * (1.0 + fabs(l0)), "V %d row %d: loss %.9g at %s, %.9g naive",
+                          V, t, l1, lv, l0);
+            float max = z[t * V];
+            for (int v = 1; v < V; v++) max = z[t * V + v] > max ? z[t * V + v] : max;
+            for (int v = 0; v < V; v++) {
+                const double p0 = p[0][t * V + v], p1 = p[1][t * V + v];
+                const double rtol = 2e-6 + 6e-8 * ((double)max - z[t * V + v]);
+                ck_assert_msg(fabs(p1 - p0) <= rtol * p0 + 1e-37, "V %d row %d p[%d]: %.9g at %s, %.9g naive",
+                              V, t, v, p1, lv, p0);
+            }
+        }
+        // The +inf and the NaN rows: NaN losses and probabilities at both levels.
+        for (int t = 3; t < T; t++) {
+            ck_assert_msg(isnan(losses[0][t]) && isnan(losses[1][t]), "row %d's loss is not NaN", t);
+            for (int v = 0; v < V; v++)
+                ck_assert_msg(isnan(p[0][t * V + v]) == isnan(p[1][t * V + v]), "row %d p[%d]", t, v);
+        }
+        free(z); free(p[0]); free(p[1]);
+    }
+}
+END_TEST
+
+// SwiGLU's gating backward at the best level (one float exponential per element) against the
+// derivative in double: dup = da g sigmoid(g), dgate = da up s (1 + g (1 - s)), s = sigmoid(g).
+// Gates N(0, 1) times 4, and -95, -120 (exp(-g) overflows to inf: both gradients are 0 within
+// 1e-30) and 30 (s rounds to 1). Tolerance: the exp's 5 ulp, then s = 1 / (1 + e) and three
+// products: about 9 ulp of dup; dgate's 1 + g e s can cancel (g near -1.28), so its bound is
+// relative to da up s (1 + |g| (1 - s)): about 20 ulp of that, allowed 4e-6 (34 ulp).
+START_TEST(swiglu_backward_at_the_best_level_matches_double)
+{
+    const char *lv = best_level();
+    if (strcmp(lv, "naive") == 0) return;
+    enum { N = 301 };
+    float g[N], up[N], da[N], dgate[N], dup[N];
+    fill(g, N, 801); fill(up, N, 802); fill(da, N, 803);
+    for (int i = 0; i < N; i++) g[i] *= 4.0f;
+    g[0] = -95.0f; g[1] = -120.0f; g[2] = 30.0f;
+    memcpy(dgate, da, sizeof da);
+    ck_assert_str_eq(tw_simd_init(lv), lv);
+    ck_assert_int_eq(tw_simd_swiglu_backward_gating(dgate, dup, g, up, N), 1);
+    tw_simd_init("naive");
+    ck_assert_int_eq(tw_simd_swiglu_backward_gating(dgate, dup, g, up, N), 0);   // declines
+    for (int i = 0; i < N; i++) {
+        const double gd = g[i], s = 1.0 / (1.0 + exp(-gd));
+        const double want_up = da[i] * gd * s, want_gate = da[i] * up[i] * s * (1.0 + gd * (1.0 - s));
+        const double scale_gate = fabs((double)da[i] * up[i]) * s * (1.0 + fabs(gd) * (1.0 - s));
+        ck_assert_msg(fabs(dup[i] - want_up) <= 2e-6 * fabs(want_up) + 1e-30,
+                      "dup[%d] (g %g): %.9g, want %.9g", i, gd, (double)dup[i], want_up);
+        ck_assert_msg(fabs(dgate[i] - want_gate) <= 4e-6 * scale_gate + 1e-30,
+                      "dgate[%d] (g %g): %.9g, want %.9g", i, gd, (double)dgate[i], want_gate);
+    }
+}
+END_TEST
+
 Suite *suite_train_simd(void) {
     Suite *s = suite_create("train_simd");
     TCase *k = tcase_create("kernel");
@@ -339,6 +434,8 @@ Suite *suite_train_simd(void) {
     tcase_add_test(k, causal_softmax_over_visible_keys_is_the_whole_row_softmax);
     tcase_add_loop_test(k, narrow_head_attention_at_the_best_level_matches_naive, 0,
                         (int)(sizeof ATTN / sizeof ATTN[0]));
+    tcase_add_test(k, cross_entropy_at_the_best_level_matches_naive);
+    tcase_add_test(k, swiglu_backward_at_the_best_level_matches_double);
     suite_add_tcase(s, k);
     TCase *mt = tcase_create("model");
     tcase_set_timeout(mt, 120);

@@ -93,11 +93,12 @@ void tw_swiglu_backward(float *dx, float *dWg, float *dWu, float *dWd, float *dg
     const long n = (long)T * F;
     for (long i = 0; i < n; i++) dgate[i] = 0.0f;
     tw_linear_backward(dgate, dWd, NULL, dout, act, Wd, T, F, C);   // dgate holds d act for now
-    for (long i = 0; i < n; i++) {
-        const float da = dgate[i];
-        dup[i] = da * tw_silu1(gate[i]);
-        dgate[i] = da * up[i] * tw_silu_grad1(gate[i]);
-    }
+    if (!tw_simd_swiglu_backward_gating(dgate, dup, gate, up, n))   // declines at the naive level
+        for (long i = 0; i < n; i++) {
+            const float da = dgate[i];
+            dup[i] = da * tw_silu1(gate[i]);
+            dgate[i] = da * up[i] * tw_silu_grad1(gate[i]);
+        }
     tw_linear_backward(dx, dWg, NULL, dgate, x, Wg, T, C, F);
     tw_linear_backward(dx, dWu, NULL, dup, x, Wu, T, C, F);
 }

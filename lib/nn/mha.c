@@ -284,11 +284,15 @@ void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_gra
     zero_floats(g->dk_rot, (size_t)n_kv * GD);
     zero_floats(g->dv, (size_t)n_kv * GD);
     const int group = H / G;
+    int gathered = -1;   // the kv head now in kh/vh (read only below), as in the forward
     for (int h = 0; h < H; h++) {
         const int kv = h / group;
         gather_head(s->qh, s->q_rot, T, H, D, h);
-        gather_head(s->kh, s->k_rot, n_kv, G, D, kv);
-        gather_head(s->vh, s->v, n_kv, G, D, kv);
+        if (kv != gathered) {
+            gather_head(s->kh, s->k_rot, n_kv, G, D, kv);
+            gather_head(s->vh, s->v, n_kv, G, D, kv);
+            gathered = kv;
+        }
         gather_head(g->dzh, g->dz, T, H, D, h);
         zero_floats(g->dqh, (size_t)T * D);
         zero_floats(g->dkh, (size_t)n_kv * D);

@@ -99,10 +99,13 @@ void tw_rmsnorm_backward(float *dx, float *dweight, const float *dout, const flo
                          const float *rms, const float *weight, int T, int C) {
     for (int t = 0; t < T; t++) {
         const float *x_t = x + (size_t)t * C, *d_t = dout + (size_t)t * C;   // (C) each
-        const double r = rms[t];
+        // One division per row: multiplying by 1 / r in double moves xhat by at most an ulp of
+        // a double, far below the float results' rounding (the three divisions per element this
+        // replaced were 4% of a stories260K training step).
+        const double inv_r = 1.0 / rms[t];
         double gx_mean = 0.0;
         for (int c = 0; c < C; c++) {
-            double xhat = x_t[c] / r, g = (double)d_t[c] * (weight ? weight[c] : 1.0);
+            double xhat = x_t[c] * inv_r, g = (double)d_t[c] * (weight ? weight[c] : 1.0);
             gx_mean += g * xhat;
             if (dweight) dweight[c] += (float)(d_t[c] * xhat);
         }
@@ -110,8 +113,8 @@ void tw_rmsnorm_backward(float *dx, float *dweight, const float *dout, const flo
         if (!dx) continue;
         float *dx_t = dx + (size_t)t * C;
         for (int c = 0; c < C; c++) {
-            double xhat = x_t[c] / r, g = (double)d_t[c] * (weight ? weight[c] : 1.0);
-            dx_t[c] += (float)((g - xhat * gx_mean) / r);
+            double xhat = x_t[c] * inv_r, g = (double)d_t[c] * (weight ? weight[c] : 1.0);
+            dx_t[c] += (float)((g - xhat * gx_mean) * inv_r);
         }
     }
 }

@@ -24,10 +24,12 @@ static void rotate_pair(float *a, float *b, float c, float s) {
 static void rope_apply(float *x, int T, int H, int D, int pos0, float theta, int halves,
                        int transpose) {
     assert(D % 2 == 0);
-    for (int t = 0; t < T; t++) {
-        double p = (double)pos0 + t;
-        for (int i = 0; i < D / 2; i++) {
-            double angle = p * rope_freq_d(i, D, theta);
+    // Pairs outside, positions inside: each frequency's pow once per call, not once per position
+    // (every pair is still rotated once, by the same angle: the same bits in either order).
+    for (int i = 0; i < D / 2; i++) {
+        const double freq = rope_freq_d(i, D, theta);
+        for (int t = 0; t < T; t++) {
+            double angle = ((double)pos0 + t) * freq;
             float c = (float)cos(angle), s = (float)sin(angle);  // shared by every head
             if (transpose) s = -s;
             for (int h = 0; h < H; h++) {

@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 #include "nn/sdpa.h"
 #include "nn/linear.h"
 #include "nn/softmax.h"
@@ -66,8 +67,10 @@ static void softmax_visible(float *weights, const float *sc, int T, int S, int c
         int n = t + causal_offset + 1;
         n = n < 0 ? 0 : n > S ? S : n;
         if (n > 0) tw_softmax_rows(w, sc + (size_t)t * S, 1, n, 1.0f);
-        const float hidden = n > 0 && isnan(w[0]) ? NAN : 0.0f;
-        for (int s = n; s < S; s++) w[s] = hidden;
+        if (n > 0 && isnan(w[0]))
+            for (int s = n; s < S; s++) w[s] = NAN;
+        else if (n < S)   // memset: the element loop was a scalar store per hidden key
+            memset(w + n, 0, (size_t)(S - n) * sizeof(float));
     }
 }
 

@@ -47,6 +47,15 @@ static int visible(const float *w, int S) {
     return s;
 }
 
+// Asks for rows [t0, t1) of the pattern (S floats each) to be brought into the cache: the
+// attention table of a layer was written by the forward long before its backward reads it, and
+// each row's first touch (visible(), from the row's end) otherwise waits for memory.
+static void prefetch_rows(const float *weights, int t0, int t1, int S) {
+    const char *p = (const char *)(weights + (size_t)t0 * S);
+    const char *const end = (const char *)(weights + (size_t)t1 * S);
+    for (; p < end; p += 64) _mm_prefetch(p, _MM_HINT_T0);
+}
+
 // The keys any row sees: the largest visible() of the rows, from the last row up (under the
 // causal rule the last row sees them all, and the scan stops there).
 static int visible_any(const float *weights, int T, int S) {
@@ -61,6 +70,62 @@ static int visible_any(const float *weights, int T, int S) {
 // The sum of a register's 16 lanes, in double.
 static double sum_pd(__m512d a, __m512d b) {
     return _mm512_reduce_add_pd(_mm512_add_pd(a, b));
+}
+
+// dq[t] += ds[t] k for one row whose scores' gradient ds (S) is scaled first: on entry
+// ds = d weights, and it leaves as w (d weights - dot) / sqrt(D), the softmax's backward. kT: (D, S);
+// only the first n keys are read (the others have weight 0).
+static inline __attribute__((always_inline))
+void row_scores_grad_and_dq(float *dq_t, float *ds, const float *w, const float *kT, float dot,
+                            float inv_sqrt_d, int n, int S, int D) {
+    const __m512 dotv = _mm512_set1_ps(dot), scale = _mm512_set1_ps(inv_sqrt_d);
+    __m512 dq_acc[16];
+    for (int d = 0; d < D; d++) dq_acc[d] = _mm512_setzero_ps();
+    for (int s = 0; s < n; s += W) {
+        const __mmask16 m = n - s >= W ? 0xFFFF : first(n - s);
+        const __m512 ws = _mm512_maskz_loadu_ps(m, w + s);
+        __m512 g = _mm512_maskz_loadu_ps(m, ds + s);
+        g = _mm512_mul_ps(_mm512_mul_ps(ws, _mm512_sub_ps(g, dotv)), scale);
+        _mm512_mask_storeu_ps(ds + s, m, g);
+        for (int d = 0; d < D; d++)
+            dq_acc[d] = _mm512_fmadd_ps(g, _mm512_maskz_loadu_ps(m, kT + (size_t)d * S + s), dq_acc[d]);
+    }
+    if (dq_t)
+        for (int d = 0; d < D; d++) dq_t[d] += _mm512_reduce_add_ps(dq_acc[d]);
+}
+
+enum { ROWS = 4 };   // query rows whose key and value gradients are added in one pass
+
+// dkT += ds^T q and dvT += w^T dout over R (<= ROWS) consecutive query rows: ds, w (R, S), q,
+// dout (R, D), row r seeing its first n[r] keys; dkT, dvT (D, S). Each element takes the rows'
+// terms one fused multiply-add at a time in row order, exactly as a row-at-a-time loop would add
+// them, but is loaded and stored once per R rows instead of once per row.
+static inline __attribute__((always_inline))
+void add_key_value_grads(float *dkT, float *dvT, const float *ds, const float *w, const float *q,
+                         const float *dout, const int *n, int R, int S, int D) {
+    int n_max = 0;
+    for (int r = 0; r < R; r++) n_max = n[r] > n_max ? n[r] : n_max;
+    for (int s = 0; s < n_max; s += W) {
+        __m512 g[ROWS], ws[ROWS];
+        __mmask16 m[ROWS];
+        for (int r = 0; r < R; r++) {
+            const int left = n[r] - s;
+            m[r] = left >= W ? 0xFFFF : left > 0 ? first(left) : 0;
+            g[r] = _mm512_maskz_loadu_ps(m[r], ds + (size_t)r * S + s);
+            ws[r] = _mm512_maskz_loadu_ps(m[r], w + (size_t)r * S + s);
+        }
+        const __mmask16 m_all = n_max - s >= W ? 0xFFFF : first(n_max - s);
+        for (int d = 0; d < D; d++) {
+            const size_t o = (size_t)d * S + s;
+            __m512 dk = _mm512_maskz_loadu_ps(m_all, dkT + o), dv = _mm512_maskz_loadu_ps(m_all, dvT + o);
+            for (int r = 0; r < R; r++) {   // lanes a row does not see keep their value
+                dk = _mm512_mask3_fmadd_ps(g[r], _mm512_set1_ps(q[(size_t)r * D + d]), dk, m[r]);
+                dv = _mm512_mask3_fmadd_ps(ws[r], _mm512_set1_ps(dout[(size_t)r * D + d]), dv, m[r]);
+            }
+            _mm512_mask_storeu_ps(dkT + o, m_all, dk);
+            _mm512_mask_storeu_ps(dvT + o, m_all, dv);
+        }
+    }
 }
 
 // The backward of one head (sdpa.h's tw_sdpa_backward). Inlined into a copy per common D, so
@@ -78,49 +143,41 @@ int sdpa_backward_narrow(float *dq, float *dk, float *dv, float *dscores, const 
     transpose_in(vT, v, n_all, S, D);
     memset(dkT, 0, (size_t)2 * D * S * sizeof(float));
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // the forward's factor, same rounding
-    for (int t = 0; t < T; t++) {
-        const float *w = weights + (size_t)t * S, *go = dout + (size_t)t * D, *qt = q + (size_t)t * D;
-        float *ds = dscores + (size_t)t * S;
-        const int n = visible(w, S);
-        // d weights[s] = dout[t] . v[s], zero where the weight is (hidden keys get no gradient);
-        // the softmax's dot product sum_s w[s] d weights[s] in double.
-        __m512d dot_lo = _mm512_setzero_pd(), dot_hi = _mm512_setzero_pd();
-        for (int s = 0; s < n; s += W) {
-            const __mmask16 m = n - s >= W ? 0xFFFF : first(n - s);
-            __m512 acc = _mm512_setzero_ps();
-            for (int d = 0; d < D; d++)
-                acc = _mm512_fmadd_ps(_mm512_set1_ps(go[d]), _mm512_maskz_loadu_ps(m, vT + (size_t)d * S + s), acc);
-            const __m512 ws = _mm512_maskz_loadu_ps(m, w + s);
-            const __mmask16 nz = _mm512_cmp_ps_mask(ws, _mm512_setzero_ps(), _CMP_NEQ_UQ);
-            acc = _mm512_maskz_mov_ps(nz, acc);
-            _mm512_mask_storeu_ps(ds + s, m, acc);
-            dot_lo = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(ws)),
-                                     _mm512_cvtps_pd(_mm512_castps512_ps256(acc)), dot_lo);
-            dot_hi = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(ws), 1))),
-                                     _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1))),
-                                     dot_hi);
-        }
-        const __m512 dot = _mm512_set1_ps((float)sum_pd(dot_lo, dot_hi));
-        const __m512 scale = _mm512_set1_ps(inv_sqrt_d);
-        // ds = w (d weights - dot) / sqrt(D); then dq[t] += ds k, dk += ds^T q[t], dv += w^T dout[t].
-        __m512 dq_acc[16];
-        for (int d = 0; d < D; d++) dq_acc[d] = _mm512_setzero_ps();
-        for (int s = 0; s < n; s += W) {
-            const __mmask16 m = n - s >= W ? 0xFFFF : first(n - s);
-            const __m512 ws = _mm512_maskz_loadu_ps(m, w + s);
-            __m512 g = _mm512_maskz_loadu_ps(m, ds + s);
-            g = _mm512_mul_ps(_mm512_mul_ps(ws, _mm512_sub_ps(g, dot)), scale);
-            _mm512_mask_storeu_ps(ds + s, m, g);
-            for (int d = 0; d < D; d++) {
-                const size_t o = (size_t)d * S + s;
-                dq_acc[d] = _mm512_fmadd_ps(g, _mm512_maskz_loadu_ps(m, kT + o), dq_acc[d]);
-                _mm512_mask_storeu_ps(dkT + o, m, _mm512_fmadd_ps(g, _mm512_set1_ps(qt[d]), _mm512_maskz_loadu_ps(m, dkT + o)));
-                _mm512_mask_storeu_ps(dvT + o, m, _mm512_fmadd_ps(ws, _mm512_set1_ps(go[d]), _mm512_maskz_loadu_ps(m, dvT + o)));
+    for (int t0 = 0; t0 < T; t0 += ROWS) {
+        const int R = T - t0 < ROWS ? T - t0 : ROWS;
+        prefetch_rows(weights, t0 + R, t0 + R + ROWS < T ? t0 + R + ROWS : T, S);   // the next block
+        int n[ROWS];
+        for (int r = 0; r < R; r++) {
+            const int t = t0 + r;
+            const float *w = weights + (size_t)t * S, *go = dout + (size_t)t * D;
+            float *ds = dscores + (size_t)t * S;
+            n[r] = visible(w, S);
+            // d weights[s] = dout[t] . v[s], zero where the weight is (hidden keys get no
+            // gradient); the softmax's dot product sum_s w[s] d weights[s] in double.
+            __m512d dot_lo = _mm512_setzero_pd(), dot_hi = _mm512_setzero_pd();
+            for (int s = 0; s < n[r]; s += W) {
+                const __mmask16 m = n[r] - s >= W ? 0xFFFF : first(n[r] - s);
+                __m512 acc = _mm512_setzero_ps();
+                for (int d = 0; d < D; d++)
+                    acc = _mm512_fmadd_ps(_mm512_set1_ps(go[d]), _mm512_maskz_loadu_ps(m, vT + (size_t)d * S + s), acc);
+                const __m512 ws = _mm512_maskz_loadu_ps(m, w + s);
+                const __mmask16 nz = _mm512_cmp_ps_mask(ws, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+                acc = _mm512_maskz_mov_ps(nz, acc);
+                _mm512_mask_storeu_ps(ds + s, m, acc);
+                dot_lo = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(ws)),
+                                         _mm512_cvtps_pd(_mm512_castps512_ps256(acc)), dot_lo);
+                dot_hi = _mm512_fmadd_pd(_mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(ws), 1))),
+                                         _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1))),
+                                         dot_hi);
             }
+            // ds = w (d weights - dot) / sqrt(D) and dq[t] += ds k.
+            row_scores_grad_and_dq(dq ? dq + (size_t)t * D : NULL, ds, w, kT,
+                                   (float)sum_pd(dot_lo, dot_hi), inv_sqrt_d, n[r], S, D);
+            if (n[r] < S) memset(ds + n[r], 0, (size_t)(S - n[r]) * sizeof(float));
         }
-        if (n < S) memset(ds + n, 0, (size_t)(S - n) * sizeof(float));
-        if (dq)
-            for (int d = 0; d < D; d++) dq[(size_t)t * D + d] += _mm512_reduce_add_ps(dq_acc[d]);
+        // dk += ds^T q[t], dv += w^T dout[t] for the R rows.
+        add_key_value_grads(dkT, dvT, dscores + (size_t)t0 * S, weights + (size_t)t0 * S,
+                            q + (size_t)t0 * D, dout + (size_t)t0 * D, n, R, S, D);
     }
     if (dk) transpose_add(dk, dkT, n_all, S, D);
     if (dv) transpose_add(dv, dvT, n_all, S, D);

@@ -75,6 +75,40 @@ static void matmul_strided(float *C, long ldc, const float *A, long rs_a, long c
         }
 }
 
+#if defined(__SSE2__)   // every x86-64 compiler: baseline, no ISA flag needed
+#include <xmmintrin.h>
+// dst[k * mr + i] = src[i * rs + k] for i < 4, k < 4: a 4 x 4 block of a row-major A, transposed
+// with four loads, the shuffles of _MM_TRANSPOSE4_PS and four stores (16 loads and 16 stores
+// element by element: packing a row-major A was a tenth of a stories260K training step).
+static void transpose_4x4(float *dst, const float *src, long rs, int mr) {
+    __m128 r0 = _mm_loadu_ps(src), r1 = _mm_loadu_ps(src + rs);
+    __m128 r2 = _mm_loadu_ps(src + 2 * rs), r3 = _mm_loadu_ps(src + 3 * rs);
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    _mm_storeu_ps(dst, r0);
+    _mm_storeu_ps(dst + mr, r1);
+    _mm_storeu_ps(dst + 2 * mr, r2);
+    _mm_storeu_ps(dst + 3 * mr, r3);
+}
+#endif
+
+// One micro-panel of a row-major A (cs_a = 1), rows < mr: the element loop of pack_A, with the
+// rows and columns that fill whole 4 x 4 blocks moved by transpose_4x4 where SSE2 is there. The
+// same values land in the same places.
+static void pack_A_panel_row_major(float *dst, const float *src, long rs_a, int rows, int kb,
+                                   int mr) {
+    int i_done = 0, k_done = 0;   // rows and columns the blocks covered
+#if defined(__SSE2__)
+    i_done = rows / 4 * 4;
+    k_done = kb / 4 * 4;
+    for (int i = 0; i < i_done; i += 4)
+        for (int k = 0; k < k_done; k += 4) transpose_4x4(dst + k * mr + i, src + i * rs_a + k, rs_a, mr);
+#endif
+    for (int k = 0; k < kb; k++) {
+        for (int i = k < k_done ? i_done : 0; i < rows; i++) dst[k * mr + i] = src[i * rs_a + k];
+        for (int i = rows; i < mr; i++) dst[k * mr + i] = 0.0f;
+    }
+}
+
 // Ap: micro-panels of mr rows; element (i, k) of panel p at Ap[p*mr*kb + k*mr + i].
 // Rows past mb are zero. Called by one thread for its own rows.
 // A(i, k) = A[i * rs_a + k * cs_a] (row-major: rs_a = K, cs_a = 1; transposed: rs_a = 1).
@@ -85,6 +119,10 @@ static void pack_A(float *Ap, const float *A, long rs_a, long cs_a, int i0, int 
         float *dst = Ap + (long)p * mr * kb;
         int rows = min_int(mr, mb - p * mr);
         const float *src = A + (long)(i0 + p * mr) * rs_a + (long)k0 * cs_a;
+        if (cs_a == 1) {
+            pack_A_panel_row_major(dst, src, rs_a, rows, kb, mr);
+            continue;
+        }
         // k outside, rows inside: the writes are contiguous, the reads are `rows` short streams
         // (or one contiguous run when A is stored transposed).
         for (int k = 0; k < kb; k++) {

@@ -82,6 +82,7 @@ typedef struct {
     tw_rmsnorm_fn  rmsnorm;     // tw_rmsnorm_forward, one row
     tw_swiglu_fn   swiglu;      // tw_swiglu_forward's gating
     tw_attend_fn   attend;      // tw_mha_forward, one query (decode)
+    tw_map_fn      exp;         // the training path's exponentials (train_elementwise.c)
     const struct tw_ukernel_s *gemm;   // the training path: tw_linear_backward, tw_sdpa_mix and
                                        // tw_sdpa_backward (lib/simd/train_ops.c); NULL: their loops
 } tw_simd_ops;
@@ -288,5 +289,17 @@ int tw_sdpa_scores_narrow_avx512(float *scores, const float *q, const float *k, 
 //   scores: (T, S)   q: (T, D)   k: (S, D)
 int tw_simd_sdpa_scores(float *scores, const float *q, const float *k, int T, int S, int D,
                         int causal, int causal_offset);
+
+// train_elementwise.c: the training path's exponentials on the level's vector exp (the table's
+// `exp` slot), same contract as the hooks above (0: declined, nothing touched; always so at the
+// naive level, where the components' double-precision loops run bit for bit).
+//   tw_cross_entropy_forward (loss.c), one row: p = softmax(z) and *lse = log sum_v exp(z[v]),
+//   the exponentials in float, their sum in double. Declines when max z is not finite (the
+//   caller's loop then gives its NaN). p, z: (V), may alias.
+int tw_simd_cross_entropy_row(double *lse, float *p, const float *z, int V);
+//   tw_swiglu_backward (ffn.c): on entry dgate holds d act (act = silu(gate) * up); on return
+//   dup = d act silu(gate), dgate = d act up silu'(gate).   dgate, dup, gate, up: (n)
+int tw_simd_swiglu_backward_gating(float *dgate, float *dup, const float *gate, const float *up,
+                                   long n);
 
 #endif
