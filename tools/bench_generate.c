@@ -34,6 +34,7 @@
 #include "nn/quant.h"
 #include "real/q8model.h"
 #include "autovec.h"
+#include "read_stream.h"
 #include "cpuinfo.h"
 #include "bench_clock.h"   // now_seconds, median
 #ifdef _OPENMP
@@ -67,6 +68,17 @@ static double best(const double *v, int n) {
     return b;
 }
 
+static void min_max(const double *v, int n, double *lo, double *hi) {
+    *lo = *hi = v[0];
+    for (int i = 1; i < n; i++) {
+        if (v[i] < *lo) *lo = v[i];
+        if (v[i] > *hi) *hi = v[i];
+    }
+}
+
+
+enum { MAX_REPEATS = 64 };
+
 // ---- tokens per second ----
 
 // One run: prefill P tokens, then decode n_dec greedy tokens (written to seq[P..]). Returns the
@@ -96,43 +108,6 @@ static void run_once(double *t_pre, double *t_dec, const tw_model *m, int *seq, 
     *t_pre = t1 - t0;
     *t_dec = t2 - t1;
     tw_model_state_free(&s);
-}
-
-// One row of the table: a level's kernels, optionally with the autovec matvec, a thread count,
-// with or without the KV cache; its tokens/s per repeat and the tokens it decoded last.
-enum { MAX_REPEATS = 64 };
-typedef struct {
-    const char *rung, *level;
-    int autovec, threads, with_cache;
-    double pre[MAX_REPEATS], dec[MAX_REPEATS];
-    int *tokens;   // (n_dec): the greedy tokens of the last run
-} config;
-
-static void select_config(const config *c) {
-    tw_simd_init(c->level);
-    // The yardstick: the table's matvec swapped for the compiler's (this benchmark only; the
-    // model programs never see bench/autovec.c).
-    if (c->autovec) tw_simd.matvec = bench_matvec_autovec;
-    tw_threads_set(c->threads);
-}
-
-static void run_config(config *c, int rep, const tw_model *m, int *seq, int P, int n_dec) {
-    select_config(c);
-    double tp, td;
-    run_once(&tp, &td, m, seq, P, n_dec, c->with_cache, NULL);
-    if (rep >= 0) {
-        c->pre[rep] = P / tp;
-        c->dec[rep] = n_dec / td;
-    }
-    memcpy(c->tokens, seq + P, (size_t)n_dec * sizeof *seq);
-}
-
-static void min_max(const double *v, int n, double *lo, double *hi) {
-    *lo = *hi = v[0];
-    for (int i = 1; i < n; i++) {
-        if (v[i] < *lo) *lo = v[i];
-        if (v[i] > *hi) *hi = v[i];
-    }
 }
 
 // ---- what a decode step must read, and how fast this machine can read it ----
@@ -170,82 +145,148 @@ static const char *footprint_level(double bytes, long l2, long l3) {
     return bytes <= 0.75 * l2 ? "L2" : bytes <= 0.75 * l3 ? "L3" : "DRAM";
 }
 
-// STREAM's triad a = b + s c over three arrays of n floats (12 bytes per element, STREAM's
-// count: reads of b and c, the write of a). Compiled without ISA flags, so it uses the baseline
-// vector width (SSE2 on x86-64). Returns GB/s, the fastest of `repeats` passes after a warm-up.
-static double triad_gbs(float *a, const float *b, const float *c, long n, int repeats) {
-    double gbs[64];
-    for (int k = -1; k < repeats; k++) {
-        double t0 = now_seconds();
-        for (long i = 0; i < n; i++) a[i] = b[i] + 0.5f * c[i];
-        double t = now_seconds() - t0;
-        if (k >= 0) gbs[k] = 12.0 * n / t * 1e-9;
-    }
-    return best(gbs, repeats);
+// The read stream of the roofline (bench/read_stream.c: the widest vectors, software prefetch as
+// the kernels use it), over this thread's contiguous part of the n floats at b.
+static float read_part(const float *b, long n, int part, int parts) {
+    const long i0 = n * part / parts, i1 = n * (part + 1) / parts;
+    return bench_read_stream(b + i0, i1 - i0);
 }
 
-// A read-only stream, the access pattern of a matvec: the fast level's dot product of the two
-// halves of an array of n floats, so every byte is loaded once (two ascending streams, as
-// prefetch-friendly as one), split among `threads` threads in contiguous parts. Returns GB/s (4
-// bytes per element), the fastest of `repeats` passes after a warm-up.
-static float read_part(tw_dot_fn dot, const float *b, long n, int part, int parts) {
-    long i0 = n * part / parts, i1 = n * (part + 1) / parts, half = (i1 - i0) / 2;
-    float s = 0.0f;
-    for (long i = 0; i < half; i += 1L << 24) {   // chunks: the kernel takes an int length
-        long len = half - i < (1L << 24) ? half - i : (1L << 24);
-        s += dot(b + i0 + i, b + i0 + half + i, (int)len);
-    }
-    return s;
+// The buffer the read stream runs over: as many bytes as a decode token reads.   b: (n) floats
+typedef struct {
+    float *b;
+    long n;
+    float sink;   // the dot products' sum, printed so that the compiler cannot drop them
+} read_buffer;
+
+static void read_buffer_init(read_buffer *r, double bytes) {
+    r->n = (long)(bytes / 4.0) + 16;
+    r->b = malloc((size_t)r->n * sizeof *r->b);
+    r->sink = 0.0f;
+    if (!r->b) { fprintf(stderr, "bench_generate: out of memory for the bandwidth test\n"); exit(1); }
+    for (long i = 0; i < r->n; i++) r->b[i] = (float)(i % 13) * 0.25f;
 }
 
-static double read_gbs(const float *b, long n, int threads, int repeats, float *sink) {
-    double gbs[MAX_REPEATS];
-    const tw_dot_fn dot = tw_kernels_for(tw_simd.level)->dot;   // the level tw_simd_init chose
-    for (int k = -1; k < repeats; k++) {
+// GB/s of the fastest of a few read passes over the buffer with `threads` threads, now: 3, or as
+// many as read 64 MiB in all (at most 64) when the buffer is small (an L2-sized one takes a few
+// microseconds, as long as waking a second thread).
+static double read_gbs_now(read_buffer *r, int threads) {
+    double gbs[64] = { 0 };
+    const double wanted = 64.0 * 1048576.0 / (4.0 * (double)r->n);
+    const int passes = wanted < 3 ? 3 : wanted > 64 ? 64 : (int)wanted;
+    for (int k = 0; k < passes; k++) {
         float s = 0.0f;
         double t0 = now_seconds();
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) reduction(+ : s)
-        s += read_part(dot, b, n, omp_get_thread_num(), omp_get_num_threads());
+        s += read_part(r->b, r->n, omp_get_thread_num(), omp_get_num_threads());
 #else
         (void)threads;
-        s = read_part(dot, b, n, 0, 1);
+        s = read_part(r->b, r->n, 0, 1);
 #endif
         double t = now_seconds() - t0;
-        *sink += s;
-        if (k >= 0) gbs[k] = 4.0 * n / t * 1e-9;
+        r->sink += s;
+        gbs[k] = 4.0 * r->n / t * 1e-9;
     }
-    return best(gbs, repeats);
+    return best(gbs, passes);
+}
+
+// The bandwidth beside one run: read passes with its thread count right before and right after
+// it, the faster kept (a ceiling: other processes only ever slow a pass down). Measured beside
+// every run, because on a shared machine the bandwidth itself changes from one second to the
+// next, and a roofline measured at another moment than the decode it bounds can come out below it.
+static double read_around(read_buffer *r, int threads, double before) {
+    const double after = read_gbs_now(r, threads);
+    return after > before ? after : before;
+}
+
+// The median of the per-repeat ratios num[k] / den[k] (each pair measured in the same repeat,
+// so a slow second of the machine cancels), with their range.
+static double paired_ratio(const double *num, const double *den, int n, double *lo, double *hi) {
+    double r[MAX_REPEATS];
+    for (int k = 0; k < n; k++) r[k] = num[k] / den[k];
+    min_max(r, n, lo, hi);
+    return median(r, n);
+}
+
+// ---- the table's rows ----
+
+// One row of the table: a level's kernels, optionally with the autovec matvec, a thread count,
+// with or without the KV cache; its tokens/s per repeat and the tokens it decoded last.
+typedef struct {
+    const char *rung, *level;
+    int autovec, threads, with_cache;
+    double pre[MAX_REPEATS], dec[MAX_REPEATS];
+    double gbs[MAX_REPEATS];   // the read bandwidth with its thread count, right beside each run
+    int *tokens;   // (n_dec): the greedy tokens of the last run
+} config;
+
+static void select_config(const config *c) {
+    tw_simd_init(c->level);
+    // The yardstick: the table's matvec swapped for the compiler's (this benchmark only; the
+    // model programs never see bench/autovec.c).
+    if (c->autovec) tw_simd.matvec = bench_matvec_autovec;
+    tw_threads_set(c->threads);
+}
+
+static void run_config(config *c, int rep, const tw_model *m, int *seq, int P, int n_dec,
+                       read_buffer *rb) {
+    const double before = read_gbs_now(rb, c->threads);
+    select_config(c);
+    double tp, td;
+    run_once(&tp, &td, m, seq, P, n_dec, c->with_cache, NULL);
+    const double gbs = read_around(rb, c->threads, before);
+    if (rep >= 0) {
+        c->pre[rep] = P / tp;
+        c->dec[rep] = n_dec / td;
+        c->gbs[rep] = gbs;
+    }
+    memcpy(c->tokens, seq + P, (size_t)n_dec * sizeof *seq);
 }
 
 // ---- int8 ----
 
-// Medians of prefill and decode tokens/s of n rungs (model ms[r] with int8 kernels ops[r]; NULL:
-// its own), the rungs in turn within each repeat after one warm-up each, so that they face the
-// same load on a shared machine.   pre, dec: (n)
-static void measure_in_turn(double *pre, double *dec, const tw_model *const *ms,
-                            const tw_q8_ops *const *ops, int n, int *seq, int P, int n_dec, int repeats) {
-    double tp[4][64], td[4][64], wp, wd;
+// Prefill and decode tokens/s of n rungs (model ms[r] with int8 kernels ops[r]; NULL: its own),
+// the rungs in turn within each repeat after one warm-up each, so that they face the same load on
+// a shared machine, and the one-thread read bandwidth over rb beside each repeat (read_around).   pre, dec: (n, MAX_REPEATS), per repeat   gbs: (repeats)
+static void measure_in_turn(double pre[][MAX_REPEATS], double dec[][MAX_REPEATS], double *gbs,
+                            const tw_model *const *ms, const tw_q8_ops *const *ops, int n,
+                            read_buffer *rb, int *seq, int P, int n_dec, int repeats) {
+    double wp, wd;
     for (int r = 0; r < n; r++) run_once(&wp, &wd, ms[r], seq, P, n_dec, 1, ops[r]);
-    for (int k = 0; k < repeats; k++)
+    for (int k = 0; k < repeats; k++) {
+        const double before = read_gbs_now(rb, 1);
         for (int r = 0; r < n; r++) {
-            run_once(&tp[r][k], &td[r][k], ms[r], seq, P, n_dec, 1, ops[r]);
-            tp[r][k] = P / tp[r][k];
-            td[r][k] = n_dec / td[r][k];
+            run_once(&pre[r][k], &dec[r][k], ms[r], seq, P, n_dec, 1, ops[r]);
+            pre[r][k] = P / pre[r][k];
+            dec[r][k] = n_dec / dec[r][k];
         }
-    for (int r = 0; r < n; r++) {
-        pre[r] = median(tp[r], repeats);
-        dec[r] = median(td[r], repeats);
+        gbs[k] = read_around(rb, 1, before);
     }
+}
+
+// Bytes of int8 weights and scales one decode token reads: 1 byte per matrix weight plus a 4-byte
+// scale per group or, where the kernels read a packed copy, that copy's bytes (rows16: also a
+// 4-byte correction per group and row); the norms' gains stay fp32.
+static double int8_bytes_per_token(const tw_model *m8, const tw_q8_ops *ops, int gs) {
+    const tw_model_config *c = &m8->cfg;
+    const double C = c->block.attn.d_model;
+    double mat_bytes = 0;
+    for (int i = 0; i < m8->n_q8; i++) {
+        const int N = m8->q8[i].rows, K = m8->q8[i].cols;
+        mat_bytes += tw_q8_packs(ops, gs) ? (double)ops->packed_bytes(N, K, gs) : (double)N * K * (1.0 + 4.0 / gs);
+    }
+    return mat_bytes + 4.0 * (c->n_layer * 2.0 * C + 2.0 * C);
 }
 
 // The same model in Q8_0, made in memory as ./quantize makes the version-2 file and read back as
 // ./generate reads it (groups: 64 halved until they divide dim and hidden_dim), decoded with the
 // int8 kernels of the fast level and with the runq-style rung (the rest of the step: the fast
-// level's fp32 kernels in both), against the fp32 model decoded in turn with them (the ratio
-// printed first: the three rows face the same load) and the fp32 table's median.
+// level's fp32 kernels in both), against the fp32 model decoded in turn with them (the ratios
+// printed first: the three rows face the same load) and the fp32 table's median. kv_bytes: the
+// KV cache a decode step reads at the average position (fp32 in both models).
 static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repeats,
-                      const char *fast_level, double fp32_dec, double read_gbs_, double triad_gbs_) {
+                      const char *fast_level, double fp32_dec, double kv_bytes, long l2, long l3) {
     const tw_model_config *c = &m32->cfg;
     const int widths[2] = { c->block.attn.d_model, c->block.ffn_hidden };
     const int gs = tw_quant_fit_group(widths, 2, 64);
@@ -260,44 +301,46 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
     tw_q8file_free(&q);
     tw_simd_init(fast_level);
     const tw_q8_ops *q8best = tw_q8_ops_for_simd_level(fast_level);
+    const double wbytes = int8_bytes_per_token(&m8, q8best, gs), token_bytes = wbytes + kv_bytes;
+    read_buffer rb;
+    read_buffer_init(&rb, token_bytes);
     printf("int8: Q8_0 in groups of %d (as ./quantize writes it), every Linear layer in int8 with "
            "activations quantized; the rest of the step at the %s level\n", gs, fast_level);
     printf("%-8s %-12s %15s %15s\n", "level", "int8 kernels", "prefill tok/s", "decode tok/s");
     // the runq-style rung, the best int8 kernels, and the fp32 model again, in turn
     const tw_model *const ms[3] = { &m8, &m8, m32 };
     const tw_q8_ops *const ops[3] = { &RUNQ_STYLE, NULL, NULL };
-    double pre[3], dec[3];
-    measure_in_turn(pre, dec, ms, ops, 3, seq, P, n_dec, repeats);
-    const double dec_r = dec[0], dec_b = dec[1], dec_f = dec[2];
-    printf("%-8s %-12s %15.1f %15.1f\n", fast_level, RUNQ_STYLE.level, pre[0], dec[0]);
-    printf("%-8s %-12s %15.1f %15.1f\n", fast_level, q8best->level, pre[1], dec[1]);
-    printf("%-8s %-12s %15.1f %15.1f   (the fp32 model, in turn with the two rows above)\n",
-           fast_level, "fp32", pre[2], dec[2]);
-    printf("int8 decode %s: %.2fx our fp32 decode (%s, in turn in this run; %.2fx the fp32 table's "
-           "median above), %.2fx the runq-style rung (goals for the 15M shape: >= 3x and >= 3x)%s\n",
-           q8best->level, dec_b / dec_f, fast_level, dec_b / fp32_dec, dec_b / dec_r,
+    double pre[3][MAX_REPEATS], dec[3][MAX_REPEATS], gbs[MAX_REPEATS], roof[MAX_REPEATS];
+    measure_in_turn(pre, dec, gbs, ms, ops, 3, &rb, seq, P, n_dec, repeats);
+    for (int k = 0; k < repeats; k++) roof[k] = gbs[k] * 1e9 / token_bytes;
+    double lo_f, hi_f, lo_r, hi_r, lo_roof, hi_roof;
+    const double vs_fp32 = paired_ratio(dec[1], dec[2], repeats, &lo_f, &hi_f);
+    const double vs_runq = paired_ratio(dec[1], dec[0], repeats, &lo_r, &hi_r);
+    const double of_roof = paired_ratio(dec[1], roof, repeats, &lo_roof, &hi_roof);
+    double dec_med[3];
+    for (int r = 0; r < 3; r++) {
+        const double p = median(pre[r], repeats);
+        dec_med[r] = median(dec[r], repeats);
+        printf("%-8s %-12s %15.1f %15.1f%s\n", fast_level, r == 0 ? RUNQ_STYLE.level : r == 1 ? q8best->level : "fp32",
+               p, dec_med[r], r == 2 ? "   (the fp32 model, in turn with the two rows above)" : "");
+    }
+    printf("int8 decode %s: %.2fx our fp32 decode (%s, in turn; range %.2fx - %.2fx; %.2fx the fp32 table's "
+           "median above), %.2fx the runq-style rung (range %.2fx - %.2fx) (goals for the 15M shape: >= 3x and >= 3x)%s\n",
+           q8best->level, vs_fp32, fast_level, lo_f, hi_f, dec_med[1] / fp32_dec, vs_runq, lo_r, hi_r,
            !tw_q8_matvec_is_simd(q8best, gs) && !tw_q8_packs(q8best, gs) ? " [this group size is not one the SIMD kernels "
            "take: they run the naive loop]" : "");
-    // int8 weights per token: 1 byte per matrix weight plus a 4-byte scale per group, or, where
-    // the kernels read a packed copy, that copy's bytes (rows16: also a 4-byte correction per
-    // group and row); the norms and the embedding row stay fp32
-    const double C = c->block.attn.d_model, F = c->block.ffn_hidden, HD = (double)c->block.attn.n_head * c->block.attn.head_dim;
-    const double GD = (double)c->block.attn.n_kv_head * c->block.attn.head_dim, V = c->vocab;
-    const double mats = c->n_layer * (C * HD + 2.0 * C * GD + HD * C + 3.0 * C * F) + V * C;
-    double mat_bytes = mats * (1.0 + 4.0 / gs);
-    if (tw_q8_packs(q8best, gs)) {
-        mat_bytes = 0;
-        for (int i = 0; i < m8.n_q8; i++)
-            mat_bytes += (double)q8best->packed_bytes(m8.q8[i].rows, m8.q8[i].cols, gs);
-    }
-    const double bytes = mat_bytes + 4.0 * (c->n_layer * 2.0 * C + 2.0 * C);
-    printf("int8 roofline: a decode token reads %.2f MiB of int8 weights and scales%s; at the fp32 "
-           "footprint's bandwidth (read %.1f GB/s, triad %.1f GB/s, an underestimate if the int8 "
-           "weights fit a faster cache) that bounds decode at %.1f / %.1f tok/s: %s decode is %.0f%% "
-           "/ %.0f%% of it\n", bytes / 1048576.0,
-           tw_q8_packs(q8best, gs) ? " (the packed copies the kernels read)" : "", read_gbs_, triad_gbs_, read_gbs_ * 1e9 / bytes,
-           triad_gbs_ * 1e9 / bytes, q8best->level, 100.0 * dec_b / (read_gbs_ * 1e9 / bytes),
-           100.0 * dec_b / (triad_gbs_ * 1e9 / bytes));
+    printf("int8 roofline: a decode token reads %.2f MiB: %.2f MiB of int8 weights and scales%s and %.2f MiB of "
+           "KV cache; footprint level %s; read stream over that footprint, beside each repeat: %.1f GB/s "
+           "(median) -> %.1f tok/s\n", token_bytes / 1048576.0, wbytes / 1048576.0,
+           tw_q8_packs(q8best, gs) ? " (the packed copies the kernels read)" : "", kv_bytes / 1048576.0,
+           footprint_level(token_bytes, l2, l3), median(gbs, repeats), median(roof, repeats));
+    printf("  %s int8 decode: %.0f%% of the read roofline (median of the repeats; range %.0f%% - %.0f%%)\n",
+           q8best->level, 100.0 * of_roof, 100.0 * lo_roof, 100.0 * hi_roof);
+    if (hi_roof > 1.0)
+        printf("  note: above 100%% in some repeat: the bandwidth passes beside that repeat met a slower "
+               "moment of the machine than its decode did (other processes); rerun on a quieter machine\n");
+    if (rb.sink == 12345.0f) printf(" \n");
+    free(rb.b);
     tw_model_free(&m8);
 }
 
@@ -359,36 +402,69 @@ int main(int argc, char **argv) {
     // The table's rows. autovec = the fast level with the compiler-vectorised matvec.
     config cf[6];
     int nc = 0;
-    cf[nc++] = (config){ "naive", "naive", 0, 1, 1, {0}, {0}, NULL };
-    cf[nc++] = (config){ "autovec", fast_level, 1, 1, 1, {0}, {0}, NULL };
-    cf[nc++] = (config){ fast_level, fast_level, 0, 1, 1, {0}, {0}, NULL };
+    cf[nc++] = (config){ .rung = "naive", .level = "naive", .autovec = 0, .threads = 1, .with_cache = 1 };
+    cf[nc++] = (config){ .rung = "autovec", .level = fast_level, .autovec = 1, .threads = 1, .with_cache = 1 };
+    cf[nc++] = (config){ .rung = fast_level, .level = fast_level, .autovec = 0, .threads = 1, .with_cache = 1 };
     const int i_naive = 0, i_auto1 = 1, i_best1 = 2;
     int i_auto2 = -1, i_best2 = -1;
     if (max_threads >= 2) {
-        i_auto2 = nc; cf[nc++] = (config){ "autovec", fast_level, 1, 2, 1, {0}, {0}, NULL };
-        i_best2 = nc; cf[nc++] = (config){ fast_level, fast_level, 0, 2, 1, {0}, {0}, NULL };
+        i_auto2 = nc; cf[nc++] = (config){ .rung = "autovec", .level = fast_level, .autovec = 1, .threads = 2, .with_cache = 1 };
+        i_best2 = nc; cf[nc++] = (config){ .rung = fast_level, .level = fast_level, .autovec = 0, .threads = 2, .with_cache = 1 };
     }
     const int i_nocache = nc;
-    cf[nc++] = (config){ fast_level, fast_level, 0, 1, 0, {0}, {0}, NULL };
+    cf[nc++] = (config){ .rung = fast_level, .level = fast_level, .autovec = 0, .threads = 1, .with_cache = 0 };
     for (int k = 0; k < nc; k++) {
         cf[k].tokens = malloc((size_t)n_dec * sizeof(int));
         if (!cf[k].tokens) { fprintf(stderr, "bench_generate: out of memory\n"); return 1; }
     }
+    // What a decode step reads: every weight once and the cached keys and values of every
+    // position so far once (attention), at the average position of the decode; the read stream
+    // runs over a buffer of that size, so its bandwidth comes from the level (L2, L3, DRAM) where
+    // they live, measured beside every repeat with the fast level's dot.
+    const double wbytes = weight_bytes_per_token(c);
+    const double cache_kv = 4.0 * 2.0 * c->n_layer * (P + n_dec / 2) * c->block.attn.n_kv_head *
+                            ((double)c->block.attn.head_dim);
+    const double token_bytes = wbytes + cache_kv;
+    const long l2 = cache_bytes(2), l3 = cache_bytes(3);
+    read_buffer rb;
+    read_buffer_init(&rb, token_bytes);
     for (int rep = -1; rep < repeats; rep++)   // rep -1: the warm-up (page-in, caches, clocks)
-        for (int k = 0; k < nc; k++) run_config(&cf[k], rep, &m, seq, P, n_dec);
+        for (int k = 0; k < nc; k++) run_config(&cf[k], rep, &m, seq, P, n_dec, &rb);
+
+    // The per-run rooflines (each from the read passes right beside that run: the bandwidth of
+    // its own moment) and the ratios, before the medians below sort the arrays.
+    double roof1[MAX_REPEATS], roof1_auto[MAX_REPEATS], roof2[MAX_REPEATS], rd1[MAX_REPEATS], rd2[MAX_REPEATS];
+    for (int k = 0; k < repeats; k++) {
+        rd1[k] = cf[i_best1].gbs[k];
+        rd2[k] = i_best2 >= 0 ? cf[i_best2].gbs[k] : 0.0;
+        roof1[k] = rd1[k] * 1e9 / token_bytes;
+        roof1_auto[k] = cf[i_auto1].gbs[k] * 1e9 / token_bytes;
+        roof2[k] = rd2[k] * 1e9 / token_bytes;
+    }
+    double lo[6], hi[6];
+    enum { VS_NAIVE, VS_AUTO1, ROOF1, ROOF1_AUTO, VS_AUTO2, SCALE2, ROOF2, N_RATIOS };
+    double ratio[N_RATIOS] = { 0 }, rlo[N_RATIOS] = { 0 }, rhi[N_RATIOS] = { 0 };
+    ratio[VS_NAIVE] = paired_ratio(cf[i_best1].dec, cf[i_naive].dec, repeats, &rlo[VS_NAIVE], &rhi[VS_NAIVE]);
+    ratio[VS_AUTO1] = paired_ratio(cf[i_best1].dec, cf[i_auto1].dec, repeats, &rlo[VS_AUTO1], &rhi[VS_AUTO1]);
+    ratio[ROOF1] = paired_ratio(cf[i_best1].dec, roof1, repeats, &rlo[ROOF1], &rhi[ROOF1]);
+    ratio[ROOF1_AUTO] = paired_ratio(cf[i_auto1].dec, roof1_auto, repeats, &rlo[ROOF1_AUTO], &rhi[ROOF1_AUTO]);
+    if (i_best2 >= 0) {
+        ratio[VS_AUTO2] = paired_ratio(cf[i_best2].dec, cf[i_auto2].dec, repeats, &rlo[VS_AUTO2], &rhi[VS_AUTO2]);
+        ratio[SCALE2] = paired_ratio(cf[i_best2].dec, cf[i_best1].dec, repeats, &rlo[SCALE2], &rhi[SCALE2]);
+        ratio[ROOF2] = paired_ratio(cf[i_best2].dec, roof2, repeats, &rlo[ROOF2], &rhi[ROOF2]);
+    }
 
     printf("%-8s %-9s %7s  %-30s %-30s\n", "rung", "kv cache", "threads", "prefill tok/s", "decode tok/s");
-    double pre_med[6], dec_med[6], dec_best[6];
+    double dec_med[6];
     for (int k = 0; k < nc; k++) {
-        double plo, phi, dlo, dhi;
+        double plo, phi;
         min_max(cf[k].pre, repeats, &plo, &phi);
-        min_max(cf[k].dec, repeats, &dlo, &dhi);
-        pre_med[k] = median(cf[k].pre, repeats);
+        min_max(cf[k].dec, repeats, &lo[k], &hi[k]);
+        const double pre_med = median(cf[k].pre, repeats);
         dec_med[k] = median(cf[k].dec, repeats);
-        dec_best[k] = dhi;
         char pb[64], db[64];
-        snprintf(pb, sizeof pb, "%9.1f [%.1f - %.1f]", pre_med[k], plo, phi);
-        snprintf(db, sizeof db, "%9.1f [%.1f - %.1f]", dec_med[k], dlo, dhi);
+        snprintf(pb, sizeof pb, "%9.1f [%.1f - %.1f]", pre_med, plo, phi);
+        snprintf(db, sizeof db, "%9.1f [%.1f - %.1f]", dec_med[k], lo[k], hi[k]);
         printf("%-8s %-9s %7d  %-30s %-30s\n", cf[k].rung, cf[k].with_cache ? "yes" : "no", cf[k].threads, pb, db);
     }
     printf("(autovec = %s with its matvec replaced by bench/autovec.c: `for i: for k: y[i] += W[i][k] x[k]`, "
@@ -397,67 +473,45 @@ int main(int argc, char **argv) {
         printf("check: %s decodes the same %d greedy tokens with 1 and 2 threads: %s\n", fast_level, n_dec,
                memcmp(cf[i_best1].tokens, cf[i_best2].tokens, (size_t)n_dec * sizeof(int)) == 0 ? "yes" : "NO");
 
-    // The roofline, measured now, at the weights' footprint, with the fast level's dot.
-    tw_simd_init(fast_level);
-    const double wbytes = weight_bytes_per_token(c);
-    const long l2 = cache_bytes(2), l3 = cache_bytes(3);
-    const long n = (long)(wbytes / 4.0) + 16;          // read stream: one array of the weights' size
-    const long nt = (long)(wbytes / 12.0) + 16;        // triad: three arrays, together that size
-    float *a = malloc((size_t)nt * sizeof *a), *b = malloc((size_t)n * sizeof *b),
-          *cc = malloc((size_t)nt * sizeof *cc);
-    if (!a || !b || !cc) { fprintf(stderr, "bench_generate: out of memory for the bandwidth test\n"); return 1; }
-    for (long i = 0; i < n; i++) b[i] = (float)(i % 13) * 0.25f;
-    for (long i = 0; i < nt; i++) { a[i] = 0.0f; cc[i] = (float)(i % 7) * 0.5f; }
-    float sink = 0.0f;
-    const int bw_reps = wbytes < 8e6 ? 51 : 9;
-    const double rd1 = read_gbs(b, n, 1, bw_reps, &sink);
-    const double rd2 = max_threads >= 2 ? read_gbs(b, n, 2, bw_reps, &sink) : 0;
-    const double tr = triad_gbs(a, b, cc, nt, bw_reps);
-    const double cache_kv = 4.0 * 2.0 * c->n_layer * (P + n_dec / 2) * c->block.attn.n_kv_head *
-                            ((double)c->block.attn.head_dim);
-    // A decode step reads every weight once and the cached keys and values of every position so
-    // far once (attention); both count, at the average position of the decode.
-    const double token_bytes = wbytes + cache_kv;
-    const double roof1 = rd1 * 1e9 / token_bytes, roof2 = rd2 * 1e9 / token_bytes;
     printf("roofline: a decode token reads %.2f MiB: %.2f MiB of weights and %.2f MiB of KV cache at "
            "the average position; footprint level %s (L2 %ld KiB per core, L3 %ld KiB)\n",
            token_bytes / 1048576.0, wbytes / 1048576.0, cache_kv / 1048576.0,
-           footprint_level(wbytes, l2, l3), l2 / 1024, l3 / 1024);
-    printf("roofline: read stream over that footprint (%s dot): 1 thread %.1f GB/s -> %.1f tok/s", fast_level,
-           rd1, roof1);
-    if (rd2 > 0) printf("; 2 threads %.1f GB/s -> %.1f tok/s", rd2, roof2);
-    printf("; STREAM triad (1 thread) %.1f GB/s -> %.1f tok/s%s\n", tr, tr * 1e9 / token_bytes,
-           sink == 12345.0f ? " " : "");
+           footprint_level(token_bytes, l2, l3), l2 / 1024, l3 / 1024);
+    double rd_lo, rd_hi;
+    min_max(rd1, repeats, &rd_lo, &rd_hi);
+    printf("roofline: read stream over that footprint (bench/read_stream.c), beside each run, median [min - max]: "
+           "1 thread %.1f GB/s [%.1f - %.1f] -> %.1f tok/s", median(rd1, repeats), rd_lo, rd_hi,
+           median(roof1, repeats));
+    if (i_best2 >= 0)
+        printf("; 2 threads %.1f GB/s -> %.1f tok/s", median(rd2, repeats), median(roof2, repeats));
+    printf("%s\n", rb.sink == 12345.0f ? " " : "");
 
-    // Each goal as the ratio of the medians and, in brackets, of the fastest runs: on a shared
-    // machine the fastest run of each rung is the one least disturbed by other processes.
-    printf("goals (decode; ratio of the medians [ratio of the fastest runs] of this run):\n");
-    printf("  %s / naive, 1 thread: %.2fx [%.2fx]\n", fast_level, dec_med[i_best1] / dec_med[i_naive],
-           dec_best[i_best1] / dec_best[i_naive]);
-    printf("  %s / autovec, 1 thread: %.2fx [%.2fx] (goal >= 1.0x)\n", fast_level,
-           dec_med[i_best1] / dec_med[i_auto1], dec_best[i_best1] / dec_best[i_auto1]);
-    printf("  %s, 1 thread: %.0f%% [%.0f%%] of the 1-thread read roofline (goal for the 15M shape: >= 90%%)\n",
-           fast_level, 100.0 * dec_med[i_best1] / roof1, 100.0 * dec_best[i_best1] / roof1);
-    printf("  autovec, 1 thread: %.0f%% [%.0f%%] of the 1-thread read roofline\n",
-           100.0 * dec_med[i_auto1] / roof1, 100.0 * dec_best[i_auto1] / roof1);
+    // Each goal as the median of the per-repeat ratios (both sides measured in the same repeat, so
+    // a slow second of a shared machine cancels), with their range.
+    printf("goals (decode; the median of the per-repeat ratios of this run, with their range):\n");
+    printf("  %s / naive, 1 thread: %.2fx [%.2fx - %.2fx]\n", fast_level, ratio[VS_NAIVE], rlo[VS_NAIVE], rhi[VS_NAIVE]);
+    printf("  %s / autovec, 1 thread: %.2fx [%.2fx - %.2fx] (goal >= 1.0x)\n", fast_level,
+           ratio[VS_AUTO1], rlo[VS_AUTO1], rhi[VS_AUTO1]);
+    printf("  %s, 1 thread: %.0f%% [%.0f%% - %.0f%%] of the 1-thread read roofline (goal for the 15M shape: >= 90%%)\n",
+           fast_level, 100.0 * ratio[ROOF1], 100.0 * rlo[ROOF1], 100.0 * rhi[ROOF1]);
+    printf("  autovec, 1 thread: %.0f%% [%.0f%% - %.0f%%] of the 1-thread read roofline\n",
+           100.0 * ratio[ROOF1_AUTO], 100.0 * rlo[ROOF1_AUTO], 100.0 * rhi[ROOF1_AUTO]);
     if (i_best2 >= 0) {
-        printf("  %s / autovec, 2 threads: %.2fx [%.2fx]\n", fast_level, dec_med[i_best2] / dec_med[i_auto2],
-               dec_best[i_best2] / dec_best[i_auto2]);
-        printf("  %s, 2 threads / 1 thread: %.2fx [%.2fx] (goal >= 1.8x on an idle machine); %.0f%% [%.0f%%] "
-               "of the 2-thread read roofline\n", fast_level, dec_med[i_best2] / dec_med[i_best1],
-               dec_best[i_best2] / dec_best[i_best1], 100.0 * dec_med[i_best2] / roof2,
-               100.0 * dec_best[i_best2] / roof2);
+        printf("  %s / autovec, 2 threads: %.2fx [%.2fx - %.2fx]\n", fast_level, ratio[VS_AUTO2],
+               rlo[VS_AUTO2], rhi[VS_AUTO2]);
+        printf("  %s, 2 threads / 1 thread: %.2fx [%.2fx - %.2fx] (goal >= 1.8x on an idle machine); "
+               "%.0f%% [%.0f%% - %.0f%%] of the 2-thread read roofline\n", fast_level, ratio[SCALE2],
+               rlo[SCALE2], rhi[SCALE2], 100.0 * ratio[ROOF2], 100.0 * rlo[ROOF2], 100.0 * rhi[ROOF2]);
     }
     printf("  %s without the KV cache: %.1f tok/s (every step recomputes the prefix)\n", fast_level,
            dec_med[i_nocache]);
-    if (roof1 > 0 && dec_best[i_best1] > 1.05 * roof1)
-        printf("  note: a decode above its roofline means the bandwidth was measured in a slower moment "
-               "of the machine than the decode (other processes); rerun on a quieter machine\n");
-    (void)pre_med;
+    if (rhi[ROOF1] > 1.0 || rhi[ROOF1_AUTO] > 1.0 || (i_best2 >= 0 && rhi[ROOF2] > 1.0))
+        printf("  note: above 100%% in some repeat: the bandwidth passes beside that repeat met a slower "
+               "moment of the machine than its decode did (other processes); rerun on a quieter machine\n");
     for (int k = 0; k < nc; k++) free(cf[k].tokens);
-    free(a); free(b); free(cc);
+    free(rb.b);
     tw_threads_set(1);   // the int8 rows: one thread, against the 1-thread fp32 decode above
-    int8_rows(&m, seq, P, n_dec, repeats, fast_level, dec_med[i_best1], rd1, tr);
+    int8_rows(&m, seq, P, n_dec, repeats, fast_level, dec_med[i_best1], cache_kv, l2, l3);
     free(seq);
     tw_model_free(&m);
     return 0;

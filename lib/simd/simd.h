@@ -238,6 +238,13 @@ void  tw_matmul_nt_neon_mt(float *C, const float *A, const float *B, int M, int 
 // falls in a call, so any split of the rows gives the same bits. Below TW_MATVEC_SMALL_FLOATS
 // weights (256 KiB) the AVX-512 kernel walks four rows side by side instead, with the same sums.
 #define TW_MATVEC_SMALL_FLOATS 65536L
+// Above that size the row loop also asks for the cache lines TW_PREFETCH_AHEAD_FLOATS ahead of
+// the one it reads (8 KiB: about seven rows of the 15M model), with a software prefetch. The
+// hardware prefetchers alone keep only so many lines in flight; when the machine's memory is
+// slow to answer (a busy host: other VMs), that is too few. Measured on the 15M shape, one
+// thread, 20 alternated pairs of whole decodes (Intel Xeon, family 6 model 207, under KVM):
+// 1.35x median, never slower (0.9x at 32 KiB ahead, the same at 4 KiB); docs/kernels.md.
+#define TW_PREFETCH_AHEAD_FLOATS 2048
 void tw_matvec_seq_avx2(float *y, const float *W, const float *x, int N, int K);
 void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K);
 // matvec_mt.c: fn over rows split among OpenMP threads in blocks of 16 rows (one call of fn per
