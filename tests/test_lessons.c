@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,11 +253,23 @@ static int wait_for_run(const char *dir, const char *name, int seconds) {
     return recorded_status(dir, name);
 }
 
-// After every test: the runs folder goes, once the lessons' background runs have all ended.
+// After the last test: the runs folder goes, once the shell that started the runs has ended. Each
+// test has waited for its own lesson's runs, so it ends at once unless a run hung (its test then
+// failed); after 5 s that shell is stopped, and a hung lesson is left to the user, as before.
 static void remove_runs_folder(void) {
     char cmd[128];
     if (!RUNS[0]) return;
-    if (RUNS_SHELL > 0) waitpid(RUNS_SHELL, NULL, 0);
+    if (RUNS_SHELL > 0) {
+        const struct timespec nap = { 0, 50 * 1000 * 1000 };
+        int ended = 0;
+        for (int i = 0; i < 100 && !ended; i++)
+            if (!(ended = waitpid(RUNS_SHELL, NULL, WNOHANG) != 0)) nanosleep(&nap, NULL);
+        if (!ended) {
+            fprintf(stderr, "test_lessons: a lesson run had not ended; leaving it running\n");
+            kill(RUNS_SHELL, SIGKILL);
+            waitpid(RUNS_SHELL, NULL, 0);
+        }
+    }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", RUNS);
     if (system(cmd) != 0) fprintf(stderr, "test_lessons: could not remove %s\n", RUNS);
 }
