@@ -8,7 +8,8 @@
 // gradient's history, learns much faster than plain gradient descent at the same budget; and a
 // learning rate that is too high makes the loss jump instead of fall.
 // Calls: tw_model_forward_next + tw_sampler_sample (the teacher writes), tw_model_forward (the
-//        floor), tw_train_step (AdamW), tw_model_backward (plain SGD), tw_model_loss (validation).
+//        floor), tw_train_step (AdamW), tw_model_backward (plain SGD), tw_model_loss (validation);
+//        tw_simd_init picks the kernels all of them use.
 // Build & run: make lesson14 && ./lesson14 [--seed N] [--simd LEVEL] [--out DIR]
 //   (about 7 s of CPU at the best SIMD level, the default; 19 s with --simd naive)
 // Needs: data/models/stories260K.bin data/models/tok512.bin
