@@ -2,7 +2,8 @@
 // built ./lessonN (make test builds them first) and checks that
 //   - it exits 0 and writes every file its header promises ("// Writes:" lines; "// Pictures:"
 //     PNGs too when gnuplot is installed) into the folder given with --out, and nothing else;
-//   - a second run writes byte-identical .npy files (lessons are deterministic);
+//   - a second run writes byte-identical .npy files (lessons are deterministic; a lesson that
+//     writes no .npy is not run twice, since the comparison would have nothing to compare);
 //   - --help exits 0 and prints a usage line; an unknown flag exits 2 with one line on stderr.
 // Files a lesson "// Needs:" (lesson 11's model) must exist; `make model` makes them.
 // The lessons' numbers come from lib/ functions that have their own PyTorch-checked tests; what
@@ -11,11 +12,14 @@
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include "testutil.h"
 
 #define MAX_LESSONS 40
@@ -128,26 +132,103 @@ static int declared(const lesson_spec *s, const char *name) {
     return 0;
 }
 
-// The runs of one lesson are kept in RUNS/lessonN until the suite ends, so that the --seed test
-// can read the default run and the --seed 987 run that the first test started beside its own
-// two (a lesson's runs are independent, so they run at the same time: lesson 14 trains for
-// seconds, and two cores finish three runs sooner side by side than one after another).
-// RUNS is made once in the runner's own process (an unchecked fixture), before the tests fork.
+// Whether the lesson's "// Writes:" list names a .npy file (what the determinism check compares).
+static int writes_npy(const lesson_spec *s) {
+    for (int i = 0; i < s->n_writes; i++) {
+        size_t L = strlen(s->writes[i]);
+        if (L >= 4 && strcmp(s->writes[i] + L - 4, ".npy") == 0) return 1;
+    }
+    return 0;
+}
+
+// 1 if the lesson's --help offers --seed, 0 if not, -1 if that could not be found out.
+static int help_offers_seed(const char *bin) {
+    char tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[512], path[256];
+    char *dir = mkdtemp(tmpl);
+    if (!dir) return -1;
+    snprintf(path, sizeof path, "%s/help.txt", dir);
+    snprintf(cmd, sizeof cmd, "%s --help > %s 2>&1", bin, path);
+    run(cmd);
+    char *text = slurp(path, NULL);
+    int offers = text && strstr(text, "--seed") != NULL;
+    free(text);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    run(cmd);
+    return offers;
+}
+
+static int offers_seed(const char *bin) {
+    int offers = help_offers_seed(bin);
+    ck_assert_msg(offers >= 0, "cannot make a temporary folder in /tmp");
+    return offers;
+}
+
+// Every lesson's runs start together, in the background, before the first test, and are kept in
+// RUNS/lessonN until the suite ends; each test then waits for its own lesson's. A lesson's runs
+// are independent, and the slowest (lesson 14 trains for seconds) would otherwise start only when
+// the lessons before it were done and leave a core idle at the end. RUNS is made, and the runs
+// started, once in the runner's own process (an unchecked fixture), before the tests fork: one
+// child shell of the runner starts them all and waits for them, and the fixture's teardown waits
+// for that shell, so the runs' CPU time counts as the runner's (time make test sees it).
+// Up to three runs of lesson N, each writing its exit status to RUNS/lessonN/NAME.rc when it ends
+// (written under another name and renamed, so a test never reads half of it):
+//   run1  with pictures, and a fake `make` first on its PATH, which only records in make_called
+//         that it was called: a lesson, or a gnuplot script it draws, must never start a build
+//         or a benchmark (a backquoted `make bench` in viz/bench_gflops.gp once made lesson 12
+//         take 55 s);
+//   run2  the same without pictures, for determinism: only if the lesson writes a .npy, which is
+//         what that check compares;
+//   seed  --seed 987, if --help offers --seed (compared with run1 by
+//         lesson_seed_changes_the_output_or_is_not_offered).
 static char RUNS[64];
+enum { STARTED_RUN1 = 1, STARTED_RUN2 = 2, STARTED_SEED = 4 };
+static int STARTED[MAX_LESSONS];   // which runs start_runs started, per lesson (LESSONS order)
+static pid_t RUNS_SHELL = -1;      // the shell that started them all and waits for them
+
+// Prepares lesson s's folder and appends the commands of its runs, each ending in " & ", to
+// cmds (room for len bytes); returns which runs they are (STARTED_*), 0 if none.
+static int start_runs(char *cmds, size_t len, const lesson_spec *s) {
+    char bin[64], dir[128], cmd[4096], run2[1024] = "", seed_run[1024] = "";
+    snprintf(bin, sizeof bin, "./lesson%d", s->number);
+    if (file_size(bin) <= 0) return 0;   // the test says it is missing
+    snprintf(dir, sizeof dir, "%s/lesson%d", RUNS, s->number);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/fakebin && printf '#!/bin/sh\necho \"make $*\" >> %s/make_called\n' "
+             "> %s/fakebin/make && chmod +x %s/fakebin/make", dir, dir, dir, dir);
+    if (run(cmd) != 0) return 0;         // the test then finds no run1.rc and says so
+#define RC(name) "echo $? > %s/" name ".rc.tmp && mv %s/" name ".rc.tmp %s/" name ".rc"
+    if (writes_npy(s))
+        snprintf(run2, sizeof run2, "(%s --no-plot --out %s/run2 > /dev/null 2>&1; " RC("run2") ") & ",
+                 bin, dir, dir, dir, dir);
+    if (help_offers_seed(bin) == 1)
+        snprintf(seed_run, sizeof seed_run, "(%s --no-plot --seed 987 --out %s/seed > /dev/null 2>&1; "
+                 RC("seed") ") & ", bin, dir, dir, dir, dir);
+    int w = snprintf(cmd, sizeof cmd,
+             "(PATH='%s/fakebin':\"$PATH\" %s --out %s/run1 > %s/stdout1.txt 2> %s/stderr1.txt; " RC("run1") ") & "
+             "%s%s", dir, bin, dir, dir, dir, dir, dir, dir, run2, seed_run);
+#undef RC
+    if (w < 0 || (size_t)w >= sizeof cmd || strlen(cmds) + (size_t)w >= len) return 0;
+    strcat(cmds, cmd);
+    return STARTED_RUN1 | (run2[0] ? STARTED_RUN2 : 0) | (seed_run[0] ? STARTED_SEED : 0);
+}
 
 static void make_runs_folder(void) {
     snprintf(RUNS, sizeof RUNS, "%s", "/tmp/tw-lessons-XXXXXX");
-    if (!mkdtemp(RUNS)) RUNS[0] = '\0';   // each test then says it cannot write there
+    if (!mkdtemp(RUNS)) { RUNS[0] = '\0'; return; }   // each test then says it cannot write there
+    const size_t len = (size_t)MAX_LESSONS * 4096 + 16;
+    char *cmds = calloc(len, 1);
+    if (!cmds) return;                                 // each test then finds no run of its lesson
+    for (int i = 0; i < n_lessons; i++) STARTED[i] = start_runs(cmds, len, &LESSONS[i]);
+    strcat(cmds, "wait");
+    fflush(stdout);
+    fflush(stderr);
+    RUNS_SHELL = fork();
+    if (RUNS_SHELL == 0) {
+        execl("/bin/sh", "sh", "-c", cmds, (char *)NULL);
+        _exit(127);
+    }
+    if (RUNS_SHELL < 0) memset(STARTED, 0, sizeof STARTED);
+    free(cmds);
 }
-
-static void remove_runs_folder(void) {
-    char cmd[128];
-    if (!RUNS[0]) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", RUNS);
-    if (system(cmd) != 0) fprintf(stderr, "test_lessons: could not remove %s\n", RUNS);
-}
-
-static int offers_seed(const char *bin);
 
 // The exit status a run recorded in DIR/NAME.rc ("%d\n"), or -1 if there is none.
 static int recorded_status(const char *dir, const char *name) {
@@ -159,12 +240,46 @@ static int recorded_status(const char *dir, const char *name) {
     return rc;
 }
 
+// Waits for DIR/NAME.rc, checking every 50 ms for up to `seconds`; returns the run's exit status,
+// or -1 if it has not ended by then (or was never started).
+#define RUN_WAIT_SECONDS 380   // below the test case's timeout, so a hung run fails with a message
+static int wait_for_run(const char *dir, const char *name, int seconds) {
+    const struct timespec nap = { 0, 50 * 1000 * 1000 };
+    for (int i = 0; i < seconds * 20; i++) {
+        int rc = recorded_status(dir, name);
+        if (rc >= 0) return rc;
+        nanosleep(&nap, NULL);
+    }
+    return recorded_status(dir, name);
+}
+
+// After the last test: the runs folder goes, once the shell that started the runs has ended. Each
+// test has waited for its own lesson's runs, so it ends at once unless a run hung (its test then
+// failed); after 5 s that shell is stopped, and a hung lesson is left to the user, as before.
+static void remove_runs_folder(void) {
+    char cmd[128];
+    if (!RUNS[0]) return;
+    if (RUNS_SHELL > 0) {
+        const struct timespec nap = { 0, 50 * 1000 * 1000 };
+        int ended = 0;
+        for (int i = 0; i < 100 && !ended; i++)
+            if (!(ended = waitpid(RUNS_SHELL, NULL, WNOHANG) != 0)) nanosleep(&nap, NULL);
+        if (!ended) {
+            fprintf(stderr, "test_lessons: a lesson run had not ended; leaving it running\n");
+            kill(RUNS_SHELL, SIGKILL);
+            waitpid(RUNS_SHELL, NULL, 0);
+        }
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", RUNS);
+    if (system(cmd) != 0) fprintf(stderr, "test_lessons: could not remove %s\n", RUNS);
+}
+
 // ---- tests ----
 
 START_TEST(lesson_runs_and_writes_the_files_it_promises)
 {
     const lesson_spec *s = &LESSONS[_i];
-    char bin[64], dir[128], cmd[4096], path[1024];
+    char bin[64], dir[128], path[1024];
     require_binary(s, bin, sizeof bin);
     ck_assert_msg(s->n_writes > 0, "%s has no \"// Writes:\" line naming the files it writes",
                   s->source);
@@ -173,27 +288,11 @@ START_TEST(lesson_runs_and_writes_the_files_it_promises)
                       bin, s->needs[i]);
 
     snprintf(dir, sizeof dir, "%s/lesson%d", RUNS, s->number);
-    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
-    ck_assert_msg(RUNS[0] && run(cmd) == 0, "cannot make a temporary folder %s", dir);
-    // The first run (pictures included) sees a fake `make` first on its PATH, which only records
-    // that it was called: a lesson, or a gnuplot script it draws, must never start a build or a
-    // benchmark (a backquoted `make bench` in viz/bench_gflops.gp once made lesson 12 take 55 s).
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/fakebin && printf '#!/bin/sh\necho \"make $*\" >> %s/make_called\n' "
-             "> %s/fakebin/make && chmod +x %s/fakebin/make", dir, dir, dir, dir);
-    ck_assert_msg(run(cmd) == 0, "cannot write the fake make into %s", dir);
-    // Three runs side by side, each recording its exit status in NAME.rc: run1 (pictures), run2
-    // (the same without pictures, for determinism) and, if --help offers --seed, `seed` with
-    // --seed 987 (compared with run2 by lesson_seed_changes_the_output_or_is_not_offered).
-    char seed_run[512] = "";
-    if (offers_seed(bin))
-        snprintf(seed_run, sizeof seed_run, "(%s --no-plot --seed 987 --out %s/seed > /dev/null 2>&1; "
-                 "echo $? > %s/seed.rc) & ", bin, dir, dir);
-    snprintf(cmd, sizeof cmd,
-             "(PATH='%s/fakebin':\"$PATH\" %s --out %s/run1 > %s/stdout1.txt 2> %s/stderr1.txt; echo $? > %s/run1.rc) & "
-             "(%s --no-plot --out %s/run2 > /dev/null 2>&1; echo $? > %s/run2.rc) & %swait",
-             dir, bin, dir, dir, dir, dir, bin, dir, dir, seed_run);
-    ck_assert_msg(run(cmd) == 0, "could not start %s in %s", bin, dir);
-    int rc = recorded_status(dir, "run1");
+    ck_assert_msg(RUNS[0], "cannot make a temporary folder in /tmp for the lessons' runs");
+    // The runs were started by the fixture (start_runs, above), all lessons at once.
+    int rc = wait_for_run(dir, "run1", RUN_WAIT_SECONDS);
+    ck_assert_msg(rc >= 0, "%s did not finish within %d s (or could not be started in %s)", bin,
+                  RUN_WAIT_SECONDS, dir);
     snprintf(path, sizeof path, "%s/make_called", dir);
     char *made = slurp(path, NULL);
     if (made && strchr(made, '\n')) *strchr(made, '\n') = '\0';
@@ -229,7 +328,8 @@ START_TEST(lesson_runs_and_writes_the_files_it_promises)
     closedir(d);
 
     // Deterministic: the second run (without pictures) gives the same bytes in every .npy.
-    ck_assert_msg(recorded_status(dir, "run2") == 0, "%s failed on its second run", bin);
+    if (!writes_npy(s)) return;
+    ck_assert_msg(wait_for_run(dir, "run2", RUN_WAIT_SECONDS) == 0, "%s failed on its second run", bin);
     for (int i = 0; i < s->n_writes; i++) {
         size_t L = strlen(s->writes[i]);
         if (L < 4 || strcmp(s->writes[i] + L - 4, ".npy") != 0) continue;
@@ -303,27 +403,10 @@ START_TEST(lesson_rejects_a_bad_seed_value_with_exit_2)
 }
 END_TEST
 
-// Whether the lesson's --help offers --seed.
-static int offers_seed(const char *bin) {
-    char tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[512], path[256];
-    char *dir = mkdtemp(tmpl);
-    ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
-    snprintf(path, sizeof path, "%s/help.txt", dir);
-    snprintf(cmd, sizeof cmd, "%s --help > %s 2>&1", bin, path);
-    run(cmd);
-    char *text = slurp(path, NULL);
-    int offers = text && strstr(text, "--seed") != NULL;
-    free(text);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    run(cmd);
-    return offers;
-}
-
 // A --seed that --help offers must change what the lesson computes: some file it writes differs
 // from the default run's. A lesson with no random inputs must not offer it, and rejects it.
-// The two runs compared are the ones lesson_runs_and_writes_the_files_it_promises started
-// (RUNS/lessonN/run2 and seed, both --no-plot); if that test did not get to start them (this
-// test run alone), they are run here.
+// The two runs compared are run1 (the default seed) and seed (--seed 987), which the fixture
+// started; the files compared are the "// Writes:" ones, which do not depend on the pictures.
 START_TEST(lesson_seed_changes_the_output_or_is_not_offered)
 {
     const lesson_spec *s = &LESSONS[_i];
@@ -336,20 +419,16 @@ START_TEST(lesson_seed_changes_the_output_or_is_not_offered)
         return;
     }
     snprintf(dir, sizeof dir, "%s/lesson%d", RUNS, s->number);
-    if (recorded_status(dir, "run2") < 0 || recorded_status(dir, "seed") < 0) {
-        snprintf(cmd, sizeof cmd, "mkdir -p %s && rm -rf %s/run2 %s/seed && "
-                 "(%s --no-plot --out %s/run2 > /dev/null 2>&1; echo $? > %s/run2.rc) && "
-                 "(%s --no-plot --seed 987 --out %s/seed > /dev/null 2>&1; echo $? > %s/seed.rc)",
-                 dir, dir, dir, bin, dir, dir, bin, dir, dir);
-        ck_assert_msg(RUNS[0] && run(cmd) == 0, "cannot run %s in %s", bin, dir);
-    }
-    ck_assert_msg(recorded_status(dir, "run2") == 0 && recorded_status(dir, "seed") == 0,
-                  "%s failed with its default seed or with --seed 987", bin);
+    ck_assert_msg(STARTED[_i] & STARTED_SEED, "the --seed 987 run of %s was not started in %s", bin,
+                  RUNS[0] ? RUNS : "/tmp");
+    int rc1 = wait_for_run(dir, "run1", RUN_WAIT_SECONDS), rc2 = wait_for_run(dir, "seed", RUN_WAIT_SECONDS);
+    ck_assert_msg(rc1 == 0 && rc2 == 0, "%s failed (or did not finish within %d s) with its default "
+                  "seed (%d) or with --seed 987 (%d)", bin, RUN_WAIT_SECONDS, rc1, rc2);
     int differs = 0;
     for (int i = 0; i < s->n_writes && !differs; i++) {
         char p1[1024], p2[1024];
         long n1 = 0, n2 = 0;
-        snprintf(p1, sizeof p1, "%s/run2/%s", dir, s->writes[i]);
+        snprintf(p1, sizeof p1, "%s/run1/%s", dir, s->writes[i]);
         snprintf(p2, sizeof p2, "%s/seed/%s", dir, s->writes[i]);
         char *a = slurp(p1, &n1), *b = slurp(p2, &n2);
         differs = a && b && (n1 != n2 || memcmp(a, b, (size_t)n1) != 0);
@@ -400,8 +479,9 @@ Suite *suite_lessons(void) {
     scan_lessons();
     TCase *tc = tcase_create("lessons");
     tcase_add_unchecked_fixture(tc, make_runs_folder, remove_runs_folder);
-    // Generous: lesson 14 trains three small models (about 15 s of CPU per run, and its three
-    // runs share the cores); the others take about a second or less.
+    // Generous: lesson 14 trains three small models (about 7 s of CPU per run at the best SIMD
+    // level, 19 s at the naive one, and its two runs share the cores); the others take about a
+    // second or less.
     tcase_set_timeout(tc, 400);
     tcase_add_loop_test(tc, lesson_runs_and_writes_the_files_it_promises, 0, n_lessons);
     tcase_add_loop_test(tc, lesson_help_exits_0_and_describes_the_lesson, 0, n_lessons);
