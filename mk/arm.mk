@@ -18,6 +18,9 @@
 # Needs: gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user (Debian/Ubuntu packages).
 
 ARM_LESSON_BUILD := $(BUILD)-arm-lessons
+# Lesson 14 (training) runs here with --simd naive, as it did before it chose the best level: at
+# the NEON level under qemu it took 617 s of CPU (measured once, on a loaded machine), which this
+# check cannot afford; the NEON kernels themselves are proven by test-arm.
 # Deferred (=): LESSON_SRC is set by mk/lessons.mk, which may be read after this file.
 ARM_LESSON_SRC    = $(filter-out lessons/12_%,$(LESSON_SRC))
 ARM_LESSON_BINS   = $(foreach f,$(ARM_LESSON_SRC),$(ARM_LESSON_BUILD)/lessons/$(basename $(notdir $(f))))
@@ -46,7 +49,8 @@ test-arm-lessons: lessons npydiff model              ## every lesson cross-built
 	for f in $(ARM_LESSON_SRC); do \
 	  nn=$$(basename $$f .c); n=$$(echo $$nn | sed 's/_.*//; s/^0//'); \
 	  ./lesson$$n --no-plot --out out/arm/x86_64-$$n > /dev/null || { echo "lesson$$n: failed natively"; fail=1; continue; }; \
-	  if ! qemu-aarch64 -L $(ARM_ROOT) $(ARM_LESSON_BUILD)/lessons/$$nn --no-plot --out out/arm/aarch64-$$n > out/arm/lesson$$n.log 2>&1; then \
+	  extra=; [ $$n = 14 ] && extra="--simd naive"; \
+	  if ! qemu-aarch64 -L $(ARM_ROOT) $(ARM_LESSON_BUILD)/lessons/$$nn --no-plot --out out/arm/aarch64-$$n $$extra > out/arm/lesson$$n.log 2>&1; then \
 	    echo "lesson$$n: FAILED on AArch64 (see out/arm/lesson$$n.log)"; fail=1; continue; fi; \
 	  if ls out/arm/x86_64-$$n/*.npy > /dev/null 2>&1; then \
 	    if ./npydiff out/arm/aarch64-$$n out/arm/x86_64-$$n --atol 1e-6 --rtol 1e-5 > out/arm/lesson$$n.diff 2>&1; then \
