@@ -74,10 +74,9 @@ $(BUILD)/tools/attention_matrix: $(BUILD)/tools/attention_matrix.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/make_ckpt15m: $(BUILD)/tools/make_ckpt15m.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-# bench_generate also links the compiler-vectorised rung, the read stream of its roofline (built
-# with the same flags), the CPU description and the clocks (bench/).
+# bench_generate also links the compiler-vectorised rung, the CPU description and the clocks (bench/).
 $(BUILD)/tools/bench_generate: $(BUILD)/tools/bench_generate.o $(BUILD)/bench/autovec.o \
-                               $(BUILD)/bench/read_stream.o $(BUILD)/bench/cpuinfo.o \
+                               $(BUILD)/bench/cpuinfo.o \
                                $(BUILD)/bench/bench_clock.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/bench_generate.o: CPPFLAGS += -Ibench
