@@ -10,9 +10,11 @@
 // a slow moment of a shared machine hits all of them; each figure is the median over the repeats,
 // with the range [min - max]. Then the decode roofline: a decode step reads every weight matrix
 // once and the KV cache of the positions so far once, so it cannot beat (read bandwidth) / (those
-// bytes per token, at the decode's average position); the bandwidth is measured
-// here, in the same run, with one and with two threads, over a buffer as large as the weights,
-// so it comes from the cache level (L2, L3) or DRAM where the weights live. A benchmark, not a
+// bytes per token, at the decode's average position); the bandwidth is measured right beside
+// every run (read passes just before and just after it, with its thread count, the faster kept),
+// over a buffer as large as those bytes, so it comes from the cache level (L2, L3) or DRAM where
+// they live, at the moment of that run. Every goal is printed as the median of per-repeat ratios
+// (both sides from the same repeat), with their range. A benchmark, not a
 // test: the outputs are checked elsewhere (tests/test_llama2c.c, tests/test_simd_model.c); it
 // only checks that one and two threads decode the same tokens. Last, the int8 rows: the same
 // model in Q8_0 (real/q8model.h), decoded with the best int8 kernels and with a runq-style plain
