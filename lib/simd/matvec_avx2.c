@@ -9,7 +9,7 @@
 // that row only, so any split of the rows among threads gives the same bits.
 #include <immintrin.h>
 #include <math.h>
-#include <stdint.h>
+#include "simd/prefetch.h"
 #include "simd.h"
 
 // The whole float range (docs/kernels.md, "Over the whole float range"): the four accumulators of
@@ -39,14 +39,6 @@ static inline __m256i tail_mask8(int n) {   // lanes < n set
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-// The two cache lines TW_PREFETCH_AHEAD_FLOATS past w (simd.h says why), into L1; they may lie
-// past the end of W (a prefetch never faults; the address is formed as an integer).
-static inline void prefetch_ahead2(const float *w) {
-    const uintptr_t a = (uintptr_t)w + TW_PREFETCH_AHEAD_FLOATS * sizeof(float);
-    _mm_prefetch((const char *)a, _MM_HINT_T0);
-    _mm_prefetch((const char *)(a + 64), _MM_HINT_T0);
-}
-
 // Each step of 32 floats also prefetches its 128 bytes' worth of W ahead when `far` (W larger
 // than TW_MATVEC_SMALL_FLOATS: streamed from L3 or DRAM; a smaller W sits in L1/L2, where the
 // prefetches would only take load slots).
@@ -55,7 +47,7 @@ static inline __m128 row_partial(const float *w, const float *x, int K, int far)
     __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
     int k = 0;
     for (; k + 32 <= K; k += 32) {
-        if (far) prefetch_ahead2(w + k);
+        if (far) tw_prefetch_ahead(w + k, 2);
         a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k),      _mm256_loadu_ps(x + k),      a0);
         a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k + 8),  _mm256_loadu_ps(x + k + 8),  a1);
         a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + k + 16), _mm256_loadu_ps(x + k + 16), a2);

@@ -28,7 +28,7 @@
 // parameters): a 64-byte load that straddles two cache lines costs two.
 #include <immintrin.h>
 #include <math.h>
-#include <stdint.h>
+#include "simd/prefetch.h"
 #include "simd.h"
 
 // The whole float range (docs/kernels.md, "Over the whole float range"): the four accumulators of
@@ -54,17 +54,6 @@ static inline int all_finite4(__m128 v) {
     return _mm_movemask_ps(_mm_cmplt_ps(abs, _mm_set1_ps(INFINITY))) == 0xF;
 }
 
-// The four cache lines TW_PREFETCH_AHEAD_FLOATS past w (simd.h says why), into L1. They may lie
-// past the end of W: a prefetch never faults, and the address is formed as an integer, so no
-// pointer leaves its array.
-static inline void prefetch_ahead4(const float *w) {
-    const uintptr_t a = (uintptr_t)w + TW_PREFETCH_AHEAD_FLOATS * sizeof(float);
-    _mm_prefetch((const char *)a, _MM_HINT_T0);
-    _mm_prefetch((const char *)(a + 64), _MM_HINT_T0);
-    _mm_prefetch((const char *)(a + 128), _MM_HINT_T0);
-    _mm_prefetch((const char *)(a + 192), _MM_HINT_T0);
-}
-
 // The 16 lanes of the row's partial sums: acc0..3 over k in steps of 64, then 16, then a masked
 // tail, added as (acc0 + acc1) + (acc2 + acc3). Each step of 64 also prefetches its 256 bytes'
 // worth of W ahead.
@@ -73,7 +62,7 @@ static inline __m512 row_partial(const float *w, const float *x, int K) {
     __m512 a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
     int k = 0;
     for (; k + 64 <= K; k += 64) {
-        prefetch_ahead4(w + k);
+        tw_prefetch_ahead(w + k, 4);
         a0 = _mm512_fmadd_ps(_mm512_loadu_ps(w + k),      _mm512_loadu_ps(x + k),      a0);
         a1 = _mm512_fmadd_ps(_mm512_loadu_ps(w + k + 16), _mm512_loadu_ps(x + k + 16), a1);
         a2 = _mm512_fmadd_ps(_mm512_loadu_ps(w + k + 32), _mm512_loadu_ps(x + k + 32), a2);
