@@ -211,13 +211,25 @@ static double read_around(read_buffer *r, int threads, double before) {
     return after > before ? after : before;
 }
 
-// The median of the per-repeat ratios num[k] / den[k] (each pair measured in the same repeat,
-// so a slow second of the machine cancels), with their range.
-static double paired_ratio(const double *num, const double *den, int n, double *lo, double *hi) {
+// A ratio over the repeats: the median of the per-repeat values and their range.
+typedef struct {
+    double median, lo, hi;
+} spread;
+
+// The per-repeat ratios num[k] / den[k] (each pair measured in the same repeat, so a slow second
+// of the machine cancels).
+static spread paired_ratio(const double *num, const double *den, int n) {
     double r[MAX_REPEATS];
+    spread out;
     for (int k = 0; k < n; k++) r[k] = num[k] / den[k];
-    min_max(r, n, lo, hi);
-    return median(r, n);
+    min_max(r, n, &out.lo, &out.hi);
+    out.median = median(r, n);
+    return out;
+}
+
+// roof[k]: the tokens/s that gbs[k] GB/s allows when a token reads `bytes`.   roof, gbs: (n)
+static void rooflines(double *roof, const double *gbs, int n, double bytes) {
+    for (int k = 0; k < n; k++) roof[k] = gbs[k] * 1e9 / bytes;
 }
 
 // ---- the table's rows ----
@@ -261,7 +273,8 @@ static void run_config(config *c, int rep, const tw_model *m, int *seq, int P, i
 
 // Prefill and decode tokens/s of n rungs (model ms[r] with int8 kernels ops[r]; NULL: its own),
 // the rungs in turn within each repeat after one warm-up each, so that they face the same load on
-// a shared machine, and the one-thread read bandwidth over rb beside each repeat (read_around).   pre, dec: (n, MAX_REPEATS), per repeat   gbs: (repeats)
+// a shared machine, and the one-thread read bandwidth over rb beside each repeat (read_around).
+//   pre, dec: (n, MAX_REPEATS), per repeat   gbs: (repeats)
 static void measure_in_turn(double pre[][MAX_REPEATS], double dec[][MAX_REPEATS], double *gbs,
                             const tw_model *const *ms, const tw_q8_ops *const *ops, int n,
                             read_buffer *rb, int *seq, int P, int n_dec, int repeats) {
@@ -325,11 +338,10 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
     const tw_q8_ops *const ops[3] = { &RUNQ_STYLE, NULL, NULL };
     double pre[3][MAX_REPEATS], dec[3][MAX_REPEATS], gbs[MAX_REPEATS], roof[MAX_REPEATS];
     measure_in_turn(pre, dec, gbs, ms, ops, 3, &rb, seq, P, n_dec, repeats);
-    for (int k = 0; k < repeats; k++) roof[k] = gbs[k] * 1e9 / token_bytes;
-    double lo_f, hi_f, lo_r, hi_r, lo_roof, hi_roof;
-    const double vs_fp32 = paired_ratio(dec[1], dec[2], repeats, &lo_f, &hi_f);
-    const double vs_runq = paired_ratio(dec[1], dec[0], repeats, &lo_r, &hi_r);
-    const double of_roof = paired_ratio(dec[1], roof, repeats, &lo_roof, &hi_roof);
+    rooflines(roof, gbs, repeats, token_bytes);
+    const spread vs_fp32 = paired_ratio(dec[1], dec[2], repeats);
+    const spread vs_runq = paired_ratio(dec[1], dec[0], repeats);
+    const spread of_roof = paired_ratio(dec[1], roof, repeats);
     double dec_med[3];
     for (int r = 0; r < 3; r++) {
         const double p = median(pre[r], repeats);
@@ -339,7 +351,8 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
     }
     printf("int8 decode %s: %.2fx our fp32 decode (%s, in turn; range %.2fx - %.2fx; %.2fx the fp32 table's "
            "median above), %.2fx the runq-style rung (range %.2fx - %.2fx) (goals for the 15M shape: >= 3x and >= 3x)%s\n",
-           q8best->level, vs_fp32, fast_level, lo_f, hi_f, dec_med[1] / fp32_dec, vs_runq, lo_r, hi_r,
+           q8best->level, vs_fp32.median, fast_level, vs_fp32.lo, vs_fp32.hi, dec_med[1] / fp32_dec,
+           vs_runq.median, vs_runq.lo, vs_runq.hi,
            !tw_q8_matvec_is_simd(q8best, gs) && !tw_q8_packs(q8best, gs) ? " [this group size is not one the SIMD kernels "
            "take: they run the naive loop]" : "");
     printf("int8 roofline: a decode token reads %.2f MiB: %.2f MiB of int8 weights and scales%s and %.2f MiB of "
@@ -348,8 +361,8 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
            tw_q8_packs(q8best, gs) ? " (the packed copies the kernels read)" : "", kv_bytes / 1048576.0,
            footprint_level(token_bytes, l2, l3), median(gbs, repeats), median(roof, repeats));
     printf("  %s int8 decode: %.0f%% of the read roofline (median of the repeats; range %.0f%% - %.0f%%)\n",
-           q8best->level, 100.0 * of_roof, 100.0 * lo_roof, 100.0 * hi_roof);
-    if (hi_roof > 1.0)
+           q8best->level, 100.0 * of_roof.median, 100.0 * of_roof.lo, 100.0 * of_roof.hi);
+    if (of_roof.hi > 1.0)
         printf("  note: above 100%% in some repeat: the bandwidth passes beside that repeat met a slower "
                "moment of the machine than its decode did (other processes); rerun on a quieter machine\n");
     if (rb.sink == 12345.0f) printf(" \n");
@@ -446,38 +459,32 @@ int main(int argc, char **argv) {
 
     // The per-run rooflines (each from the read passes right beside that run: the bandwidth of
     // its own moment) and the ratios, before the medians below sort the arrays.
-    double roof1[MAX_REPEATS], roof1_auto[MAX_REPEATS], roof2[MAX_REPEATS], rd1[MAX_REPEATS], rd2[MAX_REPEATS];
-    for (int k = 0; k < repeats; k++) {
-        rd1[k] = cf[i_best1].gbs[k];
-        rd2[k] = i_best2 >= 0 ? cf[i_best2].gbs[k] : 0.0;
-        roof1[k] = rd1[k] * 1e9 / token_bytes;
-        roof1_auto[k] = cf[i_auto1].gbs[k] * 1e9 / token_bytes;
-        roof2[k] = rd2[k] * 1e9 / token_bytes;
-    }
-    double lo[6], hi[6];
-    enum { VS_NAIVE, VS_AUTO1, ROOF1, ROOF1_AUTO, VS_AUTO2, SCALE2, ROOF2, N_RATIOS };
-    double ratio[N_RATIOS] = { 0 }, rlo[N_RATIOS] = { 0 }, rhi[N_RATIOS] = { 0 };
-    ratio[VS_NAIVE] = paired_ratio(cf[i_best1].dec, cf[i_naive].dec, repeats, &rlo[VS_NAIVE], &rhi[VS_NAIVE]);
-    ratio[VS_AUTO1] = paired_ratio(cf[i_best1].dec, cf[i_auto1].dec, repeats, &rlo[VS_AUTO1], &rhi[VS_AUTO1]);
-    ratio[ROOF1] = paired_ratio(cf[i_best1].dec, roof1, repeats, &rlo[ROOF1], &rhi[ROOF1]);
-    ratio[ROOF1_AUTO] = paired_ratio(cf[i_auto1].dec, roof1_auto, repeats, &rlo[ROOF1_AUTO], &rhi[ROOF1_AUTO]);
+    double roof1[MAX_REPEATS], roof1_auto[MAX_REPEATS], roof2[MAX_REPEATS];
+    rooflines(roof1, cf[i_best1].gbs, repeats, token_bytes);
+    rooflines(roof1_auto, cf[i_auto1].gbs, repeats, token_bytes);
+    const spread vs_naive = paired_ratio(cf[i_best1].dec, cf[i_naive].dec, repeats);
+    const spread vs_auto1 = paired_ratio(cf[i_best1].dec, cf[i_auto1].dec, repeats);
+    const spread of_roof1 = paired_ratio(cf[i_best1].dec, roof1, repeats);
+    const spread auto_of_roof1 = paired_ratio(cf[i_auto1].dec, roof1_auto, repeats);
+    spread vs_auto2 = { 0 }, scale2 = { 0 }, of_roof2 = { 0 };
     if (i_best2 >= 0) {
-        ratio[VS_AUTO2] = paired_ratio(cf[i_best2].dec, cf[i_auto2].dec, repeats, &rlo[VS_AUTO2], &rhi[VS_AUTO2]);
-        ratio[SCALE2] = paired_ratio(cf[i_best2].dec, cf[i_best1].dec, repeats, &rlo[SCALE2], &rhi[SCALE2]);
-        ratio[ROOF2] = paired_ratio(cf[i_best2].dec, roof2, repeats, &rlo[ROOF2], &rhi[ROOF2]);
+        rooflines(roof2, cf[i_best2].gbs, repeats, token_bytes);
+        vs_auto2 = paired_ratio(cf[i_best2].dec, cf[i_auto2].dec, repeats);
+        scale2 = paired_ratio(cf[i_best2].dec, cf[i_best1].dec, repeats);
+        of_roof2 = paired_ratio(cf[i_best2].dec, roof2, repeats);
     }
 
     printf("%-8s %-9s %7s  %-30s %-30s\n", "rung", "kv cache", "threads", "prefill tok/s", "decode tok/s");
     double dec_med[6];
     for (int k = 0; k < nc; k++) {
-        double plo, phi;
+        double plo, phi, dlo, dhi;
         min_max(cf[k].pre, repeats, &plo, &phi);
-        min_max(cf[k].dec, repeats, &lo[k], &hi[k]);
+        min_max(cf[k].dec, repeats, &dlo, &dhi);
         const double pre_med = median(cf[k].pre, repeats);
         dec_med[k] = median(cf[k].dec, repeats);
         char pb[64], db[64];
         snprintf(pb, sizeof pb, "%9.1f [%.1f - %.1f]", pre_med, plo, phi);
-        snprintf(db, sizeof db, "%9.1f [%.1f - %.1f]", dec_med[k], lo[k], hi[k]);
+        snprintf(db, sizeof db, "%9.1f [%.1f - %.1f]", dec_med[k], dlo, dhi);
         printf("%-8s %-9s %7d  %-30s %-30s\n", cf[k].rung, cf[k].with_cache ? "yes" : "no", cf[k].threads, pb, db);
     }
     printf("(autovec = %s with its matvec replaced by bench/autovec.c: `for i: for k: y[i] += W[i][k] x[k]`, "
@@ -491,34 +498,34 @@ int main(int argc, char **argv) {
            token_bytes / 1048576.0, wbytes / 1048576.0, cache_kv / 1048576.0,
            footprint_level(token_bytes, l2, l3), l2 / 1024, l3 / 1024);
     double rd_lo, rd_hi;
-    min_max(rd1, repeats, &rd_lo, &rd_hi);
+    min_max(cf[i_best1].gbs, repeats, &rd_lo, &rd_hi);
     printf("roofline: read stream over that footprint (the %s dot of its two halves), beside each run, median [min - max]: "
-           "1 thread %.1f GB/s [%.1f - %.1f] -> %.1f tok/s", fast_level, median(rd1, repeats), rd_lo, rd_hi,
+           "1 thread %.1f GB/s [%.1f - %.1f] -> %.1f tok/s", fast_level, median(cf[i_best1].gbs, repeats), rd_lo, rd_hi,
            median(roof1, repeats));
     if (i_best2 >= 0)
-        printf("; 2 threads %.1f GB/s -> %.1f tok/s", median(rd2, repeats), median(roof2, repeats));
+        printf("; 2 threads %.1f GB/s -> %.1f tok/s", median(cf[i_best2].gbs, repeats), median(roof2, repeats));
     printf("%s\n", rb.sink == 12345.0f ? " " : "");
 
     // Each goal as the median of the per-repeat ratios (both sides measured in the same repeat, so
     // a slow second of a shared machine cancels), with their range.
     printf("goals (decode; the median of the per-repeat ratios of this run, with their range):\n");
-    printf("  %s / naive, 1 thread: %.2fx [%.2fx - %.2fx]\n", fast_level, ratio[VS_NAIVE], rlo[VS_NAIVE], rhi[VS_NAIVE]);
+    printf("  %s / naive, 1 thread: %.2fx [%.2fx - %.2fx]\n", fast_level, vs_naive.median, vs_naive.lo, vs_naive.hi);
     printf("  %s / autovec, 1 thread: %.2fx [%.2fx - %.2fx] (goal >= 1.0x)\n", fast_level,
-           ratio[VS_AUTO1], rlo[VS_AUTO1], rhi[VS_AUTO1]);
+           vs_auto1.median, vs_auto1.lo, vs_auto1.hi);
     printf("  %s, 1 thread: %.0f%% [%.0f%% - %.0f%%] of the 1-thread read roofline (goal for the 15M shape: >= 90%%)\n",
-           fast_level, 100.0 * ratio[ROOF1], 100.0 * rlo[ROOF1], 100.0 * rhi[ROOF1]);
+           fast_level, 100.0 * of_roof1.median, 100.0 * of_roof1.lo, 100.0 * of_roof1.hi);
     printf("  autovec, 1 thread: %.0f%% [%.0f%% - %.0f%%] of the 1-thread read roofline\n",
-           100.0 * ratio[ROOF1_AUTO], 100.0 * rlo[ROOF1_AUTO], 100.0 * rhi[ROOF1_AUTO]);
+           100.0 * auto_of_roof1.median, 100.0 * auto_of_roof1.lo, 100.0 * auto_of_roof1.hi);
     if (i_best2 >= 0) {
-        printf("  %s / autovec, 2 threads: %.2fx [%.2fx - %.2fx]\n", fast_level, ratio[VS_AUTO2],
-               rlo[VS_AUTO2], rhi[VS_AUTO2]);
+        printf("  %s / autovec, 2 threads: %.2fx [%.2fx - %.2fx]\n", fast_level, vs_auto2.median,
+               vs_auto2.lo, vs_auto2.hi);
         printf("  %s, 2 threads / 1 thread: %.2fx [%.2fx - %.2fx] (goal >= 1.8x on an idle machine); "
-               "%.0f%% [%.0f%% - %.0f%%] of the 2-thread read roofline\n", fast_level, ratio[SCALE2],
-               rlo[SCALE2], rhi[SCALE2], 100.0 * ratio[ROOF2], 100.0 * rlo[ROOF2], 100.0 * rhi[ROOF2]);
+               "%.0f%% [%.0f%% - %.0f%%] of the 2-thread read roofline\n", fast_level, scale2.median,
+               scale2.lo, scale2.hi, 100.0 * of_roof2.median, 100.0 * of_roof2.lo, 100.0 * of_roof2.hi);
     }
     printf("  %s without the KV cache: %.1f tok/s (every step recomputes the prefix)\n", fast_level,
            dec_med[i_nocache]);
-    if (rhi[ROOF1] > 1.0 || rhi[ROOF1_AUTO] > 1.0 || (i_best2 >= 0 && rhi[ROOF2] > 1.0))
+    if (of_roof1.hi > 1.0 || auto_of_roof1.hi > 1.0 || of_roof2.hi > 1.0)
         printf("  note: above 100%% in some repeat: the bandwidth passes beside that repeat met a slower "
                "moment of the machine than its decode did (other processes); rerun on a quieter machine\n");
     for (int k = 0; k < nc; k++) free(cf[k].tokens);
