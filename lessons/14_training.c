@@ -11,7 +11,7 @@
 //        floor), tw_train_step (AdamW), tw_model_backward (plain SGD), tw_model_loss (validation);
 //        tw_simd_init picks the kernels all of them use.
 // Build & run: make lesson14 && ./lesson14 [--seed N] [--simd LEVEL] [--out DIR]
-//   (about 7 s of CPU at the best SIMD level, the default; 19 s with --simd naive)
+//   (about 4 s of CPU at the best SIMD level, the default; 19 s with --simd naive)
 // Needs: data/models/stories260K.bin data/models/tok512.bin
 // Writes: losses.dat samples.txt
 // Pictures: losses.png
