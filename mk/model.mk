@@ -74,10 +74,11 @@ $(BUILD)/tools/attention_matrix: $(BUILD)/tools/attention_matrix.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/make_ckpt15m: $(BUILD)/tools/make_ckpt15m.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-# bench_generate also links the compiler-vectorised rung, the CPU description and the clocks (bench/).
+# bench_generate also links the compiler-vectorised rung, the CPU description, the clocks and the
+# paired ratios (bench/).
 $(BUILD)/tools/bench_generate: $(BUILD)/tools/bench_generate.o $(BUILD)/bench/autovec.o \
                                $(BUILD)/bench/cpuinfo.o \
-                               $(BUILD)/bench/bench_clock.o $(LIB)
+                               $(BUILD)/bench/bench_clock.o $(BUILD)/bench/bench_spread.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/bench_generate.o: CPPFLAGS += -Ibench
 

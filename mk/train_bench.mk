@@ -4,8 +4,11 @@
 #                         the stories15M shapes, naive and best SIMD level, 1 and 2 threads, the
 #                         FLOP/s against the FMA peak measured in the same run, and PyTorch's
 #                         tokens/s for the same model and batch with the ratio when Debian's
-#                         PyTorch is installed (/usr/bin/python3 -c 'import torch')
-#   make bench-train BENCH_TRAIN_ARGS='--steps 3'   fewer steps (the default: 5, the naive 15M: 1)
+#                         PyTorch is installed (/usr/bin/python3 -c 'import torch'): one warm
+#                         PyTorch process per thread count, its rounds alternated with ours, the
+#                         ratio the median of the rounds' ratios with its range
+#   make bench-train BENCH_TRAIN_ARGS='--steps 3'   fewer steps a round (the default: 5, the naive
+#                         15M: 1); '--rounds N' rounds (default 5, the 15M shape 3)
 #
 # Built in the benchmark's own build directory with OpenMP when the compiler has it (as `make
 # bench`), so the library build of `make test` is never changed by benchmarking.
@@ -15,8 +18,8 @@ BENCH_TRAIN_ARGS ?=
 HAVE_TORCH = $(shell $(TORCH_PY) -c 'import torch' >/dev/null 2>&1 && echo 1 || echo 0)
 TORCH_CMD = $(if $(filter 1,$(HAVE_TORCH)),--torch-cmd '$(TORCH_PY) tools/bench_train_torch.py')
 
-# The clocks and the median are bench_generate's too (bench/bench_clock.c).
-BENCH_TRAIN_OBJ := $(BUILD)/tools/bench_train.o $(BUILD)/bench/bench_clock.o
+# The clocks, the median and the paired ratios are bench_generate's too (bench/).
+BENCH_TRAIN_OBJ := $(BUILD)/tools/bench_train.o $(BUILD)/bench/bench_clock.o $(BUILD)/bench/bench_spread.o
 $(BUILD)/tools/bench_train.o: CPPFLAGS += -Ibench
 $(BUILD)/tools/bench_train: $(BENCH_TRAIN_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -38,6 +38,7 @@
 #include "autovec.h"
 #include "cpuinfo.h"
 #include "bench_clock.h"   // now_seconds, median
+#include "bench_spread.h"  // spread, paired_ratio, min_max
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -69,16 +70,8 @@ static double best(const double *v, int n) {
     return b;
 }
 
-static void min_max(const double *v, int n, double *lo, double *hi) {
-    *lo = *hi = v[0];
-    for (int i = 1; i < n; i++) {
-        if (v[i] < *lo) *lo = v[i];
-        if (v[i] > *hi) *hi = v[i];
-    }
-}
 
-
-enum { MAX_REPEATS = 64 };
+enum { MAX_REPEATS = BENCH_MAX_REPEATS };
 
 // ---- tokens per second ----
 
@@ -209,22 +202,6 @@ static double read_gbs_now(read_buffer *r, int threads) {
 static double read_around(read_buffer *r, int threads, double before) {
     const double after = read_gbs_now(r, threads);
     return after > before ? after : before;
-}
-
-// A ratio over the repeats: the median of the per-repeat values and their range.
-typedef struct {
-    double median, lo, hi;
-} spread;
-
-// The per-repeat ratios num[k] / den[k] (each pair measured in the same repeat, so a slow second
-// of the machine cancels).
-static spread paired_ratio(const double *num, const double *den, int n) {
-    double r[MAX_REPEATS];
-    spread out;
-    for (int k = 0; k < n; k++) r[k] = num[k] / den[k];
-    min_max(r, n, &out.lo, &out.hi);
-    out.median = median(r, n);
-    return out;
 }
 
 // roof[k]: the tokens/s that gbs[k] GB/s allows when a token reads `bytes`.   roof, gbs: (n)

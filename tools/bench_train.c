@@ -7,19 +7,30 @@
 // A benchmark, not a test: the numbers depend on the machine and its load; the gradients are
 // checked elsewhere (tests/test_model_backward.c, tests/test_train_simd.c).
 //
-//   bench_train [--shape 260k|15m] [--steps N] [--naive-steps N] [--threads LIST] [--torch-cmd CMD]
+//   bench_train [--shape 260k|15m] [--steps N] [--naive-steps N] [--rounds N] [--threads LIST]
+//               [--torch-cmd CMD]
 //
 // The model is seeded random (tw_model_randomize), the batch seeded random tokens; B = 8 for the
-// 260K shape and 4 for the 15M shape, T = 256 (the batches of the PyTorch figures). Each
-// figure is the median over --steps timed steps after one warm-up step (--naive-steps at the naive
-// level, which is much slower: the 15M shape uses 1 there by default; PyTorch's 15M figure is the
-// median of 2). With N threads the batch is split into N parts trained in parallel
-// (tw_model_backward_split, lib/nn/train_parallel.h); with one, tw_model_backward runs it.
-#define _POSIX_C_SOURCE 200809L   // popen
+// 260K shape and 4 for the 15M shape, T = 256 (the batches of the PyTorch figures).
+// At the best SIMD level each configuration takes one warm-up step and then --rounds rounds
+// (default 5, the 15M shape 3); a round's figure is the median over --steps timed steps. With a
+// PyTorch command, PyTorch runs in one process per thread count, started and warmed up (one step,
+// as ours) before our first round, and each of our rounds is followed by one of PyTorch's
+// (--steps steps; 2 for the 15M shape, whose PyTorch steps take seconds): the ratio ours/torch is
+// the median of the rounds' ratios, each from the two figures of one round, with their range. On
+// a shared or virtual machine the host's speed moves from minute to minute; a ratio of figures
+// taken minutes apart says little. The naive level runs one round of --naive-steps steps (the 15M
+// shape 1 by default), without PyTorch. With N threads the batch is split into N parts trained in
+// parallel (tw_model_backward_split, lib/nn/train_parallel.h); with one, tw_model_backward runs it.
+#define _POSIX_C_SOURCE 200809L   // fork, pipe, fdopen, waitpid
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "tw.h"
 #include "simd/simd.h"
 #include "nn/reference.h"
@@ -27,6 +38,7 @@
 // The FMA-throughput probe of `make bench` (lib/simd/peak.h), read in one place: fma_peak_gflops.
 #include "simd/peak.h"
 #include "bench_clock.h"   // now_seconds, cpu_seconds, median (bench/)
+#include "bench_spread.h"  // spread, paired_ratio, min_max (bench/)
 
 static void check(tw_status st, const char *what) {
     if (st != TW_OK) {
@@ -149,48 +161,87 @@ static float train_step(trainer *tr, const shape *sh) {
     return loss;
 }
 
-// Median seconds per step over `steps` steps after one warm-up step (a fresh model each time, so
-// every configuration trains from the same weights).
-static double time_steps(double *cpu_per_step, const shape *sh, int steps, int parts) {
-    trainer tr;
-    trainer_init(&tr, sh, parts);
-    train_step(&tr, sh);   // warm-up: first touch of every buffer
-    double t[64];
+// One round: the median seconds per step over `steps` steps of a warmed-up trainer, and the
+// process's CPU seconds per step (all threads) in *cpu_per_step.
+static double time_round(double *cpu_per_step, trainer *tr, const shape *sh, int steps) {
+    double t[64];   // (steps)
     if (steps > 64) steps = 64;
     const double c0 = cpu_seconds();
     for (int i = 0; i < steps; i++) {
         double t0 = now_seconds();
-        train_step(&tr, sh);
+        train_step(tr, sh);
         t[i] = now_seconds() - t0;
     }
     *cpu_per_step = (cpu_seconds() - c0) / steps;
-    trainer_free(&tr);
     return median(t, steps);
 }
 
+// ---- PyTorch, one warm process driven round by round ----
 
-// PyTorch's tokens/s from the command, run with the shape's sizes and a thread count, and its
-// tokens per CPU-second in *cpu_tps; 0 if it fails or prints no "tokens/s" figure.
-static double torch_tokens_per_s(double *cpu_tps, const char *cmd, const shape *sh, int threads,
-                                 int steps) {
+// tools/bench_train_torch.py --serve: it prints "ready" after its warm-up step, then times one
+// round for each line written to it and prints the round's figures.
+typedef struct {
+    pid_t pid;
+    FILE *to, *from;   // its stdin, its stdout (and stderr)
+} torch_peer;
+
+static void peer_close(torch_peer *p) {
+    if (p->to) fclose(p->to);
+    if (p->from) fclose(p->from);
+    if (p->pid > 0) waitpid(p->pid, NULL, 0);
+    memset(p, 0, sizeof *p);
+}
+
+// Starts the command through sh with the shape's sizes and a thread count, and waits for its
+// "ready". Returns 0 (with *p cleared) if it could not start or ended before being ready.
+static int peer_start(torch_peer *p, const char *cmd, const shape *sh, int threads, int steps) {
     char line[1024];
-    snprintf(line, sizeof line, "%s --dim %d --layers %d --heads %d --kv-heads %d --hidden %d "
-             "--vocab %d --batch %d --seq %d --threads %d --steps %d 2>&1", cmd, sh->dim,
-             sh->n_layer, sh->n_head, sh->n_kv_head, sh->hidden, sh->vocab, sh->B, sh->T,
-             threads, steps);
-    FILE *p = popen(line, "r");
-    if (!p) return 0;
-    double tps = 0;
+    memset(p, 0, sizeof *p);
+    snprintf(line, sizeof line, "exec %s --dim %d --layers %d --heads %d --kv-heads %d "
+             "--hidden %d --vocab %d --batch %d --seq %d --threads %d --steps %d --serve", cmd,
+             sh->dim, sh->n_layer, sh->n_head, sh->n_kv_head, sh->hidden, sh->vocab, sh->B,
+             sh->T, threads, steps);
+    int in[2], out[2];   // in: we write, it reads; out: it writes, we read
+    if (pipe(in) != 0) return 0;
+    if (pipe(out) != 0) { close(in[0]); close(in[1]); return 0; }
+    fflush(stdout);
+    const pid_t pid = fork();
+    if (pid < 0) { close(in[0]); close(in[1]); close(out[0]); close(out[1]); return 0; }
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(out[1], 2);
+        close(in[0]); close(in[1]); close(out[0]); close(out[1]);
+        execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    p->pid = pid;
+    p->to = fdopen(in[1], "w");
+    p->from = fdopen(out[0], "r");
+    if (!p->to || !p->from) { peer_close(p); return 0; }
+    char buf[512];
+    while (fgets(buf, sizeof buf, p->from))
+        if (strncmp(buf, "ready", 5) == 0) return 1;
+    peer_close(p);
+    return 0;
+}
+
+// One of PyTorch's rounds: its tokens/s (0 if it failed) and tokens per CPU-second in *cpu_tps.
+static double peer_round(double *cpu_tps, torch_peer *p) {
     char buf[512];
     *cpu_tps = 0;
-    while (fgets(buf, sizeof buf, p)) {
+    if (!p->to || fputs("go\n", p->to) == EOF || fflush(p->to) != 0) return 0;
+    while (fgets(buf, sizeof buf, p->from)) {
         const char *k = strstr(buf, " tokens/s ");
         const char *c = strstr(buf, "cpu-tokens/s ");
-        if (k) tps = atof(k + 10);
-        if (c) *cpu_tps = atof(c + 13);
+        if (k && c) {
+            *cpu_tps = atof(c + 13);
+            return atof(k + 10);
+        }
     }
-    if (pclose(p) != 0) return 0;
-    return tps;
+    return 0;
 }
 
 // The first three fields of /proc/loadavg ("?" where there is none, as on macOS).
@@ -210,13 +261,13 @@ static const char *load_average(void) {
 
 static void usage(void) {
     fprintf(stderr, "usage: bench_train [--shape 260k|15m] [--steps N] [--naive-steps N] "
-                    "[--threads LIST] [--torch-cmd CMD]\n");
+                    "[--rounds N] [--threads LIST] [--torch-cmd CMD]\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     const shape *sh = &SHAPES[0];
-    int steps = 5, naive_steps = -1;
+    int steps = 5, naive_steps = -1, rounds = -1;
     const char *threads_list = "1,2", *torch_cmd = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -235,6 +286,12 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "bench_train: --naive-steps: 0 .. 64 (0 skips the naive level)\n");
                 return 2;
             }
+        } else if (strcmp(a, "--rounds") == 0) {
+            rounds = atoi(v);
+            if (rounds < 1 || rounds > BENCH_MAX_REPEATS) {
+                fprintf(stderr, "bench_train: --rounds: 1 .. %d\n", BENCH_MAX_REPEATS);
+                return 2;
+            }
         } else if (strcmp(a, "--threads") == 0) {
             threads_list = v;
         } else if (strcmp(a, "--torch-cmd") == 0) {
@@ -244,7 +301,8 @@ int main(int argc, char **argv) {
         }
     }
     if (naive_steps < 0) naive_steps = sh == &SHAPES[1] ? 1 : steps;
-    // PyTorch 1.13 takes ~20 s per 15M step on a loaded 2-vCPU machine: 2 steps there.
+    if (rounds < 0) rounds = sh == &SHAPES[1] ? 3 : 5;
+    // PyTorch 1.13 takes 4 to 20 s per 15M step on a 2-vCPU machine: 2 steps a round there.
     const int torch_steps = sh == &SHAPES[1] && steps > 2 ? 2 : steps;
     int threads[8], n_threads = 0;
     for (const char *p = threads_list; *p && n_threads < 8;) {
@@ -260,6 +318,7 @@ int main(int argc, char **argv) {
         if (tw_matmul_threads() == 1)
             printf("(the library was built without OpenMP: every thread count runs on one thread)\n");
     }
+    signal(SIGPIPE, SIG_IGN);   // a PyTorch process that died is a failed figure, not our end
     const char *best = tw_simd_init("auto");
     if (!best) { fprintf(stderr, "bench_train: no SIMD level usable\n"); return 1; }
     best = strcmp(best, "naive") == 0 ? NULL : best;
@@ -272,34 +331,69 @@ int main(int argc, char **argv) {
            sh->B, sh->T);
     printf("one step = forward + backward + AdamW, %.2f GFLOP; FMA peak (%s, one core) %.1f GFLOP/s\n",
            flops * 1e-9, peak_isa, peak);
-    printf("median of %d steps (naive: %d) after one warm-up step; s/step is wall time, cpu s the\n"
-           "process's CPU seconds per step (all threads); ours/torch compares wall-time tokens/s,\n"
-           "per CPU-s tokens per CPU-second of each process (fairer when the machine is shared);\n"
-           "load average now: %s\n", steps,
-           naive_steps, load_average());
-    printf("%-8s %7s %10s %8s %10s %8s %11s %10s %9s %9s\n", "level", "threads", "s/step", "cpu s",
-           "tokens/s", "GFLOP/s", "%peak(x thr)", "torch tok/s", "ours/torch", "per CPU-s");
+    char naive_what[32] = "naive: skipped";
+    if (naive_steps > 0) snprintf(naive_what, sizeof naive_what, "naive: 1 round of %d", naive_steps);
+    printf("one warm-up step, then %d rounds of %d steps (%s); a round's figure is\n"
+           "its median step; s/step is wall time, cpu s the process's CPU seconds per step (all\n"
+           "threads), both the median over the rounds; ours/torch is the median over the rounds of\n"
+           "each round's ratio of wall-time tokens/s (ours, then PyTorch's right after, one warm\n"
+           "PyTorch process; %d steps a round), with its range [lo - hi]; per CPU-s the same for\n"
+           "tokens per CPU-second of each process (fairer when the machine is shared);\n"
+           "load average now: %s\n", rounds, steps, naive_what, torch_steps, load_average());
+    printf("%-8s %7s %8s %7s %9s %8s %12s %10s %21s %9s\n", "level", "threads", "s/step", "cpu s",
+           "tokens/s", "GFLOP/s", "%peak(x thr)", "torch tok/s", "ours/torch [lo - hi]",
+           "per CPU-s");
     double tps_best[8] = {0};
     for (int li = 0; li < 2; li++) {
         const char *level = li == 0 ? "naive" : best;
         if (!level) continue;
         if (li == 0 && naive_steps == 0) continue;
         if (!tw_simd_init(level)) { fprintf(stderr, "bench_train: level %s unavailable\n", level); return 1; }
+        const int n_rounds = li == 0 ? 1 : rounds;
         for (int ti = 0; ti < n_threads; ti++) {
             tw_matmul_set_threads(threads[ti]);
             const int parts = threads[ti] < MAX_PARTS ? threads[ti] : MAX_PARTS;
-            double cpu;
-            double t = time_steps(&cpu, sh, li == 0 ? naive_steps : steps, parts);
-            double tps = tokens / t, gf = flops / t * 1e-9;
-            if (li == 1) tps_best[ti] = tps;
-            printf("%-8s %7d %10.3f %8.3f %10.0f %8.2f %10.1f%%", level, threads[ti], t, cpu, tps,
-                   gf, peak > 0 ? 100 * gf / (peak * threads[ti]) : 0);
-            if (li == 1 && torch_cmd) {
-                double tc;
-                double tt = torch_tokens_per_s(&tc, torch_cmd, sh, threads[ti], torch_steps);
-                if (tt > 0) printf(" %10.0f %8.2fx", tt, tps / tt);
-                else printf(" %10s %9s", "failed", "-");
-                if (tc > 0) printf(" %8.2fx", (tokens / cpu) / tc);
+            // PyTorch first (its start-up and warm-up step outside every timed region), then ours.
+            torch_peer peer = { 0 };
+            const int with_torch = li == 1 && torch_cmd &&
+                                   peer_start(&peer, torch_cmd, sh, threads[ti], torch_steps);
+            trainer tr;
+            trainer_init(&tr, sh, parts);   // a fresh model: every configuration trains the same
+            train_step(&tr, sh);            // warm-up: first touch of every buffer
+            // Per round: ours (s/step, CPU s/step, tokens/s, tokens per CPU-s) and PyTorch's.
+            double t[BENCH_MAX_REPEATS], cpu[BENCH_MAX_REPEATS], tps[BENCH_MAX_REPEATS];
+            double cps[BENCH_MAX_REPEATS], tt[BENCH_MAX_REPEATS], tc[BENCH_MAX_REPEATS];
+            int torch_ok = with_torch;
+            for (int r = 0; r < n_rounds; r++) {
+                t[r] = time_round(&cpu[r], &tr, sh, li == 0 ? naive_steps : steps);
+                tps[r] = tokens / t[r];
+                cps[r] = tokens / cpu[r];
+                if (torch_ok) {
+                    tt[r] = peer_round(&tc[r], &peer);
+                    if (tt[r] <= 0 || tc[r] <= 0) torch_ok = 0;
+                }
+            }
+            trainer_free(&tr);
+            if (with_torch) peer_close(&peer);
+            spread vs_torch = { 0 }, vs_torch_cpu = { 0 };
+            double torch_tps = 0;
+            if (torch_ok) {
+                vs_torch = paired_ratio(tps, tt, n_rounds);
+                vs_torch_cpu = paired_ratio(cps, tc, n_rounds);
+                torch_tps = median(tt, n_rounds);
+            }
+            const double t_med = median(t, n_rounds), cpu_med = median(cpu, n_rounds);
+            const double tps_med = median(tps, n_rounds), gf = flops / t_med * 1e-9;
+            if (li == 1) tps_best[ti] = tps_med;
+            printf("%-8s %7d %8.3f %7.3f %9.0f %8.2f %11.1f%%", level, threads[ti], t_med, cpu_med,
+                   tps_med, gf, peak > 0 ? 100 * gf / (peak * threads[ti]) : 0);
+            if (torch_ok) {
+                char r_buf[64];
+                snprintf(r_buf, sizeof r_buf, "%.2fx [%.2f - %.2f]", vs_torch.median, vs_torch.lo,
+                         vs_torch.hi);
+                printf(" %10.0f %21s %8.2fx", torch_tps, r_buf, vs_torch_cpu.median);
+            } else if (li == 1 && torch_cmd) {
+                printf(" %10s %21s", "failed", "-");
             }
             printf("\n");
             fflush(stdout);

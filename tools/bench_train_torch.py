@@ -9,6 +9,12 @@ attention with the causal mask, SwiGLU, a tied classifier, no biases; seeded ran
 weight decay 0.1 on matrices). Prints one line: "tokens/s X cpu-tokens/s Y" (the median step
 after warm-up, over wall time and over the process's CPU time).
 
+With --serve it builds the model and takes the warm-up step once, prints "ready", and then times
+one round of --steps steps for each line it reads on stdin, printing that round's line, until
+stdin closes: tools/bench_train.c drives it so, alternating its own rounds with PyTorch's in one
+warm process, so that each round's ratio compares two figures taken a few seconds apart and
+PyTorch's start-up is never inside a timed region.
+
   /usr/bin/python3 tools/bench_train_torch.py --dim 64 --layers 5 --heads 8 --kv-heads 4 \
       --hidden 172 --vocab 512 --batch 8 --seq 256 --threads 1 --steps 5
 """
@@ -127,6 +133,8 @@ def main():
     for name in ("dim", "layers", "heads", "kv-heads", "hidden", "vocab", "batch", "seq",
                  "threads", "steps"):
         p.add_argument("--" + name, type=int, required=name not in ("threads", "steps"))
+    p.add_argument("--serve", action="store_true",
+                   help='time one round per line read on stdin, after printing "ready"')
     a = p.parse_args()
     a.threads = a.threads or 1
     a.steps = a.steps or 5
@@ -149,18 +157,27 @@ def main():
         opt.step()
         return loss
 
-    step()   # warm-up
-    times, cpu = [], []
-    for _ in range(a.steps):
-        t0, c0 = time.perf_counter(), time.process_time()
-        step()
-        times.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    tps = a.batch * a.seq / statistics.median(times)
-    # Tokens per CPU-second of the process (all threads): on a shared machine the fairer figure.
-    cps = a.batch * a.seq / statistics.median(cpu)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads: tokens/s {tps:.1f} "
-          f"cpu-tokens/s {cps:.1f}")
+    def round_line():
+        """Times a.steps steps: the median step's tokens/s over wall and over CPU time."""
+        times, cpu = [], []
+        for _ in range(a.steps):
+            t0, c0 = time.perf_counter(), time.process_time()
+            step()
+            times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+        tps = a.batch * a.seq / statistics.median(times)
+        # Tokens per CPU-second of the process (all threads): on a shared machine the fairer figure.
+        cps = a.batch * a.seq / statistics.median(cpu)
+        return (f"torch {torch.__version__}, {torch.get_num_threads()} threads: tokens/s {tps:.1f} "
+                f"cpu-tokens/s {cps:.1f}")
+
+    step()   # warm-up: one step, as bench_train takes
+    if not a.serve:
+        print(round_line())
+        return 0
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        print(round_line(), flush=True)
     return 0
 
 
