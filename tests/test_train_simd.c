@@ -336,6 +336,61 @@ START_TEST(narrow_head_attention_at_the_best_level_matches_naive)
 }
 END_TEST
 
+// tw_sdpa_backward_causal, told the forward's causal rule, reads only the keys the rule left
+// visible; on a pattern whose visible weights are all non-zero its gradients (dq, dk, dv and the
+// dscores scratch) are those of tw_sdpa_backward, which finds each row's keys by scanning its
+// zeros, bit for bit, at every level this build and CPU have: the same products in the same
+// order over the same keys (tolerance 0: exact; dscores equal in value, the sign of a hidden
+// key's zero aside). The attention cases above that are causal
+// (offsets 0 and 7, T = 1 .. 65, D = 1, 3, 8, 16, 20: narrow kernels and packed products).
+// Seen to fail with the causal count one key short.
+START_TEST(causal_attention_backward_reads_only_visible_keys)
+{
+    const attn_case *c = &ATTN[_i];
+    if (!c->causal) return;
+    const int T = c->T, S = c->S, D = c->D;
+    const size_t nq = (size_t)T * D, nk = (size_t)S * D, ns = (size_t)T * S;
+    float *buf = malloc(sizeof(float) * (3 * nq + 2 * nk + ns + 2 * (nq + 2 * nk + ns)));
+    float *q = buf, *k = q + nq, *v = k + nk, *dout = v + nk, *out = dout + nq;
+    float *w = out + nq, *p = w + ns;
+    float *dq[2], *dk[2], *dv[2], *ds[2];
+    for (int i = 0; i < 2; i++) {
+        dq[i] = p; p += nq; dk[i] = p; p += nk; dv[i] = p; p += nk; ds[i] = p; p += ns;
+    }
+    fill(q, (long)nq, 500 + _i); fill(k, (long)nk, 600 + _i); fill(v, (long)nk, 700 + _i);
+    fill(dout, (long)nq, 800 + _i);
+    static const char *const levels[] = { "naive", "avx2", "avx512", "neon" };
+    int ran = 0;
+    for (int li = 0; li < 4; li++) {
+        const char *got = tw_simd_init(levels[li]);
+        if (!got || strcmp(got, levels[li]) != 0) continue;
+        ran++;
+        tw_sdpa_forward(out, NULL, w, q, k, v, NULL, T, S, D, 1, c->offset);
+        for (size_t i = 0; i < ns; i++)   // the premise: no visible weight underflowed to 0
+            if ((long)(i % S) <= (long)(i / S) + c->offset)
+                ck_assert_msg(w[i] != 0.0f, "visible weight %zu is 0", i);
+        for (int i = 0; i < 2; i++) {
+            memset(dq[i], 0, sizeof(float) * nq);
+            memset(dk[i], 0, sizeof(float) * nk);
+            memset(dv[i], 0, sizeof(float) * nk);
+            for (size_t j = 0; j < ns; j++) ds[i][j] = 1.0f;   // scratch: must be overwritten
+        }
+        tw_sdpa_backward(dq[0], dk[0], dv[0], ds[0], dout, q, k, v, w, T, S, D);
+        tw_sdpa_backward_causal(dq[1], dk[1], dv[1], ds[1], dout, q, k, v, w, T, S, D, 1,
+                                c->offset);
+        ck_assert_msg(memcmp(dq[0], dq[1], sizeof(float) * nq) == 0, "dq differs at %s", got);
+        ck_assert_msg(memcmp(dk[0], dk[1], sizeof(float) * nk) == 0, "dk differs at %s", got);
+        ck_assert_msg(memcmp(dv[0], dv[1], sizeof(float) * nk) == 0, "dv differs at %s", got);
+        // dscores by value: a hidden key's is w (0 - dot) = -0 or +0 in the scanning loop, +0 here.
+        for (size_t j = 0; j < ns; j++)
+            ck_assert_msg(ds[0][j] == ds[1][j], "dscores %zu differ at %s", j, got);
+    }
+    tw_simd_init("naive");
+    ck_assert_int_ge(ran, 1);
+    free(buf);
+}
+END_TEST
+
 // The loss's softmax at the best level (one float exponential per logit, simd.h) against the
 // naive loop (double exp). Rows: logits N(0, 1) times 1, 10 and 40 (the last reaches z - max
 // below -104, where the float exponential is 0 or subnormal), V = 512 and 7 (a vector tail), a
@@ -433,6 +488,8 @@ Suite *suite_train_simd(void) {
     tcase_add_test(k, strided_matmul_matches_double);
     tcase_add_test(k, causal_softmax_over_visible_keys_is_the_whole_row_softmax);
     tcase_add_loop_test(k, narrow_head_attention_at_the_best_level_matches_naive, 0,
+                        (int)(sizeof ATTN / sizeof ATTN[0]));
+    tcase_add_loop_test(k, causal_attention_backward_reads_only_visible_keys, 0,
                         (int)(sizeof ATTN / sizeof ATTN[0]));
     tcase_add_test(k, cross_entropy_at_the_best_level_matches_naive);
     tcase_add_test(k, swiglu_backward_at_the_best_level_matches_double);

@@ -297,8 +297,11 @@ void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_gra
         zero_floats(g->dqh, (size_t)T * D);
         zero_floats(g->dkh, (size_t)n_kv * D);
         zero_floats(g->dvh, (size_t)n_kv * D);
-        tw_sdpa_backward(g->dqh, g->dkh, g->dvh, g->dscores, g->dzh, s->qh, s->kh, s->vh,
-                         s->pattern + (size_t)h * T * n_kv, T, n_kv, D);
+        // The forward's causal rule (no cache while training: offset 0), so that the hidden
+        // half of the pattern is not read.
+        tw_sdpa_backward_causal(g->dqh, g->dkh, g->dvh, g->dscores, g->dzh, s->qh, s->kh, s->vh,
+                                s->pattern + (size_t)h * T * n_kv, T, n_kv, D,
+                                cfg->causal && !cross, 0);
         scatter_add_head(g->dq_rot, g->dqh, T, H, D, h);
         scatter_add_head(g->dk_rot, g->dkh, n_kv, G, D, kv);
         scatter_add_head(g->dv, g->dvh, n_kv, G, D, kv);

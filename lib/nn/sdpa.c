@@ -36,8 +36,15 @@ void tw_sdpa_scores(float *scores, const float *q, const float *k, const float *
 
 // ---- step 3: mix the values ----
 
+// tw_sdpa_mix, told the forward's causal rule: a SIMD level then reads no hidden weight (simd.h).
+static void mix_causal(float *out, const float *weights, const float *v, int T, int S, int D,
+                       int causal, int causal_offset) {
+    if (tw_simd_sdpa_mix(out, weights, v, T, S, D, causal, causal_offset)) return;
+    tw_sdpa_mix(out, weights, v, T, S, D);
+}
+
 void tw_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D) {
-    if (tw_simd_sdpa_mix(out, weights, v, T, S, D)) return;   // a SIMD level's matmul (simd.h)
+    if (tw_simd_sdpa_mix(out, weights, v, T, S, D, 0, 0)) return;   // a SIMD level's (simd.h)
     for (int t = 0; t < T; t++) {
         float *o = out + (size_t)t * D;
         const float *w = weights + (size_t)t * S;
@@ -82,7 +89,7 @@ void tw_sdpa_forward(float *out, float *scores, float *weights,
     float *sc = scores ? scores : weights;
     tw_sdpa_scores(sc, q, k, mask, T, S, D, causal, causal_offset);
     softmax_visible(weights, sc, T, S, causal, causal_offset);
-    tw_sdpa_mix(out, weights, v, T, S, D);
+    mix_causal(out, weights, v, T, S, D, causal, causal_offset);
 }
 
 // ---- one query over strided keys (the decode step of one head) ----
@@ -114,17 +121,31 @@ void tw_sdpa_one(float *out, float *scores, float *pattern, const float *q, cons
 void tw_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const float *dout,
                       const float *q, const float *k, const float *v, const float *weights,
                       int T, int S, int D) {
+    tw_sdpa_backward_causal(dq, dk, dv, dscores, dout, q, k, v, weights, T, S, D, 0, 0);
+}
+
+void tw_sdpa_backward_causal(float *dq, float *dk, float *dv, float *dscores, const float *dout,
+                             const float *q, const float *k, const float *v,
+                             const float *weights, int T, int S, int D, int causal,
+                             int causal_offset) {
     assert(T > 0 && S > 0 && D > 0 && dscores != NULL);
-    // A SIMD level runs the four products on its matmul kernel (simd.h); naive: the loops below.
-    if (tw_simd_sdpa_backward(dq, dk, dv, dscores, dout, q, k, v, weights, T, S, D)) return;
+    // A SIMD level runs the four products on its kernels (simd.h); naive: the loops below.
+    if (tw_simd_sdpa_backward(dq, dk, dv, dscores, dout, q, k, v, weights, T, S, D, causal,
+                              causal_offset))
+        return;
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // the forward's factor, same rounding
     for (int t = 0; t < T; t++) {
         const float *w = weights + (size_t)t * S, *go = dout + (size_t)t * D;   // (S), (D)
         float *ds = dscores + (size_t)t * S;                                    // (S)
+        // Row t's keys past n were hidden by the causal rule: weight 0, so no gradient (the
+        // loops below would add exact zeros for them).
+        long n_long = causal ? (long)t + causal_offset + 1 : S;
+        const int n = n_long < 0 ? 0 : n_long > S ? S : (int)n_long;
+        for (int s = n; s < S; s++) ds[s] = 0.0f;
         // out[t] = sum_s w[s] v[s]: the gradient reaches v[s] scaled by w[s], and w[s] by
         // dout[t] . v[s].
         double dot = 0.0;
-        for (int s = 0; s < S; s++) {
+        for (int s = 0; s < n; s++) {
             float dw = 0.0f;
             if (w[s] != 0.0f) {   // hidden keys: weight 0, no gradient (and skip 0 * inf)
                 const float *vs = v + (size_t)s * D;
@@ -138,10 +159,10 @@ void tw_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const flo
             dot += (double)w[s] * dw;
         }
         // Softmax backward, then the 1/sqrt(D) of the scores.
-        for (int s = 0; s < S; s++) ds[s] = (float)(w[s] * (ds[s] - dot)) * inv_sqrt_d;
+        for (int s = 0; s < n; s++) ds[s] = (float)(w[s] * (ds[s] - dot)) * inv_sqrt_d;
         const float *q_t = q + (size_t)t * D;
         float *dq_t = dq ? dq + (size_t)t * D : NULL;
-        for (int s = 0; s < S; s++) {
+        for (int s = 0; s < n; s++) {
             const float g = ds[s];
             if (g == 0.0f) continue;
             const float *ks = k + (size_t)s * D;

@@ -47,4 +47,14 @@ void tw_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const flo
                       const float *q, const float *k, const float *v, const float *weights,
                       int T, int S, int D);
 
+// The same for a pattern that tw_sdpa_forward made with this causal rule (causal 0 or 1, and
+// causal_offset, as it took them): with causal = 1 the keys the rule hid (weight 0) are not read,
+// which at T = S is half the pattern; their dscores are 0. The result is tw_sdpa_backward's
+// (exactly so at the naive level; at a SIMD level but for the sign of a zero gradient where a
+// visible weight underflowed to 0). With causal = 0 it is tw_sdpa_backward.
+void tw_sdpa_backward_causal(float *dq, float *dk, float *dv, float *dscores, const float *dout,
+                             const float *q, const float *k, const float *v,
+                             const float *weights, int T, int S, int D, int causal,
+                             int causal_offset);
+
 #endif

@@ -47,21 +47,38 @@ static int visible(const float *w, int S) {
     return s;
 }
 
-// Asks for rows [t0, t1) of the pattern (S floats each) to be brought into the cache: the
-// attention table of a layer was written by the forward long before its backward reads it, and
-// each row's first touch (visible(), from the row's end) otherwise waits for memory.
-static void prefetch_rows(const float *weights, int t0, int t1, int S) {
-    const char *p = (const char *)(weights + (size_t)t0 * S);
-    const char *const end = (const char *)(weights + (size_t)t1 * S);
-    for (; p < end; p += 64) _mm_prefetch(p, _MM_HINT_T0);
+// The keys row t of the pattern w (S) can see: under the causal rule (the forward's, passed on
+// by the caller) the first t + causal_offset + 1, read from no memory; otherwise visible()'s scan
+// from the row's end. The causal count can exceed the scan's where a visible weight underflowed
+// to 0: those keys are then taken as the zeros they are (weight 0, no gradient: masked below).
+// Reading only the visible part matters: a layer's table was written by the forward long before
+// the backward reads it, and its hidden half, which visible() must read to prove it zero, was
+// a twentieth of a stories260K training step.
+static int row_keys(const float *w, int t, int S, int causal, int causal_offset) {
+    if (!causal) return visible(w, S);
+    const long n = (long)t + causal_offset + 1;
+    return n < 0 ? 0 : n > S ? S : (int)n;
 }
 
-// The keys any row sees: the largest visible() of the rows, from the last row up (under the
+// Asks for the first n floats of rows [t0, t1) of the pattern (S floats each) to be brought into
+// the cache, n by row_keys (all S without the causal rule): each row's first touch otherwise
+// waits for memory.
+static void prefetch_rows(const float *weights, int t0, int t1, int S, int causal,
+                          int causal_offset) {
+    for (int t = t0; t < t1; t++) {
+        const float *w = weights + (size_t)t * S;
+        const int n = causal ? row_keys(w, t, S, causal, causal_offset) : S;
+        const char *p = (const char *)w, *const end = (const char *)(w + n);
+        for (; p < end; p += 64) _mm_prefetch(p, _MM_HINT_T0);
+    }
+}
+
+// The keys any row sees: the largest row_keys() of the rows, from the last row up (under the
 // causal rule the last row sees them all, and the scan stops there).
-static int visible_any(const float *weights, int T, int S) {
+static int visible_any(const float *weights, int T, int S, int causal, int causal_offset) {
     int n_all = 0;
     for (int t = T - 1; t >= 0 && n_all < S; t--) {
-        const int n = visible(weights + (size_t)t * S, S);
+        const int n = row_keys(weights + (size_t)t * S, t, S, causal, causal_offset);
         if (n > n_all) n_all = n;
     }
     return n_all;
@@ -85,7 +102,9 @@ void row_scores_grad_and_dq(float *dq_t, float *ds, const float *w, const float 
         const __mmask16 m = n - s >= W ? 0xFFFF : first(n - s);
         const __m512 ws = _mm512_maskz_loadu_ps(m, w + s);
         __m512 g = _mm512_maskz_loadu_ps(m, ds + s);
-        g = _mm512_mul_ps(_mm512_mul_ps(ws, _mm512_sub_ps(g, dotv)), scale);
+        // Keys of weight 0 get +0, as the loop in sdpa.c gives them.
+        const __mmask16 nz = _mm512_mask_cmp_ps_mask(m, ws, _mm512_setzero_ps(), _CMP_NEQ_UQ);
+        g = _mm512_maskz_mul_ps(nz, _mm512_mul_ps(ws, _mm512_sub_ps(g, dotv)), scale);
         _mm512_mask_storeu_ps(ds + s, m, g);
         for (int d = 0; d < D; d++)
             dq_acc[d] = _mm512_fmadd_ps(g, _mm512_maskz_loadu_ps(m, kT + (size_t)d * S + s), dq_acc[d]);
@@ -113,6 +132,8 @@ void add_key_value_grads(float *dkT, float *dvT, const float *ds, const float *w
             m[r] = left >= W ? 0xFFFF : left > 0 ? first(left) : 0;
             g[r] = _mm512_maskz_loadu_ps(m[r], ds + (size_t)r * S + s);
             ws[r] = _mm512_maskz_loadu_ps(m[r], w + (size_t)r * S + s);
+            // Keys of weight 0 (hidden, or underflowed) are left alone, as by the loop in sdpa.c.
+            m[r] = _mm512_mask_cmp_ps_mask(m[r], ws[r], _mm512_setzero_ps(), _CMP_NEQ_UQ);
         }
         const __mmask16 m_all = n_max - s >= W ? 0xFFFF : first(n_max - s);
         for (int d = 0; d < D; d++) {
@@ -133,25 +154,26 @@ void add_key_value_grads(float *dkT, float *dvT, const float *ds, const float *w
 static inline __attribute__((always_inline))
 int sdpa_backward_narrow(float *dq, float *dk, float *dv, float *dscores, const float *dout,
                          const float *q, const float *k, const float *v, const float *weights,
-                         int T, int S, int D) {
+                         int T, int S, int D, int causal, int causal_offset) {
     // kT, vT, dkT, dvT: (D, S) each.
     float *work = malloc((size_t)4 * D * S * sizeof(float));
     if (!work) return 0;
     float *kT = work, *vT = kT + (size_t)D * S, *dkT = vT + (size_t)D * S, *dvT = dkT + (size_t)D * S;
-    const int n_all = visible_any(weights, T, S);
+    const int n_all = visible_any(weights, T, S, causal, causal_offset);
     transpose_in(kT, k, n_all, S, D);
     transpose_in(vT, v, n_all, S, D);
     memset(dkT, 0, (size_t)2 * D * S * sizeof(float));
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // the forward's factor, same rounding
     for (int t0 = 0; t0 < T; t0 += ROWS) {
         const int R = T - t0 < ROWS ? T - t0 : ROWS;
-        prefetch_rows(weights, t0 + R, t0 + R + ROWS < T ? t0 + R + ROWS : T, S);   // the next block
+        prefetch_rows(weights, t0 + R, t0 + R + ROWS < T ? t0 + R + ROWS : T, S, causal,
+                      causal_offset);   // the next block
         int n[ROWS];
         for (int r = 0; r < R; r++) {
             const int t = t0 + r;
             const float *w = weights + (size_t)t * S, *go = dout + (size_t)t * D;
             float *ds = dscores + (size_t)t * S;
-            n[r] = visible(w, S);
+            n[r] = row_keys(w, t, S, causal, causal_offset);
             // d weights[s] = dout[t] . v[s], zero where the weight is (hidden keys get no
             // gradient); the softmax's dot product sum_s w[s] d weights[s] in double.
             __m512d dot_lo = _mm512_setzero_pd(), dot_hi = _mm512_setzero_pd();
@@ -187,22 +209,27 @@ int sdpa_backward_narrow(float *dq, float *dk, float *dv, float *dscores, const 
 
 int tw_sdpa_backward_narrow_avx512(float *dq, float *dk, float *dv, float *dscores,
                                    const float *dout, const float *q, const float *k,
-                                   const float *v, const float *weights, int T, int S, int D) {
-    if (D == 8) return sdpa_backward_narrow(dq, dk, dv, dscores, dout, q, k, v, weights, T, S, 8);
-    if (D == 16) return sdpa_backward_narrow(dq, dk, dv, dscores, dout, q, k, v, weights, T, S, 16);
+                                   const float *v, const float *weights, int T, int S, int D,
+                                   int causal, int causal_offset) {
+#define BACKWARD(d) sdpa_backward_narrow(dq, dk, dv, dscores, dout, q, k, v, weights, T, S, (d), \
+                                         causal, causal_offset)
+    if (D == 8) return BACKWARD(8);
+    if (D == 16) return BACKWARD(16);
     if (D < 1 || D > 16) return 0;
-    return sdpa_backward_narrow(dq, dk, dv, dscores, dout, q, k, v, weights, T, S, D);
+    return BACKWARD(D);
+#undef BACKWARD
 }
 
 static inline __attribute__((always_inline))
-int sdpa_mix_narrow(float *out, const float *weights, const float *v, int T, int S, int D) {
+int sdpa_mix_narrow(float *out, const float *weights, const float *v, int T, int S, int D,
+                    int causal, int causal_offset) {
     float *vT = malloc((size_t)D * S * sizeof(float));
     if (!vT) return 0;
-    const int n_all = visible_any(weights, T, S);
+    const int n_all = visible_any(weights, T, S, causal, causal_offset);
     transpose_in(vT, v, n_all, S, D);
     for (int t = 0; t < T; t++) {
         const float *w = weights + (size_t)t * S;
-        const int n = visible(w, S);
+        const int n = row_keys(w, t, S, causal, causal_offset);
         __m512 acc[16];
         for (int d = 0; d < D; d++) acc[d] = _mm512_setzero_ps();
         for (int s = 0; s < n; s += W) {
@@ -217,11 +244,12 @@ int sdpa_mix_narrow(float *out, const float *weights, const float *v, int T, int
     return 1;
 }
 
-int tw_sdpa_mix_narrow_avx512(float *out, const float *weights, const float *v, int T, int S, int D) {
-    if (D == 8) return sdpa_mix_narrow(out, weights, v, T, S, 8);
-    if (D == 16) return sdpa_mix_narrow(out, weights, v, T, S, 16);
+int tw_sdpa_mix_narrow_avx512(float *out, const float *weights, const float *v, int T, int S, int D,
+                              int causal, int causal_offset) {
+    if (D == 8) return sdpa_mix_narrow(out, weights, v, T, S, 8, causal, causal_offset);
+    if (D == 16) return sdpa_mix_narrow(out, weights, v, T, S, 16, causal, causal_offset);
     if (D < 1 || D > 16) return 0;
-    return sdpa_mix_narrow(out, weights, v, T, S, D);
+    return sdpa_mix_narrow(out, weights, v, T, S, D, causal, causal_offset);
 }
 
 // scores[t][s] = (q[t] . k[s]) / sqrt(D) for the keys row t sees (s <= t + causal_offset when

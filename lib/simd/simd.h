@@ -137,12 +137,16 @@ int tw_simd_attend_one(float *out, float *scores, float *pattern, const float *q
 //   tw_linear_backward (linear.c): dx (T, C_in) += dy W; dW (C_out, C_in) += dy^T x; db += sum_t dy
 int tw_simd_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x,
                             const float *W, int T, int C_in, int C_out);
+// The attention hooks take the forward's causal rule (causal, causal_offset, as tw_sdpa_scores):
+// with causal = 1, row t's keys past t + causal_offset are hidden (weight 0) and never read;
+// with 0, each row's visible keys are found by scanning its zeros.
 //   tw_sdpa_mix (sdpa.c): out (T, D) = weights (T, S) v (S, D)
-int tw_simd_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D);
-//   tw_sdpa_backward (sdpa.c): as its contract in lib/nn/sdpa.h
+int tw_simd_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D,
+                     int causal, int causal_offset);
+//   tw_sdpa_backward_causal (sdpa.c): as its contract in lib/nn/sdpa.h
 int tw_simd_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const float *dout,
                           const float *q, const float *k, const float *v, const float *weights,
-                          int T, int S, int D);
+                          int T, int S, int D, int causal, int causal_offset);
 
 // ---- the naive kernels that no component has (lib/simd/ref.c) ----
 
@@ -279,8 +283,10 @@ int  tw_threads_set(int n);
 // their scratch cannot be allocated. train_ops.c's hooks call them at the AVX-512 level.
 int tw_sdpa_backward_narrow_avx512(float *dq, float *dk, float *dv, float *dscores,
                                    const float *dout, const float *q, const float *k,
-                                   const float *v, const float *weights, int T, int S, int D);
-int tw_sdpa_mix_narrow_avx512(float *out, const float *weights, const float *v, int T, int S, int D);
+                                   const float *v, const float *weights, int T, int S, int D,
+                                   int causal, int causal_offset);
+int tw_sdpa_mix_narrow_avx512(float *out, const float *weights, const float *v, int T, int S, int D,
+                              int causal, int causal_offset);
 int tw_sdpa_scores_narrow_avx512(float *scores, const float *q, const float *k, int T, int S,
                                  int D, int causal, int causal_offset);
 // The hook of tw_sdpa_scores (sdpa.c) without a mask: scores[t][s] = (q[t] . k[s]) / sqrt(D)

@@ -49,7 +49,13 @@ static int any_nonzero(const float *x, int n) {
 
 // The block's rows from the last (under the causal rule the widest) to the first: each row only
 // has to prove that its weights past the width found so far are zero.
-static int block_width(const float *weights, int t0, int t1, int S) {
+// Under the causal rule (causal = 1) the last row's count, t1 - 1 + causal_offset + 1, read from
+// no memory.
+static int block_width(const float *weights, int t0, int t1, int S, int causal, int causal_offset) {
+    if (causal) {
+        const long n = (long)t1 + causal_offset;
+        return n < 0 ? 0 : n > S ? S : (int)n;
+    }
     int width = 0;
     for (int t = t1 - 1; t >= t0; t--) {
         const float *w = weights + (size_t)t * S;
@@ -78,12 +84,15 @@ int tw_simd_sdpa_scores(float *scores, const float *q, const float *k, int T, in
     return tw_sdpa_scores_narrow_avx512(scores, q, k, T, S, D, causal, causal_offset);
 }
 
-int tw_simd_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D) {
+int tw_simd_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D,
+                     int causal, int causal_offset) {
     if (!tw_simd.gemm) return 0;
-    if (narrow_avx512(D) && tw_sdpa_mix_narrow_avx512(out, weights, v, T, S, D)) return 1;
+    if (narrow_avx512(D) &&
+        tw_sdpa_mix_narrow_avx512(out, weights, v, T, S, D, causal, causal_offset))
+        return 1;
     for (int t0 = 0; t0 < T; t0 += ROWS) {
         const int t1 = t0 + ROWS < T ? t0 + ROWS : T;
-        const int width = block_width(weights, t0, t1, S);
+        const int width = block_width(weights, t0, t1, S, causal, causal_offset);
         // out rows t0..t1 (t1 - t0, D) = weights block (t1 - t0, width) v (width, D)
         gemm(out + (size_t)t0 * D, D, weights + (size_t)t0 * S, S, 1, v, D, 1, t1 - t0, D, width, 0);
     }
@@ -92,15 +101,16 @@ int tw_simd_sdpa_mix(float *out, const float *weights, const float *v, int T, in
 
 int tw_simd_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const float *dout,
                           const float *q, const float *k, const float *v, const float *weights,
-                          int T, int S, int D) {
+                          int T, int S, int D, int causal, int causal_offset) {
     if (!tw_simd.gemm) return 0;
     if (narrow_avx512(D) && tw_sdpa_backward_narrow_avx512(dq, dk, dv, dscores, dout, q, k, v,
-                                                           weights, T, S, D))
+                                                           weights, T, S, D, causal,
+                                                           causal_offset))
         return 1;
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // the forward's factor, same rounding
     for (int t0 = 0; t0 < T; t0 += ROWS) {
         const int t1 = t0 + ROWS < T ? t0 + ROWS : T, m = t1 - t0;
-        const int width = block_width(weights, t0, t1, S);
+        const int width = block_width(weights, t0, t1, S, causal, causal_offset);
         const float *w0 = weights + (size_t)t0 * S;    // this block's rows: (m, S), row stride S
         float *ds0 = dscores + (size_t)t0 * S;
         // d weights (m, width) = dout rows (m, D) v^T (D, width): v read transposed.
