@@ -139,6 +139,33 @@ INLINE void groups(__m512 acc[NB_MAX], const unsigned char *const blk[NB_MAX], c
     }
 }
 
+// Two consecutive groups of NB blocks (blk0[j], blk1[j]: block j's copies of groups g and g + 1),
+// added into acc[j] in that order, exactly as two calls of groups() would add them: one chain per
+// block and group (2 NB chains), so no vpaddd joins chains.
+INLINE void group_pair(__m512 acc[NB_MAX], const unsigned char *const blk0[NB_MAX],
+                       const unsigned char *const blk1[NB_MAX], const int8_t *xg,
+                       const int32_t *corr, const float *xs, int CH, int NB) {
+    __m512i d0[NB_MAX], d1[NB_MAX];   // (NB) the chains of group g, of group g + 1
+    const __m512i c0 = _mm512_set1_epi32(corr[0]), c1 = _mm512_set1_epi32(corr[CH]);
+    UNROLL for (int j = 0; j < NB; j++) d0[j] = c0, d1[j] = c1;
+    UNROLL for (int c = 0; c < CH; c++) {
+        const __m512i xb0 = bcast4(xg + 4 * c), xb1 = bcast4(xg + 4 * CH + 4 * c);
+        UNROLL for (int j = 0; j < NB; j++) {
+            const __m512i w0 = _mm512_loadu_si512(blk0[j] + ROWS * 4 + (size_t)c * ROWS * 4);
+            d0[j] = _mm512_dpbusd_epi32(d0[j], w0, xb0);
+            const __m512i w1 = _mm512_loadu_si512(blk1[j] + ROWS * 4 + (size_t)c * ROWS * 4);
+            d1[j] = _mm512_dpbusd_epi32(d1[j], w1, xb1);
+        }
+    }
+    const __m512 sx0 = _mm512_set1_ps(xs[0]), sx1 = _mm512_set1_ps(xs[1]);
+    UNROLL for (int j = 0; j < NB; j++) {
+        const __m512 s0 = _mm512_mul_ps(_mm512_loadu_ps(blk0[j]), sx0);
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0[j]), s0, acc[j]);
+        const __m512 s1 = _mm512_mul_ps(_mm512_loadu_ps(blk1[j]), sx1);
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1[j]), s1, acc[j]);
+    }
+}
+
 // NB blocks starting at block b: every group in order, then their rows stored (y past N untouched).
 INLINE void blocks(float *y, const unsigned char *packed, const int8_t *xq, const int32_t *corr,
                    const float *xs, int b, int N, int K, int gs, int CH, int NB) {
@@ -147,7 +174,14 @@ INLINE void blocks(float *y, const unsigned char *packed, const int8_t *xq, cons
     const unsigned char *p = packed + (size_t)b * n_groups * gb;   // the set's first group
     __m512 acc[NB_MAX];
     UNROLL for (int j = 0; j < NB; j++) acc[j] = _mm512_setzero_ps();
-    for (int g = 0; g < n_groups; g++, p += NB * gb) {
+    int g = 0;
+    if (NB == 8)
+        for (; g + 2 <= n_groups; g += 2, p += 2 * NB * gb) {
+            const unsigned char *blk0[NB_MAX], *blk1[NB_MAX];
+            UNROLL for (int j = 0; j < NB; j++) blk0[j] = p + j * gb, blk1[j] = p + (NB + j) * gb;
+            group_pair(acc, blk0, blk1, xq + (long)g * gs, corr + (long)g * CH, xs + g, CH, NB);
+        }
+    for (; g < n_groups; g++, p += NB * gb) {
         const unsigned char *blk[NB_MAX];
         UNROLL for (int j = 0; j < NB; j++) blk[j] = p + j * gb;
         groups(acc, blk, xq + (long)g * gs, corr + (long)g * CH, xs + g, CH, NB);
