@@ -146,7 +146,7 @@ INLINE void group_pair(__m512 acc[NB_MAX], const unsigned char *const blk0[NB_MA
                        const unsigned char *const blk1[NB_MAX], const int8_t *xg,
                        const int32_t *corr, const float *xs, int CH, int NB) {
     __m512i d0[NB_MAX], d1[NB_MAX];   // (NB) the chains of group g, of group g + 1
-    const __m512i c0 = _mm512_set1_epi32(corr[0]), c1 = _mm512_set1_epi32(corr[CH]);
+    const __m512i c0 = _mm512_set1_epi32(corr[0]), c1 = _mm512_set1_epi32(corr[1]);
     UNROLL for (int j = 0; j < NB; j++) d0[j] = c0, d1[j] = c1;
     UNROLL for (int c = 0; c < CH; c++) {
         const __m512i xb0 = bcast4(xg + 4 * c), xb1 = bcast4(xg + 4 * CH + 4 * c);
@@ -175,16 +175,22 @@ INLINE void blocks(float *y, const unsigned char *packed, const int8_t *xq, cons
     __m512 acc[NB_MAX];
     UNROLL for (int j = 0; j < NB; j++) acc[j] = _mm512_setzero_ps();
     int g = 0;
+    if (NB == 8 && n_groups % 2 == 1) {   // an odd group first (see the header)
+        const unsigned char *blk[NB_MAX];
+        UNROLL for (int j = 0; j < NB; j++) blk[j] = p + j * gb;
+        groups(acc, blk, xq, corr, xs, CH, NB);
+        g = 1, p += NB * gb;
+    }
     if (NB == 8)
         for (; g + 2 <= n_groups; g += 2, p += 2 * NB * gb) {
             const unsigned char *blk0[NB_MAX], *blk1[NB_MAX];
             UNROLL for (int j = 0; j < NB; j++) blk0[j] = p + j * gb, blk1[j] = p + (NB + j) * gb;
-            group_pair(acc, blk0, blk1, xq + (long)g * gs, corr + (long)g * CH, xs + g, CH, NB);
+            group_pair(acc, blk0, blk1, xq + (long)g * gs, corr + g, xs + g, CH, NB);
         }
     for (; g < n_groups; g++, p += NB * gb) {
         const unsigned char *blk[NB_MAX];
         UNROLL for (int j = 0; j < NB; j++) blk[j] = p + j * gb;
-        groups(acc, blk, xq + (long)g * gs, corr + (long)g * CH, xs + g, CH, NB);
+        groups(acc, blk, xq + (long)g * gs, corr + g, xs + g, CH, NB);
     }
     UNROLL for (int j = 0; j < NB; j++) {
         const int row0 = (b + j) * ROWS, left = N - row0;
@@ -209,40 +215,60 @@ INLINE __m512i load_bytes(const int8_t *p, int n) {
     return _mm512_maskz_loadu_epi8(n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1), p);
 }
 
-// The corrections -128 * (sum of x over a group), in lanes: lane i (4 bytes of x, 4i .. 4i + 3)
-// holds its group's, so group g's is at lanes[g gs / 4], and also at the gs / 4 - 1 lanes after
-// it. lanes: (K / 4). For gs = 4 .. 64 (a power of two) all in registers: vpdpbusd with bytes of
-// 1 sums each 4 bytes, then log2(gs / 4) swap-and-add steps add the lanes of each group, 64
-// bytes at a time (stores of whole vectors only: a vector store read back by scalar loads while
-// still in flight is not forwarded, and costs a stall each). Other gs: one group at a time.
-INLINE void minus_128_group_sums(int32_t *lanes, const int8_t *xq, int K, int gs) {
-    const __m512i ones = _mm512_set1_epi8(1);
+// Lane i of the result: a[2i] + a[2i + 1] for i < 8, b[2i - 16] + b[2i - 15] after: the sums of
+// neighbouring lanes of a, then of b, in order (two vpermt2d and a vpaddd).
+INLINE __m512i pair_sums(__m512i a, __m512i b) {
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    return _mm512_add_epi32(_mm512_permutex2var_epi32(a, even, b), _mm512_permutex2var_epi32(a, odd, b));
+}
+
+// The corrections -128 * (sum of x over group g) at sums[g], for g < K / gs: sums (K / gs) of the
+// (K) int32 the caller gives. For gs = 4 .. 64 (a power of two) in registers, sixteen groups at a
+// time from the 2^m = gs / 4 vectors of x that hold them: vpdpbusd with bytes of 128 makes the
+// sums of each 4 bytes (times 128), then m rounds of pair_sums halve the vectors and double the
+// bytes each lane sums (vectors past K are zero and never made). At K = 288, gs = 32 that is 24
+// vector instructions, where folding each vector's lanes in place (and storing every group's sum
+// gs / 4 times) took 45. Whole-vector stores where the (K) scratch has room: a vector store read
+// back by scalar loads while still in flight is forwarded only when unmasked. Other gs: one group
+// at a time.
+INLINE void minus_128_group_sums(int32_t *sums, const int8_t *xq, int K, int gs) {
+    const int n_groups = K / gs;
     if (gs == 4 || gs == 8 || gs == 16 || gs == 32 || gs == 64) {
-        for (int k = 0; k < K; k += 64) {
-            const int left = K - k;
-            __m512i q = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, load_bytes(xq + k, left));
-            if (gs >= 8) q = _mm512_add_epi32(q, _mm512_shuffle_epi32(q, _MM_PERM_CDAB));   // pairs
-            if (gs >= 16) q = _mm512_add_epi32(q, _mm512_shuffle_epi32(q, _MM_PERM_BADC));  // 128 bits
-            if (gs >= 32) q = _mm512_add_epi32(q, _mm512_shuffle_i32x4(q, q, _MM_SHUFFLE(2, 3, 0, 1)));
-            if (gs >= 64) q = _mm512_add_epi32(q, _mm512_shuffle_i32x4(q, q, _MM_SHUFFLE(1, 0, 3, 2)));
-            const __m512i c = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(q, 7));
-            if (left >= 64) _mm512_storeu_si512(lanes + k / 4, c);
-            else _mm512_mask_storeu_epi32(lanes + k / 4, (__mmask16)((1u << (left / 4)) - 1u), c);
+        const __m512i u128 = _mm512_set1_epi8((char)0x80);   // 128 as vpdpbusd's unsigned bytes
+        const int per = gs / 4;   // vectors of x per sixteen groups
+        for (int g0 = 0; g0 < n_groups; g0 += 16) {
+            __m512i v[16];   // (per) vectors of sums, half as many after each round
+            const int k0 = g0 * gs;
+            UNROLL for (int i = 0; i < per; i++) {   // past K: zeros, no instructions
+                const int k = k0 + 64 * i;
+                v[i] = k + 64 <= K ? _mm512_dpbusd_epi32(_mm512_setzero_si512(), u128, _mm512_loadu_si512(xq + k))
+                       : k < K     ? _mm512_dpbusd_epi32(_mm512_setzero_si512(), u128, load_bytes(xq + k, K - k))
+                                   : _mm512_setzero_si512();
+            }
+            UNROLL for (int w = per, span = 64; w > 1; w /= 2, span *= 2)   // w vectors -> w / 2
+                UNROLL for (int i = 0; i < w / 2; i++)   // v[2 i + 1] starts at x[k0 + (2 i + 1) span]
+                    v[i] = k0 + (2 * i + 1) * span < K ? pair_sums(v[2 * i], v[2 * i + 1])
+                           : k0 + 2 * i * span < K     ? pair_sums(v[2 * i], _mm512_setzero_si512())
+                                                       : _mm512_setzero_si512();
+            const __m512i c = _mm512_sub_epi32(_mm512_setzero_si512(), v[0]);
+            if (g0 + 16 <= K) _mm512_storeu_si512(sums + g0, c);
+            else _mm512_mask_storeu_epi32(sums + g0, (__mmask16)((1u << (n_groups - g0)) - 1u), c);
         }
         return;
     }
-    for (int g = 0; g < K / gs; g++) {
+    const __m512i ones = _mm512_set1_epi8(1);
+    for (int g = 0; g < n_groups; g++) {
         __m512i q = _mm512_setzero_si512();
         for (int k = 0; k < gs; k += 64)
             q = _mm512_dpbusd_epi32(q, ones, load_bytes(xq + (long)g * gs + k, gs - k));
-        const int32_t c = -128 * _mm512_reduce_add_epi32(q);
-        for (int i = 0; i < gs / 4; i++) lanes[g * (gs / 4) + i] = c;
+        sums[g] = -128 * _mm512_reduce_add_epi32(q);
     }
 }
 
 void tw_q8_rows16_matvec(float *y, const void *packed, int32_t *scratch, const int8_t *xq,
                          const float *xs, int N, int K, int gs) {
-    int32_t *corr = scratch;   // (K / 4) lanes, of the (K) the caller gives: minus_128_group_sums
+    int32_t *corr = scratch;   // (K / gs) of the (K) the caller gives: minus_128_group_sums
     // The group sizes of the models in this toolkit with their chunk count as a constant
     // (stories260K: 4; llama2.c's 15M export: 32; 64), any other multiple of 4 in one loop.
     switch (gs) {
