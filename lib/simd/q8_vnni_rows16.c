@@ -175,13 +175,13 @@ INLINE void blocks(float *y, const unsigned char *packed, const int8_t *xq, cons
     __m512 acc[NB_MAX];
     UNROLL for (int j = 0; j < NB; j++) acc[j] = _mm512_setzero_ps();
     int g = 0;
-    if (NB == 8 && n_groups % 2 == 1) {   // an odd group first (see the header)
+    if (NB == 8 && CH >= 2 && n_groups % 2 == 1) {   // an odd group first (see the header)
         const unsigned char *blk[NB_MAX];
         UNROLL for (int j = 0; j < NB; j++) blk[j] = p + j * gb;
         groups(acc, blk, xq, corr, xs, CH, NB);
         g = 1, p += NB * gb;
     }
-    if (NB == 8)
+    if (NB == 8 && CH >= 2)
         for (; g + 2 <= n_groups; g += 2, p += 2 * NB * gb) {
             const unsigned char *blk0[NB_MAX], *blk1[NB_MAX];
             UNROLL for (int j = 0; j < NB; j++) blk0[j] = p + j * gb, blk1[j] = p + (NB + j) * gb;
@@ -215,38 +215,55 @@ INLINE __m512i load_bytes(const int8_t *p, int n) {
     return _mm512_maskz_loadu_epi8(n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1), p);
 }
 
+// The dword indices 0, 2, 4, ... 30 of two vectors side by side (for vpermt2d), and 1, 3, ... 31.
+INLINE __m512i even_dwords(void) {
+    return _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+}
+INLINE __m512i odd_dwords(void) {
+    return _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+}
+
 // Lane i of the result: a[2i] + a[2i + 1] for i < 8, b[2i - 16] + b[2i - 15] after: the sums of
 // neighbouring lanes of a, then of b, in order (two vpermt2d and a vpaddd).
 INLINE __m512i pair_sums(__m512i a, __m512i b) {
-    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    return _mm512_add_epi32(_mm512_permutex2var_epi32(a, even, b), _mm512_permutex2var_epi32(a, odd, b));
+    return _mm512_add_epi32(_mm512_permutex2var_epi32(a, even_dwords(), b),
+                            _mm512_permutex2var_epi32(a, odd_dwords(), b));
+}
+
+// The bytes of x from k on, as one vector: 64 of them, or the K - k < 64 left and zeros.
+INLINE __m512i x_bytes(const int8_t *xq, int k, int K) {
+    return k + 64 <= K  ? _mm512_loadu_si512(xq + k)
+           : k + 32 == K ? _mm512_zextsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(xq + k)))
+                         : load_bytes(xq + k, K - k);   // (a 256-bit load needs no mask register)
 }
 
 // The corrections -128 * (sum of x over group g) at sums[g], for g < K / gs: sums (K / gs) of the
 // (K) int32 the caller gives. For gs = 4 .. 64 (a power of two) in registers, sixteen groups at a
-// time from the 2^m = gs / 4 vectors of x that hold them: vpdpbusd with bytes of 128 makes the
-// sums of each 4 bytes (times 128), then m rounds of pair_sums halve the vectors and double the
-// bytes each lane sums (vectors past K are zero and never made). At K = 288, gs = 32 that is 24
-// vector instructions, where folding each vector's lanes in place (and storing every group's sum
-// gs / 4 times) took 45. Whole-vector stores where the (K) scratch has room: a vector store read
-// back by scalar loads while still in flight is forwarded only when unmasked. Other gs: one group
-// at a time.
+// time from the 2^m = gs / 4 vectors of x that hold them. gs = 4: vpdpbusd with bytes of 128 makes
+// the sums of each 4 bytes, times 128. Larger gs: the even and the odd dwords of two vectors of x
+// (two vpermt2d), each through one vpdpbusd into the same lanes, make the sums of each 8 bytes,
+// then m - 1 rounds of pair_sums halve the vectors and double the bytes each lane sums (vectors
+// past K are zero and never made). At K = 288, gs = 32 that is 22 vector instructions, where
+// folding each vector's lanes in place (and storing every group's sum gs / 4 times) took 45. Whole
+// vector stores where the (K) scratch has room: a vector store read back by scalar loads while
+// still in flight is forwarded only when unmasked. Other gs: one group at a time.
 INLINE void minus_128_group_sums(int32_t *sums, const int8_t *xq, int K, int gs) {
     const int n_groups = K / gs;
+    const __m512i u128 = _mm512_set1_epi8((char)0x80);   // 128 as vpdpbusd's unsigned bytes
     if (gs == 4 || gs == 8 || gs == 16 || gs == 32 || gs == 64) {
-        const __m512i u128 = _mm512_set1_epi8((char)0x80);   // 128 as vpdpbusd's unsigned bytes
-        const int per = gs / 4;   // vectors of x per sixteen groups
         for (int g0 = 0; g0 < n_groups; g0 += 16) {
-            __m512i v[16];   // (per) vectors of sums, half as many after each round
+            __m512i v[8];   // (gs / 8) vectors of sums (gs = 4: one), half as many after each round
             const int k0 = g0 * gs;
-            UNROLL for (int i = 0; i < per; i++) {   // past K: zeros, no instructions
-                const int k = k0 + 64 * i;
-                v[i] = k + 64 <= K ? _mm512_dpbusd_epi32(_mm512_setzero_si512(), u128, _mm512_loadu_si512(xq + k))
-                       : k < K     ? _mm512_dpbusd_epi32(_mm512_setzero_si512(), u128, load_bytes(xq + k, K - k))
-                                   : _mm512_setzero_si512();
+            if (gs == 4) v[0] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u128, x_bytes(xq, k0, K));
+            UNROLL for (int i = 0; i < gs / 8; i++) {   // x[k0 + 128 i ..] and the next 64 bytes
+                const int k = k0 + 128 * i;
+                if (k >= K) { v[i] = _mm512_setzero_si512(); continue; }
+                const __m512i a = x_bytes(xq, k, K), b = k + 64 < K ? x_bytes(xq, k + 64, K) : _mm512_setzero_si512();
+                v[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u128,
+                                                               _mm512_permutex2var_epi32(a, even_dwords(), b)),
+                                           u128, _mm512_permutex2var_epi32(a, odd_dwords(), b));
             }
-            UNROLL for (int w = per, span = 64; w > 1; w /= 2, span *= 2)   // w vectors -> w / 2
+            UNROLL for (int w = gs / 8, span = 128; w > 1; w /= 2, span *= 2)   // w vectors -> w / 2
                 UNROLL for (int i = 0; i < w / 2; i++)   // v[2 i + 1] starts at x[k0 + (2 i + 1) span]
                     v[i] = k0 + (2 * i + 1) * span < K ? pair_sums(v[2 * i], v[2 * i + 1])
                            : k0 + 2 * i * span < K     ? pair_sums(v[2 * i], _mm512_setzero_si512())
@@ -257,12 +274,11 @@ INLINE void minus_128_group_sums(int32_t *sums, const int8_t *xq, int K, int gs)
         }
         return;
     }
-    const __m512i ones = _mm512_set1_epi8(1);
     for (int g = 0; g < n_groups; g++) {
         __m512i q = _mm512_setzero_si512();
         for (int k = 0; k < gs; k += 64)
-            q = _mm512_dpbusd_epi32(q, ones, load_bytes(xq + (long)g * gs + k, gs - k));
-        sums[g] = -128 * _mm512_reduce_add_epi32(q);
+            q = _mm512_dpbusd_epi32(q, u128, load_bytes(xq + (long)g * gs + k, gs - k));
+        sums[g] = -_mm512_reduce_add_epi32(q);
     }
 }
 
