@@ -28,18 +28,24 @@
 // after another, so the kernel reads the whole matrix as one ascending stream, which every
 // hardware prefetcher follows (the lesson of lib/simd/matvec_avx512.c). gs must be a multiple of 4.
 //
-// What sets the speed (docs/quantization.md has the measurements). On Sapphire Rapids vpdpbusd
-// zmm issues on ports 0 and 5 (two a cycle, latency 5), and so do the float ops of each group's
-// end (cvt, mul, fma): with gs 32 a block-group is 8 vpdpbusd + 3 float ops on the same two
-// ports, which caps it at 2 * 8 / 11 = 1.45 vpdpbusd a cycle (about 78 % of the probe), in L1.
-// From L2 the cap is the bandwidth (72 bytes per vpdpbusd, weights and scales). Each vpdpbusd
-// also loads 64 bytes, and the broadcasts of x, the scales and the corrections share the load
-// ports with them. So the kernel spends as little as it can beside the vpdpbusd: x is broadcast
-// once per chunk for eight blocks (one load per 8 vpdpbusd), and the sums of x the correction
-// needs are made in registers, not stored and read back one by one (scalar loads of a masked
-// vector store still in flight are not forwarded: ~100 cycles a call at K = 288).
-// On AMD Zen 4 (512-bit ops in two 256-bit halves, about one vpdpbusd zmm and one 64-byte load
-// a cycle) loads bound it, and the same choices help: fewer loads and ops beside each vpdpbusd.
+// What sets the speed (docs/quantization.md has the measurements). On Sapphire/Emerald Rapids
+// vpdpbusd zmm issues on ports 0 and 5, and so do the float ops of each group's end (cvt, mul,
+// fma): with gs 32 a block-group is 8 vpdpbusd + 3 float ops, at most 2 * 8 / 11 = 1.45 vpdpbusd a
+// cycle. So a set of eight blocks takes its groups two at a time (group_pair): one chain per block
+// and group, sixteen chains of gs / 4, and no vpaddd to join two chains of one group (with two
+// chains a group, 8 + 4 ops a block-group). An odd group count runs its odd group first, with two
+// chains a block: last, its chains are still draining when the call ends (3-4 % slower at 128x288).
+// The per-call corrections are a tree of pair sums (minus_128_group_sums, 22 vector ops at K = 288
+// instead of 45). Measured at 128x288 in L1, 3.0 GHz: the loop of pairs takes about 100 cycles per
+// 128 vpdpbusd, 1.28 a cycle, where the port count allows 1.45; without its 128 weight loads
+// (timing only, wrong results) it takes about 86, with the same number of loads all from one line
+// it takes 100 again: the load uops, not the L1 capacity, take the rest. The weights cannot be
+// vpdpbusd's memory operand (only its signed operand can), so each 64 bytes is a load of its own.
+// On AMD Zen 4 (512-bit ops in two 256-bit halves, about one vpdpbusd zmm and one 64-byte load a
+// cycle) loads and the single VNNI pipe bound it; the changes only remove ops (the joining vpaddd,
+// half the correction ops) and reorder groups, and the pair loop keeps its 16 chains, 8 sums, 2
+// broadcasts of x and a weight in 27 of the 32 zmm registers (gcc keeps them all in registers:
+// no stack traffic in the loop), so nothing there can spill or need a second VNNI pipe.
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
