@@ -28,18 +28,24 @@
 // after another, so the kernel reads the whole matrix as one ascending stream, which every
 // hardware prefetcher follows (the lesson of lib/simd/matvec_avx512.c). gs must be a multiple of 4.
 //
-// What sets the speed (docs/quantization.md has the measurements). On Sapphire Rapids vpdpbusd
-// zmm issues on ports 0 and 5 (two a cycle, latency 5), and so do the float ops of each group's
-// end (cvt, mul, fma): with gs 32 a block-group is 8 vpdpbusd + 3 float ops on the same two
-// ports, which caps it at 2 * 8 / 11 = 1.45 vpdpbusd a cycle (about 78 % of the probe), in L1.
-// From L2 the cap is the bandwidth (72 bytes per vpdpbusd, weights and scales). Each vpdpbusd
-// also loads 64 bytes, and the broadcasts of x, the scales and the corrections share the load
-// ports with them. So the kernel spends as little as it can beside the vpdpbusd: x is broadcast
-// once per chunk for eight blocks (one load per 8 vpdpbusd), and the sums of x the correction
-// needs are made in registers, not stored and read back one by one (scalar loads of a masked
-// vector store still in flight are not forwarded: ~100 cycles a call at K = 288).
-// On AMD Zen 4 (512-bit ops in two 256-bit halves, about one vpdpbusd zmm and one 64-byte load
-// a cycle) loads bound it, and the same choices help: fewer loads and ops beside each vpdpbusd.
+// What sets the speed (docs/quantization.md has the measurements). On Sapphire/Emerald Rapids
+// vpdpbusd zmm issues on ports 0 and 5, and so do the float ops of each group's end (cvt, mul,
+// fma): with gs 32 a block-group is 8 vpdpbusd + 3 float ops, at most 2 * 8 / 11 = 1.45 vpdpbusd a
+// cycle. So a set of eight blocks takes its groups two at a time (group_pair): one chain per block
+// and group, sixteen chains of gs / 4, and no vpaddd to join two chains of one group (with two
+// chains a group, 8 + 4 ops a block-group). An odd group count runs its odd group first, with two
+// chains a block: last, its chains are still draining when the call ends (3-4 % slower at 128x288).
+// The per-call corrections are a tree of pair sums (minus_128_group_sums, 22 vector ops at K = 288
+// instead of 45). Measured at 128x288 in L1, 3.0 GHz: the loop of pairs takes about 100 cycles per
+// 128 vpdpbusd, 1.28 a cycle, where the port count allows 1.45; without its 128 weight loads
+// (timing only, wrong results) it takes about 86, with the same number of loads all from one line
+// it takes 100 again: the load uops, not the L1 capacity, take the rest. The weights cannot be
+// vpdpbusd's memory operand (only its signed operand can), so each 64 bytes is a load of its own.
+// On AMD Zen 4 (512-bit ops in two 256-bit halves, about one vpdpbusd zmm and one 64-byte load a
+// cycle) loads and the single VNNI pipe bound it; the changes only remove ops (the joining vpaddd,
+// half the correction ops) and reorder groups, and the pair loop keeps its 16 chains, 8 sums, 2
+// broadcasts of x and a weight in 27 of the 32 zmm registers (gcc keeps them all in registers:
+// no stack traffic in the loop), so nothing there can spill or need a second VNNI pipe.
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
@@ -139,6 +145,33 @@ INLINE void groups(__m512 acc[NB_MAX], const unsigned char *const blk[NB_MAX], c
     }
 }
 
+// Two consecutive groups of NB blocks (blk0[j], blk1[j]: block j's copies of groups g and g + 1),
+// added into acc[j] in that order, exactly as two calls of groups() would add them: one chain per
+// block and group (2 NB chains), so no vpaddd joins chains.
+INLINE void group_pair(__m512 acc[NB_MAX], const unsigned char *const blk0[NB_MAX],
+                       const unsigned char *const blk1[NB_MAX], const int8_t *xg,
+                       const int32_t *corr, const float *xs, int CH, int NB) {
+    __m512i d0[NB_MAX], d1[NB_MAX];   // (NB) the chains of group g, of group g + 1
+    const __m512i c0 = _mm512_set1_epi32(corr[0]), c1 = _mm512_set1_epi32(corr[1]);
+    UNROLL for (int j = 0; j < NB; j++) d0[j] = c0, d1[j] = c1;
+    UNROLL for (int c = 0; c < CH; c++) {
+        const __m512i xb0 = bcast4(xg + 4 * c), xb1 = bcast4(xg + 4 * CH + 4 * c);
+        UNROLL for (int j = 0; j < NB; j++) {
+            const __m512i w0 = _mm512_loadu_si512(blk0[j] + ROWS * 4 + (size_t)c * ROWS * 4);
+            d0[j] = _mm512_dpbusd_epi32(d0[j], w0, xb0);
+            const __m512i w1 = _mm512_loadu_si512(blk1[j] + ROWS * 4 + (size_t)c * ROWS * 4);
+            d1[j] = _mm512_dpbusd_epi32(d1[j], w1, xb1);
+        }
+    }
+    const __m512 sx0 = _mm512_set1_ps(xs[0]), sx1 = _mm512_set1_ps(xs[1]);
+    UNROLL for (int j = 0; j < NB; j++) {
+        const __m512 s0 = _mm512_mul_ps(_mm512_loadu_ps(blk0[j]), sx0);
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d0[j]), s0, acc[j]);
+        const __m512 s1 = _mm512_mul_ps(_mm512_loadu_ps(blk1[j]), sx1);
+        acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(d1[j]), s1, acc[j]);
+    }
+}
+
 // NB blocks starting at block b: every group in order, then their rows stored (y past N untouched).
 INLINE void blocks(float *y, const unsigned char *packed, const int8_t *xq, const int32_t *corr,
                    const float *xs, int b, int N, int K, int gs, int CH, int NB) {
@@ -147,10 +180,23 @@ INLINE void blocks(float *y, const unsigned char *packed, const int8_t *xq, cons
     const unsigned char *p = packed + (size_t)b * n_groups * gb;   // the set's first group
     __m512 acc[NB_MAX];
     UNROLL for (int j = 0; j < NB; j++) acc[j] = _mm512_setzero_ps();
-    for (int g = 0; g < n_groups; g++, p += NB * gb) {
+    int g = 0;
+    if (NB == 8 && CH >= 2 && n_groups % 2 == 1) {   // an odd group first (see the header)
         const unsigned char *blk[NB_MAX];
         UNROLL for (int j = 0; j < NB; j++) blk[j] = p + j * gb;
-        groups(acc, blk, xq + (long)g * gs, corr + (long)g * CH, xs + g, CH, NB);
+        groups(acc, blk, xq, corr, xs, CH, NB);
+        g = 1, p += NB * gb;
+    }
+    if (NB == 8 && CH >= 2)
+        for (; g + 2 <= n_groups; g += 2, p += 2 * NB * gb) {
+            const unsigned char *blk0[NB_MAX], *blk1[NB_MAX];
+            UNROLL for (int j = 0; j < NB; j++) blk0[j] = p + j * gb, blk1[j] = p + (NB + j) * gb;
+            group_pair(acc, blk0, blk1, xq + (long)g * gs, corr + g, xs + g, CH, NB);
+        }
+    for (; g < n_groups; g++, p += NB * gb) {
+        const unsigned char *blk[NB_MAX];
+        UNROLL for (int j = 0; j < NB; j++) blk[j] = p + j * gb;
+        groups(acc, blk, xq + (long)g * gs, corr + g, xs + g, CH, NB);
     }
     UNROLL for (int j = 0; j < NB; j++) {
         const int row0 = (b + j) * ROWS, left = N - row0;
@@ -175,40 +221,76 @@ INLINE __m512i load_bytes(const int8_t *p, int n) {
     return _mm512_maskz_loadu_epi8(n >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << n) - 1), p);
 }
 
-// The corrections -128 * (sum of x over a group), in lanes: lane i (4 bytes of x, 4i .. 4i + 3)
-// holds its group's, so group g's is at lanes[g gs / 4], and also at the gs / 4 - 1 lanes after
-// it. lanes: (K / 4). For gs = 4 .. 64 (a power of two) all in registers: vpdpbusd with bytes of
-// 1 sums each 4 bytes, then log2(gs / 4) swap-and-add steps add the lanes of each group, 64
-// bytes at a time (stores of whole vectors only: a vector store read back by scalar loads while
-// still in flight is not forwarded, and costs a stall each). Other gs: one group at a time.
-INLINE void minus_128_group_sums(int32_t *lanes, const int8_t *xq, int K, int gs) {
-    const __m512i ones = _mm512_set1_epi8(1);
+// The dword indices 0, 2, 4, ... 30 of two vectors side by side (for vpermt2d), and 1, 3, ... 31.
+INLINE __m512i even_dwords(void) {
+    return _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+}
+INLINE __m512i odd_dwords(void) {
+    return _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+}
+
+// Lane i of the result: a[2i] + a[2i + 1] for i < 8, b[2i - 16] + b[2i - 15] after: the sums of
+// neighbouring lanes of a, then of b, in order (two vpermt2d and a vpaddd).
+INLINE __m512i pair_sums(__m512i a, __m512i b) {
+    return _mm512_add_epi32(_mm512_permutex2var_epi32(a, even_dwords(), b),
+                            _mm512_permutex2var_epi32(a, odd_dwords(), b));
+}
+
+// The bytes of x from k on, as one vector: 64 of them, or the K - k < 64 left and zeros.
+INLINE __m512i x_bytes(const int8_t *xq, int k, int K) {
+    return k + 64 <= K  ? _mm512_loadu_si512(xq + k)
+           : k + 32 == K ? _mm512_zextsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(xq + k)))
+                         : load_bytes(xq + k, K - k);   // (a 256-bit load needs no mask register)
+}
+
+// The corrections -128 * (sum of x over group g) at sums[g], for g < K / gs: sums (K / gs) of the
+// (K) int32 the caller gives. For gs = 4 .. 64 (a power of two) in registers, sixteen groups at a
+// time from the 2^m = gs / 4 vectors of x that hold them. gs = 4: vpdpbusd with bytes of 128 makes
+// the sums of each 4 bytes, times 128. Larger gs: the even and the odd dwords of two vectors of x
+// (two vpermt2d), each through one vpdpbusd into the same lanes, make the sums of each 8 bytes,
+// then m - 1 rounds of pair_sums halve the vectors and double the bytes each lane sums (vectors
+// past K are zero and never made). At K = 288, gs = 32 that is 22 vector instructions, where
+// folding each vector's lanes in place (and storing every group's sum gs / 4 times) took 45. Whole
+// vector stores where the (K) scratch has room: a vector store read back by scalar loads while
+// still in flight is forwarded only when unmasked. Other gs: one group at a time.
+INLINE void minus_128_group_sums(int32_t *sums, const int8_t *xq, int K, int gs) {
+    const int n_groups = K / gs;
+    const __m512i u128 = _mm512_set1_epi8((char)0x80);   // 128 as vpdpbusd's unsigned bytes
     if (gs == 4 || gs == 8 || gs == 16 || gs == 32 || gs == 64) {
-        for (int k = 0; k < K; k += 64) {
-            const int left = K - k;
-            __m512i q = _mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, load_bytes(xq + k, left));
-            if (gs >= 8) q = _mm512_add_epi32(q, _mm512_shuffle_epi32(q, _MM_PERM_CDAB));   // pairs
-            if (gs >= 16) q = _mm512_add_epi32(q, _mm512_shuffle_epi32(q, _MM_PERM_BADC));  // 128 bits
-            if (gs >= 32) q = _mm512_add_epi32(q, _mm512_shuffle_i32x4(q, q, _MM_SHUFFLE(2, 3, 0, 1)));
-            if (gs >= 64) q = _mm512_add_epi32(q, _mm512_shuffle_i32x4(q, q, _MM_SHUFFLE(1, 0, 3, 2)));
-            const __m512i c = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(q, 7));
-            if (left >= 64) _mm512_storeu_si512(lanes + k / 4, c);
-            else _mm512_mask_storeu_epi32(lanes + k / 4, (__mmask16)((1u << (left / 4)) - 1u), c);
+        for (int g0 = 0; g0 < n_groups; g0 += 16) {
+            __m512i v[8];   // (gs / 8) vectors of sums (gs = 4: one), half as many after each round
+            const int k0 = g0 * gs;
+            if (gs == 4) v[0] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u128, x_bytes(xq, k0, K));
+            UNROLL for (int i = 0; i < gs / 8; i++) {   // x[k0 + 128 i ..] and the next 64 bytes
+                const int k = k0 + 128 * i;
+                if (k >= K) { v[i] = _mm512_setzero_si512(); continue; }
+                const __m512i a = x_bytes(xq, k, K), b = k + 64 < K ? x_bytes(xq, k + 64, K) : _mm512_setzero_si512();
+                v[i] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), u128,
+                                                               _mm512_permutex2var_epi32(a, even_dwords(), b)),
+                                           u128, _mm512_permutex2var_epi32(a, odd_dwords(), b));
+            }
+            UNROLL for (int w = gs / 8, span = 128; w > 1; w /= 2, span *= 2)   // w vectors -> w / 2
+                UNROLL for (int i = 0; i < w / 2; i++)   // v[2 i + 1] starts at x[k0 + (2 i + 1) span]
+                    v[i] = k0 + (2 * i + 1) * span < K ? pair_sums(v[2 * i], v[2 * i + 1])
+                           : k0 + 2 * i * span < K     ? pair_sums(v[2 * i], _mm512_setzero_si512())
+                                                       : _mm512_setzero_si512();
+            const __m512i c = _mm512_sub_epi32(_mm512_setzero_si512(), v[0]);
+            if (g0 + 16 <= K) _mm512_storeu_si512(sums + g0, c);
+            else _mm512_mask_storeu_epi32(sums + g0, (__mmask16)((1u << (n_groups - g0)) - 1u), c);
         }
         return;
     }
-    for (int g = 0; g < K / gs; g++) {
+    for (int g = 0; g < n_groups; g++) {
         __m512i q = _mm512_setzero_si512();
         for (int k = 0; k < gs; k += 64)
-            q = _mm512_dpbusd_epi32(q, ones, load_bytes(xq + (long)g * gs + k, gs - k));
-        const int32_t c = -128 * _mm512_reduce_add_epi32(q);
-        for (int i = 0; i < gs / 4; i++) lanes[g * (gs / 4) + i] = c;
+            q = _mm512_dpbusd_epi32(q, u128, load_bytes(xq + (long)g * gs + k, gs - k));
+        sums[g] = -_mm512_reduce_add_epi32(q);
     }
 }
 
 void tw_q8_rows16_matvec(float *y, const void *packed, int32_t *scratch, const int8_t *xq,
                          const float *xs, int N, int K, int gs) {
-    int32_t *corr = scratch;   // (K / 4) lanes, of the (K) the caller gives: minus_128_group_sums
+    int32_t *corr = scratch;   // (K / gs) of the (K) the caller gives: minus_128_group_sums
     // The group sizes of the models in this toolkit with their chunk count as a constant
     // (stories260K: 4; llama2.c's 15M export: 32; 64), any other multiple of 4 in one loop.
     switch (gs) {
