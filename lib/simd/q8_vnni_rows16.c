@@ -259,6 +259,9 @@ INLINE void minus_128_group_sums(int32_t *sums, const int8_t *xq, int K, int gs)
     if (gs == 4 || gs == 8 || gs == 16 || gs == 32 || gs == 64) {
         for (int g0 = 0; g0 < n_groups; g0 += 16) {
             __m512i v[8];   // (gs / 8) vectors of sums (gs = 4: one), half as many after each round
+            // zeros first: every lane read below is written first, but gcc 12 cannot see that
+            // through the rounds and warns (-Wmaybe-uninitialized); the dead stores are removed
+            UNROLL for (int i = 0; i < 8; i++) v[i] = _mm512_setzero_si512();
             const int k0 = g0 * gs;
             if (gs == 4) v[0] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u128, x_bytes(xq, k0, K));
             UNROLL for (int i = 0; i < gs / 8; i++) {   // x[k0 + 128 i ..] and the next 64 bytes
