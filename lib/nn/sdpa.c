@@ -25,8 +25,7 @@ void tw_sdpa_scores(float *scores, const float *q, const float *k, const float *
     for (int t = 0; t < T; t++) {
         float *row = scores + (size_t)t * S;
         // Row t sees keys [0, n): all of them, or under the causal rule s <= t + causal_offset.
-        long n = causal ? (long)t + causal_offset + 1 : S;
-        n = n < 0 ? 0 : n > S ? S : n;
+        const long n = tw_causal_keys(t, S, causal, causal_offset);
         for (long s = 0; s < n; s++) row[s] *= inv_sqrt_d;
         if (mask)
             for (long s = 0; s < n; s++) row[s] += mask[(size_t)t * S + s];
@@ -71,8 +70,7 @@ static void softmax_visible(float *weights, const float *sc, int T, int S, int c
     }
     for (int t = 0; t < T; t++) {
         float *w = weights + (size_t)t * S;
-        int n = t + causal_offset + 1;
-        n = n < 0 ? 0 : n > S ? S : n;
+        const int n = tw_causal_keys(t, S, 1, causal_offset);
         if (n > 0) tw_softmax_rows(w, sc + (size_t)t * S, 1, n, 1.0f);
         if (n > 0 && isnan(w[0]))
             for (int s = n; s < S; s++) w[s] = NAN;
@@ -139,8 +137,7 @@ void tw_sdpa_backward_causal(float *dq, float *dk, float *dv, float *dscores, co
         float *ds = dscores + (size_t)t * S;                                    // (S)
         // Row t's keys past n were hidden by the causal rule: weight 0, so no gradient (the
         // loops below would add exact zeros for them).
-        long n_long = causal ? (long)t + causal_offset + 1 : S;
-        const int n = n_long < 0 ? 0 : n_long > S ? S : (int)n_long;
+        const int n = tw_causal_keys(t, S, causal, causal_offset);
         for (int s = n; s < S; s++) ds[s] = 0.0f;
         // out[t] = sum_s w[s] v[s]: the gradient reaches v[s] scaled by w[s], and w[s] by
         // dout[t] . v[s].

@@ -61,9 +61,7 @@ static int visible(const float *w, int S) {
 // the backward reads it, and its hidden half, which visible() must read to prove it zero, was
 // a twentieth of a stories260K training step.
 static int row_keys(const float *w, int t, int S, int causal, int causal_offset) {
-    if (!causal) return visible(w, S);
-    const long n = (long)t + causal_offset + 1;
-    return n < 0 ? 0 : n > S ? S : (int)n;
+    return causal ? tw_causal_keys(t, S, 1, causal_offset) : visible(w, S);
 }
 
 // Asks for the first n floats of rows [t0, t1) of the pattern (S floats each) to be brought into
@@ -281,9 +279,7 @@ int sdpa_scores_narrow(float *scores, const float *q, const float *k, int T, int
     for (int t = 0; t < T; t++) {
         const float *qt = q + (size_t)t * D;
         float *row = scores + (size_t)t * S;
-        long n = causal ? (long)t + causal_offset + 1 : S;
-        if (n > S) n = S;
-        if (n < 0) n = 0;
+        const long n = tw_causal_keys(t, S, causal, causal_offset);
         __m512 qd[16];   // all 16 set, as dq_acc above
         UNROLL_D
         for (int d = 0; d < 16; d++) qd[d] = d < D ? _mm512_set1_ps(qt[d]) : _mm512_setzero_ps();

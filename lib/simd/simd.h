@@ -140,6 +140,13 @@ int tw_simd_linear_backward(float *dx, float *dW, float *db, const float *dy, co
 // The attention hooks take the forward's causal rule (causal, causal_offset, as tw_sdpa_scores):
 // with causal = 1, row t's keys past t + causal_offset are hidden (weight 0) and never read;
 // with 0, each row's visible keys are found by scanning its zeros.
+// The keys [0, n) that row t of a pattern with S keys may see: n = S, or under the causal rule
+// (causal = 1) t + causal_offset + 1, clamped to [0, S]. The one place this count is computed, for
+// the components in lib/nn/sdpa.c and for the kernels alike.
+static inline int tw_causal_keys(long t, int S, int causal, int causal_offset) {
+    const long n = causal ? t + causal_offset + 1 : S;
+    return n < 0 ? 0 : n > S ? S : (int)n;
+}
 //   tw_sdpa_mix (sdpa.c): out (T, D) = weights (T, S) v (S, D)
 int tw_simd_sdpa_mix(float *out, const float *weights, const float *v, int T, int S, int D,
                      int causal, int causal_offset);

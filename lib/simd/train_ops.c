@@ -49,13 +49,9 @@ static int any_nonzero(const float *x, int n) {
 
 // The block's rows from the last (under the causal rule the widest) to the first: each row only
 // has to prove that its weights past the width found so far are zero.
-// Under the causal rule (causal = 1) the last row's count, t1 - 1 + causal_offset + 1, read from
-// no memory.
+// Under the causal rule (causal = 1) the last row's count, read from no memory.
 static int block_width(const float *weights, int t0, int t1, int S, int causal, int causal_offset) {
-    if (causal) {
-        const long n = (long)t1 + causal_offset;
-        return n < 0 ? 0 : n > S ? S : (int)n;
-    }
+    if (causal) return tw_causal_keys(t1 - 1, S, 1, causal_offset);
     int width = 0;
     for (int t = t1 - 1; t >= t0; t--) {
         const float *w = weights + (size_t)t * S;
