@@ -180,24 +180,21 @@ INLINE void blocks(float *y, const unsigned char *packed, const int8_t *xq, cons
     const unsigned char *p = packed + (size_t)b * n_groups * gb;   // the set's first group
     __m512 acc[NB_MAX];
     UNROLL for (int j = 0; j < NB; j++) acc[j] = _mm512_setzero_ps();
+    // In pairs (sets of eight, groups of two chunks or more), an odd group first (see the header);
+    // otherwise one group at a time.
+    const int pairs = NB == 8 && CH >= 2;
     int g = 0;
-    if (NB == 8 && CH >= 2 && n_groups % 2 == 1) {   // an odd group first (see the header)
+    for (; g < n_groups && (!pairs || g < n_groups % 2); g++, p += NB * gb) {
         const unsigned char *blk[NB_MAX];
         UNROLL for (int j = 0; j < NB; j++) blk[j] = p + j * gb;
-        groups(acc, blk, xq, corr, xs, CH, NB);
-        g = 1, p += NB * gb;
+        groups(acc, blk, xq + (long)g * gs, corr + g, xs + g, CH, NB);
     }
-    if (NB == 8 && CH >= 2)
+    if (pairs)
         for (; g + 2 <= n_groups; g += 2, p += 2 * NB * gb) {
             const unsigned char *blk0[NB_MAX], *blk1[NB_MAX];
             UNROLL for (int j = 0; j < NB; j++) blk0[j] = p + j * gb, blk1[j] = p + (NB + j) * gb;
             group_pair(acc, blk0, blk1, xq + (long)g * gs, corr + g, xs + g, CH, NB);
         }
-    for (; g < n_groups; g++, p += NB * gb) {
-        const unsigned char *blk[NB_MAX];
-        UNROLL for (int j = 0; j < NB; j++) blk[j] = p + j * gb;
-        groups(acc, blk, xq + (long)g * gs, corr + g, xs + g, CH, NB);
-    }
     UNROLL for (int j = 0; j < NB; j++) {
         const int row0 = (b + j) * ROWS, left = N - row0;
         const __mmask16 m = left >= ROWS ? (__mmask16)0xFFFF : (__mmask16)((1u << left) - 1u);
