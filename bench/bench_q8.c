@@ -13,9 +13,10 @@
 //    classifier 512x64), group size 4, one thread, all in this run: the fp32 matvec of the best
 //    fp32 level, the naive int8 loop, a plain int8 loop built as llama2.c builds runq.c (-Ofast
 //    -march=native, bench/q8_runq_style.c), each int8 SIMD level, and each level's packed layout
-//    where it has one. Each shape says which cache level its int8 weights fit in (this CPU's sizes,
-//    from /sys). Every int8 kernel is timed twice: with quantizing x (as decode must) and alone,
-//    on an x already quantized (runq.c's matmul contract). Printed: microseconds per call
+//    where it has one. Each shape says which cache level its int8 weights fit in (this CPU's
+//    sizes, bench/cache_size.c: sysfs, else CPUID through the C library). Every int8 kernel is
+//    timed twice: with quantizing x (as decode must) and alone, on an x already quantized
+//    (runq.c's matmul contract). Printed: microseconds per call
 //    (median), the speed-up over fp32 and over the runq-style loop (with quantizing x, medians),
 //    and the multiply-adds per second of the fastest run as % of the probe's peak (its fastest
 //    run too), for both timings. A kernel can never
@@ -33,6 +34,7 @@
 #include "simd/peak.h"
 #include "nn/reference.h"
 #include "q8_cases.h"
+#include "cache_size.h"
 
 int32_t bench_vnni_probe(long iters);   // bench/probe_vnni.c (x86-64 builds only)
 int64_t bench_read_probe(const void *buf, size_t bytes, long passes);   // bench/probe_read.c (same)
@@ -133,34 +135,11 @@ static double vnni_peak(void) {
 
 // ---- step 3: the caches ----
 
-// The size in bytes of this core's cache of that level (1: data, 2, 3: unified), 0 if unknown
-// (Linux sysfs; elsewhere the shapes print no cache level).
-static long cache_bytes(int level) {
-    for (int i = 0; i < 8; i++) {
-        char path[96], type[32] = "", size[32] = "";
-        int lv = 0;
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
-        FILE *f = fopen(path, "r");
-        if (!f) return 0;
-        if (fscanf(f, "%d", &lv) != 1) lv = 0;
-        fclose(f);
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
-        if ((f = fopen(path, "r"))) { if (fscanf(f, "%31s", type) != 1) type[0] = '\0'; fclose(f); }
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
-        if ((f = fopen(path, "r"))) { if (fscanf(f, "%31s", size) != 1) size[0] = '\0'; fclose(f); }
-        if (lv != level || strcmp(type, "Instruction") == 0) continue;
-        char *end;
-        long n = strtol(size, &end, 10);
-        return *end == 'K' ? n * 1024 : *end == 'M' ? n * 1024 * 1024 : n;
-    }
-    return 0;
-}
-
 // Where `bytes` of weights fit: "L1", "L2", "L3", "memory", or "" if the sizes are unknown.
 static const char *fits_in(double bytes) {
     static long sizes[4] = { -1 };
     if (sizes[0] < 0)
-        for (int l = 1; l <= 3; l++) sizes[l] = cache_bytes(l), sizes[0] = 0;
+        for (int l = 1; l <= 3; l++) sizes[l] = bench_cache_bytes(l), sizes[0] = 0;
     if (sizes[1] <= 0) return "";
     for (int l = 1; l <= 3; l++)
         if (sizes[l] > 0 && bytes <= (double)sizes[l]) return l == 1 ? "L1" : l == 2 ? "L2" : "L3";
@@ -180,7 +159,7 @@ static void run_read(void *p) {
 // Bytes per second one core reads from a buffer half the size of its L2 (in L2, not in L1), the
 // fastest of the runs; 0 without AVX-512 or when the L2 size is unknown.
 static double l2_read_bandwidth(void) {
-    const long l2 = cache_bytes(2), l1 = cache_bytes(1);
+    const long l2 = bench_cache_bytes(2), l1 = bench_cache_bytes(1);
     if (!tw_q8_ops_for("avx512bw") || l2 <= 0 || l2 / 2 <= 2 * l1) return 0;
     read_ctx c = { NULL, (size_t)(l2 / 2) / 256 * 256, 20, 0 };
     unsigned char *buf = aligned_alloc(64, c.bytes);   // whole lines: no load straddles two
@@ -255,7 +234,7 @@ int main(int argc, char **argv) {
     if (l2bw > 0) {
         // the packed gs-32 layout reads 64 weight bytes and 8 bytes of scales per vpdpbusd (72
         // bytes for 64 multiply-adds): streamed from L2, it can do at most l2bw / 72 vpdpbusd a second
-        printf("L2 read bandwidth (one core, a %ld KB buffer, 64-byte loads): %.1f GB/s", cache_bytes(2) / 2048,
+        printf("L2 read bandwidth (one core, a %ld KB buffer, 64-byte loads): %.1f GB/s", bench_cache_bytes(2) / 2048,
                l2bw * 1e-9);
         if (ghz > 0) printf(" = %.1f bytes per cycle", l2bw / (ghz * 1e9));
         printf("\n  so a packed gs-32 matvec whose weights stream from L2 (72 bytes a vpdpbusd) reaches at"

@@ -37,6 +37,7 @@
 #include "real/q8model.h"
 #include "autovec.h"
 #include "cpuinfo.h"
+#include "cache_size.h"
 #include "bench_clock.h"   // now_seconds, median
 #include "bench_spread.h"  // spread, paired_ratio, min_max
 #ifdef _OPENMP
@@ -117,25 +118,10 @@ static double weight_bytes_per_token(const tw_model_config *c) {
     return 4.0 * floats;
 }
 
-// The cache level a footprint fits in, from Linux's sysfs (per-core L2, shared L3); "?" where
-// sysfs is absent (macOS): the bandwidth below is measured at the right footprint either way.
-static long cache_bytes(int index) {
-    char path[128], buf[64];
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", index);
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    long v = -1;
-    if (fgets(buf, sizeof buf, f)) {
-        char unit = 'B';
-        if (sscanf(buf, "%ld%c", &v, &unit) >= 1)
-            v *= unit == 'K' ? 1024L : unit == 'M' ? 1024L * 1024 : 1;
-    }
-    fclose(f);
-    return v;
-}
-
+// The cache level a footprint fits in (bench/cache_size.c: sysfs, else the C library); "?" where
+// neither can tell (macOS): the bandwidth below is measured at the right footprint either way.
 static const char *footprint_level(double bytes, long l2, long l3) {
-    if (l2 < 0 || l3 < 0) return "?";
+    if (l2 <= 0 || l3 <= 0) return "?";
     return bytes <= 0.75 * l2 ? "L2" : bytes <= 0.75 * l3 ? "L3" : "DRAM";
 }
 
@@ -428,7 +414,7 @@ int main(int argc, char **argv) {
     const double cache_kv = 4.0 * 2.0 * c->n_layer * (P + n_dec / 2) * c->block.attn.n_kv_head *
                             ((double)c->block.attn.head_dim);
     const double token_bytes = wbytes + cache_kv;
-    const long l2 = cache_bytes(2), l3 = cache_bytes(3);
+    const long l2 = bench_cache_bytes(2), l3 = bench_cache_bytes(3);
     read_buffer rb;
     read_buffer_init(&rb, token_bytes);
     for (int rep = -1; rep < repeats; rep++)   // rep -1: the warm-up (page-in, caches, clocks)
