@@ -235,6 +235,56 @@ START_TEST(int8_budget_on_stories260K_is_within_bounds)
 }
 END_TEST
 
+// tw_q8_budget_measure_text cuts a long text into windows of the models' max_seq (32 here) and
+// adds up their statistics. A text of one window gives exactly what tw_q8_budget_measure gives
+// (the same sums in the same order: tolerance 0). A text of 52 tokens is two windows, of 32 and 20
+// tokens, and equals the two single-window budgets combined by hand: the larger max error, KL
+// weighted by positions (32 and 20), perplexity from the summed negative log-likelihoods (31 and
+// 19 predicted tokens). Tolerance 1e-12 relative: the same double sums grouped differently, then
+// one log and one exp, where equal weights per window, or a window left out, would be off by 1e-4
+// and more. A text of 65 tokens is two full windows: the 65th token alone predicts nothing.
+START_TEST(int8_budget_over_windows_adds_up_the_windows)
+{
+    tw_model m32, m8;
+    wide_llama(&m32);
+    wide_llama(&m8);
+    ck_assert_int_eq(tw_model_quantize(&m8, 32), TW_OK);
+    const int W = m32.cfg.max_seq;
+    ck_assert_int_eq(W, 32);
+    int text[65];
+    for (int i = 0; i < 65; i++) text[i] = (i * 37 + 11) % m32.cfg.vocab;
+    tw_q8_budget one, whole, w0, w1;
+    ck_assert_int_eq(tw_q8_budget_measure(&one, &m32, &m8, text, W, text, 4, 20), TW_OK);
+    ck_assert_int_eq(tw_q8_budget_measure_text(&whole, &m32, &m8, text, W, 4, 20), TW_OK);
+    ck_assert(one.T == whole.T && one.max_logit_err == whole.max_logit_err && one.mean_kl == whole.mean_kl &&
+              one.ppl_ref == whole.ppl_ref && one.ppl_test == whole.ppl_test && one.agree == whole.agree &&
+              one.steps == whole.steps);
+    ck_assert(one.max_logit_err > 0);   // the int8 path really ran
+    ck_assert_int_eq(tw_q8_budget_measure(&w0, &m32, &m8, text, W, text, 4, 20), TW_OK);
+    ck_assert_int_eq(tw_q8_budget_measure(&w1, &m32, &m8, text + W, 20, text, 4, 20), TW_OK);
+    ck_assert_int_eq(tw_q8_budget_measure_text(&whole, &m32, &m8, text, W + 20, 4, 20), TW_OK);
+    ck_assert_int_eq(whole.T, W + 20);
+    ck_assert(whole.max_logit_err == fmax(w0.max_logit_err, w1.max_logit_err));
+    const double kl = (W * w0.mean_kl + 20 * w1.mean_kl) / (W + 20);
+    const double ppl_ref = exp(((W - 1) * log(w0.ppl_ref) + 19 * log(w1.ppl_ref)) / (W + 18));
+    const double ppl_test = exp(((W - 1) * log(w0.ppl_test) + 19 * log(w1.ppl_test)) / (W + 18));
+    printf("int8 budget over windows of %d and 20 tokens: KL %.6g (windows %.6g, %.6g), ppl fp32 %.6f "
+           "(%.6f, %.6f)\n", W, whole.mean_kl, w0.mean_kl, w1.mean_kl, whole.ppl_ref, w0.ppl_ref, w1.ppl_ref);
+    ck_assert_msg(fabs(whole.mean_kl / kl - 1) < 1e-12, "KL %.17g, by hand %.17g", whole.mean_kl, kl);
+    ck_assert_msg(fabs(whole.ppl_ref / ppl_ref - 1) < 1e-12, "ppl %.17g, by hand %.17g", whole.ppl_ref, ppl_ref);
+    ck_assert_msg(fabs(whole.ppl_test / ppl_test - 1) < 1e-12, "ppl %.17g, by hand %.17g", whole.ppl_test, ppl_test);
+    ck_assert_int_eq(tw_q8_budget_measure_text(&whole, &m32, &m8, text, 65, 4, 20), TW_OK);
+    ck_assert_int_eq(whole.T, 2 * W);
+    ck_assert(whole.agree == w0.agree && whole.steps == 20);   // greedy from the text's first 4 tokens
+    // out of range: too short a text, a prompt longer than the text, prompt + steps past a window
+    ck_assert_int_eq(tw_q8_budget_measure_text(&whole, &m32, &m8, text, 1, 1, 1), TW_ERR_ARG);
+    ck_assert_int_eq(tw_q8_budget_measure_text(&whole, &m32, &m8, text, 3, 4, 1), TW_ERR_ARG);
+    ck_assert_int_eq(tw_q8_budget_measure_text(&whole, &m32, &m8, text, 65, 4, W - 3), TW_ERR_ARG);
+    tw_model_free(&m8);
+    tw_model_free(&m32);
+}
+END_TEST
+
 // ./generate on ./quantize's file: runs, says which version it loaded, keeps its flags (--dump
 // writes the same tensor names as for the fp32 file; --no-cache and --simd naive run).
 START_TEST(generate_runs_a_version2_file_and_says_so)
@@ -281,6 +331,7 @@ Suite *suite_q8model(void) {
     tcase_add_test(tc, copies_refuse_a_group_that_does_not_divide_every_width);
     tcase_add_test(tc, version2_file_loads_into_a_model_with_the_files_own_values);
     tcase_add_test(tc, int8_budget_on_stories260K_is_within_bounds);
+    tcase_add_test(tc, int8_budget_over_windows_adds_up_the_windows);
     tcase_add_test(tc, generate_runs_a_version2_file_and_says_so);
     suite_add_tcase(s, tc);
     return s;

@@ -43,41 +43,49 @@ static tw_status greedy(int *seq, const tw_model *m, int n_prompt, int steps) {
     return st;
 }
 
-static void text_statistics(tw_q8_budget *b, const float *la, const float *lb, double *lpa,
-                            double *lpb, const int *text, int T, int V) {
-    double max_err = 0, kl = 0, nll_a = 0, nll_b = 0;
+// Sums over the positions of one or more windows of text, from which the budget's averages come.
+typedef struct {
+    double max_err;      // largest |logit difference| so far
+    double kl;           // KL(ref || test) added over positions
+    double nll_a, nll_b; // negative log-likelihood of each next token, added up
+    long   positions;    // positions whose KL was added
+    long   predicted;    // next tokens whose likelihood was added
+} text_sums;
+
+// Adds one window's statistics into *sums.   la, lb: (T, V) logits   lpa, lpb: (V) scratch
+static void add_window(text_sums *sums, const float *la, const float *lb, double *lpa, double *lpb,
+                       const int *text, int T, int V) {
     for (int t = 0; t < T; t++) {
         const float *a = la + (size_t)t * V, *c = lb + (size_t)t * V;
-        for (int v = 0; v < V; v++) max_err = fmax(max_err, fabs((double)a[v] - c[v]));
+        for (int v = 0; v < V; v++) sums->max_err = fmax(sums->max_err, fabs((double)a[v] - c[v]));
         log_softmax(lpa, a, V);
         log_softmax(lpb, c, V);
-        for (int v = 0; v < V; v++) kl += exp(lpa[v]) * (lpa[v] - lpb[v]);
-        if (t + 1 < T) { nll_a -= lpa[text[t + 1]]; nll_b -= lpb[text[t + 1]]; }
+        for (int v = 0; v < V; v++) sums->kl += exp(lpa[v]) * (lpa[v] - lpb[v]);
+        if (t + 1 < T) { sums->nll_a -= lpa[text[t + 1]]; sums->nll_b -= lpb[text[t + 1]]; }
     }
-    b->max_logit_err = max_err;
-    b->mean_kl = kl / T;
-    b->ppl_ref = exp(nll_a / (T - 1));
-    b->ppl_test = exp(nll_b / (T - 1));
+    sums->positions += T;
+    sums->predicted += T - 1;
 }
 
-tw_status tw_q8_budget_measure(tw_q8_budget *b, const tw_model *ref, const tw_model *test,
-                               const int *text, int T, const int *prompt, int n_prompt, int steps) {
-    memset(b, 0, sizeof *b);
-    const int V = ref->cfg.vocab;
-    if (test->cfg.vocab != V || T < 2 || T > ref->cfg.max_seq || T > test->cfg.max_seq ||
-        n_prompt < 1 || steps < 1 || n_prompt + steps > ref->cfg.max_seq ||
-        n_prompt + steps > test->cfg.max_seq)
-        return TW_ERR_ARG;
-    float *la = malloc(sizeof(float) * (size_t)T * V), *lb = malloc(sizeof(float) * (size_t)T * V);
-    double *lpa = malloc(sizeof(double) * (size_t)V), *lpb = malloc(sizeof(double) * (size_t)V);
+static void set_statistics(tw_q8_budget *b, const text_sums *sums) {
+    b->T = (int)(sums->positions < 2147483647L ? sums->positions : 2147483647L);
+    b->max_logit_err = sums->max_err;
+    b->mean_kl = sums->kl / (double)sums->positions;
+    b->ppl_ref = exp(sums->nll_a / (double)sums->predicted);
+    b->ppl_test = exp(sums->nll_b / (double)sums->predicted);
+}
+
+// The windows of a text of n tokens: consecutive, W tokens each, the last one shorter (a last
+// piece of one token predicts nothing, so it is left out).
+static long n_windows(long n, int W) { return (n - 1 + W - 1) / W; }
+
+// The greedy agreement of the two models from prompt (n_prompt) over steps tokens, into b.
+static tw_status greedy_agreement(tw_q8_budget *b, const tw_model *ref, const tw_model *test,
+                                  const int *prompt, int n_prompt, int steps) {
     int *sa = malloc(sizeof(int) * (size_t)(n_prompt + steps));
     int *sb = malloc(sizeof(int) * (size_t)(n_prompt + steps));
-    tw_status st = la && lb && lpa && lpb && sa && sb ? TW_OK : TW_ERR_NOMEM;
-    if (st == TW_OK) st = text_logits(la, ref, text, T);
-    if (st == TW_OK) st = text_logits(lb, test, text, T);
+    tw_status st = sa && sb ? TW_OK : TW_ERR_NOMEM;
     if (st == TW_OK) {
-        b->T = T;
-        text_statistics(b, la, lb, lpa, lpb, text, T, V);
         memcpy(sa, prompt, sizeof(int) * (size_t)n_prompt);
         memcpy(sb, prompt, sizeof(int) * (size_t)n_prompt);
         st = greedy(sa, ref, n_prompt, steps);
@@ -85,8 +93,51 @@ tw_status tw_q8_budget_measure(tw_q8_budget *b, const tw_model *ref, const tw_mo
     if (st == TW_OK) st = greedy(sb, test, n_prompt, steps);
     if (st == TW_OK) {
         b->steps = steps;
+        b->agree = 0;
         while (b->agree < steps && sa[n_prompt + b->agree] == sb[n_prompt + b->agree]) b->agree++;
     }
-    free(la); free(lb); free(lpa); free(lpb); free(sa); free(sb);
+    free(sa); free(sb);
     return st;
+}
+
+// The statistics of the text (n tokens) in windows of at most W tokens, into b.
+static tw_status text_budget(tw_q8_budget *b, const tw_model *ref, const tw_model *test,
+                             const int *text, long n, int W) {
+    const int V = ref->cfg.vocab;
+    float *la = malloc(sizeof(float) * (size_t)W * V), *lb = malloc(sizeof(float) * (size_t)W * V);
+    double *lpa = malloc(sizeof(double) * (size_t)V), *lpb = malloc(sizeof(double) * (size_t)V);
+    tw_status st = la && lb && lpa && lpb ? TW_OK : TW_ERR_NOMEM;
+    text_sums sums = { 0 };
+    for (long w = 0; w < n_windows(n, W) && st == TW_OK; w++) {
+        const int *win = text + w * W;
+        const int T = (int)(n - w * W < W ? n - w * W : W);
+        st = text_logits(la, ref, win, T);
+        if (st == TW_OK) st = text_logits(lb, test, win, T);
+        if (st == TW_OK) add_window(&sums, la, lb, lpa, lpb, win, T, V);
+    }
+    if (st == TW_OK) set_statistics(b, &sums);
+    free(la); free(lb); free(lpa); free(lpb);
+    return st;
+}
+
+tw_status tw_q8_budget_measure(tw_q8_budget *b, const tw_model *ref, const tw_model *test,
+                               const int *text, int T, const int *prompt, int n_prompt, int steps) {
+    memset(b, 0, sizeof *b);
+    if (test->cfg.vocab != ref->cfg.vocab || T < 2 || T > ref->cfg.max_seq || T > test->cfg.max_seq ||
+        n_prompt < 1 || steps < 1 || n_prompt + steps > ref->cfg.max_seq ||
+        n_prompt + steps > test->cfg.max_seq)
+        return TW_ERR_ARG;
+    tw_status st = text_budget(b, ref, test, text, T, T);
+    return st == TW_OK ? greedy_agreement(b, ref, test, prompt, n_prompt, steps) : st;
+}
+
+tw_status tw_q8_budget_measure_text(tw_q8_budget *b, const tw_model *ref, const tw_model *test,
+                                    const int *text, long n, int n_prompt, int steps) {
+    memset(b, 0, sizeof *b);
+    const int W = ref->cfg.max_seq < test->cfg.max_seq ? ref->cfg.max_seq : test->cfg.max_seq;
+    if (test->cfg.vocab != ref->cfg.vocab || n < 2 || W < 2 || n_prompt < 1 || steps < 1 ||
+        n_prompt > n || n_prompt + steps > W)
+        return TW_ERR_ARG;
+    tw_status st = text_budget(b, ref, test, text, n, W);
+    return st == TW_OK ? greedy_agreement(b, ref, test, text, n_prompt, steps) : st;
 }

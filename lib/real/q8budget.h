@@ -14,7 +14,7 @@
 #include "nn/model.h"
 
 typedef struct {
-    int    T;                 // tokens of the text
+    int    T;                 // tokens of the text (positions whose statistics were taken)
     double max_logit_err;     // max over t, v of |logits_ref - logits_test|
     double mean_kl;           // nats
     double ppl_ref, ppl_test;
@@ -27,5 +27,14 @@ typedef struct {
 // working memory (freed before it returns): TW_ERR_NOMEM, TW_ERR_ARG for sizes out of range.
 tw_status tw_q8_budget_measure(tw_q8_budget *b, const tw_model *ref, const tw_model *test,
                                const int *text, int T, const int *prompt, int n_prompt, int steps);
+
+// The same over a long text (n tokens), cut into consecutive windows of the shorter max_seq of
+// the two models, each run from its first token without a cache (the last window may be
+// shorter; a last piece of one token is left out, since it predicts nothing): the largest logit
+// error over every window, KL averaged over every position, perplexity over every predicted next
+// token of every window. The greedy agreement starts from the text's first n_prompt tokens.
+// TW_ERR_ARG for n < 2, n_prompt < 1 or > n, steps < 1, n_prompt + steps > the shorter max_seq.
+tw_status tw_q8_budget_measure_text(tw_q8_budget *b, const tw_model *ref, const tw_model *test,
+                                    const int *text, long n, int n_prompt, int steps);
 
 #endif
