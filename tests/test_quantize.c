@@ -3,7 +3,8 @@
 // version-2 file whose every weight is within half a quantization step of the fp32 weight
 // (tolerance s/2 (1 + 1e-6): the rounding bound, plus float rounding of q * s), and rejects
 // every corrupt version-0 checkpoint of the corpus with one line naming the file, exit 1 and no
-// output file.
+// output file. --budget measures what int8 costs on a token file and prints it (the bounds of
+// test_q8model.c's budget test), and refuses a bad token file before writing anything.
 #define _POSIX_C_SOURCE 200809L   // getpid
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +16,8 @@
 #include "nn/quant.h"
 #include "real/q8file.h"
 #include "real/llama2c.h"
+#include "real/tokenizer.h"
+#include "real/tokens.h"
 
 #define MODEL "data/models/stories260K.bin"
 
@@ -73,6 +76,11 @@ START_TEST(quantize_refuses_a_group_that_does_not_divide_and_bad_flags)
         { MODEL, 2, "OUT.bin" },
         { MODEL " /tmp/tw_q_never.bin --bogus", 2, "--bogus" },
         { "data/models/no_such_model.bin /tmp/tw_q_never.bin", 1, "no_such_model.bin" },
+        { MODEL " /tmp/tw_q_never.bin --budget", 2, "--budget" },
+        { MODEL " /tmp/tw_q_never.bin --budget-tokens 64", 2, "--budget" },
+        { MODEL " /tmp/tw_q_never.bin --budget data/corrupt/tokens/valid_six.bin --budget-tokens 1", 2, "--budget-tokens" },
+        { MODEL " /tmp/tw_q_never.bin --budget data/models/no_such_tokens.bin", 1, "no_such_tokens.bin" },
+        { MODEL " /tmp/tw_q_never.bin --budget data/corrupt/tokens/odd_length.bin", 1, "odd_length.bin" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char cmd[512];
@@ -113,6 +121,59 @@ START_TEST(quantize_rejects_every_corrupt_checkpoint_with_one_line)
 }
 END_TEST
 
+// --budget on a held-out text of about 600 tokens (two windows of stories260K's 512): the report
+// names the file, the tokens and the kernels, and its numbers hold the bounds of test_q8model.c's
+// budget test (perplexity within 1 %, KL below 0.002 nats, a logit error in (0, 1), at least 64 of
+// 256 greedy tokens agreeing), for the same reasons stated there.
+START_TEST(quantize_budget_reports_what_int8_costs_on_a_token_file)
+{
+    const char *story =
+        "Tom had a small red boat. Every morning he took it to the pond and watched it float on the "
+        "water. One day the wind pushed the boat far away, and Tom ran around the pond to catch it. "
+        "When he got it back, he smiled and hugged his mom. The next day his sister Mia wanted to play "
+        "with the boat too. Tom was sad at first, but then he let her hold the string. They laughed "
+        "together as the boat went round and round.";
+    tw_tokenizer tok;
+    char err[512], toks[256], out[256], cmd[768];
+    ck_assert_int_eq(tw_tokenizer_load(&tok, "data/models/tok512.bin", 512, err, sizeof err), TW_OK);
+    int text[1024], n = 0;
+    while (n < 600) {   // the story again and again, BOS first each time, as a token file holds stories
+        int T = 0;
+        ck_assert_int_eq(tw_tokenizer_encode(&tok, text + n, &T, 1024 - n, story, 1, 0), TW_OK);
+        n += T;
+    }
+    snprintf(toks, sizeof toks, "/tmp/tw_test_budget_%ld.tok", (long)getpid());
+    snprintf(out, sizeof out, "/tmp/tw_test_budget_%ld.bin", (long)getpid());
+    ck_assert_int_eq(tw_tokens_write(toks, text, n, err, sizeof err), TW_OK);
+    snprintf(cmd, sizeof cmd, "./quantize " MODEL " %s --budget %s --budget-tokens 600", out, toks);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "%s: exit %d, stderr %s", cmd, r.rc, r.err);
+    const char *at = strstr(r.out, "error budget on ");
+    ck_assert_msg(at && strstr(at, toks) && strstr(at, "600 tokens in windows of 512"), "%s", r.out);
+    double max_err = -1, kl = -1, ppl32 = 0, ppl8 = 0;
+    int agree = -1, steps = 0;
+    ck_assert(sscanf(strstr(at, "largest |logit error|"), "largest |logit error| %lf", &max_err) == 1);
+    ck_assert(sscanf(strstr(at, "mean KL(fp32 || int8)"), "mean KL(fp32 || int8) %lf", &kl) == 1);
+    ck_assert(sscanf(strstr(at, "perplexity fp32 -> int8"), "perplexity fp32 -> int8 %lf -> %lf", &ppl32, &ppl8) == 2);
+    ck_assert(sscanf(strstr(at, "greedy tokens that agree"), "greedy tokens that agree %d of %d", &agree, &steps) == 2);
+    ck_assert_msg(max_err > 0 && max_err < 1.0 && kl >= 0 && kl < 0.002 && fabs(ppl8 / ppl32 - 1) < 0.01 &&
+                  ppl32 > 1 && steps == 256 && agree >= 64 && agree <= steps, "%s", r.out);
+    ck_assert(tt_exists(out));
+    tt_run_free(&r);
+    remove(out);
+    // a token file of another vocabulary: one line naming the file, exit 1, nothing written
+    text[5] = 700;
+    ck_assert_int_eq(tw_tokens_write(toks, text, 10, err, sizeof err), TW_OK);
+    r = tt_run(cmd);
+    ck_assert_msg(r.rc == 1 && tt_count_lines(r.err) == 1 && strstr(r.err, toks) &&
+                  strstr(r.err, "token 5 is id 700, outside this model's vocabulary of 512"), "%s", r.err);
+    ck_assert(!tt_exists(out));
+    tt_run_free(&r);
+    remove(toks);
+    tw_tokenizer_free(&tok);
+}
+END_TEST
+
 Suite *suite_quantize(void) {
     Suite *s = suite_create("quantize");
     TCase *tc = tcase_create("tool");
@@ -120,6 +181,7 @@ Suite *suite_quantize(void) {
     tcase_add_test(tc, quantize_picks_a_group_that_fits_and_every_weight_is_within_half_a_step);
     tcase_add_test(tc, quantize_refuses_a_group_that_does_not_divide_and_bad_flags);
     tcase_add_test(tc, quantize_rejects_every_corrupt_checkpoint_with_one_line);
+    tcase_add_test(tc, quantize_budget_reports_what_int8_costs_on_a_token_file);
     suite_add_tcase(s, tc);
     return s;
 }

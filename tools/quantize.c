@@ -7,6 +7,10 @@
 // the tail of every row). Without --group, 64 (export.py's default) is halved until it divides
 // both, and the choice is printed: stories260K (dim 64, hidden_dim 172) gets 4, the 15M model
 // (288, 768) gets 32, as export.py's backoff would give for it.
+// --budget TOKENS.bin: after writing, the error budget of the int8 model against the fp32 one
+// (lib/real/q8budget.h) on a held-out token file (e.g. data/stories/val.bin from `make stories`):
+// the largest logit error, KL(fp32 || int8), perplexity of both and the greedy agreement, over
+// the file's first --budget-tokens tokens (default 4096) in windows of the model's seq_len.
 // Exit status: 0 written, 1 unreadable input or failed write, 2 bad usage (flags, group size).
 #include <errno.h>
 #include <math.h>
@@ -17,13 +21,22 @@
 #include "nn/quant.h"
 #include "real/q8file.h"
 #include "real/q8model.h"
+#include "real/q8budget.h"
+#include "real/tokens.h"
+#include "simd/simd.h"
 
 static const char USAGE[] =
-    "usage: ./quantize IN.bin OUT.bin [--group GS]\n"
+    "usage: ./quantize IN.bin OUT.bin [--group GS] [--budget TOKENS.bin [--budget-tokens N]]\n"
     "  IN.bin      a llama2.c version-0 (fp32) checkpoint, e.g. data/models/stories260K.bin\n"
     "  OUT.bin     the llama2.c version-2 (Q8_0, int8 in groups) checkpoint to write\n"
     "  --group GS  values per scale; must divide dim and hidden_dim (default: 64, halved until it does)\n"
+    "  --budget TOKENS.bin  then measure what int8 costs on a held-out token file (uint16 ids, as\n"
+    "              `make stories` writes data/stories/val.bin): largest logit error, KL(fp32 || int8),\n"
+    "              perplexity at fp32 and int8, greedy tokens that agree (int8 kernels of $TW_SIMD or auto)\n"
+    "  --budget-tokens N  how many tokens of that file (default 4096), in windows of seq_len\n"
     "example: ./quantize data/models/stories260K.bin out/stories260K_q80.bin\n";
+
+enum { BUDGET_TOKENS = 4096, BUDGET_PROMPT = 8, BUDGET_STEPS = 256 };
 
 static int usage_error(const char *why) {
     fprintf(stderr, "quantize: %s (./quantize --help for usage)\n", why);
@@ -55,9 +68,62 @@ static long long file_bytes(const char *path) {
     return n;
 }
 
+// The first max_tokens ids of the token file at path into *text (*n of them, malloc'd), checked
+// against the model's vocabulary, before anything is written. 0, or 1 with one line on stderr.
+static int read_budget_text(int **text, long *n, const tw_model *m, const char *path, long max_tokens) {
+    char err[512];
+    long at = 0;
+    if (tw_tokens_read(text, n, path, err, sizeof err) != TW_OK) {
+        fprintf(stderr, "quantize: --budget: %s\n", err);
+        return 1;
+    }
+    if (*n < 2 || !tw_tokens_fit_vocab(*text, *n, m->cfg.vocab, &at)) {
+        if (*n < 2) fprintf(stderr, "quantize: --budget: %s holds %ld token: at least 2 are needed\n", path, *n);
+        else fprintf(stderr, "quantize: --budget: %s: token %ld is id %d, outside this model's vocabulary of %d "
+                     "(was it made with another tokenizer?)\n", path, at, (*text)[at], m->cfg.vocab);
+        free(*text);
+        *text = NULL;
+        return 1;
+    }
+    if (*n > max_tokens) *n = max_tokens;
+    return 0;
+}
+
+// The error budget of the int8 model q against its fp32 original m on text (n tokens, read from
+// path); prints it. 0 on success, 1 with one line on stderr.
+static int print_budget(const tw_model *m, const tw_q8file *q, const int *text, long n, const char *path) {
+    char err[512];
+    tw_model m8;
+    if (tw_q8file_to_model(&m8, q, err, sizeof err) != TW_OK) {
+        fprintf(stderr, "quantize: --budget: %s\n", err);
+        return 1;
+    }
+    const char *level = tw_simd_init(NULL);
+    if (!level) level = tw_simd_init("auto");   // $TW_SIMD names a level this CPU lacks
+    const tw_q8_ops *q8 = tw_q8_ops_for_simd_level(level);
+    const int W = m->cfg.max_seq, n_prompt = n < BUDGET_PROMPT ? (int)n : BUDGET_PROMPT;
+    const int steps = W - n_prompt < BUDGET_STEPS ? W - n_prompt : BUDGET_STEPS;
+    tw_q8_budget b;
+    tw_status st = steps >= 1 ? tw_q8_budget_measure_text(&b, m, &m8, text, n, n_prompt, steps) : TW_ERR_ARG;
+    if (st != TW_OK)
+        fprintf(stderr, "quantize: --budget: %s (seq_len %d, %ld tokens of %s)\n", tw_status_str(st), W, n, path);
+    else
+        printf("error budget on %s: %d tokens in windows of %d (kernels: %s, int8 %s)\n"
+               "  largest |logit error|     %.4g\n"
+               "  mean KL(fp32 || int8)     %.4g nats\n"
+               "  perplexity fp32 -> int8   %.4f -> %.4f (%+.3f%%)\n"
+               "  greedy tokens that agree  %d of %d, from the file's first %d tokens\n",
+               path, b.T, W, level, q8 ? q8->level : "naive", b.max_logit_err, b.mean_kl, b.ppl_ref, b.ppl_test,
+               100.0 * (b.ppl_test / b.ppl_ref - 1.0), b.agree, b.steps, n_prompt);
+    tw_model_free(&m8);
+    return st == TW_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
-    const char *in = NULL, *out = NULL;
+    const char *in = NULL, *out = NULL, *budget = NULL;
     int gs = 0;
+    long budget_tokens = BUDGET_TOKENS;
+    int budget_tokens_given = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { fputs(USAGE, stdout); return 0; }
         if (strcmp(argv[i], "--group") == 0) {
@@ -71,6 +137,21 @@ int main(int argc, char **argv) {
                 return usage_error(why);
             }
             gs = (int)v;
+        } else if (strcmp(argv[i], "--budget") == 0) {
+            if (i + 1 >= argc) return usage_error("--budget needs a token file, e.g. --budget data/stories/val.bin");
+            budget = argv[++i];
+        } else if (strcmp(argv[i], "--budget-tokens") == 0) {
+            if (i + 1 >= argc) return usage_error("--budget-tokens needs a value, e.g. --budget-tokens 4096");
+            char *end;
+            errno = 0;
+            long v = strtol(argv[++i], &end, 10);
+            if (errno || *end || end == argv[i] || v < 2 || v > 100000000L) {
+                char why[128];
+                snprintf(why, sizeof why, "--budget-tokens '%s' is not a whole number in [2, 100000000]", argv[i]);
+                return usage_error(why);
+            }
+            budget_tokens = v;
+            budget_tokens_given = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             char why[128];
             snprintf(why, sizeof why, "unknown flag '%s'", argv[i]);
@@ -80,11 +161,18 @@ int main(int argc, char **argv) {
         else return usage_error("too many arguments: give IN.bin and OUT.bin");
     }
     if (!in || !out) return usage_error("give IN.bin and OUT.bin");
+    if (budget_tokens_given && !budget) return usage_error("--budget-tokens needs --budget TOKENS.bin");
 
     tw_model m;
     char err[512];
     if (tw_llama2c_load(&m, in, err, sizeof err) != TW_OK) {
         fprintf(stderr, "quantize: %s\n", err);
+        return 1;
+    }
+    int *text = NULL;   // (n_text) the --budget tokens, read before anything is written
+    long n_text = 0;
+    if (budget && read_budget_text(&text, &n_text, &m, budget, budget_tokens) != 0) {
+        tw_model_free(&m);
         return 1;
     }
     const int C = m.cfg.block.attn.d_model, F = m.cfg.block.ffn_hidden, widths[2] = { C, F };
@@ -96,6 +184,7 @@ int main(int argc, char **argv) {
                         gs, w == 0 ? "dim" : "hidden_dim", widths[w], in, widths[w] % gs, C, F,
                         tw_quant_fit_group(widths, 2, gs));
                 tw_model_free(&m);
+                free(text);
                 return 2;
             }
         printf("group size %d (--group)\n", gs);
@@ -112,12 +201,13 @@ int main(int argc, char **argv) {
     if (tw_q8file_from_model(&q, &m, gs, err, sizeof err) != TW_OK) {
         fprintf(stderr, "quantize: %s: %s\n", in, err);
         tw_model_free(&m);
+        free(text);
         return 1;
     }
     const tw_q8file_config cfg = q.cfg;
 
     float *row = malloc((size_t)(C > F ? C : F) * sizeof(float));
-    if (!row) { fprintf(stderr, "quantize: out of memory\n"); tw_q8file_free(&q); tw_model_free(&m); return 1; }
+    if (!row) { fprintf(stderr, "quantize: out of memory\n"); tw_q8file_free(&q); tw_model_free(&m); free(text); return 1; }
     printf("%-30s %-12s %14s %14s\n", "tensor", "shape", "max |error|", "mean |error|");
     double worst = 0;
     for (int i = 0; i < q.n_tensors; i++) {
@@ -138,7 +228,10 @@ int main(int argc, char **argv) {
     else printf("largest error over all tensors: %.6e\nwrote %s: %lld bytes (version 2, Q8_0, group "
                 "size %d); the fp32 file has %lld bytes\n", worst, out, tw_q8file_size(&cfg), gs,
                 file_bytes(in));
+    int rc = st == TW_OK ? 0 : 1;
+    if (rc == 0 && budget) rc = print_budget(&m, &q, text, n_text, budget);
+    free(text);
     tw_q8file_free(&q);
     tw_model_free(&m);
-    return st == TW_OK ? 0 : 1;
+    return rc;
 }
