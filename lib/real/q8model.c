@@ -80,14 +80,17 @@ tw_status tw_q8file_to_model(tw_model *m, const tw_q8file *q, char *err, size_t 
         const tw_q8file_tensor *t = &q->tensors[i];
         tw_q8file_model_name(name, sizeof name, c, i);
         tw_param *p = tw_model_param(m, name);
-        tw_q8_matrix *dst = tw_model_q8_find(m, name);
-        if (i == 0 && c->shared_classifier) dst = tw_model_q8_find(m, "head");   // the tied head's copy
+        // the embedding table (i = 0) has an int8 copy only as the tied head; untied, the
+        // lookup reads its dequantized values and the head is a tensor of its own (the last)
+        tw_q8_matrix *dst = i > 0                 ? tw_model_q8_find(m, name)
+                            : c->shared_classifier ? tw_model_q8_find(m, "head") : NULL;
         const long n = (long)t->rows * t->cols, n_groups = n / c->group_size;
-        if (!p || !dst || p->count != n || (long)dst->rows * dst->cols != n) {
+        if (!p || (!dst && i > 0) || p->count != n || (dst && (long)dst->rows * dst->cols != n)) {
             tw_model_free(m);
             return fail(err, err_len, TW_ERR_FORMAT, "the file's tensors do not match its header");
         }
         tw_dequant_groups(p->data, t->q, t->s, n_groups, c->group_size);
+        if (!dst) continue;
         memcpy((int8_t *)(uintptr_t)dst->q, t->q, (size_t)n);
         memcpy((float *)(uintptr_t)dst->s, t->s, (size_t)n_groups * sizeof(float));
     }
