@@ -11,8 +11,8 @@
 // with the range [min - max]. Then the decode roofline: a decode step reads every weight matrix
 // once and the KV cache of the positions so far once, so it cannot beat (read bandwidth) / (those
 // bytes per token, at the decode's average position); the bandwidth is measured right beside
-// every run (read passes just before and just after it, with its thread count, the faster kept),
-// over a buffer as large as those bytes, so it comes from the cache level (L2, L3) or DRAM where
+// every run (read passes just before it and, for as long as it took, just after it, with its
+// thread count, two ways of reading, the fastest pass kept), over a buffer as large as those bytes, so it comes from the cache level (L2, L3) or DRAM where
 // they live, at the moment of that run. Every goal is printed as the median of per-repeat ratios
 // (both sides from the same repeat), with their range. A benchmark, not a
 // test: the outputs are checked elsewhere (tests/test_llama2c.c, tests/test_simd_model.c); it
@@ -61,14 +61,6 @@ static void check(tw_status st, const char *what) {
         fprintf(stderr, "bench_generate: %s: %s\n", what, tw_status_str(st));
         exit(1);
     }
-}
-
-// The largest of n values: a bandwidth is a ceiling, and on a shared machine the fastest pass is
-// the one where nothing else got in the way, so the rooflines use it (tokens/s use the median).
-static double best(const double *v, int n) {
-    double b = v[0];
-    for (int i = 1; i < n; i++) if (v[i] > b) b = v[i];
-    return b;
 }
 
 
@@ -125,18 +117,41 @@ static const char *footprint_level(double bytes, long l2, long l3) {
     return bytes <= 0.75 * l2 ? "L2" : bytes <= 0.75 * l3 ? "L3" : "DRAM";
 }
 
-// A read-only stream: the fast level's dot product of the two halves of this thread's contiguous
-// part of the n floats at b, so every byte is loaded once, as two ascending streams. Measured
-// against the alternatives on this machine (58.8 MiB, one thread, eight passes each in turn):
-// 28.5-29.0 GB/s, against 27.0-28.1 for one ascending stream with the widest vectors and the
-// kernels' software prefetch, and 26.4-27.3 for the avx512 matvec over the same bytes; so this
-// is the ceiling the rooflines use.
-static float read_part(tw_dot_fn dot, const float *b, long n, int part, int parts) {
-    const long i0 = n * part / parts, i1 = n * (part + 1) / parts, half = (i1 - i0) / 2;
+// Two ways to read this thread's contiguous part of the n floats at b once, every byte loaded
+// once, and the faster sets the roofline (a ceiling: the decode cannot read its bytes faster than
+// the fastest way we know to read as many). Which one wins depends on the CPU, measured over
+// 58.8 MiB, one thread:
+//   READ_DOT     the fast level's dot product of the part's two halves: two ascending streams, no
+//                software prefetch. Intel Xeon (Emerald Rapids): 28.5-29.0 GB/s, against 26.4-27.3
+//                for the matvec below; so it was the only one measured there until AMD showed
+//                otherwise.
+//   READ_MATVEC  the fast level's matvec over the part as a matrix of rows of READ_K floats: one
+//                ascending stream with the kernels' software prefetch, exactly how decode reads
+//                its weights. AMD EPYC (Zen 5, family 26): the dot read 33 GB/s while the fp32
+//                decode read its 58.8 MiB a token at 41.6 GB/s ("129 % of the roofline"): there
+//                the software prefetch is worth more than a second stream.
+enum { READ_DOT, READ_MATVEC, READ_WAYS };
+enum { READ_K = 1024 };   // floats per row of READ_MATVEC's matrix
+static const char *const READ_WAY_NAME[READ_WAYS] = { "dot of two halves", "matvec, one stream" };
+
+static float read_part(const tw_kernels *k, int way, const float *b, long n, float *y, int part, int parts) {
+    const long i0 = n * part / parts, i1 = n * (part + 1) / parts;
     float s = 0.0f;
-    for (long i = 0; i < half; i += 1L << 24) {   // chunks: the kernel takes an int length
-        const long len = half - i < (1L << 24) ? half - i : (1L << 24);
-        s += dot(b + i0 + i, b + i0 + half + i, (int)len);
+    if (way == READ_DOT) {
+        const long half = (i1 - i0) / 2;
+        for (long i = 0; i < half; i += 1L << 24) {   // chunks: the kernel takes an int length
+            const long len = half - i < (1L << 24) ? half - i : (1L << 24);
+            s += k->dot(b + i0 + i, b + i0 + half + i, (int)len);
+        }
+        return s;
+    }
+    // rows of READ_K floats (the part's last partial row is left out: under 4 KiB), READ_K rows a
+    // call, x = the first row of b (read once more: 4 KiB, from L1)
+    const long rows = (i1 - i0) / READ_K;
+    for (long r = 0; r < rows; r += READ_K) {
+        const int nr = (int)(rows - r < READ_K ? rows - r : READ_K);
+        k->matvec(y, b + i0 + r * READ_K, b, nr, READ_K);
+        s += y[0] + y[nr - 1];
     }
     return s;
 }
@@ -145,49 +160,88 @@ static float read_part(tw_dot_fn dot, const float *b, long n, int part, int part
 typedef struct {
     float *b;
     long n;
-    float sink;   // the dot products' sum, printed so that the compiler cannot drop them
+    float *y;     // (64 * READ_K) READ_MATVEC's outputs, READ_K per thread
+    float sink;   // the reads' sum, printed so that the compiler cannot drop them
+    double best[READ_WAYS];   // the fastest GB/s each way has read, over the whole run
 } read_buffer;
 
 static void read_buffer_init(read_buffer *r, double bytes) {
     r->n = (long)(bytes / 4.0) + 16;
     r->b = malloc((size_t)r->n * sizeof *r->b);
+    r->y = malloc((size_t)64 * READ_K * sizeof *r->y);
     r->sink = 0.0f;
-    if (!r->b) { fprintf(stderr, "bench_generate: out of memory for the bandwidth test\n"); exit(1); }
+    for (int w = 0; w < READ_WAYS; w++) r->best[w] = 0;
+    if (!r->b || !r->y) { fprintf(stderr, "bench_generate: out of memory for the bandwidth test\n"); exit(1); }
     for (long i = 0; i < r->n; i++) r->b[i] = (float)(i % 13) * 0.25f;
 }
 
-// GB/s of the fastest of a few read passes over the buffer with `threads` threads, now: 3, or as
-// many as read 64 MiB in all (at most 64) when the buffer is small (an L2-sized one takes a few
-// microseconds, as long as waking a second thread).
-static double read_gbs_now(read_buffer *r, int threads) {
-    double gbs[64] = { 0 };
-    const tw_dot_fn dot = tw_kernels_for(tw_simd.level)->dot;   // the level tw_simd_init chose
+static void read_buffer_free(read_buffer *r) {
+    free(r->b);
+    free(r->y);
+}
+
+// GB/s of the fastest of the read passes over the buffer with `threads` threads, now: each way in
+// turn, 3 passes each, or as many as read 64 MiB in all (at most 64) when the buffer is small
+// (an L2-sized one takes a few microseconds, as long as waking a second thread), and then more
+// until at least `seconds` have passed (at most READ_MAX_PASSES). Reading for as long as the run
+// it bounds lasted gives the ceiling as many chances to meet the host's fast moments as the run
+// had: on the AMD EPYC VM one pass over 58.8 MiB read anywhere from 35 to 59 GB/s a second apart,
+// and six passes beside a run of a tenth of a second came out below the decode itself.
+enum { READ_MAX_PASSES = 4096 };
+// The fastest pass, not the median: a bandwidth is a ceiling, and on a shared machine the fastest
+// pass is the one where nothing else got in the way (tokens/s use the median).
+static double read_gbs_now(read_buffer *r, int threads, double seconds) {
+    const tw_kernels *k = tw_kernels_for(tw_simd.level);   // the level tw_simd_init chose
     const double wanted = 64.0 * 1048576.0 / (4.0 * (double)r->n);
     const int passes = wanted < 3 ? 3 : wanted > 64 ? 64 : (int)wanted;
-    for (int k = 0; k < passes; k++) {
+    const double start = now_seconds();
+    double fastest = 0;
+    for (int p = 0; p < READ_MAX_PASSES && (p < READ_WAYS * passes || now_seconds() - start < seconds); p++) {
+        const int way = p % READ_WAYS;
         float s = 0.0f;
         double t0 = now_seconds();
 #ifdef _OPENMP
-#pragma omp parallel num_threads(threads) reduction(+ : s)
-        s += read_part(dot, r->b, r->n, omp_get_thread_num(), omp_get_num_threads());
+#pragma omp parallel num_threads(threads < 64 ? threads : 64) reduction(+ : s)
+        s += read_part(k, way, r->b, r->n, r->y + (size_t)omp_get_thread_num() * READ_K,
+                       omp_get_thread_num(), omp_get_num_threads());
 #else
         (void)threads;
-        s = read_part(dot, r->b, r->n, 0, 1);
+        s = read_part(k, way, r->b, r->n, r->y, 0, 1);
 #endif
         double t = now_seconds() - t0;
         r->sink += s;
-        gbs[k] = 4.0 * r->n / t * 1e-9;
+        const double gbs = 4.0 * r->n / t * 1e-9;
+        if (gbs > r->best[way]) r->best[way] = gbs;
+        if (gbs > fastest) fastest = gbs;
     }
-    return best(gbs, passes);
+    return fastest;
+}
+
+// The fastest pass of each way over the run (any thread count), so the output says which way set
+// the roofline on this CPU.
+static void print_read_ways(const read_buffer *r) {
+    printf("  the read ways' fastest passes in this run:");
+    for (int w = 0; w < READ_WAYS; w++) printf("%s %s %.1f GB/s", w ? "," : "", READ_WAY_NAME[w], r->best[w]);
+    printf("\n");
 }
 
 // The bandwidth beside one run: read passes with its thread count right before and right after
-// it, the faster kept (a ceiling: other processes only ever slow a pass down). Measured beside
-// every run, because on a shared machine the bandwidth itself changes from one second to the
-// next, and a roofline measured at another moment than the decode it bounds can come out below it.
-static double read_around(read_buffer *r, int threads, double before) {
-    const double after = read_gbs_now(r, threads);
+// it (after: for as long as the run took, run_seconds), the fastest kept (a ceiling: other
+// processes only ever slow a pass down). Measured beside every run, because on a shared machine
+// the bandwidth itself changes from one second to the next, and a roofline measured at another
+// moment than the decode it bounds can come out below it.
+static double read_around(read_buffer *r, int threads, double before, double run_seconds) {
+    const double after = read_gbs_now(r, threads, run_seconds);
     return after > before ? after : before;
+}
+
+// Said under a ratio above 100 % of a roofline, which a true bound cannot give.
+static void note_above_roofline(void) {
+    printf("  note: above 100%% in some repeat: no read pass beside that repeat (they read for as long "
+           "as its decode took) was as fast as the decode itself. Either the machine was slower during "
+           "every pass (other processes, a VM's neighbours), or the cache kept part of the decode's bytes "
+           "between tokens (the decode reads them in the same order every token, the passes do not); "
+           "there the roofline is no bound: rerun, and read the ratio as approximate\n");
 }
 
 // roof[k]: the tokens/s that gbs[k] GB/s allows when a token reads `bytes`.   roof, gbs: (n)
@@ -217,13 +271,13 @@ static void select_config(const config *c) {
 
 static void run_config(config *c, int rep, const tw_model *m, int *seq, int P, int n_dec,
                        read_buffer *rb, const char *fast_level) {
-    tw_simd_init(fast_level);   // the read passes use the fast level's dot
-    const double before = read_gbs_now(rb, c->threads);
+    tw_simd_init(fast_level);   // the read passes use the fast level's dot and matvec
+    const double before = read_gbs_now(rb, c->threads, 0);
     select_config(c);
     double tp, td;
     run_once(&tp, &td, m, seq, P, n_dec, c->with_cache, NULL);
     tw_simd_init(fast_level);
-    const double gbs = read_around(rb, c->threads, before);
+    const double gbs = read_around(rb, c->threads, before, td);
     if (rep >= 0) {
         c->pre[rep] = P / tp;
         c->dec[rep] = n_dec / td;
@@ -244,13 +298,15 @@ static void measure_in_turn(double pre[][MAX_REPEATS], double dec[][MAX_REPEATS]
     double wp, wd;
     for (int r = 0; r < n; r++) run_once(&wp, &wd, ms[r], seq, P, n_dec, 1, ops[r]);
     for (int k = 0; k < repeats; k++) {
-        const double before = read_gbs_now(rb, 1);
+        const double before = read_gbs_now(rb, 1, 0);
+        double longest = 0;   // the longest decode of the repeat
         for (int r = 0; r < n; r++) {
             run_once(&pre[r][k], &dec[r][k], ms[r], seq, P, n_dec, 1, ops[r]);
+            if (dec[r][k] > longest) longest = dec[r][k];
             pre[r][k] = P / pre[r][k];
             dec[r][k] = n_dec / dec[r][k];
         }
-        gbs[k] = read_around(rb, 1, before);
+        gbs[k] = read_around(rb, 1, before, longest);
     }
 }
 
@@ -323,13 +379,13 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
            "(median) -> %.1f tok/s\n", token_bytes / 1048576.0, wbytes / 1048576.0,
            tw_q8_packs(q8best, gs) ? " (the packed copies the kernels read)" : "", kv_bytes / 1048576.0,
            footprint_level(token_bytes, l2, l3), median(gbs, repeats), median(roof, repeats));
+    print_read_ways(&rb);
     printf("  %s int8 decode: %.0f%% of the read roofline (median of the repeats; range %.0f%% - %.0f%%)\n",
            q8best->level, 100.0 * of_roof.median, 100.0 * of_roof.lo, 100.0 * of_roof.hi);
     if (of_roof.hi > 1.0)
-        printf("  note: above 100%% in some repeat: the bandwidth passes beside that repeat met a slower "
-               "moment of the machine than its decode did (other processes); rerun on a quieter machine\n");
+        note_above_roofline();
     if (rb.sink == 12345.0f) printf(" \n");
-    free(rb.b);
+    read_buffer_free(&rb);
     tw_model_free(&m8);
 }
 
@@ -409,7 +465,7 @@ int main(int argc, char **argv) {
     // What a decode step reads: every weight once and the cached keys and values of every
     // position so far once (attention), at the average position of the decode; the read stream
     // runs over a buffer of that size, so its bandwidth comes from the level (L2, L3, DRAM) where
-    // they live, measured beside every repeat with the fast level's dot.
+    // they live, measured beside every repeat with the fast level's kernels (read_gbs_now).
     const double wbytes = weight_bytes_per_token(c);
     const double cache_kv = 4.0 * 2.0 * c->n_layer * (P + n_dec / 2) * c->block.attn.n_kv_head *
                             ((double)c->block.attn.head_dim);
@@ -462,12 +518,13 @@ int main(int argc, char **argv) {
            footprint_level(token_bytes, l2, l3), l2 / 1024, l3 / 1024);
     double rd_lo, rd_hi;
     min_max(cf[i_best1].gbs, repeats, &rd_lo, &rd_hi);
-    printf("roofline: read stream over that footprint (the %s dot of its two halves), beside each run, median [min - max]: "
-           "1 thread %.1f GB/s [%.1f - %.1f] -> %.1f tok/s", fast_level, median(cf[i_best1].gbs, repeats), rd_lo, rd_hi,
-           median(roof1, repeats));
+    printf("roofline: read stream over that footprint (the faster of two ways with the %s kernels), beside each run, "
+           "median [min - max]: 1 thread %.1f GB/s [%.1f - %.1f] -> %.1f tok/s", fast_level,
+           median(cf[i_best1].gbs, repeats), rd_lo, rd_hi, median(roof1, repeats));
     if (i_best2 >= 0)
         printf("; 2 threads %.1f GB/s -> %.1f tok/s", median(cf[i_best2].gbs, repeats), median(roof2, repeats));
     printf("%s\n", rb.sink == 12345.0f ? " " : "");
+    print_read_ways(&rb);
 
     // Each goal as the median of the per-repeat ratios (both sides measured in the same repeat, so
     // a slow second of a shared machine cancels), with their range.
@@ -489,10 +546,9 @@ int main(int argc, char **argv) {
     printf("  %s without the KV cache: %.1f tok/s (every step recomputes the prefix)\n", fast_level,
            dec_med[i_nocache]);
     if (of_roof1.hi > 1.0 || auto_of_roof1.hi > 1.0 || of_roof2.hi > 1.0)
-        printf("  note: above 100%% in some repeat: the bandwidth passes beside that repeat met a slower "
-               "moment of the machine than its decode did (other processes); rerun on a quieter machine\n");
+        note_above_roofline();
     for (int k = 0; k < nc; k++) free(cf[k].tokens);
-    free(rb.b);
+    read_buffer_free(&rb);
     tw_threads_set(1);   // the int8 rows: one thread, against the 1-thread fp32 decode above
     int8_rows(&m, seq, P, n_dec, repeats, fast_level, dec_med[i_best1], cache_kv, l2, l3);
     free(seq);
