@@ -224,7 +224,7 @@ int main(int argc, char **argv) {
                peak * 1e-9);
         // 64 multiply-adds per vpdpbusd: the instructions per cycle say how many VNNI ports the
         // core has (1 on Ice Lake and Zen 4, whose 512-bit ops use two 256-bit halves; 2 where
-        // ports 0 and 5 both take it)
+        // ports 0 and 5 both take it, and on Zen 5)
         if (ghz > 0) printf(" = %.2f vpdpbusd per cycle at %.2f GHz", peak / (64.0 * ghz * 1e9), ghz);
         printf("\n");
     }

@@ -46,6 +46,11 @@
 // half the correction ops) and reorder groups, and the pair loop keeps its 16 chains, 8 sums, 2
 // broadcasts of x and a weight in 27 of the 32 zmm registers (gcc keeps them all in registers:
 // no stack traffic in the loop), so nothing there can spill or need a second VNNI pipe.
+// Measured on AMD Zen 5 (two VNNI pipes: the probe issues 2.0 vpdpbusd a cycle): a pair of groups
+// takes 84 cycles at 128 rows in L1, 1.52 a cycle, where the multiply and the FMA of each
+// block-group, on the same pipes, allow 1.6; weights as vpdpbusd's memory operand, the int-to-float
+// conversion by the 1.5 * 2^23 trick and a software prefetch were all slower there
+// (docs/quantization.md, fourth pass).
 #include <immintrin.h>
 #include <stdint.h>
 #include <string.h>
