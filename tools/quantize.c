@@ -86,6 +86,13 @@ static int read_budget_text(int **text, long *n, const tw_model *m, const char *
         return 1;
     }
     if (*n > max_tokens) *n = max_tokens;
+    if (m->cfg.max_seq < 2) {
+        fprintf(stderr, "quantize: --budget: the model's seq_len is %d: a window of at least 2 tokens is needed\n",
+                m->cfg.max_seq);
+        free(*text);
+        *text = NULL;
+        return 1;
+    }
     return 0;
 }
 
@@ -101,10 +108,13 @@ static int print_budget(const tw_model *m, const tw_q8file *q, const int *text, 
     const char *level = tw_simd_init(NULL);
     if (!level) level = tw_simd_init("auto");   // $TW_SIMD names a level this CPU lacks
     const tw_q8_ops *q8 = tw_q8_ops_for_simd_level(level);
-    const int W = m->cfg.max_seq, n_prompt = n < BUDGET_PROMPT ? (int)n : BUDGET_PROMPT;
+    // W >= 2 (read_budget_text): a prompt of at most W - 1 tokens leaves at least one step
+    const int W = m->cfg.max_seq;
+    int n_prompt = n < BUDGET_PROMPT ? (int)n : BUDGET_PROMPT;
+    if (n_prompt > W - 1) n_prompt = W - 1;
     const int steps = W - n_prompt < BUDGET_STEPS ? W - n_prompt : BUDGET_STEPS;
     tw_q8_budget b;
-    tw_status st = steps >= 1 ? tw_q8_budget_measure_text(&b, m, &m8, text, n, n_prompt, steps) : TW_ERR_ARG;
+    tw_status st = tw_q8_budget_measure_text(&b, m, &m8, text, n, n_prompt, steps);
     if (st != TW_OK)
         fprintf(stderr, "quantize: --budget: %s (seq_len %d, %ld tokens of %s)\n", tw_status_str(st), W, n, path);
     else
