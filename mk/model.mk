@@ -77,7 +77,7 @@ $(BUILD)/tools/make_ckpt15m: $(BUILD)/tools/make_ckpt15m.o $(LIB)
 # bench_generate also links the compiler-vectorised rung, the CPU description, the clocks and the
 # paired ratios (bench/).
 $(BUILD)/tools/bench_generate: $(BUILD)/tools/bench_generate.o $(BUILD)/bench/autovec.o \
-                               $(BUILD)/bench/cpuinfo.o $(BUILD)/bench/cache_size.o \
+                               $(BUILD)/bench/cpuinfo.o $(BUILD)/bench/cache_size.o $(BUILD)/bench/read_stream.o \
                                $(BUILD)/bench/bench_clock.o $(BUILD)/bench/bench_spread.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/bench_generate.o: CPPFLAGS += -Ibench

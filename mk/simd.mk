@@ -77,7 +77,7 @@ bench:                                         ## verify, then time every kernel
 # bench/autovec.c is the compiler-vectorised rung: plain loops built the way llama2.c builds its
 # matmul, in this object only (never in the library: -ffast-math changes rounding).
 AUTOVEC_FLAGS ?= -O3 -ffast-math -ffp-contract=fast -march=native
-BENCH_OBJ := $(BUILD)/bench/bench.o $(BUILD)/bench/autovec.o $(BUILD)/bench/cpuinfo.o
+BENCH_OBJ := $(BUILD)/bench/bench.o $(BUILD)/bench/autovec.o $(BUILD)/bench/cpuinfo.o $(BUILD)/bench/read_stream.o
 $(BUILD)/bench/autovec.o: ISAFLAGS := $(AUTOVEC_FLAGS)
 ifeq ($(OMP),1)
   $(BUILD)/tools/bench_generate.o: ISAFLAGS := $(OMPFLAGS)

@@ -38,6 +38,7 @@
 #include "autovec.h"
 #include "cpuinfo.h"
 #include "cache_size.h"
+#include "read_stream.h"
 #include "bench_clock.h"   // now_seconds, median
 #include "bench_spread.h"  // spread, paired_ratio, min_max
 #ifdef _OPENMP
@@ -117,60 +118,35 @@ static const char *footprint_level(double bytes, long l2, long l3) {
     return bytes <= 0.75 * l2 ? "L2" : bytes <= 0.75 * l3 ? "L3" : "DRAM";
 }
 
-// Two ways to read this thread's contiguous part of the n floats at b once, every byte loaded
-// once, and the faster sets the roofline (a ceiling: the decode cannot read its bytes faster than
-// the fastest way we know to read as many). Which one wins depends on the CPU, measured over
-// 58.8 MiB, one thread:
-//   READ_DOT     the fast level's dot product of the part's two halves: two ascending streams, no
-//                software prefetch. Intel Xeon (Emerald Rapids): 28.5-29.0 GB/s, against 26.4-27.3
-//                for the matvec below; so it was the only one measured there until AMD showed
-//                otherwise.
-//   READ_MATVEC  the fast level's matvec over the part as a matrix of rows of READ_K floats: one
-//                ascending stream with the kernels' software prefetch, exactly how decode reads
-//                its weights. AMD EPYC (Zen 5, family 26): the dot read 33 GB/s while the fp32
-//                decode read its 58.8 MiB a token at 41.6 GB/s ("129 % of the roofline"): there
-//                the software prefetch is worth more than a second stream.
-enum { READ_DOT, READ_MATVEC, READ_WAYS };
-enum { READ_K = 1024 };   // floats per row of READ_MATVEC's matrix
-static const char *const READ_WAY_NAME[READ_WAYS] = { "dot of two halves", "matvec, one stream" };
-
+// This thread's contiguous part of the n floats at b, read once the given way (bench/read_stream.h).
 static float read_part(const tw_kernels *k, int way, const float *b, long n, float *y, int part, int parts) {
     const long i0 = n * part / parts, i1 = n * (part + 1) / parts;
-    float s = 0.0f;
-    if (way == READ_DOT) {
-        const long half = (i1 - i0) / 2;
-        for (long i = 0; i < half; i += 1L << 24) {   // chunks: the kernel takes an int length
-            const long len = half - i < (1L << 24) ? half - i : (1L << 24);
-            s += k->dot(b + i0 + i, b + i0 + half + i, (int)len);
-        }
-        return s;
-    }
-    // rows of READ_K floats (the part's last partial row is left out: under 4 KiB), READ_K rows a
-    // call, x = the first row of b (read once more: 4 KiB, from L1)
-    const long rows = (i1 - i0) / READ_K;
-    for (long r = 0; r < rows; r += READ_K) {
-        const int nr = (int)(rows - r < READ_K ? rows - r : READ_K);
-        k->matvec(y, b + i0 + r * READ_K, b, nr, READ_K);
-        s += y[0] + y[nr - 1];
-    }
-    return s;
+    return bench_read_once(k, way, b + i0, i1 - i0, y);
+}
+
+// The floats that `parts` threads read that way in all (each part leaves out its own tail).
+static long read_floats(int way, long n, int parts) {
+    long sum = 0;
+    for (int part = 0; part < parts; part++)
+        sum += bench_read_floats(way, n * (part + 1) / parts - n * part / parts);
+    return sum;
 }
 
 // The buffer the read stream runs over: as many bytes as a decode token reads.   b: (n) floats
 typedef struct {
     float *b;
     long n;
-    float *y;     // (64 * READ_K) READ_MATVEC's outputs, READ_K per thread
+    float *y;     // (64 * BENCH_READ_K) BENCH_READ_MATVEC's outputs, BENCH_READ_K per thread
     float sink;   // the reads' sum, printed so that the compiler cannot drop them
-    double best[READ_WAYS];   // the fastest GB/s each way has read, over the whole run
+    double best[BENCH_READ_WAYS];   // the fastest GB/s each way has read, over the whole run
 } read_buffer;
 
 static void read_buffer_init(read_buffer *r, double bytes) {
     r->n = (long)(bytes / 4.0) + 16;
     r->b = malloc((size_t)r->n * sizeof *r->b);
-    r->y = malloc((size_t)64 * READ_K * sizeof *r->y);
+    r->y = malloc((size_t)64 * BENCH_READ_K * sizeof *r->y);
     r->sink = 0.0f;
-    for (int w = 0; w < READ_WAYS; w++) r->best[w] = 0;
+    for (int w = 0; w < BENCH_READ_WAYS; w++) r->best[w] = 0;
     if (!r->b || !r->y) { fprintf(stderr, "bench_generate: out of memory for the bandwidth test\n"); exit(1); }
     for (long i = 0; i < r->n; i++) r->b[i] = (float)(i % 13) * 0.25f;
 }
@@ -194,23 +170,28 @@ static double read_gbs_now(read_buffer *r, int threads, double seconds) {
     const tw_kernels *k = tw_kernels_for(tw_simd.level);   // the level tw_simd_init chose
     const double wanted = 64.0 * 1048576.0 / (4.0 * (double)r->n);
     const int passes = wanted < 3 ? 3 : wanted > 64 ? 64 : (int)wanted;
+#ifdef _OPENMP
+    const int parts = threads < 64 ? threads : 64;
+#else
+    const int parts = 1;
+    (void)threads;
+#endif
     const double start = now_seconds();
     double fastest = 0;
-    for (int p = 0; p < READ_MAX_PASSES && (p < READ_WAYS * passes || now_seconds() - start < seconds); p++) {
-        const int way = p % READ_WAYS;
+    for (int p = 0; p < READ_MAX_PASSES && (p < BENCH_READ_WAYS * passes || now_seconds() - start < seconds); p++) {
+        const int way = p % BENCH_READ_WAYS;
         float s = 0.0f;
         double t0 = now_seconds();
 #ifdef _OPENMP
-#pragma omp parallel num_threads(threads < 64 ? threads : 64) reduction(+ : s)
-        s += read_part(k, way, r->b, r->n, r->y + (size_t)omp_get_thread_num() * READ_K,
+#pragma omp parallel num_threads(parts) reduction(+ : s)
+        s += read_part(k, way, r->b, r->n, r->y + (size_t)omp_get_thread_num() * BENCH_READ_K,
                        omp_get_thread_num(), omp_get_num_threads());
 #else
-        (void)threads;
         s = read_part(k, way, r->b, r->n, r->y, 0, 1);
 #endif
         double t = now_seconds() - t0;
         r->sink += s;
-        const double gbs = 4.0 * r->n / t * 1e-9;
+        const double gbs = 4.0 * (double)read_floats(way, r->n, parts) / t * 1e-9;
         if (gbs > r->best[way]) r->best[way] = gbs;
         if (gbs > fastest) fastest = gbs;
     }
@@ -221,7 +202,7 @@ static double read_gbs_now(read_buffer *r, int threads, double seconds) {
 // the roofline on this CPU.
 static void print_read_ways(const read_buffer *r) {
     printf("  the read ways' fastest passes in this run:");
-    for (int w = 0; w < READ_WAYS; w++) printf("%s %s %.1f GB/s", w ? "," : "", READ_WAY_NAME[w], r->best[w]);
+    for (int w = 0; w < BENCH_READ_WAYS; w++) printf("%s %s %.1f GB/s", w ? "," : "", bench_read_way_name(w), r->best[w]);
     printf("\n");
 }
 
