@@ -17,7 +17,8 @@
 // the loads busy even with the row in L1 (two loads per FMA: W and x, x from L1); the K % 16
 // tail is one masked load. The four accumulators are added pairwise, then the 16 lanes are
 // folded 16 -> 8 -> 4, and four rows at a time finish with a transposed reduction (three
-// horizontal adds give the four row sums in one register). A row left over at the end is folded
+// horizontal adds give the four row sums in one register; for small matrices, sums4 does the
+// same additions across the four rows at once, with fewer shuffles). A row left over at the end is folded
 // with the same operations in the same order, so every row's sum is the same function of that
 // row alone, wherever it falls in a block: splitting the rows among threads changes no bit.
 //
@@ -138,6 +139,25 @@ static inline __m128 fold16to4(__m512 v) {
     return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 }
 
+// The four rows' sums of p[0..3], each exactly as fold16to4 and two hadd steps form it for a lone
+// row (lane i + lane i + 8, then + lane i + 4, then lanes 0 + 1 and 2 + 3, then those two), but
+// four rows at a time across the register: 9 shuffles and 5 adds where fold16to4 on each row and
+// three hadd took 14 shuffles and 11 adds.
+static inline __m128 sums4(const __m512 p[4]) {
+    // lanes 0-7: row 0's lane i + lane i + 8; lanes 8-15: row 1's (t01), rows 2 and 3 (t23)
+    const __m512 t01 = _mm512_add_ps(_mm512_shuffle_f32x4(p[0], p[1], 0x44), _mm512_shuffle_f32x4(p[0], p[1], 0xEE));
+    const __m512 t23 = _mm512_add_ps(_mm512_shuffle_f32x4(p[2], p[3], 0x44), _mm512_shuffle_f32x4(p[2], p[3], 0xEE));
+    // 128-bit lane r: row r's four sums (fold16to4's result for that row)
+    const __m512 u = _mm512_add_ps(_mm512_shuffle_f32x4(t01, t23, 0x88), _mm512_shuffle_f32x4(t01, t23, 0xDD));
+    // element 0 and 1 of each 128-bit lane: q[0] + q[1] and q[2] + q[3] (hadd's pairs)
+    const __m512 v = _mm512_add_ps(_mm512_shuffle_ps(u, u, _MM_SHUFFLE(2, 0, 2, 0)),
+                                   _mm512_shuffle_ps(u, u, _MM_SHUFFLE(3, 1, 3, 1)));
+    // element 0 of each 128-bit lane: (q[0] + q[1]) + (q[2] + q[3]); then lanes 0, 4, 8, 12 gathered
+    const __m512 w = _mm512_add_ps(v, _mm512_shuffle_ps(v, v, _MM_SHUFFLE(1, 1, 1, 1)));
+    const __m512i idx = _mm512_set_epi32(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12, 8, 4, 0);
+    return _mm512_castps512_ps128(_mm512_permutexvar_ps(idx, w));
+}
+
 void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K) {
     // Side by side while W is small enough to sit in any core's L2 (256 KiB: the matrices of
     // stories260K); one row after another, in memory order, for anything larger. Same bits.
@@ -153,10 +173,14 @@ void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K
             p[2] = row_partial(w + 2L * K, x, K);
             p[3] = row_partial(w + 3L * K, x, K);
         }
-        __m128 q0 = fold16to4(p[0]), q1 = fold16to4(p[1]), q2 = fold16to4(p[2]), q3 = fold16to4(p[3]);
-        // hadd(q0, q1) = (q0[0]+q0[1], q0[2]+q0[3], q1[0]+q1[1], q1[2]+q1[3]); once more gives
-        // (q0[0]+q0[1]) + (q0[2]+q0[3]) for each row, in lanes 0..3.
-        __m128 r = _mm_hadd_ps(_mm_hadd_ps(q0, q1), _mm_hadd_ps(q2, q3));
+        __m128 r;
+        if (side_by_side) r = sums4(p);   // small K: the sums are a large share of the work
+        else {
+            __m128 q0 = fold16to4(p[0]), q1 = fold16to4(p[1]), q2 = fold16to4(p[2]), q3 = fold16to4(p[3]);
+            // hadd(q0, q1) = (q0[0]+q0[1], q0[2]+q0[3], q1[0]+q1[1], q1[2]+q1[3]); once more gives
+            // (q0[0]+q0[1]) + (q0[2]+q0[3]) for each row, in lanes 0..3.
+            r = _mm_hadd_ps(_mm_hadd_ps(q0, q1), _mm_hadd_ps(q2, q3));
+        }
         _mm_storeu_ps(y + i, r);
         if (!all_finite4(r)) redo_overflowed(y, W, x, i, 4, K);
     }
