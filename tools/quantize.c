@@ -43,6 +43,26 @@ static int usage_error(const char *why) {
     return 2;
 }
 
+// The value after flag argv[*i] into *v, a whole number in [lo, hi]; *i moves past it. 0, or the
+// usage error's exit status (2) with one line on stderr. e.g.: an example value for the message.
+static int flag_value(long *v, int *i, int argc, char **argv, long lo, long hi, const char *e_g) {
+    const char *flag = argv[*i];
+    char why[160];
+    if (*i + 1 >= argc) {
+        snprintf(why, sizeof why, "%s needs a value, e.g. %s %s", flag, flag, e_g);
+        return usage_error(why);
+    }
+    const char *s = argv[++*i];
+    char *end;
+    errno = 0;
+    *v = strtol(s, &end, 10);
+    if (errno || *end || end == s || *v < lo || *v > hi) {
+        snprintf(why, sizeof why, "%s '%s' is not a whole number in [%ld, %ld]", flag, s, lo, hi);
+        return usage_error(why);
+    }
+    return 0;
+}
+
 // Largest and mean |w - dequant(q)| over one tensor.
 static void rounding_error(double *max_err, double *mean_err, const float *w,
                            const tw_q8file_tensor *t, int gs, float *row) {
@@ -73,6 +93,11 @@ static long long file_bytes(const char *path) {
 static int read_budget_text(int **text, long *n, const tw_model *m, const char *path, long max_tokens) {
     char err[512];
     long at = 0;
+    if (m->cfg.max_seq < 2) {
+        fprintf(stderr, "quantize: --budget: the model's seq_len is %d: a window of at least 2 tokens is needed\n",
+                m->cfg.max_seq);
+        return 1;
+    }
     if (tw_tokens_read(text, n, path, err, sizeof err) != TW_OK) {
         fprintf(stderr, "quantize: --budget: %s\n", err);
         return 1;
@@ -86,13 +111,6 @@ static int read_budget_text(int **text, long *n, const tw_model *m, const char *
         return 1;
     }
     if (*n > max_tokens) *n = max_tokens;
-    if (m->cfg.max_seq < 2) {
-        fprintf(stderr, "quantize: --budget: the model's seq_len is %d: a window of at least 2 tokens is needed\n",
-                m->cfg.max_seq);
-        free(*text);
-        *text = NULL;
-        return 1;
-    }
     return 0;
 }
 
@@ -137,30 +155,16 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) { fputs(USAGE, stdout); return 0; }
         if (strcmp(argv[i], "--group") == 0) {
-            if (i + 1 >= argc) return usage_error("--group needs a value, e.g. --group 32");
-            char *end;
-            errno = 0;
-            long v = strtol(argv[++i], &end, 10);
-            if (errno || *end || end == argv[i] || v <= 0 || v > TW_QUANT_MAX_GROUP) {
-                char why[128];
-                snprintf(why, sizeof why, "--group '%s' is not a whole number in [1, %d]", argv[i], TW_QUANT_MAX_GROUP);
-                return usage_error(why);
-            }
+            long v;
+            const int rc = flag_value(&v, &i, argc, argv, 1, TW_QUANT_MAX_GROUP, "32");
+            if (rc) return rc;
             gs = (int)v;
         } else if (strcmp(argv[i], "--budget") == 0) {
             if (i + 1 >= argc) return usage_error("--budget needs a token file, e.g. --budget data/stories/val.bin");
             budget = argv[++i];
         } else if (strcmp(argv[i], "--budget-tokens") == 0) {
-            if (i + 1 >= argc) return usage_error("--budget-tokens needs a value, e.g. --budget-tokens 4096");
-            char *end;
-            errno = 0;
-            long v = strtol(argv[++i], &end, 10);
-            if (errno || *end || end == argv[i] || v < 2 || v > 100000000L) {
-                char why[128];
-                snprintf(why, sizeof why, "--budget-tokens '%s' is not a whole number in [2, 100000000]", argv[i]);
-                return usage_error(why);
-            }
-            budget_tokens = v;
+            const int rc = flag_value(&budget_tokens, &i, argc, argv, 2, 100000000L, "4096");
+            if (rc) return rc;
             budget_tokens_given = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             char why[128];
