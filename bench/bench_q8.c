@@ -35,6 +35,7 @@
 #include "nn/reference.h"
 #include "q8_cases.h"
 #include "cache_size.h"
+#include "cpuinfo.h"
 
 int32_t bench_vnni_probe(long iters);   // bench/probe_vnni.c (x86-64 builds only)
 int64_t bench_read_probe(const void *buf, size_t bytes, long passes);   // bench/probe_read.c (same)
@@ -78,20 +79,6 @@ static double time_runs(job_fn f, void *ctx, double *fastest) {
     return times[reps / 2];
 }
 
-
-static void cpu_name(char *buf, size_t n) {
-    snprintf(buf, n, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");   // Linux; elsewhere the name stays unknown
-    if (!f) return;
-    char line[256];
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
-            snprintf(buf, n, "%s", strchr(line, ':') + 2);
-            buf[strcspn(buf, "\n")] = '\0';
-            break;
-        }
-    fclose(f);
-}
 
 // ---- step 1: verify ----
 
@@ -210,8 +197,8 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    char cpu[128];
-    cpu_name(cpu, sizeof cpu);
+    char cpu[512];
+    bench_cpu_describe(cpu, sizeof cpu);
     const tw_kernels *best32 = tw_kernels_for("auto");
     printf("\n==== int8 (Q8_0) matvec ====\nCPU: %s\nint8 levels available: %s; fp32 level: %s\n",
            cpu, tw_q8_available(), best32->level);
