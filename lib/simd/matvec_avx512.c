@@ -173,8 +173,11 @@ void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K
             p[2] = row_partial(w + 2L * K, x, K);
             p[3] = row_partial(w + 3L * K, x, K);
         }
+        // Small K: the sums are a large share of the work, so sums4. Streaming: each row's fold
+        // runs while the next row's loads are in flight; sums4 there, which waits for all four
+        // rows, measured 5-9 % slower (AMD EPYC Zen 5, 288x288 to 4096x288). Same bits either way.
         __m128 r;
-        if (side_by_side) r = sums4(p);   // small K: the sums are a large share of the work
+        if (side_by_side) r = sums4(p);
         else {
             __m128 q0 = fold16to4(p[0]), q1 = fold16to4(p[1]), q2 = fold16to4(p[2]), q3 = fold16to4(p[3]);
             // hadd(q0, q1) = (q0[0]+q0[1], q0[2]+q0[3], q1[0]+q1[1], q1[2]+q1[3]); once more gives
