@@ -12,8 +12,9 @@
 // once and the KV cache of the positions so far once, so it cannot beat (read bandwidth) / (those
 // bytes per token, at the decode's average position); the bandwidth is measured right beside
 // every run (read passes just before it and, for as long as it took, just after it, with its
-// thread count, two ways of reading, the fastest pass kept), over a buffer as large as those bytes, so it comes from the cache level (L2, L3) or DRAM where
-// they live, at the moment of that run. Every goal is printed as the median of per-repeat ratios
+// thread count, two ways of reading, the fastest pass kept), over a buffer as large as those
+// bytes, so it comes from the cache level (L2, L3) or DRAM where they live, at the moment of
+// that run. Every goal is printed as the median of per-repeat ratios
 // (both sides from the same repeat), with their range. A benchmark, not a
 // test: the outputs are checked elsewhere (tests/test_llama2c.c, tests/test_simd_model.c); it
 // only checks that one and two threads decode the same tokens. Last, the int8 rows: the same
@@ -162,10 +163,10 @@ static void read_buffer_free(read_buffer *r) {
 // until at least `seconds` have passed (at most READ_MAX_PASSES). Reading for as long as the run
 // it bounds lasted gives the ceiling as many chances to meet the host's fast moments as the run
 // had: on the AMD EPYC VM one pass over 58.8 MiB read anywhere from 35 to 59 GB/s a second apart,
-// and six passes beside a run of a tenth of a second came out below the decode itself.
+// and six passes beside a run of a tenth of a second came out below the decode itself. The
+// fastest pass, not the median: a bandwidth is a ceiling, and the fastest pass is the one where
+// nothing else got in the way (tokens/s use the median).
 enum { READ_MAX_PASSES = 4096 };
-// The fastest pass, not the median: a bandwidth is a ceiling, and on a shared machine the fastest
-// pass is the one where nothing else got in the way (tokens/s use the median).
 static double read_gbs_now(read_buffer *r, int threads, double seconds) {
     const tw_kernels *k = tw_kernels_for(tw_simd.level);   // the level tw_simd_init chose
     const double wanted = 64.0 * 1048576.0 / (4.0 * (double)r->n);
