@@ -44,7 +44,7 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 LIB      := $(BUILD)/libtw.a
 # Fragments append to these: LIB_SRC (extra library sources), PROGRAMS (top-level binaries),
 # TEST_DEPS (what `make test` needs before running), CLEAN_FILES.
-LIB_SRC   := $(wildcard lib/nn/*.c lib/io/*.c lib/real/*.c)
+LIB_SRC   := $(wildcard $(addsuffix /*.c,$(addprefix lib/,core nn train quant tokenize decode formats inspect)))
 TEST_SRC  := $(wildcard tests/*.c)
 PROGRAMS  :=
 TEST_DEPS :=

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "nn/quant.h"
+#include "quant/q8_0.h"
 #include "simd/simd.h"
 #include "simd/q8.h"
 #include "simd/peak.h"

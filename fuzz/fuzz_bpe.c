@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "real/bpe_train.h"
-#include "real/tokenizer.h"
+#include "tokenize/bpe_train.h"
+#include "tokenize/tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "io/json.h"
-#include "real/params.h"
+#include "formats/json.h"
+#include "formats/hf_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

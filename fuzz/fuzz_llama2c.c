@@ -8,7 +8,7 @@
 #define _POSIX_C_SOURCE 200809L   // mkstemp (fuzz_file.h)
 #include <string.h>
 #include "fuzz_file.h"
-#include "real/llama2c.h"
+#include "formats/llama2c.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,7 @@
 // the elements its shape says.
 #define _POSIX_C_SOURCE 200809L   // mkstemp (fuzz_file.h)
 #include "fuzz_file.h"
-#include "io/npy.h"
+#include "formats/npy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,11 +10,11 @@
 #include <math.h>
 #include <string.h>
 #include "fuzz_file.h"
-#include "nn/quant.h"
-#include "real/q8file.h"
+#include "quant/q8_0.h"
+#include "quant/q8file.h"
 #include "simd/q8.h"
 #include "nn/model.h"
-#include "real/q8model.h"
+#include "quant/q8model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

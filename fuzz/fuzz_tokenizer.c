@@ -5,7 +5,7 @@
 #define _POSIX_C_SOURCE 200809L   // mkstemp (fuzz_file.h)
 #include <string.h>
 #include "fuzz_file.h"
-#include "real/tokenizer.h"
+#include "tokenize/tokenizer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

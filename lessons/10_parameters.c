@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "lesson.h"
-#include "real/params.h"
+#include "formats/hf_config.h"
 
 static const lesson_info INFO = {
     10, "Where the parameters live",

@@ -65,7 +65,7 @@ static void explain_blocked_vs_reordered(double ratio128, double ratio256) {
                "copy of it the linker happens to place across a 64-byte boundary of the "
                "instruction stream runs about 1.6-1.8x slower. Measured: in one build the "
                "blocked copy straddled the boundary (1.41 ms against reordered's 0.78 ms at "
-               "n = 128), and rebuilding matmul_blocked.c alone with -falign-loops=64 brought "
+               "n = 128), and rebuilding matmul_3_blocked.c alone with -falign-loops=64 brought "
                "it to 0.88-0.94 ms; after an unrelated change to the library moved the code, the "
                "reordered copy straddled it instead and was the slow one (1.38 ms against "
                "0.88 ms). A benchmark times the machine code and where the linker put it, not "

@@ -8,7 +8,7 @@
 // gradient's history, learns much faster than plain gradient descent at the same budget; and a
 // learning rate that is too high makes the loss jump instead of fall.
 // Calls: tw_model_forward_next + tw_sampler_sample (the teacher writes), tw_model_forward (the
-//        floor), tw_train_step (AdamW), tw_model_backward (plain SGD), tw_model_loss (validation);
+//        floor), tw_train_step (AdamW), tw_model_forward_backward (plain SGD), tw_model_loss (validation);
 //        tw_simd_init picks the kernels all of them use.
 // Build & run: make lesson14 && ./lesson14 [--seed N] [--simd LEVEL] [--out DIR]
 //   (about 4 s of CPU at the best SIMD level, the default; 19 s with --simd naive)
@@ -18,10 +18,10 @@
 #include <math.h>
 #include <string.h>
 #include "lesson.h"
-#include "nn/train.h"
-#include "real/llama2c.h"
-#include "real/sampler.h"
-#include "real/tokenizer.h"
+#include "train/step.h"
+#include "formats/llama2c.h"
+#include "decode/sampler.h"
+#include "tokenize/tokenizer.h"
 #include "simd/simd.h"
 
 static const lesson_info INFO = {
@@ -166,7 +166,7 @@ static void train(tw_model *m, float *curve, float *val, optimizer opt, float lr
             curve[s] = st.loss;
         } else {   // plain gradient descent: w -= lr * g, nothing else
             tw_model_grads_zero(&t.g);
-            tw_model_backward(&curve[s], &t.g, &t.ds, &t.s, m, in, tg, B, T, 1.0f);
+            tw_model_forward_backward(&curve[s], &t.g, &t.ds, &t.s, m, in, tg, B, T, 1.0f);
             for (long j = 0; j < m->n_floats; j++) m->memory[j] -= lr * t.g.memory[j];
         }
         if ((s + 1) % EVAL_EVERY == 0) {

@@ -27,12 +27,12 @@
 #include <stdint.h>
 #include <string.h>
 #include "lesson.h"
-#include "nn/quant.h"
+#include "quant/q8_0.h"
 #include "simd/simd.h"
 #include "simd/q8.h"
 #include "nn/reference.h"
-#include "real/q8model.h"
-#include "real/q8budget.h"
+#include "quant/q8model.h"
+#include "quant/q8budget.h"
 
 static const lesson_info INFO = {
     15, "Quantization: int8 and int4 weights",

@@ -21,7 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "lesson.h"
-#include "real/bpe_train.h"
+#include "tokenize/bpe_train.h"
 
 static const lesson_info INFO = {
     16, "Learning a tokenizer: byte-pair encoding",
@@ -106,7 +106,7 @@ static const char STORY[] =
 static const char CHINESE[] =
     "Tokenizer 的主要功能是把文字轉換成數字 (token)，這樣模型才能夠處理。";
 
-// Five lines of C from lib/real/tokenizer.c (the byte fallback).
+// Five lines of C from lib/tokenize/tokenizer.c (the byte fallback).
 static const char CODE[] =
     "        int id = tw_tokenizer_lookup(t, buf);\n"
     "        if (id >= 0) {\n"
@@ -315,7 +315,7 @@ static void other_texts(const tw_tokenizer *tok512, const char *train_part) {
     const double share = 100.0 * (double)strlen(train_part) / (double)strlen(STORY);
     lesson_section("A story vocabulary on Chinese and on C code");
     lesson_say("A sentence from the course notes (note 002, on what a tokenizer does), and five "
-               "lines of C from lib/real/tokenizer.c:");
+               "lines of C from lib/tokenize/tokenizer.c:");
     printf("  %s\n\n", CHINESE);
     show_encoding("Chinese, tok512", tok512, CHINESE, 18);
     show_encoding("C code, tok512", tok512, CODE, 18);

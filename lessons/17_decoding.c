@@ -8,7 +8,7 @@
 // same words shuffled.
 // Calls: tw_llama2c_load, tw_tokenizer_load/_encode/_decode, tw_model_state_init,
 //        tw_model_forward/_forward_next, tw_softmax_rows, tw_sampler_init/_sample, tw_argmax,
-//        tw_beam_init/_search/_free (lib/real/beam.h).
+//        tw_beam_init/_search/_free (lib/decode/beam.h).
 // Build & run: make lesson17 && ./lesson17 [--seed N] [--out DIR]   (make fetches the model)
 // Needs: data/models/stories260K.bin data/models/tok512.bin
 // Writes: next_tokens.txt nll_story.npy nll_shuffled.npy shuffled.txt greedy.txt sampled.txt
@@ -199,7 +199,7 @@ static void five_rules(model *md, uint64_t seed) {
         greedy_loop[i] = seq[n + i] = tw_argmax(md->full.logits + (size_t)(n + i - 1) * V, V);
     }
     lesson_say("Beam search keeps the `width` most likely continuations at every step "
-               "(lib/real/beam.c, tw_beam_search) and returns the most likely one it kept. Eight "
+               "(lib/decode/beam.c, tw_beam_search) and returns the most likely one it kept. Eight "
                "tokens after \"%s\":", prompt);
     for (int w = 0; w < 3; w++) {
         tw_beam b = { 0 };

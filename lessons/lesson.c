@@ -350,7 +350,7 @@ void lesson_print_vector(const char *name, const float *x, int n) {
     tw_print_matrix(stdout, name, x, 1, n, 1, 12);
 }
 
-// First `head` indices, then from `*tail` on: at most max of n shown (as lib/inspect.c elides).
+// First `head` indices, then from `*tail` on: at most max of n shown (as lib/inspect/print.c elides).
 static int shown(int n, int max, int *tail) {
     if (n <= max) { *tail = n; return n; }
     *tail = n - max / 2;
@@ -429,7 +429,7 @@ void lesson_write_matrix_dat(const char *name, const float *x, int rows, int col
     record_written(name);
 }
 
-// Opens path's temporary twin (tw_atomic_file, lib/io/atomic_file.h); finish_tmp renames it into
+// Opens path's temporary twin (tw_atomic_file, lib/formats/atomic_file.h); finish_tmp renames it into
 // place, so a lesson that dies half way never leaves a half-written file.
 static FILE *open_tmp(tw_atomic_file *af, const char *path) {
     if (tw_atomic_open(af, path, "w") != TW_OK) lesson_die("cannot write %s.tmp: %s", path, strerror(errno));

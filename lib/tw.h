@@ -1,6 +1,7 @@
 // tw.h: the umbrella header of the transformer-walkthrough library (prefix tw_).
 //
-// Every transformer component is one plain C11 function in its own file pair under lib/nn/.
+// Every transformer component is one plain C11 function in its own file pair under lib/nn/; the
+// other folders of lib/ are the course's other chapters (listed below, bottom up).
 // Programs include this header to get all of lib/; no file inside lib/ includes it (each includes
 // only the headers it uses).
 //
@@ -43,10 +44,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-// lib/nn/: the components the course teaches, in the order of the lessons (they include nothing
-// from io/ or real/).
-#include "nn/status.h"
-#include "nn/rng.h"
+// The chapters, from the bottom up (tools/check_layers.sh checks that includes point down).
+// lib/core/: status codes and the random generator.
+#include "core/status.h"
+#include "core/rng.h"
+// lib/simd/: the kernels, chosen once at start-up (tw_simd_init).
+#include "simd/simd.h"
+#include "simd/q8.h"
+// lib/nn/: the components the course teaches, in the order of the lessons, each _forward beside
+// its _backward, and the model made of them.
 #include "nn/linear.h"
 #include "nn/embedding.h"
 #include "nn/norm.h"
@@ -57,23 +63,41 @@
 #include "nn/sdpa.h"
 #include "nn/mha.h"
 #include "nn/ffn.h"
-#include "nn/loss.h"
-#include "nn/optim.h"
 #include "nn/block.h"
 #include "nn/model.h"
-#include "nn/train_parallel.h"
-// lib/io/: file formats and inspection.
-#include "io/atomic_file.h"
-#include "io/npy.h"
-#include "io/json.h"
-#include "io/inspect.h"
-// lib/real/: real pretrained models and configs.
-#include "real/llama2c.h"
-#include "real/dump.h"
-#include "real/check_finite.h"
-#include "real/tokenizer.h"
-#include "real/sampler.h"
-#include "real/beam.h"
-#include "real/params.h"
+#include "nn/reference.h"
+// lib/formats/: files: llama2.c checkpoints, .npy, JSON and Hugging Face configs, atomic writes.
+#include "formats/regular_file.h"
+#include "formats/atomic_file.h"
+#include "formats/npy.h"
+#include "formats/json.h"
+#include "formats/hf_config.h"
+#include "formats/llama2c.h"
+#include "formats/llama2c_write.h"
+// lib/tokenize/: text to ids and back; learning a BPE vocabulary.
+#include "tokenize/tokenizer.h"
+#include "tokenize/bpe_train.h"
+#include "tokenize/bpe_pieces.h"
+// lib/decode/: choosing the next token: sampling, beam search.
+#include "decode/sampler.h"
+#include "decode/beam.h"
+// lib/quant/: int8 weights: the Q8_0 scheme, the int8 file, the error budget.
+#include "quant/q8_0.h"
+#include "quant/q8file.h"
+#include "quant/q8model.h"
+#include "quant/q8budget.h"
+// lib/train/: the loss, AdamW, one step, threads, data and batches, checkpoints.
+#include "train/loss.h"
+#include "train/forward_backward.h"
+#include "train/optim.h"
+#include "train/step.h"
+#include "train/parallel.h"
+#include "train/tokens.h"
+#include "train/batches.h"
+#include "train/checkpoint.h"
+// lib/inspect/: looking inside: every intermediate as .npy, the first NaN, printing.
+#include "inspect/dump.h"
+#include "inspect/check_finite.h"
+#include "inspect/print.h"
 
 #endif

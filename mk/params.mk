@@ -3,7 +3,7 @@
 #   make params    ./params [--context N] [--layers] CONFIG.json: parameters per component and per
 #                  layer from a Hugging Face config.json (gpt2, llama, mistral, qwen2, qwen3),
 #                  weight memory at fp32/bf16/int8, KV cache at a context length; ends `total N`.
-# The counting is lib/real/params.c and the JSON reader lib/io/json.c (both part of libtw.a); the configs
+# The counting is lib/formats/hf_config.c and the JSON reader lib/formats/json.c (both part of libtw.a); the configs
 # with their published totals are in data/configs/ (README.md there).
 
 PROGRAMS    += params

@@ -32,11 +32,11 @@ LIB_SRC += $(Q8_SRC)
 Q8_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(Q8_SRC))
 
 # ---- the int8 kernel self-test, natively and on AArch64 under qemu ----
-# It links only lib/nn/quant.c, lib/nn/rng.c and the q8 objects, so the rest of lib/ need not cross-build.
-$(BUILD)/tests/arm/q8_selftest: $(BUILD)/tests/arm/q8_selftest.o $(Q8_OBJ) $(BUILD)/lib/nn/quant.o $(BUILD)/lib/nn/rng.o
+# It links only lib/quant/q8_0.c, lib/core/rng.c and the q8 objects, so the rest of lib/ need not cross-build.
+$(BUILD)/tests/arm/q8_selftest: $(BUILD)/tests/arm/q8_selftest.o $(Q8_OBJ) $(BUILD)/lib/quant/q8_0.o $(BUILD)/lib/core/rng.o
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tests/arm/q8_selftest.o: CPPFLAGS += -Itests
-$(BUILD)/tests/arm/q8_selftest.o: tests/q8_cases.h lib/simd/q8.h lib/nn/quant.h
+$(BUILD)/tests/arm/q8_selftest.o: tests/q8_cases.h lib/simd/q8.h lib/quant/q8_0.h
 
 .PHONY: q8-selftest test-arm-q8
 q8-selftest: $(BUILD)/tests/arm/q8_selftest     ## the int8 kernel self-test on this machine (every level)

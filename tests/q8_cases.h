@@ -1,5 +1,5 @@
 // q8_cases.h: the checks of every int8 kernel (lib/simd/q8.h) against its naive twin in
-// lib/quant.c, written once and run by two drivers: the Check suite (tests/test_q8.c) and the
+// lib/quant/q8_0.c, written once and run by two drivers: the Check suite (tests/test_q8.c) and the
 // Check-free self-test that `make test-arm-q8` runs under qemu (tests/arm/q8_selftest.c). Each
 // case takes one level's table and one shape, returns 0 on success, or 1 with a message.
 //
@@ -31,8 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "nn/rng.h"
-#include "nn/quant.h"
+#include "core/rng.h"
+#include "quant/q8_0.h"
 #include "simd/q8.h"
 #include "sc_rand.h"   // sc_rand: seeded uniform floats
 

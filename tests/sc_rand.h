@@ -5,7 +5,7 @@
 #define SC_RAND_H
 #include <stdint.h>
 #include <stdlib.h>
-#include "nn/rng.h"
+#include "core/rng.h"
 
 // n floats uniform in [lo, hi) from tw_rng seeded with seed, malloc'd (at least one float; the
 // caller frees), or NULL if out of memory.

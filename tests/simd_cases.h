@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "nn/rng.h"
+#include "core/rng.h"
 #include "simd/simd.h"
 #include "nn/reference.h"
 #include "nn/rope.h"

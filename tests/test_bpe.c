@@ -1,4 +1,4 @@
-// test_bpe.c: the BPE trainers (lib/real/bpe_train.c, lib/real/bpe_train_naive.c). All comparisons are
+// test_bpe.c: the BPE trainers (lib/tokenize/bpe_train.c, lib/tokenize/bpe_train_naive.c). All comparisons are
 // exact (integers and byte strings; scores are small integers stored exactly in float), so no
 // tolerance is needed anywhere in this file.
 //   - fast == naive: the same pieces, in the same order, with the same counts and the same token
@@ -17,9 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "testutil.h"
-#include "real/bpe_train.h"
-#include "real/tokenizer.h"
-#include "nn/rng.h"
+#include "tokenize/bpe_train.h"
+#include "tokenize/tokenizer.h"
+#include "core/rng.h"
 
 // ---- texts ----
 

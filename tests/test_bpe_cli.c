@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "testrun.h"
-#include "real/tokenizer.h"
+#include "tokenize/tokenizer.h"
 
 static char DIR_[64];
 

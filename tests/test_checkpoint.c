@@ -1,4 +1,4 @@
-// test_checkpoint.c: the files training reads and writes (lib/real/tokens.c, batches.c,
+// test_checkpoint.c: the files training reads and writes (lib/train/tokens.c, batches.c,
 // llama2c_write.c, checkpoint.c): uint16 token files, text encoded line by line, the batch rule of
 // ./train --no-shuffle and the seeded order, llama2.c checkpoints written back (byte-compared with
 // stories260K.bin), the toolkit's own model format for every style, and the training state.
@@ -12,12 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 #include "testutil.h"
-#include "real/llama2c.h"
-#include "real/llama2c_write.h"
-#include "real/checkpoint.h"
-#include "real/tokens.h"
-#include "real/batches.h"
-#include "real/tokenizer.h"
+#include "formats/llama2c.h"
+#include "formats/llama2c_write.h"
+#include "train/checkpoint.h"
+#include "train/tokens.h"
+#include "train/batches.h"
+#include "tokenize/tokenizer.h"
 
 #define MODEL_PATH "data/models/stories260K.bin"
 #define TOK_PATH   "data/models/tok512.bin"

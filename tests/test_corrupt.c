@@ -27,13 +27,13 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
-#include "io/json.h"
-#include "real/params.h"
-#include "real/llama2c.h"
-#include "real/tokenizer.h"
-#include "real/q8file.h"
-#include "real/checkpoint.h"
-#include "real/tokens.h"
+#include "formats/json.h"
+#include "formats/hf_config.h"
+#include "formats/llama2c.h"
+#include "tokenize/tokenizer.h"
+#include "quant/q8file.h"
+#include "train/checkpoint.h"
+#include "train/tokens.h"
 
 #define CORRUPT_DIR "data/corrupt"
 #define MAX_CASES   512

@@ -1,4 +1,4 @@
-// test_json.c: the JSON reader (lib/io/json.c): values and escapes decode correctly, malformed input
+// test_json.c: the JSON reader (lib/formats/json.c): values and escapes decode correctly, malformed input
 // is rejected at the right byte offset, nesting is bounded, and no prefix of a valid document is
 // accepted (each prefix is parsed from an exactly-sized heap copy, so an over-read shows up under
 // `make asan` or valgrind). Exact comparisons throughout: parsing is not approximate.
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <check.h>
 #include "testutil.h"
-#include "io/json.h"
+#include "formats/json.h"
 
 // Parses s from an exactly-sized heap copy (no NUL after it).
 static tw_status parse_exact(tw_json **out, const char *s, size_t n, tw_json_error *e) {

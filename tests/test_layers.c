@@ -31,32 +31,40 @@ START_TEST(the_check_names_every_broken_rule)
 {
     char tmpl[] = "/tmp/tw-layers-XXXXXX", cmd[512];
     ck_assert_ptr_nonnull(mkdtemp(tmpl));
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/nn %s/io %s/real %s/simd", tmpl, tmpl, tmpl, tmpl);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/nn %s/formats %s/misc %s/simd", tmpl, tmpl, tmpl, tmpl);
     ck_assert_int_eq(system(cmd), 0);
     char dir[128];
     snprintf(dir, sizeof dir, "%s/nn", tmpl);
     write_file(dir, "good.c", "#include <math.h>\n#include \"nn/good.h\"\n#include \"simd/simd.h\"\n");
-    write_file(dir, "up.c", "#include \"nn/good.h\"\n#include \"io/npy.h\"\n");          // nn -> io
-    write_file(dir, "real.h", "#include \"real/llama2c.h\"\n");                           // nn -> real
-    write_file(dir, "bare.c", "#include \"block.h\"\n");                                  // no folder
-    snprintf(dir, sizeof dir, "%s/io", tmpl);
-    write_file(dir, "umbrella.c", "#include \"tw.h\"\n");                                 // tw.h
-    write_file(dir, "fine.c", "#include \"nn/status.h\"\n#include \"io/npy.h\"\n");
+    write_file(dir, "up.c", "#include \"nn/good.h\"\n#include \"formats/npy.h\"\n");   // nn -> formats
+    write_file(dir, "real.h", "#include \"formats/llama2c.h\"\n");                    // nn -> formats
+    write_file(dir, "bare.c", "#include \"block.h\"\n");                           // no folder
+    write_file(dir, "linear.c", "#include \"quant/q8_0.h\"\n");                    // the one seam
+    write_file(dir, "norm.c", "#include \"quant/q8_0.h\"\n");                      // not the seam
+    snprintf(dir, sizeof dir, "%s/formats", tmpl);
+    write_file(dir, "umbrella.c", "#include \"tw.h\"\n");                          // tw.h
+    write_file(dir, "fine.c", "#include \"core/status.h\"\n#include \"formats/npy.h\"\n");
+    write_file(dir, "loop.c", "#include \"train/step.h\"\n");                      // formats -> train
+    snprintf(dir, sizeof dir, "%s/misc", tmpl);
+    write_file(dir, "x.c", "#include \"core/status.h\"\n");                        // unknown folder
     snprintf(dir, sizeof dir, "%s/simd", tmpl);
     write_file(dir, "k.c", "#include \"simd.h\"\n#include \"nn/softmax.h\"\n");          // simd -> nn
     write_file(dir, "ok.c", "#include \"simd.h\"\n#include \"simd/peak.h\"\n");          // simd -> simd
     snprintf(cmd, sizeof cmd, "sh tools/check_layers.sh %s", tmpl);
     run_result r = tt_run(cmd);
     ck_assert_int_eq(r.rc, 1);
-    const char *want[] = { "nn/up.c:2: a nn/ file includes io/npy.h",
-                           "nn/real.h:1: a nn/ file includes real/llama2c.h",
+    const char *want[] = { "nn/up.c:2: a nn/ file includes formats/npy.h",
+                           "nn/real.h:1: a nn/ file includes formats/llama2c.h",
                            "nn/bare.c:1: include \"block.h\" names no folder",
-                           "io/umbrella.c:1 includes tw.h",
+                           "nn/norm.c:1: a nn/ file includes quant/q8_0.h",
+                           "formats/umbrella.c:1 includes tw.h",
+                           "formats/loop.c:1: a formats/ file includes train/step.h",
+                           "misc/x.c: folder misc/ is not in the order",
                            "simd/k.c:2: a simd/ file includes nn/softmax.h" };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(r.err, want[i]) != NULL, "no line \"%s\" in:\n%s", want[i], r.err);
     ck_assert_msg(strstr(r.err, "good.c") == NULL && strstr(r.err, "fine.c") == NULL &&
-                  strstr(r.err, "ok.c") == NULL,
+                  strstr(r.err, "ok.c") == NULL && strstr(r.err, "linear.c") == NULL,
                   "a file that follows the rules was reported:\n%s", r.err);
     tt_run_free(&r);
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);

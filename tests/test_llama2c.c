@@ -1,4 +1,4 @@
-// test_llama2c.c: the real model (stories260K) run on the library's functions (lib/real/llama2c.c):
+// test_llama2c.c: the real model (stories260K) run on the library's functions (lib/formats/llama2c.c):
 // the documented greedy story, every dumped tensor against an independent PyTorch float64
 // reference, the KV-cache path against recomputing the prefix, the sampler's reproducibility, and
 // the checkpoint validation. Needs data/models/ (`make model`; `make test` fetches it).
@@ -12,9 +12,9 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
-#include "real/llama2c.h"
-#include "real/tokenizer.h"
-#include "real/sampler.h"
+#include "formats/llama2c.h"
+#include "tokenize/tokenizer.h"
+#include "decode/sampler.h"
 
 #define MODEL_PATH "data/models/stories260K.bin"
 #define TOK_PATH   "data/models/tok512.bin"

@@ -1,5 +1,5 @@
 // test_model_backward.c: the whole model's loss and backward pass (tw_model_loss,
-// tw_model_backward in lib/nn/model.c, tw_block_backward in lib/nn/block.c):
+// tw_model_forward_backward in lib/nn/model.c, tw_block_backward in lib/nn/block.c):
 //   - every parameter's gradient, named as the parameter table names it, against PyTorch autograd
 //     in float64 for the four styles and for stories260K (data/golden/backward/model/, from
 //     tests/golden/gen_model_backward.py);
@@ -13,7 +13,7 @@
 #include <string.h>
 #include "golden_case.h"
 #include "grad_check.h"
-#include "real/llama2c.h"
+#include "formats/llama2c.h"
 
 static const char *const CASES[] = { "2017", "gpt2", "llama", "qwen3", "stories260K" };
 #define N_CASES  ((int)(sizeof CASES / sizeof CASES[0]))
@@ -50,7 +50,7 @@ static float loss_and_grads_keep(tw_model_grads *g, tw_model_state *ds_out, cons
     ck_assert_int_eq(tw_model_state_init(&ds, m, T, 0), TW_OK);
     tw_model_grads_zero(g);
     float loss = -1.0f;
-    ck_assert_int_eq(tw_model_backward(&loss, g, &ds, &s, m, tokens, targets, B, T, 1.0f), TW_OK);
+    ck_assert_int_eq(tw_model_forward_backward(&loss, g, &ds, &s, m, tokens, targets, B, T, 1.0f), TW_OK);
     tw_model_state_free(&s);
     if (ds_out) *ds_out = ds;
     else tw_model_state_free(&ds);
@@ -330,7 +330,7 @@ START_TEST(micro_batches_accumulate_to_the_big_batch_gradient)
     double loss_sum = 0.0;
     for (int k = 0; k < K; k++) {   // k micro-batches of one sequence, each scaled by 1/K
         float loss;
-        ck_assert_int_eq(tw_model_backward(&loss, &acc, &ds, &s, &m, tokens + k * T,
+        ck_assert_int_eq(tw_model_forward_backward(&loss, &acc, &ds, &s, &m, tokens + k * T,
                                            targets + k * T, 1, T, 1.0f / K), TW_OK);
         loss_sum += loss;
     }
@@ -377,9 +377,9 @@ START_TEST(bad_batches_are_refused)
     ck_assert_int_eq(tw_model_grads_init(&g, &m), TW_OK);
     unsigned char *off = calloc((size_t)m.cfg.n_layer * m.cfg.block.attn.n_head, 1);
     ck_assert_ptr_nonnull(off);
-    ck_assert_int_eq(tw_model_backward(&loss, &g, &ds, &s, &m, tokens, targets, 1, 4, 1.0f), TW_OK);
+    ck_assert_int_eq(tw_model_forward_backward(&loss, &g, &ds, &s, &m, tokens, targets, 1, 4, 1.0f), TW_OK);
     s.head_off = off;
-    ck_assert_int_eq(tw_model_backward(&loss, &g, &ds, &s, &m, tokens, targets, 1, 4, 1.0f), TW_ERR_ARG);
+    ck_assert_int_eq(tw_model_forward_backward(&loss, &g, &ds, &s, &m, tokens, targets, 1, 4, 1.0f), TW_ERR_ARG);
     s.head_off = NULL;
     free(off);
     tw_model_grads_free(&g);

@@ -1,4 +1,4 @@
-// test_npy.c: lib/io/npy.c against NumPy itself: files written by numpy.save (gen_core.py) read back
+// test_npy.c: lib/formats/npy.c against NumPy itself: files written by numpy.save (gen_core.py) read back
 // with the right dtype, shape and values; the C writer's bytes equal numpy's for the same array;
 // write -> read round trips; and malformed files are rejected with TW_ERR_FORMAT and a message.
 #define _POSIX_C_SOURCE 200809L   // getpid, for temporary file names unique to this process

@@ -1,7 +1,7 @@
 // test_numeric_edges.c: the numeric edge cases a transformer meets in practice, each with a test:
 // softmax of +-1e30 and of a fully masked row, RMSNorm/LayerNorm of an all-zero row, attention
 // over a single token, RoPE at position 0 and at the last position of a long context, and the
-// optional NaN/Inf check mode (lib/real/check_finite.h) that names the first non-finite tensor.
+// optional NaN/Inf check mode (lib/inspect/check_finite.h) that names the first non-finite tensor.
 // The expected values are exact limits (0, 1, 1/n, the input itself) or float64 references
 // computed here, so each test states why its tolerance is what it is.
 #define _POSIX_C_SOURCE 200809L   // mkdtemp
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "real/check_finite.h"
-#include "real/llama2c.h"
-#include "real/dump.h"
+#include "inspect/check_finite.h"
+#include "formats/llama2c.h"
+#include "inspect/dump.h"
 
 static int all_finite(const float *x, long n) { return tw_first_nonfinite(x, n) < 0; }
 

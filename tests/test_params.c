@@ -1,7 +1,7 @@
-// test_params.c: the parameter counter (lib/real/params.c) and the ./params tool.
+// test_params.c: the parameter counter (lib/formats/hf_config.c) and the ./params tool.
 //   - every committed config in data/configs/ gives its published total exactly;
 //   - GPT-2's components equal a hand computation written out below from the module shapes
-//     (independently of lib/real/params.c's code path), and so do per-layer counts of Llama-2-7B,
+//     (independently of lib/formats/hf_config.c's code path), and so do per-layer counts of Llama-2-7B,
 //     Qwen3-8B (with q_norm/k_norm) and Qwen2.5-0.5B (q/k/v biases, no o bias);
 //   - transformers' defaults for absent keys (tie_word_embeddings, num_key_value_heads, head_dim,
 //     biases) are the ones its config classes use;
@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <check.h>
 #include "testutil.h"
-#include "real/params.h"
+#include "formats/hf_config.h"
 
 static const struct { const char *file; int64_t total; } CONFIGS[] = {
     { "data/configs/gpt2.json",             124439808LL },   // published

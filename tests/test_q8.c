@@ -1,5 +1,5 @@
 // test_q8.c: every int8 kernel (lib/simd/q8.h), at every level this CPU can run (naive, avx2,
-// avx512bw, avx512vnni, or neon and neon_dot), agrees with the naive loops of lib/quant.c on the
+// avx512bw, avx512vnni, or neon and neon_dot), agrees with the naive loops of lib/quant/q8_0.c on the
 // shapes of tests/q8_cases.h (tolerances and their reasons are there: 0 for quantization and for
 // the integer dot products, a derived float-reordering bound for realistic scales); plus the
 // dispatcher's contract. Levels are forced through tw_q8_ops_for.

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "testutil.h"
-#include "real/q8file.h"
+#include "quant/q8file.h"
 
 // A tiny model: C = 8, F = 12, L = 2, H = 2, G = 1 (D = 4, KV = 4), V = 10, seq 16, gs = 4.
 static tw_q8file_config tiny(int shared) {

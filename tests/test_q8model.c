@@ -1,6 +1,6 @@
-// test_q8model.c: quantized models through the one forward pass (nn/model_q8.c, the Linear path
-// of nn/quant.c), version-2 files to and from tw_model (real/q8model.c), the error budget on
-// stories260K (real/q8budget.c) and ./generate on a version-2 file.
+// test_q8model.c: quantized models through the one forward pass (quant/model_q8.c, the Linear path
+// of quant/q8_0.c), version-2 files to and from tw_model (quant/q8model.c), the error budget on
+// stories260K (quant/q8budget.c) and ./generate on a version-2 file.
 #define _POSIX_C_SOURCE 200809L   // getpid, mkdtemp
 #include <math.h>
 #include <stdio.h>
@@ -10,11 +10,11 @@
 #include "testutil.h"
 #include "testrun.h"
 #include "nn/model.h"
-#include "nn/quant.h"
-#include "real/llama2c.h"
-#include "real/tokenizer.h"
-#include "real/q8model.h"
-#include "real/q8budget.h"
+#include "quant/q8_0.h"
+#include "formats/llama2c.h"
+#include "tokenize/tokenizer.h"
+#include "quant/q8model.h"
+#include "quant/q8budget.h"
 #include "simd/simd.h"
 
 #define MODEL "data/models/stories260K.bin"

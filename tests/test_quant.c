@@ -1,11 +1,11 @@
-// test_quant.c: the naive quantization of lib/quant.c against facts worked out by hand and
+// test_quant.c: the naive quantization of lib/quant/q8_0.c against facts worked out by hand and
 // against double-precision references: absmax scaling, ties to even, the rounding-error bound
 // s/2, int4's range, non-finite input, refused group sizes, and the int8 matvec against the
 // product of the dequantized values. Each test states its tolerance.
 #include <math.h>
 #include <stdlib.h>
 #include "testutil.h"
-#include "nn/quant.h"
+#include "quant/q8_0.h"
 
 // One row by hand: max |x| = 1.27, so s = 1.27 / 127 = 0.01 and q = round(x / 0.01).
 // Tolerance: 0 on q; s equal to the float division 1.27f / 127.0f exactly.

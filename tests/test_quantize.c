@@ -13,11 +13,11 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
-#include "nn/quant.h"
-#include "real/q8file.h"
-#include "real/llama2c.h"
-#include "real/tokenizer.h"
-#include "real/tokens.h"
+#include "quant/q8_0.h"
+#include "quant/q8file.h"
+#include "formats/llama2c.h"
+#include "tokenize/tokenizer.h"
+#include "train/tokens.h"
 
 #define MODEL "data/models/stories260K.bin"
 

@@ -16,8 +16,8 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
-#include "real/llama2c.h"
-#include "io/npy.h"
+#include "formats/llama2c.h"
+#include "formats/npy.h"
 #include "simd/simd.h"
 
 #define MODEL "data/models/stories260K.bin"

@@ -1,4 +1,4 @@
-// test_tokenizer.c: the llama2.c tokenizer (lib/real/tokenizer.c) on the real tok512.bin: fixed token
+// test_tokenizer.c: the llama2.c tokenizer (lib/tokenize/tokenizer.c) on the real tok512.bin: fixed token
 // ids (from the issue, and from the independent Python BPE in tests/golden/gen_stories.py), byte
 // fallback, encode/decode round trips, decoding rules, and rejection of malformed files.
 // Needs data/models/tok512.bin (`make model`; `make test` fetches it).
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "testutil.h"
-#include "real/tokenizer.h"
+#include "tokenize/tokenizer.h"
 
 #define TOK_PATH "data/models/tok512.bin"
 

@@ -1,4 +1,4 @@
-// test_train.c: ten steps of our trainer (lib/nn/train.c on the batches of lib/real/batches.c)
+// test_train.c: ten steps of our trainer (lib/train/step.c on the batches of lib/train/batches.c)
 // against PyTorch's (tests/golden/gen_train.py, float64, data/golden/train/<case>/): the same
 // initial weights, the same --no-shuffle batches, AdamW with decay on 2+-dim parameters, global
 // norm clipping and the warm-up + cosine schedule. Checked at every step: the loss, the learning
@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 #include "testutil.h"
-#include "nn/train.h"
-#include "real/batches.h"
-#include "real/checkpoint.h"
-#include "real/tokens.h"
+#include "train/step.h"
+#include "train/batches.h"
+#include "train/checkpoint.h"
+#include "train/tokens.h"
 #include "simd/simd.h"
 
 static const char *const CASES[] = { "2017", "gpt2", "llama", "qwen3", "stories260K" };

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
-#include "real/checkpoint.h"
+#include "train/checkpoint.h"
 
 #define GOLD "data/golden/train/"
 

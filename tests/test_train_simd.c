@@ -3,10 +3,10 @@
 // naive level keeps the components' loops (the hooks decline). Checked here:
 //   - tw_matmul_packed_strided, the kernel under them, against a double-precision product for
 //     transposed operands, a wider row stride and the accumulate mode, at sizes off every tile;
-//   - tw_model_backward at the best level against the naive level, every parameter's gradient,
+//   - tw_model_forward_backward at the best level against the naive level, every parameter's gradient,
 //     for the four styles and a stories260K-shaped model at T = 150 (long enough for three row
 //     blocks of the causal attention), and the gradients differ somewhere (the kernels ran);
-//   - the batch split into parts (tw_model_backward_split): within rounding of the unsplit
+//   - the batch split into parts (tw_model_forward_backward_split): within rounding of the unsplit
 //     backward, and bit-identical on one thread and on two. Built without OpenMP (`make test`'s
 //     default) both runs are single-threaded and that one check is trivially true; `make OMP=1
 //     test` makes it bite (run before every commit of this file);
@@ -22,7 +22,7 @@
 #include "grad_check.h"
 #include "simd/simd.h"
 #include "nn/sdpa.h"
-#include "nn/loss.h"
+#include "train/loss.h"
 
 // The best level here: the last word of tw_simd_available() ("naive" on a plain build).
 static const char *best_level(void) {
@@ -144,7 +144,7 @@ static float gradients(tw_model_grads *g, const tw_model *m, const int *tokens, 
     ck_assert_int_eq(tw_model_state_init(&ds, m, T, 0), TW_OK);
     tw_model_grads_zero(g);
     float loss;
-    ck_assert_int_eq(tw_model_backward(&loss, g, &ds, &s, m, tokens, targets, B, T, 1.0f), TW_OK);
+    ck_assert_int_eq(tw_model_forward_backward(&loss, g, &ds, &s, m, tokens, targets, B, T, 1.0f), TW_OK);
     tw_model_state_free(&s);
     tw_model_state_free(&ds);
     tw_simd_init("naive");
@@ -204,10 +204,10 @@ START_TEST(model_backward_at_the_best_level_matches_naive)
 }
 END_TEST
 
-// The batch split into 2 parts (tw_model_backward_split) on 1 thread and on 2: bit-identical,
+// The batch split into 2 parts (tw_model_forward_backward_split) on 1 thread and on 2: bit-identical,
 // since the split, not the thread count, fixes every sum's order (and a part's products run on
 // one thread inside the parallel region, or on the threaded matmul that never splits a sum).
-// Against the unsplit tw_model_backward: rel 1e-5 of the case scale (grad_check.h), since the
+// Against the unsplit tw_model_forward_backward: rel 1e-5 of the case scale (grad_check.h), since the
 // only change is the grouping of the per-sequence gradients (two partial sums added at the end:
 // one extra rounding of each element, 6e-8 relative to the largest partial sum, which is at most
 // the case scale; measured worst 2.6e-7 of a tensor's own largest entry, TW_GRAD_REPORT=1).
@@ -235,7 +235,7 @@ START_TEST(split_batch_on_one_and_two_threads)
     for (int threads = 1; threads <= 2; threads++) {
         ck_assert_str_eq(tw_simd_init(lv), lv);
         tw_matmul_set_threads(threads);
-        ck_assert_int_eq(tw_model_backward_split(&loss[threads - 1], got[threads - 1], part, ds, s,
+        ck_assert_int_eq(tw_model_forward_backward_split(&loss[threads - 1], got[threads - 1], part, ds, s,
                                                  &m, tokens, targets, B, T, 1.0f, PARTS), TW_OK);
         tw_matmul_set_threads(1);
         tw_simd_init("naive");
@@ -250,7 +250,7 @@ START_TEST(split_batch_on_one_and_two_threads)
     for (int i = 0; i < m.n_params; i++)
         ck_assert_grad(plain.params[i].name, one.params[i].data, plain.params[i].data,
                        plain.params[i].count, 1e-5, scale);
-    ck_assert_int_eq(tw_model_backward_split(&loss[0], &one, part, ds, s, &m, tokens, targets, B,
+    ck_assert_int_eq(tw_model_forward_backward_split(&loss[0], &one, part, ds, s, &m, tokens, targets, B,
                                              T, 1.0f, 0), TW_ERR_ARG);
     for (int p = 0; p < PARTS; p++) {
         tw_model_state_free(&s[p]);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "real/bpe_train.h"
+#include "tokenize/bpe_train.h"
 
 static double now(void) {
     struct timespec ts;

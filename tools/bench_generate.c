@@ -18,7 +18,7 @@
 // (both sides from the same repeat), with their range. A benchmark, not a
 // test: the outputs are checked elsewhere (tests/test_llama2c.c, tests/test_simd_model.c); it
 // only checks that one and two threads decode the same tokens. Last, the int8 rows: the same
-// model in Q8_0 (real/q8model.h), decoded with the best int8 kernels and with a runq-style plain
+// model in Q8_0 (quant/q8model.h), decoded with the best int8 kernels and with a runq-style plain
 // int8 loop, against the fp32 decode measured above (tests/test_q8model.c checks the int8
 // outputs).
 //
@@ -30,12 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tw.h"
-#include "real/llama2c.h"
-#include "real/sampler.h"
+#include "formats/llama2c.h"
+#include "decode/sampler.h"
 #include "simd/simd.h"
 #include "nn/reference.h"
-#include "nn/quant.h"
-#include "real/q8model.h"
+#include "quant/q8_0.h"
+#include "quant/q8model.h"
 #include "autovec.h"
 #include "cpuinfo.h"
 #include "cache_size.h"

@@ -21,7 +21,7 @@
 // a shared or virtual machine the host's speed moves from minute to minute; a ratio of figures
 // taken minutes apart says little. The naive level runs one round of --naive-steps steps (the 15M
 // shape 1 by default), without PyTorch. With N threads the batch is split into N parts trained in
-// parallel (tw_model_backward_split, lib/nn/train_parallel.h); with one, tw_model_backward runs it.
+// parallel (tw_model_forward_backward_split, lib/train/parallel.h); with one, tw_model_forward_backward runs it.
 #define _POSIX_C_SOURCE 200809L   // fork, pipe, fdopen, waitpid
 #include <math.h>
 #include <signal.h>
@@ -95,7 +95,7 @@ static double flops_per_step(const shape *sh) {
 
 enum { MAX_PARTS = 8 };
 
-// With n threads the batch is split into n parts run in parallel (tw_model_backward_split),
+// With n threads the batch is split into n parts run in parallel (tw_model_forward_backward_split),
 // each with its own states and, but for the first, its own gradient buffer.
 typedef struct {
     tw_model m;
@@ -148,10 +148,10 @@ static float train_step(trainer *tr, const shape *sh) {
     float loss;
     tw_model_grads_zero(&tr->g);
     if (tr->parts == 1)
-        check(tw_model_backward(&loss, &tr->g, &tr->ds[0], &tr->s[0], &tr->m, tr->tokens,
+        check(tw_model_forward_backward(&loss, &tr->g, &tr->ds[0], &tr->s[0], &tr->m, tr->tokens,
                                 tr->targets, sh->B, sh->T, 1.0f), "backward");
     else
-        check(tw_model_backward_split(&loss, &tr->g, tr->g_part, tr->ds, tr->s, &tr->m, tr->tokens,
+        check(tw_model_forward_backward_split(&loss, &tr->g, tr->g_part, tr->ds, tr->s, &tr->m, tr->tokens,
                                       tr->targets, sh->B, sh->T, 1.0f, tr->parts), "backward");
     tr->step++;
     // AdamW as ./train runs it: decay on the matrices only, shared among the threads.

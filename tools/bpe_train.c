@@ -16,8 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include "real/bpe_train.h"
-#include "real/tokenizer.h"
+#include "tokenize/bpe_train.h"
+#include "tokenize/tokenizer.h"
 
 static void usage(FILE *f) {
     fprintf(f,

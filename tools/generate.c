@@ -1,7 +1,7 @@
 // generate.c: text generation with a llama2.c checkpoint (version 0, fp32, or version 2, Q8_0 as
 // written by ./quantize or llama2.c's export.py: told apart by the file's magic), on the library's
 // own functions.
-// Also reads the toolkit's own TWMODEL checkpoints (real/checkpoint.h), which ./train writes for
+// Also reads the toolkit's own TWMODEL checkpoints (train/checkpoint.h), which ./train writes for
 // the 2017, GPT-2 and Qwen3 styles.
 // Takes llama2.c's flags and prints exactly what llama2.c's `run` prints, so the two can be diffed:
 //
@@ -22,15 +22,15 @@
 #include <string.h>
 #include <time.h>
 #include "tw.h"
-#include "real/llama2c.h"
-#include "real/q8model.h"
-#include "nn/quant.h"
-#include "real/checkpoint.h"
-#include "real/tokenizer.h"
-#include "real/sampler.h"
+#include "formats/llama2c.h"
+#include "quant/q8model.h"
+#include "quant/q8_0.h"
+#include "train/checkpoint.h"
+#include "tokenize/tokenizer.h"
+#include "decode/sampler.h"
 #include "simd/simd.h"
-#include "real/check_finite.h"
-#include "real/dump.h"
+#include "inspect/check_finite.h"
+#include "inspect/dump.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -187,8 +187,8 @@ int main(int argc, char **argv) {
     tw_model_state s = { 0 };
     tw_sampler sampler = { 0 };
     int *tokens = NULL, *seq = NULL;
-    int version = 0;   // 0: fp32; 2: Q8_0, whose Linear layers run in int8 (real/q8model.h)
-    tw_status load = tw_checkpoint_is_ours(o.model)   // ./train's TWMODEL files (real/checkpoint.h)
+    int version = 0;   // 0: fp32; 2: Q8_0, whose Linear layers run in int8 (quant/q8model.h)
+    tw_status load = tw_checkpoint_is_ours(o.model)   // ./train's TWMODEL files (train/checkpoint.h)
                    ? tw_checkpoint_load(&m, o.model, err, sizeof err)
                    : tw_llama2c_load_any(&m, &version, o.model, err, sizeof err);
     if (load != TW_OK) {

@@ -9,7 +9,7 @@
 // run ends a text) or reaches its seq_len. The token stream is BOS story BOS story ..., the way
 // llama2.c's pretokenised shards are laid out; whole stories go to the validation split (the last
 // ones, about F of the tokens). Writes into OUTDIR (each file atomically):
-//   train.bin, val.bin   uint16 tokens (real/tokens.h)
+//   train.bin, val.bin   uint16 tokens (train/tokens.h)
 //   train.txt, val.txt   the same stories as text, one per line (a newline inside a story is
 //                        written as a space, so `./train -z` re-encodes nearly the same tokens)
 //   floor.txt            the teacher's floor and how it was measured (key value lines)
@@ -22,11 +22,11 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "nn/model.h"
-#include "io/atomic_file.h"
-#include "real/llama2c.h"
-#include "real/sampler.h"
-#include "real/tokenizer.h"
-#include "real/tokens.h"
+#include "formats/atomic_file.h"
+#include "formats/llama2c.h"
+#include "decode/sampler.h"
+#include "tokenize/tokenizer.h"
+#include "train/tokens.h"
 #include "simd/simd.h"
 
 static void die(const char *fmt, const char *a) {

@@ -2,15 +2,15 @@
 // live, component by component and layer by layer, read from a Hugging Face config.json
 // (model_type gpt2, llama, mistral, qwen2, qwen3); then weight memory at fp32/bf16/int8 and the
 // KV-cache size at a context length. The last line is always `total N` with N exact, so scripts
-// can `tail -n1`. Counting lives in lib/real/params.c and JSON reading in lib/io/json.c; this file only
+// can `tail -n1`. Counting lives in lib/formats/hf_config.c and JSON reading in lib/formats/json.c; this file only
 // parses flags and prints.
 // Exit status: 0 ok, 1 unreadable/malformed/unsupported config, 2 bad usage.
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "io/json.h"
-#include "real/params.h"
+#include "formats/json.h"
+#include "formats/hf_config.h"
 
 static const char USAGE[] =
     "usage: ./params [--context N] [--layers] CONFIG.json\n"

@@ -8,7 +8,7 @@
 // both, and the choice is printed: stories260K (dim 64, hidden_dim 172) gets 4, the 15M model
 // (288, 768) gets 32, as export.py's backoff would give for it.
 // --budget TOKENS.bin: after writing, the error budget of the int8 model against the fp32 one
-// (lib/real/q8budget.h) on a held-out token file (e.g. data/stories/val.bin from `make stories`):
+// (lib/quant/q8budget.h) on a held-out token file (e.g. data/stories/val.bin from `make stories`):
 // the largest logit error, KL(fp32 || int8), perplexity of both and the greedy agreement, over
 // the file's first --budget-tokens tokens (default 4096) in windows of the model's seq_len.
 // Exit status: 0 written, 1 unreadable input or failed write, 2 bad usage (flags, group size).
@@ -17,12 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "real/llama2c.h"
-#include "nn/quant.h"
-#include "real/q8file.h"
-#include "real/q8model.h"
-#include "real/q8budget.h"
-#include "real/tokens.h"
+#include "formats/llama2c.h"
+#include "quant/q8_0.h"
+#include "quant/q8file.h"
+#include "quant/q8model.h"
+#include "quant/q8budget.h"
+#include "train/tokens.h"
 #include "simd/simd.h"
 
 static const char USAGE[] =

@@ -21,17 +21,17 @@
 #include <string.h>
 #include <time.h>
 #include "nn/model.h"
-#include "nn/train.h"
-#include "nn/train_parallel.h"
-#include "nn/loss.h"
-#include "io/atomic_file.h"
-#include "real/batches.h"
-#include "real/check_finite.h"
-#include "real/checkpoint.h"
-#include "real/llama2c_write.h"
-#include "real/sampler.h"
-#include "real/tokenizer.h"
-#include "real/tokens.h"
+#include "train/step.h"
+#include "train/parallel.h"
+#include "train/loss.h"
+#include "formats/atomic_file.h"
+#include "train/batches.h"
+#include "inspect/check_finite.h"
+#include "train/checkpoint.h"
+#include "formats/llama2c_write.h"
+#include "decode/sampler.h"
+#include "tokenize/tokenizer.h"
+#include "train/tokens.h"
 #include "simd/simd.h"
 
 static void usage(FILE *f) {
@@ -423,7 +423,7 @@ int main(int argc, char **argv) {
     tw_batcher batches;
     if (tw_batcher_init(&batches, data, n_train, B, T, !o.no_shuffle, pr.shuffle_seed) != TW_OK)
         die_data("out of memory for the batch order%s", "");
-    // Threads: one part of the batch per thread (nn/train_parallel.h).
+    // Threads: one part of the batch per thread (train/parallel.h).
     const int threads = o.threads > 0 ? o.threads : tw_matmul_threads();
     tw_matmul_set_threads(threads);
     if (threads > 1 && tw_matmul_threads() == 1)

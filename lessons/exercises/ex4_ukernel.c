@@ -1,5 +1,5 @@
 // Exercise 4: the micro-kernel of a packed matrix multiply (the BLIS/GotoBLAS scheme).
-// lib/simd/matmul_packed.c packs A into micro-panels of 4 rows and B into micro-panels of 8
+// lib/simd/matmul_4_packed.c packs A into micro-panels of 4 rows and B into micro-panels of 8
 // columns, both k-major, and calls your kernel for each 4 x 8 tile of C. Your job: the tile.
 //   C[i*ldc + j] = (accumulate ? C[i*ldc + j] : 0) + sum_{k < kc} Ap[k*4 + i] * Bp[k*8 + j]
 // Hint: keep the 32 sums in local variables (float c[4][8]) for the whole k loop and touch C

@@ -16,7 +16,7 @@ void ex_matvec(float *y, const float *W, const float *x, int N, int K);
 //                                                               y, x: (n); y may alias x
 void ex_softmax(float *y, const float *x, int n);
 
-// Exercise 4: the micro-kernel of the packed matmul (lib/simd/matmul_packed.c), a 4 x 8 tile:
+// Exercise 4: the micro-kernel of the packed matmul (lib/simd/matmul_4_packed.c), a 4 x 8 tile:
 //   C[i*ldc + j] = (accumulate ? C[i*ldc + j] : 0) + sum_k Ap[k*4 + i] * Bp[k*8 + j]
 //   for i < 4, j < 8.   Ap: (kc, 4) packed A   Bp: (kc, 8) packed B   C: 4 rows of stride ldc
 enum { EX_MR = 4, EX_NR = 8 };

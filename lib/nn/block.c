@@ -202,7 +202,7 @@ static void block_norm(float *out, float *mean, float *rstd, float *rms, const f
 static void block_ffn(float *out, tw_block_scratch *s, const float *x, const tw_block_config *cfg,
                       const tw_block_weights *w, int T) {
     const int C = cfg->attn.d_model, F = cfg->ffn_hidden;
-    if (w->ffn_q8 && s->q8 && cfg->ffn == TW_FFN_SWIGLU)   // int8 weights (nn/quant.h)
+    if (w->ffn_q8 && s->q8 && cfg->ffn == TW_FFN_SWIGLU)   // int8 weights (quant/q8_0.h)
         tw_swiglu_forward_q8(out, s->ffn_gate, s->ffn_up, s->ffn_act, s->q8, x,
                              w->ffn_gate, w->ffn_up, w->ffn_down, w->ffn_q8, T, C, F);
     else if (w->ffn_q8 && s->q8)

@@ -5,10 +5,10 @@
 #ifndef TW_BLOCK_H
 #define TW_BLOCK_H
 #include <stddef.h>
-#include "nn/status.h"
+#include "core/status.h"
 #include "nn/mha.h"
 #include "nn/activation.h"
-#include "nn/quant.h"
+#include "quant/q8_0.h"
 
 typedef enum { TW_NORM_LAYER = 0, TW_NORM_RMS } tw_norm_kind;
 typedef enum { TW_FFN_CLASSIC = 0, TW_FFN_SWIGLU } tw_ffn_kind;

@@ -1,7 +1,7 @@
 // embedding.h: token embedding lookup (torch.nn.Embedding).
 #ifndef TW_EMBEDDING_H
 #define TW_EMBEDDING_H
-#include "nn/status.h"
+#include "core/status.h"
 
 // out[t] = table[ids[t]].
 //   out: (T, C)   ids: (T)   table: (V, C)

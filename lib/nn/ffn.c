@@ -34,7 +34,7 @@ void tw_swiglu_forward(float *out, float *gate, float *up, float *act, const flo
     tw_linear_forward(out, act, Wd, NULL, T, F, C);
 }
 
-// ---- with Q8_0 copies of the weights (nn/quant.h) ----
+// ---- with Q8_0 copies of the weights (quant/q8_0.h) ----
 
 void tw_ffn_forward_q8(float *out, float *pre, float *hidden, tw_q8_work *work, const float *x,
                        const float *W1, const float *b1, const float *W2, const float *b2,

@@ -3,7 +3,7 @@
 #ifndef TW_FFN_H
 #define TW_FFN_H
 #include "nn/activation.h"
-#include "nn/quant.h"
+#include "quant/q8_0.h"
 
 // out = act(x W1^T + b1) W2^T + b2
 //   out: (T, C)   hidden: (T, F) scratch, receives act(x W1^T + b1)   x: (T, C)

@@ -1,6 +1,6 @@
 // mha.c: multi-head / grouped-query / multi-query attention with QK-norm, RoPE, an optional KV
 // cache and cross-attention. Each step writes its result into tw_mha_scratch so it can be
-// inspected; the per-head math is tw_sdpa_forward (attention.c). After tw_simd_init with a SIMD
+// inspected; the per-head math is tw_sdpa_forward (sdpa.c). After tw_simd_init with a SIMD
 // level, a single query (the decode step, T = 1) instead runs the selected fused kernel straight
 // on the cache rows (lib/simd/simd.h), still writing its scores and pattern into the scratch.
 #include <assert.h>
@@ -128,7 +128,7 @@ void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
     assert(!cache || cross || (cache->G == G && cache->D == D && pos0 + T <= cache->S_max));
 
     // 1. Projections: q from x, k and v from x (self) or x_kv (cross).
-    //    (With Q8_0 copies of the weights and int8 working memory, in int8: nn/quant.h.)
+    //    (With Q8_0 copies of the weights and int8 working memory, in int8: quant/q8_0.h.)
     //    In fp32 self-attention the three read the same x: one call (in decode the threads then
     //    start once for the three matrices, lib/simd/simd.h), the same numbers as three.
     const float *src_kv = cross ? x_kv : x;

@@ -10,9 +10,9 @@
 //   z_h = pattern v_g           z: (T, H*D)    out = z Wo^T + bo   (T, C)
 #ifndef TW_MHA_H
 #define TW_MHA_H
-#include "nn/status.h"
+#include "core/status.h"
 #include "nn/rope.h"
-#include "nn/quant.h"
+#include "quant/q8_0.h"
 
 typedef struct {
     int          d_model;    // C
@@ -35,7 +35,7 @@ typedef struct {
     const float *q_norm;     // (D) gain of the QK-norm on queries, when qk_norm
     const float *k_norm;     // (D) gain of the QK-norm on keys
     const tw_q8_matrix *q8;  // NULL, or (4) Q8_0 copies of wq, wk, wv, wo: the projections then
-                             // run in int8 (nn/quant.h) when the scratch has int8 working memory
+                             // run in int8 (quant/q8_0.h) when the scratch has int8 working memory
 } tw_mha_weights;
 
 // A key/value cache for one layer: the rotated keys and the values of every position so far.

@@ -9,10 +9,9 @@
 #include "nn/model.h"
 #include "nn/embedding.h"
 #include "nn/linear.h"
-#include "nn/loss.h"
 #include "nn/norm.h"
 #include "nn/posenc.h"
-#include "nn/rng.h"
+#include "core/rng.h"
 #include "simd/simd.h"
 
 // ---- presets ----
@@ -405,7 +404,7 @@ static tw_status model_forward(tw_model_state *s, const tw_model *m, const int *
     else
         tw_rmsnorm_forward(s->final_norm, s->final_rms, stream, m->final_w, T, C, c->block.norm_eps);
 
-    // (In int8 when the model has Q8_0 copies and the state int8 working memory: nn/quant.h.)
+    // (In int8 when the model has Q8_0 copies and the state int8 working memory: quant/q8_0.h.)
     if (all_logits)
         tw_linear_forward_q8(s->logits, s->q8, s->final_norm, m->head, m->head_q8, NULL, T, C, V);
     else   // generation needs only the next token after the last position
@@ -460,53 +459,6 @@ static tw_block_grads block_grads(const tw_model_grads *g, const tw_model *m, in
     return d;
 }
 
-// Checks what tw_model_loss and tw_model_backward share; n receives the number of positions
-// with a target.
-static tw_status check_batch(long *n, const tw_model_state *s, const tw_model *m, const int *tokens,
-                             const int *targets, int B, int T) {
-    if (B < 1 || T < 1 || T > s->T_max || s->cache) return TW_ERR_ARG;
-    *n = 0;
-    for (long i = 0; i < (long)B * T; i++) {
-        if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab) return TW_ERR_SHAPE;
-        if (targets[i] == TW_IGNORE_INDEX) continue;
-        if (targets[i] < 0 || targets[i] >= m->cfg.vocab) return TW_ERR_SHAPE;
-        (*n)++;
-    }
-    return TW_OK;
-}
-
-// Positions of one sequence that have a target.
-static long count_targets(const int *targets, int T) {
-    long n = 0;
-    for (int t = 0; t < T; t++) n += targets[t] != TW_IGNORE_INDEX;
-    return n;
-}
-
-// Forward of sequence b and its loss (mean over its own targets); the logits become probabilities.
-static tw_status sequence_loss(float *loss, tw_model_state *s, const tw_model *m,
-                               const int *tokens, const int *targets, int T) {
-    tw_status st = tw_model_forward(s, m, tokens, T, 0);
-    if (st != TW_OK) return st;
-    return tw_cross_entropy_forward(loss, NULL, s->logits, s->logits, targets, T, m->cfg.vocab,
-                                    TW_IGNORE_INDEX);
-}
-
-tw_status tw_model_loss(float *loss, tw_model_state *s, const tw_model *m,
-                        const int *tokens, const int *targets, int B, int T) {
-    long n;
-    tw_status st = check_batch(&n, s, m, tokens, targets, B, T);
-    if (st != TW_OK) return st;
-    double sum = 0.0;   // sum over the batch's positions of their losses
-    for (int b = 0; b < B; b++) {
-        float lb;
-        st = sequence_loss(&lb, s, m, tokens + (size_t)b * T, targets + (size_t)b * T, T);
-        if (st != TW_OK) return st;
-        sum += (double)lb * count_targets(targets + (size_t)b * T, T);
-    }
-    *loss = n > 0 ? (float)(sum / n) : 0.0f;
-    return TW_OK;
-}
-
 // The backward of embed_tokens: the token table (and a learned position table) collect d embed.
 static tw_status embed_backward(tw_model_grads *g, tw_model_state *ds, const tw_model *m,
                                 const int *tokens, int T) {
@@ -516,7 +468,7 @@ static tw_status embed_backward(tw_model_grads *g, tw_model_state *ds, const tw_
     if (c->pos == TW_POS_LEARNED) tw_posenc_learned_backward(g->pos_emb, ds->embed, T, C, 0);
     if (!c->embed_scale) return tw_embedding_backward(g->tok_emb, ds->embed, tokens, T, c->vocab, C);
     // The scaled lookup: row tokens[t] of the table receives sqrt(C) d embed[t] (ds->embed is
-    // left as the gradient of embed; the ids were checked by check_batch).
+    // left as the gradient of embed; the ids were checked by tw_model_backward).
     const float scale = sqrtf((float)C);   // the forward's factor
     for (int t = 0; t < T; t++) {
         float *row = g->tok_emb + (size_t)tokens[t] * C;   // (C)
@@ -526,7 +478,6 @@ static tw_status embed_backward(tw_model_grads *g, tw_model_state *ds, const tw_
     return TW_OK;
 }
 
-// Backward of one sequence whose forward and probabilities are in s: d loss = dloss.
 // Zeroes the gradient state before a sequence's backward, since every gradient accumulates, but
 // for each layer's two attention tables of (H, T_max, S_max) floats, which are most of the state
 // at long T and which no backward accumulates into: `scores` is the attention backward's
@@ -534,7 +485,7 @@ static tw_status embed_backward(tw_model_grads *g, tw_model_state *ds, const tw_
 // `pattern` is not used by the backward at all. No gradient depends on what they held before
 // (skipping them took zeroing from 8% of a training step at the stories260K shape, T = 256, to
 // about 2%).
-static void zero_gradient_state(tw_model_state *ds, const tw_model *m) {
+void tw_model_grad_state_zero(tw_model_state *ds, const tw_model *m) {
     const int L = ds->n_layer;
     const size_t table = (size_t)m->cfg.block.attn.n_head * ds->T_max * ds->S_max;
     float *from = ds->memory, *const end = ds->memory + ds->n_floats;
@@ -552,15 +503,14 @@ static void zero_gradient_state(tw_model_state *ds, const tw_model *m) {
     memset(from, 0, (size_t)(end - from) * sizeof(float));
 }
 
-static tw_status sequence_backward(tw_model_grads *g, tw_model_state *ds, tw_model_state *s,
-                                   const tw_model *m, const int *tokens, const int *targets,
-                                   int T, float dloss) {
+tw_status tw_model_backward(tw_model_grads *g, tw_model_state *ds, const tw_model_state *s,
+                            const tw_model *m, const int *tokens, int T) {
     const tw_model_config *c = &m->cfg;
     const int C = c->block.attn.d_model, V = c->vocab, L = c->n_layer;
-    zero_gradient_state(ds, m);
-    tw_status st = tw_cross_entropy_backward(ds->logits, dloss, s->logits, targets, T, V,
-                                             TW_IGNORE_INDEX);
-    if (st != TW_OK) return st;
+    if (T < 1 || T > s->T_max || T > ds->T_max || s->cache || ds->cache) return TW_ERR_ARG;
+    if (ds->n_floats != s->n_floats || g->n_floats != m->n_floats || s->head_off) return TW_ERR_ARG;
+    for (int t = 0; t < T; t++)
+        if (tokens[t] < 0 || tokens[t] >= V) return TW_ERR_SHAPE;
     // logits = final_norm head^T (a tied head's gradient lands in tok_emb's: same pointer).
     tw_linear_backward(ds->final_norm, tw_model_grad_of(g, m, m->head), NULL, ds->logits,
                        s->final_norm, m->head, T, C, V);
@@ -582,29 +532,4 @@ static tw_status sequence_backward(tw_model_grads *g, tw_model_state *ds, tw_mod
                           ds->layers[l].resid_post, &s->layers[l], &c->block, &m->layers[l], T);
     }
     return embed_backward(g, ds, m, tokens, T);
-}
-
-tw_status tw_model_backward(float *loss, tw_model_grads *g, tw_model_state *ds, tw_model_state *s,
-                            const tw_model *m, const int *tokens, const int *targets,
-                            int B, int T, float loss_scale) {
-    long n;
-    tw_status st = check_batch(&n, s, m, tokens, targets, B, T);
-    if (st != TW_OK) return st;
-    if (ds->T_max < T || ds->cache || ds->n_floats != s->n_floats || g->n_floats != m->n_floats)
-        return TW_ERR_ARG;
-    if (s->head_off) return TW_ERR_ARG;   // the backward does not model switched-off heads
-    double sum = 0.0;
-    for (int b = 0; b < B; b++) {
-        const int *tok = tokens + (size_t)b * T, *tgt = targets + (size_t)b * T;
-        const long nb = count_targets(tgt, T);
-        float lb;
-        st = sequence_loss(&lb, s, m, tok, tgt, T);
-        if (st != TW_OK) return st;
-        sum += (double)lb * nb;
-        // The batch loss is sum_b (nb / n) * loss_b, so sequence b's mean loss has weight nb / n.
-        if (nb > 0) st = sequence_backward(g, ds, s, m, tok, tgt, T, (float)(loss_scale * nb / n));
-        if (st != TW_OK) return st;
-    }
-    *loss = n > 0 ? (float)(sum / n) : 0.0f;
-    return TW_OK;
 }

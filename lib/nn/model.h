@@ -9,9 +9,9 @@
 //           head_dim (H*D != C), no biases, tied head (as the small Qwen3 models)
 #ifndef TW_MODEL_H
 #define TW_MODEL_H
-#include "nn/status.h"
+#include "core/status.h"
 #include "nn/block.h"
-#include "nn/quant.h"
+#include "quant/q8_0.h"
 
 typedef enum { TW_POS_NONE = 0, TW_POS_SINUSOIDAL, TW_POS_LEARNED } tw_pos_kind; // RoPE lives in attn
 
@@ -154,7 +154,7 @@ tw_status tw_model_forward(tw_model_state *s, const tw_model *m, const int *toke
 tw_status tw_model_forward_next(tw_model_state *s, const tw_model *m, const int *tokens, int T,
                                 int pos0);
 
-// ---- int8 copies of the weights (model_q8.c; the scheme is nn/quant.h's Q8_0) ----
+// ---- int8 copies of the weights (model_q8.c; the scheme is quant/q8_0.h's Q8_0) ----
 
 // Allocates zeroed Q8_0 copies, in groups of gs, of every Linear matrix (attention projections,
 // FFN matrices, head; a tied head gets its own copy of tok_emb) and points the layers at them.
@@ -188,26 +188,20 @@ void      tw_model_grads_zero(tw_model_grads *g);
 // The gradient of the parameter stored at p (a pointer into m->memory), or NULL for NULL.
 float    *tw_model_grad_of(const tw_model_grads *g, const tw_model *m, const float *p);
 
-// Forward only: the mean cross-entropy (nn/loss.h) over the B*T positions whose target is not
-// TW_IGNORE_INDEX.
-//   loss: one float   s: a state of tw_model_state_init(s, m, T_max >= T, 0) (no cache)
-//   tokens, targets: (B, T); targets[b*T + t] is the token that follows tokens[b*T + t]
-// Returns TW_ERR_SHAPE for a token or target outside the vocabulary and TW_ERR_ARG for B < 1,
-// T out of range or a state with a cache. s->logits holds the last sequence's probabilities.
-tw_status tw_model_loss(float *loss, tw_model_state *s, const tw_model *m,
-                        const int *tokens, const int *targets, int B, int T);
-
-// Forward and backward: ADDS to g the gradient of loss_scale * (tw_model_loss's mean loss) and
-// returns that mean loss, unscaled, in *loss. Accumulating k micro-batches: zero g once and call
-// this k times with loss_scale = 1/k, which gives the gradient of the mean of their mean losses.
-//   g: accumulated into   ds: the gradient of every activation, in the activations' own layout:
-//   make it exactly as s, tw_model_state_init(ds, m, T_max, 0); it is overwritten, and holds the
-//   last sequence's gradients on return (ds->logits the gradient of the logits, ds->layers[l].q
-//   that of layer l's queries, ...; see tw_block_backward for the few exceptions)
-//   s, tokens, targets, B, T: as for tw_model_loss; TW_ERR_ARG if s->head_off is set (the
-//   backward does not model an ablation)
-tw_status tw_model_backward(float *loss, tw_model_grads *g, tw_model_state *ds, tw_model_state *s,
-                            const tw_model *m, const int *tokens, const int *targets,
-                            int B, int T, float loss_scale);
+// The backward of tw_model_forward for one sequence of T tokens from position 0 (no cache): ADDS to
+// g the gradient of the parameters, given the gradient of the logits.
+//   g: accumulated into (a tied head's gradient lands in tok_emb's)
+//   ds: a state made as s, tw_model_state_init(ds, m, T_max, 0): on entry ds->logits (T, V) holds
+//       d logits and every other tensor 0 (tw_model_grad_state_zero, then write ds->logits); on
+//       return it holds the gradient of every activation (ds->layers[l].q that of layer l's
+//       queries, ...; see tw_block_backward for the few exceptions)
+//   s: the forward's state over the same tokens   tokens: (T)
+// TW_ERR_SHAPE for a token outside the vocabulary; TW_ERR_ARG for T out of range, a state with a
+// cache, mismatched states, or s->head_off set (the backward does not model an ablation).
+// train/forward_backward.h runs it after the loss, over a batch.
+tw_status tw_model_backward(tw_model_grads *g, tw_model_state *ds, const tw_model_state *s,
+                            const tw_model *m, const int *tokens, int T);
+// Zeroes every gradient ds holds but the two attention tables that no backward accumulates into.
+void tw_model_grad_state_zero(tw_model_state *ds, const tw_model *m);
 
 #endif

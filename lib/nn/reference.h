@@ -4,7 +4,7 @@
 // benchmark; they are the very loops the model runs at the naive level.
 //   dot, exp                the kernels no component has          lib/simd/ref.c
 //   matvec                  tw_linear_naive at T = 1               linear.c
-//   matmul, matmul_nt (_mt) the first rung of the matmul ladder    lib/simd/matmul_naive.c
+//   matmul, matmul_nt (_mt) the first rung of the matmul ladder    lib/simd/matmul_1_naive.c
 //   softmax                 tw_softmax_row                         softmax.c
 //   rmsnorm, layernorm      tw_rmsnorm_row, tw_layernorm_row       norm.c
 //   rope                    tw_rope_pairs (angles: tw_rope_angles) rope.c

@@ -1,6 +1,6 @@
-// q8.h: the int8 (Q8_0) kernels, beside their naive twins in lib/nn/quant.c, and the table of the
+// q8.h: the int8 (Q8_0) kernels, beside their naive twins in lib/quant/q8_0.c, and the table of the
 // SIMD levels built here that this CPU can run (the same CPU detection as dispatch.c; the fp32
-// table in simd.h is left as it is). lib/nn/quant.h adds the naive level on top (tw_q8_ops_for)
+// table in simd.h is left as it is). lib/quant/q8_0.h adds the naive level on top (tw_q8_ops_for)
 // and the two calls that check a kernel's group-size promise (tw_q8_quantize_x, tw_q8_matvec).
 //
 // Two kernels per level:
@@ -11,7 +11,7 @@
 //               dot product of each group is exact at every level; only the order in which the
 //               float terms dot * Ws * xs are added (and whether Ws * xs is rounded first) differs.
 // Levels (suffix):
-//   _naive        lib/nn/quant.c
+//   _naive        lib/quant/q8_0.c
 //   _avx2         AVX2: vpmaddubsw on |w| and sign(x, w), then vpmaddwd with ones (the signs are
 //                 moved onto the activations so the unsigned operand is |w| <= 128; the int16 pair
 //                 sums stay below 2 * 128 * 127 = 32512, so vpmaddubsw never saturates)
@@ -21,7 +21,7 @@
 //   _neon_dot     AArch64 with the dot-product extension (FEAT_DotProd): sdot
 // Group sizes. The kernels here promise nothing for every group size: quantize_x needs
 // gs % x_multiple == 0 and matvec gs % w_multiple == 0 (the table says which); the calls in
-// lib/nn/quant.c run the naive loop for any other gs (still correct, just slow).
+// lib/quant/q8_0.c run the naive loop for any other gs (still correct, just slow).
 #ifndef TW_Q8_H
 #define TW_Q8_H
 #include <stddef.h>
@@ -56,13 +56,13 @@ typedef struct {
     int                    pack_multiple;   // the packed kernels handle gs % pack_multiple == 0
     // Group size 4 (the only one stories260K's widths 64 and 172 share with a power of two
     // above 1), which the kernels above do not take: one int32 lane per 4-byte group (q8_g4_*.c).
-    // NULL where a level has none; lib/nn/quant.c runs them when gs == 4.
+    // NULL where a level has none; lib/quant/q8_0.c runs them when gs == 4.
     tw_q8_quantize_fn  quantize_x_g4;
     tw_q8_matvec_fn    matvec_g4;
 } tw_q8_ops;
 
 // The table of one SIMD level ("avx2", "avx512bw", "avx512vnni", "neon", "neon_dot"; "auto" = the
-// best one here). NULL for "naive" (its kernels are lib/nn/quant.c's loops: tw_q8_ops_for answers
+// best one here). NULL for "naive" (its kernels are lib/quant/q8_0.c's loops: tw_q8_ops_for answers
 // for every level), for a level not built, or one the CPU lacks (avx512vnni needs avx512f,
 // avx512bw and avx512_vnni; neon_dot needs asimddp).
 const tw_q8_ops *tw_q8_simd_ops(const char *level);

@@ -27,7 +27,7 @@ static float absmax_bits(const float *x, int n) {
 }
 
 void tw_q8_quantize_x_avx2(int8_t *q, float *s, const float *x, int n_groups, int gs) {
-    // gs % 8 == 0: the caller's promise (tw_q8_quantize_x in lib/nn/quant.c runs the naive loop otherwise)
+    // gs % 8 == 0: the caller's promise (tw_q8_quantize_x in lib/quant/q8_0.c runs the naive loop otherwise)
     const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
     for (int g = 0; g < n_groups; g++) {
         const float *xg = x + (long)g * gs;
@@ -67,7 +67,7 @@ static inline float hsum256(__m256 v) {
 
 void tw_q8_matvec_avx2(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                        const float *xs, int N, int K, int gs) {
-    // gs % 32 == 0: the caller's promise (tw_q8_matvec in lib/nn/quant.c runs the naive loop otherwise)
+    // gs % 32 == 0: the caller's promise (tw_q8_matvec in lib/quant/q8_0.c runs the naive loop otherwise)
     const int n_groups = K / gs;
     const __m256i ones = _mm256_set1_epi16(1);
     for (int i = 0; i < N; i++) {

@@ -25,7 +25,7 @@ static float absmax_bits(const float *x, int n) {
 }
 
 void tw_q8_quantize_x_neon(int8_t *q, float *s, const float *x, int n_groups, int gs) {
-    // gs % 8 == 0: the caller's promise (tw_q8_quantize_x in lib/nn/quant.c runs the naive loop otherwise)
+    // gs % 8 == 0: the caller's promise (tw_q8_quantize_x in lib/quant/q8_0.c runs the naive loop otherwise)
     const float32x4_t lo = vdupq_n_f32(-127.0f), hi = vdupq_n_f32(127.0f);
     for (int g = 0; g < n_groups; g++) {
         const float *xg = x + (long)g * gs;
@@ -59,6 +59,6 @@ static inline int32x4_t dot16(int32x4_t acc, const int8_t *w, const int8_t *x) {
 
 void tw_q8_matvec_neon(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                        const float *xs, int N, int K, int gs) {
-    // gs % 16 == 0: the caller's promise (tw_q8_matvec in lib/nn/quant.c runs the naive loop otherwise)
+    // gs % 16 == 0: the caller's promise (tw_q8_matvec in lib/quant/q8_0.c runs the naive loop otherwise)
     q8_neon_matvec_rows(y, Wq, Ws, xq, xs, N, K, gs);
 }

@@ -13,6 +13,6 @@ static inline int32x4_t dot16(int32x4_t acc, const int8_t *w, const int8_t *x) {
 
 void tw_q8_matvec_neon_dot(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                            const float *xs, int N, int K, int gs) {
-    // gs % 16 == 0: the caller's promise (tw_q8_matvec in lib/nn/quant.c runs the naive loop otherwise)
+    // gs % 16 == 0: the caller's promise (tw_q8_matvec in lib/quant/q8_0.c runs the naive loop otherwise)
     q8_neon_matvec_rows(y, Wq, Ws, xq, xs, N, K, gs);
 }

@@ -167,7 +167,7 @@ void tw_matmul_reordered(float *C, const float *A, const float *B, int M, int N,
 void tw_matmul_blocked(float *C, const float *A, const float *B, int M, int N, int K);   // tiles
 void tw_matmul_nt_naive(float *C, const float *A, const float *B, int M, int N, int K);  // A B^T
 
-// The packed-panel scheme (GotoBLAS/BLIS), lib/simd/matmul_packed.c. A micro-kernel computes an
+// The packed-panel scheme (GotoBLAS/BLIS), lib/simd/matmul_4_packed.c. A micro-kernel computes an
 // mr x nr tile of C from kc columns of packed A and kc rows of packed B; the driver packs and
 // loops around it. Block sizes: mr x kc of A stays in L1, kc x nc of packed B in L2.
 typedef void (*tw_ukernel_fn)(int kc, const float *Ap, const float *Bp, float *C, long ldc,

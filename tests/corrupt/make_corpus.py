@@ -206,7 +206,7 @@ def make_json():
 
 # ---------------------------------------------------------------------------------------------
 # llama2.c checkpoint: 7 int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size,
-# seq_len), then float32 weights (see lib/real/llama2c.h for the order)
+# seq_len), then float32 weights (see lib/formats/llama2c.h for the order)
 
 def lcg_floats(n, state=12345):
     out = []
@@ -438,7 +438,7 @@ def make_q8file():
 
 
 # ---------------------------------------------------------------------------------------------
-# training files (lib/real/checkpoint.h, lib/real/tokens.h): the TWMODEL checkpoint, the TWSTATE
+# training files (lib/train/checkpoint.h, lib/train/tokens.h): the TWMODEL checkpoint, the TWSTATE
 # training state and uint16 token files
 
 # A tiny llama-arranged model: V 4, max_seq 2, 1 layer, C 2, 1 head of D 2, F 2, RMSNorm,

@@ -40,7 +40,7 @@ def f64(t):
     return t.double()
 
 
-# ---- splitmix64 port (lib/nn/rng.c), so tests/test_rng.c can check the C stream bit for bit ----
+# ---- splitmix64 port (lib/core/rng.c), so tests/test_rng.c can check the C stream bit for bit ----
 
 MASK = (1 << 64) - 1
 
@@ -68,7 +68,7 @@ class SplitMix64:
 def gen_rng():
     r = SplitMix64(42)
     bits = [r.next() for _ in range(64)]
-    # 64-bit words stored as (hi, lo) 32-bit halves: .npy int32 is all lib/io/npy.c reads.
+    # 64-bit words stored as (hi, lo) 32-bit halves: .npy int32 is all lib/formats/npy.c reads.
     halves = np.array([[b >> 32, b & 0xFFFFFFFF] for b in bits], dtype=np.uint64).astype(np.uint32)
     save("rng_next_seed42", halves.view(np.int32))
     r = SplitMix64(7)

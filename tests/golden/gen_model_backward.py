@@ -138,7 +138,7 @@ def gen_stories260k():
     cfg, ck = gen_stories.read_checkpoint(path)
     m = dict(STORIES, V=cfg["vocab"], C=cfg["dim"], L=cfg["n_layers"], H=cfg["n_heads"],
              G=cfg["n_kv"], D=cfg["hd"], F=cfg["hidden"], tied=ck["cls"] is ck["tok"])
-    # tw_param names of a llama2.c checkpoint loaded into tw_model (lib/real/llama2c.c).
+    # tw_param names of a llama2.c checkpoint loaded into tw_model (lib/formats/llama2c.c).
     w = {"tok_emb": ck["tok"].clone()}
     for l in range(m["L"]):
         p = f"layers.{l}."

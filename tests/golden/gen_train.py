@@ -102,7 +102,7 @@ def param_table(c):
 
 
 def read_twmodel(path):
-    """The toolkit's model file (lib/real/checkpoint.h). Returns (config dict, {name: array})."""
+    """The toolkit's model file (lib/train/checkpoint.h). Returns (config dict, {name: array})."""
     b = open(path, "rb").read()
     assert b[:8] == b"TWMODEL\0", f"{path}: not a TWMODEL file"
     off = 8
@@ -140,7 +140,7 @@ def write_twmodel(path, c, w):
 
 
 def read_llama2c(path):
-    """llama2.c's version-0 checkpoint (lib/real/llama2c.h), as a tw-named parameter dict."""
+    """llama2.c's version-0 checkpoint (lib/formats/llama2c.h), as a tw-named parameter dict."""
     b = open(path, "rb").read()
     dim, hidden, L, H, G, V, S = struct.unpack_from("<7i", b, 0)
     tied = V > 0

@@ -1,5 +1,5 @@
 """golden_io.py: the one way the golden generators (gen_core.py, gen_model.py, gen_stories.py)
-write a tensor: float32 or int32, C order, NumPy format 1.0 - what lib/io/npy.c reads."""
+write a tensor: float32 or int32, C order, NumPy format 1.0 - what lib/formats/npy.c reads."""
 import os
 
 import numpy as np

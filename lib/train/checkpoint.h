@@ -1,0 +1,74 @@
+// checkpoint.h: the toolkit's own checkpoint format, for models llama2.c's format cannot hold
+// (the 2017, GPT-2 and Qwen3 styles: LayerNorm, biases, positions, QK-norm, head_dim != C/H), and
+// the training state that ./train resumes from. Both little-endian; docs/training.md has the
+// byte-level description and tests/golden/gen_train.py reads the model file too.
+//
+// Model file ("TWMODEL"):
+//   char   magic[8]       "TWMODEL\0"
+//   int32  version        1
+//   int32  config[20]     vocab, max_seq, n_layer, d_model, n_head, n_kv_head, head_dim, causal,
+//                         rope (0 none, 1 adjacent pairs, 2 halves), qk_norm, prenorm,
+//                         norm (0 LayerNorm, 1 RMSNorm), ffn (0 classic, 1 SwiGLU),
+//                         act (0 relu, 1 gelu erf, 2 gelu tanh, 3 silu), ffn_hidden,
+//                         pos (0 none, 1 sinusoidal, 2 learned), embed_scale, final_norm, tied, bias
+//   float32 rope_theta, qk_norm_eps, norm_eps
+//   char   style[16]      "2017", "gpt2", "llama", "qwen3" or "custom", NUL-padded
+//   int32  n_params       the parameter table's length (model.h lists the table)
+//   then for each parameter, in the table's order:
+//     char name[48] (NUL-padded, e.g. "layers.0.attn.wq"), int32 ndim, int32 shape[2]
+//     (shape[1] = 0 for a vector), float32 data[shape[0] * max(shape[1], 1)], row-major (out, in)
+//
+// Training state file ("TWSTATE"):
+//   char   magic[8]       "TWSTATE\0"
+//   int32  version        1
+//   int64  step           optimizer steps completed
+//   int64  data_pos       batch windows consumed (step * B for ./train)
+//   uint64 shuffle_seed   the batch order's seed (train/batches.h)
+//   uint64 sampler_state  the sample printer's xorshift state
+//   int32  B, T           the batch shape the state was made with
+//   then a complete model record exactly as above (magic included), then
+//   float32 m[n_floats], v[n_floats]   AdamW's moments, in the parameter table's order
+#ifndef TW_CHECKPOINT_H
+#define TW_CHECKPOINT_H
+#include <stddef.h>
+#include <stdint.h>
+#include "core/status.h"
+#include "nn/model.h"
+
+#define TW_CHECKPOINT_MAGIC "TWMODEL"   // + NUL: 8 bytes
+#define TW_TRAIN_STATE_MAGIC "TWSTATE"
+
+// Writes m atomically (formats/atomic_file.h). TW_ERR_IO on failure (path left as it was).
+tw_status tw_checkpoint_write(const char *path, const tw_model *m, char *err, size_t err_len);
+
+// Loads a model file into m (tw_model_init with the stored configuration, then every parameter,
+// each checked against the table's name and shape and for finiteness). On failure *m is zeroed
+// and err receives one line starting with the path. TW_ERR_IO, TW_ERR_FORMAT, TW_ERR_NOMEM.
+tw_status tw_checkpoint_load(tw_model *m, const char *path, char *err, size_t err_len);
+
+// 1 if the file at path is a regular file starting with TWMODEL's magic (0 if not, or if it
+// cannot be read; a FIFO or device is not opened for reading).
+int tw_checkpoint_is_ours(const char *path);
+
+// Either format, chosen by the first bytes: ours, else llama2.c's (formats/llama2c.h).
+tw_status tw_model_load_file(tw_model *m, const char *path, char *err, size_t err_len);
+
+typedef struct {
+    int64_t  step;
+    int64_t  data_pos;
+    uint64_t shuffle_seed;
+    uint64_t sampler_state;
+    int32_t  B, T;
+} tw_train_progress;
+
+// Writes the training state atomically: progress, the model, and AdamW's m and v
+// (each m->n_floats, in the parameter table's order).
+tw_status tw_train_state_write(const char *path, const tw_train_progress *pr, const tw_model *m,
+                               const float *adam_m, const float *adam_v, char *err, size_t err_len);
+
+// Reads a training state: fills *pr, loads the model into m, and allocates *adam_m and *adam_v
+// (m->n_floats each; the caller frees them). On failure everything is freed and zeroed.
+tw_status tw_train_state_load(tw_train_progress *pr, tw_model *m, float **adam_m, float **adam_v,
+                              const char *path, char *err, size_t err_len);
+
+#endif

@@ -1,0 +1,49 @@
+// optim.c: AdamW, gradient clipping and the learning-rate schedule (see optim.h). Arithmetic is
+// done in double per element and rounded to float once, so the update matches a float64
+// reference to float precision whatever the size of the step.
+#include <math.h>
+#include <stddef.h>
+#include "train/optim.h"
+
+void tw_adamw_step(float *param, float *m, float *v, const float *grad, long n, int step,
+                   const tw_adamw_hparams *hp) {
+    const double lr = hp->lr, b1 = hp->beta1, b2 = hp->beta2, eps = hp->eps;
+    const double decay = 1.0 - lr * hp->weight_decay;
+    // Bias correction: m and v start at 0, so early averages are too small by 1 - beta^step.
+    const double bc1 = 1.0 - pow(b1, step), bc2_sqrt = sqrt(1.0 - pow(b2, step));
+    for (long i = 0; i < n; i++) {
+        const double g = grad[i];
+        const double mi = b1 * m[i] + (1.0 - b1) * g;
+        const double vi = b2 * v[i] + (1.0 - b2) * g * g;
+        m[i] = (float)mi;
+        v[i] = (float)vi;
+        const double p = param[i] * decay;   // decoupled: the decay never enters m or v
+        param[i] = (float)(p - lr / bc1 * mi / (sqrt(vi) / bc2_sqrt + eps));
+    }
+}
+
+int tw_adamw_decays(int ndim) { return ndim >= 2; }
+
+float tw_grad_global_norm(float *const *grads, const long *counts, int n_tensors) {
+    double ss = 0.0;
+    for (int i = 0; i < n_tensors; i++)
+        for (long j = 0; j < counts[i]; j++) ss += (double)grads[i][j] * grads[i][j];
+    return (float)sqrt(ss);
+}
+
+float tw_clip_grad_norm(float *const *grads, const long *counts, int n_tensors, float max_norm) {
+    const float norm = tw_grad_global_norm(grads, counts, n_tensors);
+    if (max_norm <= 0.0f || !(norm > max_norm)) return norm;   // a NaN norm is left for the caller
+    const float scale = (float)((double)max_norm / ((double)norm + 1e-6));
+    for (int i = 0; i < n_tensors; i++)
+        for (long j = 0; j < counts[i]; j++) grads[i][j] *= scale;
+    return norm;
+}
+
+float tw_lr_schedule(int step, float lr, float min_lr, int warmup, int decay_steps) {
+    if (step < warmup) return (float)((double)lr * step / warmup);
+    if (step > decay_steps || decay_steps <= warmup) return min_lr;
+    const double r = (double)(step - warmup) / (decay_steps - warmup);
+    const double coeff = 0.5 * (1.0 + cos(3.14159265358979323846 * r));
+    return (float)(min_lr + coeff * ((double)lr - min_lr));
+}
