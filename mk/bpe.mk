@@ -12,6 +12,8 @@
 #                      trainer on the same first BPE_NAIVE_KB KB to BPE_NAIVE_VOCAB pieces (ratio,
 #                      same run; the naive one is quadratic); sentencepiece's time on the whole
 #                      text to 4096 pieces when python3-sentencepiece is installed
+#   make bench-encode  encoding one long line (100 KB and 2 MB of story words) with tok512: the
+#                      heap encoder's time, and the naive one's up to ENCODE_NAIVE_KB (it is quadratic)
 
 PROGRAMS    += bpe-train
 TEST_DEPS   += bpe-train
@@ -23,13 +25,20 @@ BPE_NAIVE_KB   ?= 64
 BPE_NAIVE_VOCAB ?= 1024
 SYS_PYTHON3    ?= /usr/bin/python3
 
-.PHONY: bpe-corpus bpe-compare bench-bpe
+ENCODE_KB       ?= 100,2048
+ENCODE_NAIVE_KB ?= 100
+
+.PHONY: bpe-corpus bpe-compare bench-bpe bench-encode
 
 bpe-train: $(BUILD)/tools/bpe_train.o $(LIB)  ## ./bpe-train TEXT --vocab N -o TOK.bin: learn a BPE vocabulary
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(BUILD)/tools/bench_bpe: $(BUILD)/tools/bench_bpe.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(BUILD)/tools/bench_encode: $(BUILD)/tools/bench_encode.o $(BUILD)/bench/cpuinfo.o $(LIB)
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/tools/bench_encode.o: CPPFLAGS += -Ibench
 
 # Each half appends one story per seed until it holds half the bytes; written under .tmp names and
 # renamed, so an interrupted run leaves no corpus that later targets would trust.
@@ -60,5 +69,8 @@ bench-bpe: $(BUILD)/tools/bench_bpe            ## BPE training speed: MB/s, naiv
 	@if $(SYS_PYTHON3) -c "import sentencepiece" 2>/dev/null; then \
 	  $(SYS_PYTHON3) tools/bpe_sentencepiece.py $(BPE_CORPUS) --vocab 4096 --held-out 0 --time; \
 	else echo "bench-bpe: sentencepiece is not installed (apt-get install -y python3-sentencepiece): its time is skipped"; fi
+
+bench-encode: $(BUILD)/tools/bench_encode model   ## tokenizer encoding of one long line: heap vs naive
+	./$(BUILD)/tools/bench_encode $(MODEL_TOK) data/stories260K_greedy.txt --kb $(ENCODE_KB) --naive-kb $(ENCODE_NAIVE_KB)
 
 -include $(BUILD)/tools/bpe_train.d $(BUILD)/tools/bench_bpe.d

@@ -162,6 +162,51 @@ START_TEST(shuffled_batches_visit_every_window_once_per_epoch_and_repeat_by_seed
 }
 END_TEST
 
+// Every order of 4 windows comes out, about equally often: the first epoch's order over seeds
+// 1 .. 24000 (1000 expected per order). A shuffle that can only make cycles (Sattolo's variant, where
+// no window keeps its place) reaches 6 of the 24 orders and never leaves a window in place. Bound:
+// for a uniform shuffle the statistic is chi-square with 23 degrees of freedom, and
+// P(chi2_23 > 70) = 1.2e-6 (torch.special.gammaincc(11.5, 35)), so 70 fails only a biased shuffle;
+// Sattolo's scores about 3 * 24000 = 72000.
+START_TEST(shuffled_windows_take_every_order_of_four_uniformly)
+{
+    enum { T = 2, W = 4, N = W * T + 1, SEEDS = 24000, ORDERS = 24 };
+    int toks[N];
+    for (int i = 0; i < N; i++) toks[i] = i;
+    long count[ORDERS] = { 0 }, with_fixed_point = 0;
+    for (uint64_t seed = 1; seed <= SEEDS; seed++) {
+        tw_batcher b;
+        ck_assert_int_eq(tw_batcher_init(&b, toks, N, 1, T, 1, seed), TW_OK);
+        ck_assert_int_eq(b.n_windows, W);
+        int perm[W], fixed = 0;
+        for (int k = 0; k < W; k++) {
+            perm[k] = (int)(tw_batcher_start(&b, k, 0) / T);   // step k, row 0: the k-th window
+            fixed |= perm[k] == k;
+        }
+        tw_batcher_free(&b);
+        with_fixed_point += fixed;
+        // The order's rank (Lehmer code): for each place, how many later windows are smaller.
+        int rank = 0;
+        for (int k = 0; k < W; k++) {
+            int smaller = 0;
+            for (int l = k + 1; l < W; l++) smaller += perm[l] < perm[k];
+            rank = rank * (W - k) + smaller;
+        }
+        count[rank]++;
+    }
+    // 15 of the 24 orders leave some window in place: expect 24000 * 15/24 = 15000.
+    ck_assert_msg(with_fixed_point > 14000 && with_fixed_point < 16000,
+                  "%ld of %d orders left a window in place, want about 15000", with_fixed_point, SEEDS);
+    const double expect = (double)SEEDS / ORDERS;
+    double chi2 = 0.0;
+    for (int r = 0; r < ORDERS; r++) {
+        ck_assert_msg(count[r] > 0, "order %d never came out in %d seeds", r, SEEDS);
+        chi2 += (count[r] - expect) * (count[r] - expect) / expect;
+    }
+    ck_assert_msg(chi2 < 70.0, "chi-square %.1f over 24 orders (23 dof): the shuffle is not uniform", chi2);
+}
+END_TEST
+
 // ---- llama2.c checkpoints ----
 
 // The offset (in floats after the header) and length of the freq_cis tables of a header.
@@ -339,6 +384,7 @@ Suite *suite_checkpoint(void) {
     tcase_add_test(tc, text_is_encoded_one_line_at_a_time_with_bos);
     tcase_add_test(tc, no_shuffle_batches_follow_the_documented_rule);
     tcase_add_test(tc, shuffled_batches_visit_every_window_once_per_epoch_and_repeat_by_seed);
+    tcase_add_test(tc, shuffled_windows_take_every_order_of_four_uniformly);
     tcase_add_test(tc, stories260k_written_back_is_the_same_file);
     tcase_add_test(tc, llama_preset_round_trips_tied_and_untied);
     tcase_add_test(tc, llama2c_writer_refuses_what_the_format_cannot_hold);

@@ -253,6 +253,39 @@ START_TEST(sampler_is_reproducible_and_greedy_at_temperature_zero)
 }
 END_TEST
 
+// Within the nucleus the coin u is scaled by the nucleus' mass, so each kept token is drawn with
+// its probability renormalised over the nucleus. Probabilities (0.1, 0.3, 0.4, 0.2) at top-p 0.6:
+// sorted 0.4 (token 2), 0.3 (token 1): 0.7 > 0.6 closes the nucleus, mass 0.7, so token 2 iff
+// u * 0.7 < 0.4, i.e. u < 4/7, and P(token 2) = 4/7 = 0.5714. (A coin not scaled by the mass
+// draws token 2 iff u < 0.4, and token 1 for every u >= 0.4: P(token 2) = 0.4.)
+START_TEST(top_p_draws_within_the_nucleus_by_its_renormalised_probabilities)
+{
+    const float logits[4] = { logf(0.1f), logf(0.3f), logf(0.4f), logf(0.2f) };
+    const int N = 20000;
+    tw_sampler s, coin;   // coin: the same seed, so it draws the u that s draws for each token
+    ck_assert_int_eq(tw_sampler_init(&s, 4, 1.0f, 0.6f, 99), TW_OK);
+    ck_assert_int_eq(tw_sampler_init(&coin, 4, 1.0f, 0.6f, 99), TW_OK);
+    int count2 = 0, checked = 0;
+    for (int i = 0; i < N; i++) {
+        const int x = tw_sampler_sample(&s, logits);
+        const double u = tw_sampler_next_f32(&coin);
+        ck_assert_msg(x == 1 || x == 2, "top-p 0.6 drew token %d, outside the nucleus {2, 1}", x);
+        count2 += x == 2;
+        if (fabs(u - 4.0 / 7.0) < 1e-5) continue;   // too close to the edge for float softmax
+        checked++;
+        ck_assert_msg(x == (u < 4.0 / 7.0 ? 2 : 1), "draw %d: u = %.7f gave token %d, want %d",
+                      i, u, x, u < 4.0 / 7.0 ? 2 : 1);
+    }
+    ck_assert_int_gt(checked, N - 10);
+    // The frequency as well: 20000 draws, one standard deviation sqrt(p (1 - p) / N) = 0.0035;
+    // 0.02 is 5.7 of them, and 0.17 short of what an unscaled coin gives.
+    ck_assert_msg(fabs(count2 / (double)N - 4.0 / 7.0) < 0.02, "token 2 drawn %d / %d times, want 4/7",
+                  count2, N);
+    tw_sampler_free(&s);
+    tw_sampler_free(&coin);
+}
+END_TEST
+
 // ---- checkpoint validation ----
 
 // A valid header for a tiny model: C 8, F 12, L 1, H 2, G 1, V 16 (shared), seq 4.
@@ -371,6 +404,7 @@ Suite *suite_llama2c(void) {
     tcase_add_test(tc, kv_cache_and_full_recompute_agree_at_every_step);
     tcase_add_test(tc, forward_rejects_bad_tokens_and_positions);
     tcase_add_test(tc, sampler_is_reproducible_and_greedy_at_temperature_zero);
+    tcase_add_test(tc, top_p_draws_within_the_nucleus_by_its_renormalised_probabilities);
     tcase_add_loop_test(tc, bad_headers_are_rejected_with_a_reason, 0,
                         (int)(sizeof BAD_HEADERS / sizeof BAD_HEADERS[0]));
     tcase_add_test(tc, valid_headers_shared_and_separate_classifier);

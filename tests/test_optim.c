@@ -120,6 +120,29 @@ START_TEST(clipping_scales_to_max_norm_and_leaves_small_gradients_alone)
 }
 END_TEST
 
+// The 1e-6 in max_norm / (norm + 1e-6) matters when the norm is tiny: at norm 1.3e-5 and max_norm
+// 1e-6 the scale is 1/14, not 1/13 (7.7 % apart). Wanted values from PyTorch in float64:
+//   p.grad = [3e-6, 0, 4e-6], q.grad = [12e-6]; torch.nn.utils.clip_grad_norm_([p, q], 1e-6)
+//   -> norm 1.3e-05; p.grad [2.1428571428571423e-07, 0, 2.8571428571428564e-07], q.grad 8.571428571428569e-07
+// Tolerance rtol 1e-6: the float inputs (3e-6f is 3.5e-8 off), the norm rounded to float, the
+// scale rounded to float and the product each add at most 2^-24 relative (< 3e-7 together); a
+// scale without the 1e-6 is off by 7.7e-2.
+START_TEST(clipping_adds_1e_minus_6_to_the_norm_as_pytorch_does)
+{
+    float a[3] = { 3e-6f, 0.0f, 4e-6f }, b[1] = { 12e-6f };
+    float *g[2] = { a, b };
+    const long counts[2] = { 3, 1 };
+    const double rtol = 1e-6;
+    const float norm = tw_clip_grad_norm(g, counts, 2, 1e-6f);
+    ck_assert_msg(fabs(norm - 1.3e-05) <= rtol * 1.3e-05, "norm %.9g, want 1.3e-05", (double)norm);
+    const double want[4] = { 2.1428571428571423e-07, 0.0, 2.8571428571428564e-07, 8.571428571428569e-07 };
+    const float got[4] = { a[0], a[1], a[2], b[0] };
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(fabs(got[i] - want[i]) <= rtol * fabs(want[i]),
+                      "grad %d: got %.9g, want %.9g (PyTorch: max_norm / (norm + 1e-6))", i, (double)got[i], want[i]);
+}
+END_TEST
+
 START_TEST(schedule_warms_up_decays_by_cosine_and_can_be_constant)
 {
     const float lr = 1e-3f, min_lr = 1e-4f;
@@ -150,6 +173,7 @@ Suite *suite_optim(void) {
     tcase_add_test(tc, adamw_first_step_moves_by_lr_whatever_the_gradient_scale);
     tcase_add_test(tc, decay_applies_to_matrices_and_embeddings_not_to_vectors);
     tcase_add_test(tc, clipping_scales_to_max_norm_and_leaves_small_gradients_alone);
+    tcase_add_test(tc, clipping_adds_1e_minus_6_to_the_norm_as_pytorch_does);
     tcase_add_test(tc, schedule_warms_up_decays_by_cosine_and_can_be_constant);
     suite_add_tcase(s, tc);
     return s;

@@ -4,6 +4,7 @@
 // Needs data/models/tok512.bin (`make model`; `make test` fetches it).
 #define _POSIX_C_SOURCE 200809L   // getpid, mkdir
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,154 @@ START_TEST(decode_rules)
 }
 END_TEST
 
+// ---- the heap encoder against the naive one ----
+
+// Encodes text with tw_tokenizer_encode and tw_tokenizer_encode_naive and fails at the first
+// differing id, naming what the text was.
+static void expect_same_as_naive(const tw_tokenizer *t, const char *text, int bos, int eos,
+                                 const char *what) {
+    int cap = (int)tw_tokenizer_max_tokens(text);
+    int *fast = malloc((size_t)cap * sizeof *fast), *naive = malloc((size_t)cap * sizeof *naive);
+    ck_assert(fast != NULL && naive != NULL);
+    int nf = -1, nn = -1;
+    ck_assert_int_eq(tw_tokenizer_encode(t, fast, &nf, cap, text, bos, eos), TW_OK);
+    ck_assert_int_eq(tw_tokenizer_encode_naive(t, naive, &nn, cap, text, bos, eos), TW_OK);
+    ck_assert_msg(nf == nn, "%s (%zu bytes): %d tokens, the naive encoder %d", what, strlen(text), nf, nn);
+    for (int i = 0; i < nf; i++)
+        ck_assert_msg(fast[i] == naive[i], "%s (%zu bytes): token %d is %d, the naive encoder's %d",
+                      what, strlen(text), i, fast[i], naive[i]);
+    free(fast);
+    free(naive);
+}
+
+// The words (with their trailing punctuation) of data/stories260K_greedy.txt, in a malloc'd
+// array of pointers into *text (freed by the caller, with the array).
+static char **story_words(char **text, int *n_words) {
+    *text = (char *)tt_read_file("data/stories260K_greedy.txt", NULL);
+    int cap = 1024, n = 0;
+    char **w = malloc((size_t)cap * sizeof *w);
+    for (char *tok = strtok(*text, " \n"); tok && n < cap; tok = strtok(NULL, " \n")) w[n++] = tok;
+    ck_assert_int_gt(n, 50);
+    *n_words = n;
+    return w;
+}
+
+// A line of about len bytes: the story's words drawn at random, joined by single spaces.
+static char *story_line(size_t len, uint64_t seed) {
+    char *text;
+    int n_words;
+    char **w = story_words(&text, &n_words);
+    tw_rng r;
+    tw_rng_init(&r, seed);
+    char *line = malloc(len + 64);
+    size_t at = 0;
+    while (at < len) {
+        const char *word = w[tw_rng_next(&r) % (uint64_t)n_words];
+        size_t wl = strlen(word);
+        if (at + wl + 1 > len + 63) break;
+        if (at > 0) line[at++] = ' ';
+        memcpy(line + at, word, wl);
+        at += wl;
+    }
+    line[at] = '\0';
+    free(w);
+    free(text);
+    return line;
+}
+
+// Code points of 1 to 4 bytes, some in tok512 and some not (byte fallback).
+static const char *const CODE_POINTS[] = { "a", "e", " ", "\xc3\xa9", "\xc3\xb1", "\xe4\xb8\xad",
+                                           "\xe2\x80\x94", "\xf0\x9f\x98\x80", "\n", "'" };
+
+// Case _i of a family chosen by _i % 5, each text from its own seed:
+//   0 random bytes 1..255 (invalid UTF-8, stray continuation bytes, control characters);
+//   1 a small alphabet ("ab e"), so merges pile up; 2 runs of one repeated character;
+//   3 real story text (the story's words reshuffled); 4 random UTF-8 code points.
+// BOS and EOS vary with the case number too.
+START_TEST(heap_encoder_equals_naive_on_many_texts)
+{
+    tw_tokenizer t = load_tok512();
+    tw_rng r;
+    tw_rng_init(&r, 1000u + (uint64_t)_i);
+    const size_t len = 1 + tw_rng_next(&r) % 600;
+    char *text = NULL;
+    char what[64];
+    switch (_i % 5) {
+    case 0:
+        text = malloc(len + 1);
+        for (size_t k = 0; k < len; k++) text[k] = (char)(1 + tw_rng_next(&r) % 255);
+        text[len] = '\0';
+        snprintf(what, sizeof what, "random bytes, case %d", _i);
+        break;
+    case 1:
+        text = malloc(len + 1);
+        for (size_t k = 0; k < len; k++) text[k] = "ab e"[tw_rng_next(&r) % 4];
+        text[len] = '\0';
+        snprintf(what, sizeof what, "alphabet 'ab e', case %d", _i);
+        break;
+    case 2: {
+        static const char runs[] = "a e.\n";
+        text = malloc(len + 1);
+        for (size_t k = 0; k < len; k++) text[k] = runs[(_i / 5) % 5];
+        text[len] = '\0';
+        snprintf(what, sizeof what, "a run of '%c', case %d", runs[(_i / 5) % 5], _i);
+        break;
+    }
+    case 3:
+        text = story_line(len, 2000u + (uint64_t)_i);
+        snprintf(what, sizeof what, "story words, case %d", _i);
+        break;
+    default:
+        text = malloc(4 * len + 1);
+        text[0] = '\0';
+        for (size_t k = 0, at = 0; k < len; k++) {
+            const char *cp = CODE_POINTS[tw_rng_next(&r) % (sizeof CODE_POINTS / sizeof CODE_POINTS[0])];
+            strcpy(text + at, cp);
+            at += strlen(cp);
+        }
+        snprintf(what, sizeof what, "UTF-8 code points, case %d", _i);
+        break;
+    }
+    expect_same_as_naive(&t, text, _i % 2, (_i / 2) % 2, what);
+    free(text);
+    tw_tokenizer_free(&t);
+}
+END_TEST
+
+// A medium line (16 KB of story words, thousands of merges) gives the naive encoder's ids; a
+// 300 KB line, too long for the naive one in a test, encodes and decodes back to itself. (The
+// speed is shown by `make bench-encode`, not timed here.)
+START_TEST(long_lines_encode_as_the_naive_encoder_does)
+{
+    tw_tokenizer t = load_tok512();
+    char *medium = story_line(16 * 1024, 7);
+    expect_same_as_naive(&t, medium, 1, 0, "16 KB of story words");
+    free(medium);
+
+    char *line = story_line(300 * 1024, 8);
+    const size_t len = strlen(line);
+    int cap = (int)tw_tokenizer_max_tokens(line), n = -1;
+    int *ids = malloc((size_t)cap * sizeof *ids);
+    ck_assert_int_eq(tw_tokenizer_encode(&t, ids, &n, cap, line, 1, 0), TW_OK);
+    ck_assert_int_lt(n, (int)(len / 2));   // tok512 on English: about 3.5 bytes per token
+    char *back = malloc(len + 1);
+    size_t at = 0;
+    for (int i = 1; i < n; i++) {
+        const char *piece = tw_tokenizer_decode(&t, ids[i - 1], ids[i]);
+        size_t pl = strlen(piece);
+        ck_assert_uint_le(at + pl, len);
+        memcpy(back + at, piece, pl);
+        at += pl;
+    }
+    ck_assert_uint_eq(at, len);
+    ck_assert(memcmp(back, line, len) == 0);
+    free(back);
+    free(ids);
+    free(line);
+    tw_tokenizer_free(&t);
+}
+END_TEST
+
 // ---- malformed files ----
 
 // Writes bytes to a per-process temporary file under out/ and returns its path.
@@ -207,6 +356,64 @@ START_TEST(malformed_tokenizer_files_are_rejected_with_a_reason)
 }
 END_TEST
 
+// A vocabulary built for ties: byte tokens, " ", "a", "b", "c", and merges whose scores take only
+// three values (so different pairs tie and the leftmost must win), plus two pairs whose scores
+// (-1e10 and -inf) say "never merge". The heap encoder must equal the naive one on random texts
+// over "abc " with every tie.
+START_TEST(heap_encoder_equals_naive_when_scores_tie)
+{
+    static const struct { const char *s; float score; } PIECES[] = {
+        { " ", 0 }, { "a", 0 }, { "b", 0 }, { "c", 0 },
+        { "aa", 1 }, { "ab", 2 }, { "ba", 2 }, { "bc", 1 }, { "cb", 2 }, { "ac", 0 }, { " a", 1 },
+        { "a ", 2 }, { "aaa", 2 }, { "aba", 1 }, { "bab", 2 }, { "abc", 0 }, { "cab", 2 },
+        { "aab", 1 }, { "abab", 2 }, { "  ", 1 }, { "aaaa", 0 }, { " ab", 2 },
+        { "ca", -1e10f }, { "cc", -INFINITY },
+    };
+    const int n_pieces = (int)(sizeof PIECES / sizeof PIECES[0]), V = 3 + 256 + n_pieces;
+    unsigned char *file = malloc(4 + (size_t)V * (8 + 8)), *p = file;
+    int32_t max_len = 6;
+    memcpy(p, &max_len, 4); p += 4;
+    for (int id = 0; id < V; id++) {
+        char name[8];
+        float score = -100.0f;
+        const char *s = name;
+        if (id < 3) s = (const char *[]){ "<unk>", "<s>", "</s>" }[id];
+        else if (id < 259) snprintf(name, sizeof name, "<0x%02X>", id - 3);
+        else { s = PIECES[id - 259].s; score = PIECES[id - 259].score; }
+        int32_t len = (int32_t)strlen(s);
+        memcpy(p, &score, 4);
+        memcpy(p + 4, &len, 4);
+        memcpy(p + 8, s, (size_t)len);
+        p += 8 + len;
+    }
+    char path[128], err[256] = "";
+    write_temp(file, (size_t)(p - file), path, sizeof path);
+    free(file);
+    tw_tokenizer t;
+    tw_status st = tw_tokenizer_load(&t, path, V, err, sizeof err);
+    remove(path);
+    ck_assert_msg(st == TW_OK, "%s", err);
+
+    tw_rng r;
+    tw_rng_init(&r, 31);
+    char text[257], what[64];
+    for (int k = 0; k < 2000; k++) {
+        size_t len = tw_rng_next(&r) % 256;
+        for (size_t i = 0; i < len; i++) text[i] = "abc "[tw_rng_next(&r) % (k % 2 ? 4 : 2)];
+        text[len] = '\0';
+        snprintf(what, sizeof what, "tied scores, text %d", k);
+        expect_same_as_naive(&t, text, k % 3 == 0, 0, what);
+    }
+    // "ca" (-1e10) and "cc" (-inf) never merge: llama2.c's search starts at -1e10.
+    int ids[8], n = -1;
+    ck_assert_int_eq(tw_tokenizer_encode(&t, ids, &n, 8, "cc", 0, 0), TW_OK);
+    ck_assert_int_eq(n, 3);   // " ", "c", "c"
+    ck_assert_int_eq(tw_tokenizer_encode(&t, ids, &n, 8, "ca", 0, 0), TW_OK);
+    ck_assert_int_eq(n, 3);
+    tw_tokenizer_free(&t);
+}
+END_TEST
+
 Suite *suite_tokenizer(void) {
     Suite *s = suite_create("tokenizer");
     TCase *tc = tcase_create("tok512");
@@ -219,6 +426,9 @@ Suite *suite_tokenizer(void) {
     tcase_add_test(tc, decode_of_encode_round_trips);
     tcase_add_test(tc, decode_rules);
     tcase_add_test(tc, malformed_tokenizer_files_are_rejected_with_a_reason);
+    tcase_add_loop_test(tc, heap_encoder_equals_naive_on_many_texts, 0, 200);
+    tcase_add_test(tc, long_lines_encode_as_the_naive_encoder_does);
+    tcase_add_test(tc, heap_encoder_equals_naive_when_scores_tie);
     suite_add_tcase(s, tc);
     return s;
 }
