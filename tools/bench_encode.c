@@ -13,8 +13,8 @@
 #include <string.h>
 #include <time.h>
 #include "cpuinfo.h"
-#include "nn/rng.h"
-#include "real/tokenizer.h"
+#include "core/rng.h"
+#include "tokenize/tokenizer.h"
 
 static double now(void) {
     struct timespec ts;
