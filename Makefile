@@ -1,6 +1,7 @@
 # Makefile for the transformer walkthrough toolkit. GNU make 3.81+ (macOS's make works).
 #
-#   make test        build lib/ and the Check suite, run it (ends with Check's summary line)
+#   make test        build lib/ and the Check suite, run it (ends with Check's summary line);
+#                    installs Check and pkg-config first if missing (tools/need_check.sh)
 #   make lessonN     build lesson N as ./lessonN          make lessons   build them all
 #   make asan        the suite built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make clean       remove build outputs
