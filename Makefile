@@ -1,6 +1,7 @@
 # Makefile for the transformer walkthrough toolkit. GNU make 3.81+ (macOS's make works).
 #
-#   make test        build lib/ and the Check suite, run it (ends with Check's summary line)
+#   make test        build lib/ and the Check suite, run it (ends with Check's summary line);
+#                    installs Check and pkg-config first if missing (tools/need_check.sh)
 #   make lessonN     build lesson N as ./lessonN          make lessons   build them all
 #   make asan        the suite built with AddressSanitizer + UndefinedBehaviorSanitizer
 #   make clean       remove build outputs
@@ -38,8 +39,10 @@ UNAME_S  := $(shell uname -s)
 UNAME_M  := $(shell uname -m)
 
 # Check (the unit-test framework): pkg-config knows its flags (Debian also needs -lsubunit).
-CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+# Expanded when a test object is compiled or the runner linked, not when this file is read: by
+# then the need-check target below has installed Check if it was missing.
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   = $(shell pkg-config --libs check 2>/dev/null)
 
 LIB      := $(BUILD)/libtw.a
 # Fragments append to these: LIB_SRC (extra library sources), PROGRAMS (top-level binaries),
@@ -85,9 +88,20 @@ $(TEST_OBJ): CPPFLAGS += $(CHECK_CFLAGS) -Itests -I$(BUILD)/tests
 # command line (make asan, make CFLAGS=...) applies to them unchanged.
 $(TEST_OBJ): CFLAGS += -O1
 
-$(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB)
-	@if [ -z "$(CHECK_LIBS)" ]; then echo "Check is not installed: run 'sudo apt-get install -y check pkg-config' (Debian/Ubuntu) or 'brew install check pkg-config' (macOS)"; exit 1; fi
+$(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB) | need-check
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $(TEST_OBJ) $(LIB) $(CHECK_LIBS) $(LDLIBS) -o $@
+
+# What the tests need beyond a C compiler, Check and pkg-config, is installed here when missing:
+# tools/need_check.sh runs apt-get (through sudo unless root) or brew, or prints the one command
+# to run and stops the build. Order-only: it runs before any test object is compiled and is never
+# a reason to rebuild one. tests/need_check_test.sh checks its decisions with stub commands.
+.PHONY: need-check test-need-check
+need-check:
+	@pkg-config --exists check 2>/dev/null || sh tools/need_check.sh
+$(TEST_OBJ): | need-check
+test-need-check:                               ## tools/need_check.sh's choices (root, sudo, brew, none), in stub systems
+	@sh tests/need_check_test.sh
+TEST_DEPS += test-need-check
 
 # The include arrows of lib/ point one way (tools/check_layers.sh says which way).
 .PHONY: check-layers
