@@ -85,9 +85,11 @@ $(TEST_OBJ): CPPFLAGS += $(CHECK_CFLAGS) -Itests -I$(BUILD)/tests
 # command line (make asan, make CFLAGS=...) applies to them unchanged.
 $(TEST_OBJ): CFLAGS += -O1
 
-$(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB)
+# tests/test_peak.c checks the benchmark's FMA probe (bench/peak.c), which is not in the library.
+$(BUILD)/tests/test_peak.o: CPPFLAGS += -Ibench
+$(BUILD)/tests/run_tests: $(TEST_OBJ) $(BUILD)/bench/peak.o $(LIB)
 	@if [ -z "$(CHECK_LIBS)" ]; then echo "Check is not installed: run 'sudo apt-get install -y check pkg-config' (Debian/Ubuntu) or 'brew install check pkg-config' (macOS)"; exit 1; fi
-	$(call say,LD,$@)$(CC) $(LDFLAGS) $(TEST_OBJ) $(LIB) $(CHECK_LIBS) $(LDLIBS) -o $@
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $(TEST_OBJ) $(BUILD)/bench/peak.o $(LIB) $(CHECK_LIBS) $(LDLIBS) -o $@
 
 # The include arrows of lib/ point one way (tools/check_layers.sh says which way).
 .PHONY: check-layers

@@ -59,7 +59,8 @@ quantize: $(BUILD)/tools/quantize.o $(LIB)    ## ./quantize IN.bin OUT.bin [--gr
 
 # ---- the int8 rows of `make bench` (./run_bench_q8, built and run after ./run_bench by mk/simd.mk) ----
 # bench/q8_runq_style.c is built as llama2.c builds runq.c (-Ofast -march=native), this object only.
-BENCH_Q8_OBJ := $(BUILD)/bench/bench_q8.o $(BUILD)/bench/q8_runq_style.o $(BUILD)/bench/cache_size.o $(BUILD)/bench/cpuinfo.o
+BENCH_Q8_OBJ := $(BUILD)/bench/bench_q8.o $(BUILD)/bench/q8_runq_style.o $(BUILD)/bench/cache_size.o $(BUILD)/bench/cpuinfo.o \
+                $(BUILD)/bench/peak.o
 $(BUILD)/bench/q8_runq_style.o: ISAFLAGS := -Ofast -march=native -ffp-contract=fast
 $(BUILD)/bench/bench_q8.o: CPPFLAGS += -Itests
 ifneq ($(filter -DTW_HAVE_AVX512,$(CPPFLAGS)),)

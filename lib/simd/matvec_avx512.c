@@ -2,7 +2,7 @@
 // per register; compiled with -mavx512f -mfma on this object only).
 //   y: (N)   W: (N, K) row-major   x: (K)
 //
-// Why not tw_matvec_avx512 (kernels_avx512.c), which walks four rows side by side: a decode step
+// Why not bench_matvec_4row_avx512 (bench/matvec_4row_avx512.c), which walks four rows side by side: a decode step
 // reads every weight once, from L3 or DRAM, so the kernel is as fast as the memory system can
 // stream W to it, and the hardware prefetchers decide that. Four rows side by side are four
 // streams K floats apart inside the same pages, visited in the order line 0, K/16, 2K/16, 3K/16,

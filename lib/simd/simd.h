@@ -204,7 +204,6 @@ void tw_matmul_packed_scalar(float *C, const float *A, const float *B, int M, in
 // ---- per-ISA variants (declared unconditionally; defined only where built) ----
 
 float tw_dot_avx2(const float *a, const float *b, int n);
-void  tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K);
 void  tw_softmax_avx2(float *y, const float *x, int n);
 float tw_rmsnorm_avx2(float *out, const float *x, const float *w, int n, float eps);
 void  tw_layernorm_avx2(float *out, const float *x, const float *gamma, const float *beta,
@@ -222,7 +221,6 @@ void  tw_matmul_avx2_mt(float *C, const float *A, const float *B, int M, int N, 
 void  tw_matmul_nt_avx2_mt(float *C, const float *A, const float *B, int M, int N, int K);
 
 float tw_dot_avx512(const float *a, const float *b, int n);
-void  tw_matvec_avx512(float *y, const float *W, const float *x, int N, int K);
 void  tw_softmax_avx512(float *y, const float *x, int n);
 void  tw_exp_avx512(float *y, const float *x, long n);
 extern const tw_ukernel tw_ukernel_avx512;   // 14 x 32
