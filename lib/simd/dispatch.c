@@ -130,13 +130,6 @@ const char *tw_simd_init(const char *level) {
     return tw_simd.level;
 }
 
-// x . w in index order with each product rounded: the Linear layer's reference loop (nn/linear.c).
-static float dot_in_order(const float *x, const float *w, int n) {
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) sum += x[i] * w[i];
-    return sum;
-}
-
 // 1 if any of y[0 .. n) is inf or NaN: all exponent bits set, the one exponent to which adding
 // 1 carries into the sign bit. An OR of additions over the elements, which the compiler
 // vectorises (the loop of isfinite tests with a call in its body was scalar: 3% of a
@@ -175,7 +168,7 @@ int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
         if (any_not_finite(y, (long)T * C_out))
             for (long i = 0; i < (long)T * C_out; i++)
                 if (!isfinite(y[i]))
-                    y[i] = dot_in_order(x + i / C_out * C_in, W + i % C_out * C_in, C_in);
+                    y[i] = tw_dot_naive(x + i / C_out * C_in, W + i % C_out * C_in, C_in);
     }
     if (b)
         for (int t = 0; t < T; t++)

@@ -8,7 +8,7 @@
 // the naive model runs for every finite input whose reference result is finite, denormals to
 // +-3.4e38. Two rules make that hold cheaply: the norms accumulate in double, as lib/nn/norm.c does
 // (a float sum of squares overflows once |x| > 1.8e19), and a float reduction whose fast result
-// is not finite is redone in the reference's own index order (dot_in_order), so an overflow in
+// is not finite is redone in the reference's own index order (tw_dot_naive, lib/simd/ref.c), so an overflow in
 // a partial sum that the reference never forms cannot turn a finite answer into inf or NaN.
 #include <immintrin.h>
 #include <math.h>
@@ -90,15 +90,8 @@ static void exp_tail(float *y, const float *x, int n) {
 }
 
 // ---- reductions ----
-
-// sum_i a[i] b[i] in index order, each product rounded, exactly as the Linear layer's reference
-// loop (lib/nn/linear.c) forms it (-ffp-contract=off keeps the compiler from fusing). The kernels
-// below fall back to it when their own float sum is not finite.
-static float dot_in_order(const float *a, const float *b, int n) {
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
+// A kernel whose own float sum is not finite falls back to tw_dot_naive (lib/simd/ref.c): the sum
+// in index order, each product rounded, exactly as the Linear layer's reference loop forms it.
 
 // Four accumulators: an FMA has a latency of 4-5 cycles and two can start per cycle, so one
 // accumulator would leave the units idle most of the time.
@@ -118,7 +111,7 @@ float tw_dot_avx2(const float *a, const float *b, int n) {
     for (; i < n; i++) sum += a[i] * b[i];
     // Four accumulators can overflow where the in-order sum does not (alternating signs near
     // 3e38): then the reference's order decides. One compare per call when nothing overflowed.
-    return isfinite(sum) ? sum : dot_in_order(a, b, n);
+    return isfinite(sum) ? sum : tw_dot_naive(a, b, n);
 }
 
 // ---- element-wise maps ----
@@ -379,7 +372,7 @@ void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const
             if (finite_mask256(sv) != 0xFF)   // one compare per eight keys
                 for (int j = 0; j < 8; j++)
                     if (!isfinite(sc[s + j])) {
-                        sc[s + j] = dot_in_order(q, k + (long)(s + j) * kv_stride, D) * scale;
+                        sc[s + j] = tw_dot_naive(q, k + (long)(s + j) * kv_stride, D) * scale;
                         overflowed |= !isfinite(sc[s + j]);
                     }
         }

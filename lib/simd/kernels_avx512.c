@@ -8,14 +8,6 @@
 
 static __mmask16 tail_mask(int n) { return (__mmask16)((1u << n) - 1u); }
 
-// sum_i a[i] b[i] in the index order of the Linear layer's reference loop (lib/nn/linear.c): the
-// fallback when a vector sum is not finite (see kernels_avx2.c and docs/kernels.md).
-static float dot_in_order(const float *a, const float *b, int n) {
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
-
 // exp(x) for 16 floats: the same range reduction and Taylor polynomial as exp256 in
 // kernels_avx2.c, but the final scaling by 2^n uses vscalefps, which handles overflow (+inf)
 // and gradual underflow (subnormals) exactly, so no thresholds are needed beyond a clamp that
@@ -55,7 +47,7 @@ float tw_dot_avx512(const float *a, const float *b, int n) {
         s1 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, a + i), _mm512_maskz_loadu_ps(m, b + i), s1);
     }
     float sum = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-    return isfinite(sum) ? sum : dot_in_order(a, b, n);   // an overflowed partial sum
+    return isfinite(sum) ? sum : tw_dot_naive(a, b, n);   // an overflowed partial sum
 }
 
 void tw_exp_avx512(float *y, const float *x, long n) {

@@ -157,7 +157,8 @@ int tw_simd_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const
 
 // ---- the naive kernels that no component has (lib/simd/ref.c) ----
 
-float tw_dot_naive(const float *a, const float *b, int n);   // lesson 12, exercise 1
+float tw_dot_naive(const float *a, const float *b, int n);   // lesson 12, exercise 1; also the
+                                                             // in-order redo of overflowed sums
 void  tw_exp_naive(float *y, const float *x, long n);        // the exp kernels' reference
 
 // ---- the matmul ladder, C = A B (one file per rung; each comment says what it changes) ----
