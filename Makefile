@@ -88,8 +88,10 @@ $(TEST_OBJ): CPPFLAGS += $(CHECK_CFLAGS) -Itests -I$(BUILD)/tests
 # command line (make asan, make CFLAGS=...) applies to them unchanged.
 $(TEST_OBJ): CFLAGS += -O1
 
-$(BUILD)/tests/run_tests: $(TEST_OBJ) $(LIB) | need-check
-	$(call say,LD,$@)$(CC) $(LDFLAGS) $(TEST_OBJ) $(LIB) $(CHECK_LIBS) $(LDLIBS) -o $@
+# tests/test_peak.c checks the benchmark's FMA probe (bench/peak.c), which is not in the library.
+$(BUILD)/tests/test_peak.o: CPPFLAGS += -Ibench
+$(BUILD)/tests/run_tests: $(TEST_OBJ) $(BUILD)/bench/peak.o $(LIB) | need-check
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $(TEST_OBJ) $(BUILD)/bench/peak.o $(LIB) $(CHECK_LIBS) $(LDLIBS) -o $@
 
 # What the tests need beyond a C compiler, Check and pkg-config, is installed here when missing:
 # tools/need_check.sh runs apt-get (through sudo unless root) or brew, or prints the one command

@@ -19,7 +19,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "simd/simd.h"
-#include "simd/peak.h"
+#include "peak.h"
+#include "matvec_4row.h"
 #include "autovec.h"
 #include "cpuinfo.h"
 #include "read_stream.h"
@@ -115,7 +116,7 @@ static int verify_all(void) {
 
 // ---- step 2: the machine's limits ----
 
-// Single-core FMA peak in GFLOP/s of the widest ISA available (lib/simd/peak.c: one register per
+// Single-core FMA peak in GFLOP/s of the widest ISA available (bench/peak.c: one register per
 // independent chain, in inline assembly, best of 25 runs of 4 ms), 0 if no probe exists here; also the
 // clock (dependent integer adds) and the rate with twice the chains, printed as evidence that the
 // probe is not latency-bound.
@@ -513,10 +514,10 @@ int main(int argc, char **argv) {
     if (o2) { mv_names[nmv] = "avx2"; mv_fns[nmv++] = o2->matvec; }
     if (o5) { mv_names[nmv] = "avx512"; mv_fns[nmv++] = o5->matvec; }
 #ifdef TW_HAVE_AVX2
-    if (o2) { mv_names[nmv] = "avx2_4row"; mv_fns[nmv++] = tw_matvec_avx2; }
+    if (o2) { mv_names[nmv] = "avx2_4row"; mv_fns[nmv++] = bench_matvec_4row_avx2; }
 #endif
 #ifdef TW_HAVE_AVX512
-    if (o5) { mv_names[nmv] = "512_4row"; mv_fns[nmv++] = tw_matvec_avx512; }
+    if (o5) { mv_names[nmv] = "512_4row"; mv_fns[nmv++] = bench_matvec_4row_avx512; }
 #endif
     if (on) { mv_names[nmv] = "neon"; mv_fns[nmv++] = on->matvec; }
 #ifdef TW_BENCH_OPENBLAS

@@ -31,7 +31,7 @@
 #include "quant/q8_0.h"
 #include "simd/simd.h"
 #include "simd/q8.h"
-#include "simd/peak.h"
+#include "peak.h"
 #include "nn/reference.h"
 #include "q8_cases.h"
 #include "cache_size.h"

@@ -19,7 +19,7 @@ SIMD_TARGET := $(shell $(CC) -dumpmachine 2>/dev/null)
 SIMD_BASE_SRC := lib/simd/dispatch.c lib/simd/ref.c lib/simd/matmul_1_naive.c lib/simd/train_ops.c \
                  lib/simd/train_elementwise.c \
                  lib/simd/matmul_2_reordered.c lib/simd/matmul_3_blocked.c lib/simd/matmul_4_packed.c \
-                 lib/simd/peak.c lib/simd/matvec_mt.c
+                 lib/simd/matvec_mt.c
 SIMD_ISA_SRC  :=
 ifeq ($(SIMD),1)
   ifneq ($(filter x86_64% amd64%,$(SIMD_TARGET)),)
@@ -73,11 +73,18 @@ bench:                                         ## verify, then time every kernel
 	./run_bench $(BENCH_ARGS)
 	./run_bench_q8 $(BENCH_ARGS)
 
-# The FMA-throughput probe is lib/simd/peak.c (inline assembly, no ISA flags needed).
+# The FMA-throughput probe is bench/peak.c (inline assembly, no ISA flags needed).
 # bench/autovec.c is the compiler-vectorised rung: plain loops built the way llama2.c builds its
 # matmul, in this object only (never in the library: -ffast-math changes rounding).
 AUTOVEC_FLAGS ?= -O3 -ffast-math -ffp-contract=fast -march=native
-BENCH_OBJ := $(BUILD)/bench/bench.o $(BUILD)/bench/autovec.o $(BUILD)/bench/cpuinfo.o $(BUILD)/bench/read_stream.o
+BENCH_OBJ := $(BUILD)/bench/bench.o $(BUILD)/bench/autovec.o $(BUILD)/bench/cpuinfo.o $(BUILD)/bench/read_stream.o \
+             $(BUILD)/bench/peak.o
+# The four-rows-at-a-time matvecs: a rung only the benchmark runs (bench/matvec_4row.h).
+ifneq ($(filter -DTW_HAVE_AVX2,$(CPPFLAGS)),)
+  BENCH_OBJ += $(BUILD)/bench/matvec_4row_avx2.o $(BUILD)/bench/matvec_4row_avx512.o
+  $(BUILD)/bench/matvec_4row_avx2.o: ISAFLAGS := -mavx2 -mfma
+  $(BUILD)/bench/matvec_4row_avx512.o: ISAFLAGS := -mavx512f -mfma
+endif
 $(BUILD)/bench/autovec.o: ISAFLAGS := $(AUTOVEC_FLAGS)
 ifeq ($(OMP),1)
   $(BUILD)/tools/bench_generate.o: ISAFLAGS := $(OMPFLAGS)
@@ -99,9 +106,9 @@ test-arm:                                      ## cross-build the kernel self-te
 	qemu-aarch64 -L $(ARM_ROOT) $(ARM_BUILD)/tests/arm/simd_selftest
 
 # The self-test links the library: the kernels' references are the components' loops (lib/nn/).
-$(BUILD)/tests/arm/simd_selftest: $(BUILD)/tests/arm/simd_selftest.o $(LIB)
+$(BUILD)/tests/arm/simd_selftest: $(BUILD)/tests/arm/simd_selftest.o $(BUILD)/bench/peak.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-$(BUILD)/tests/arm/simd_selftest.o: CPPFLAGS += -Itests -Ilib/simd
+$(BUILD)/tests/arm/simd_selftest.o: CPPFLAGS += -Itests -Ilib/simd -Ibench
 
 # The same self-test on this machine (all levels the CPU has): `make simd-selftest`.
 .PHONY: simd-selftest

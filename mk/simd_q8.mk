@@ -1,13 +1,12 @@
 # mk/simd_q8.mk: the int8 (Q8_0) kernels of lib/simd/q8_*.c (see lib/simd/q8.h and
 # docs/quantization.md), compiled under the same conditions as mk/simd.mk's fp32 kernels, each
-# object with only the ISA flags it needs; lib/simd/q8_dispatch.c asks the CPU before using them.
+# object with only the ISA flags it needs; lib/simd/dispatch.c asks the CPU before using them.
 #
 #   make test-arm-q8   cross-build the int8 kernel self-test for AArch64 and run it under qemu
 #                      twice: on qemu's default CPU (with the dot-product extension: neon and
 #                      neon_dot are checked) and as a Cortex-A57 (without it: the dispatcher must
 #                      fall back to the widening kernel)
 
-Q8_BASE_SRC := lib/simd/q8_dispatch.c
 Q8_ISA_SRC  :=
 ifeq ($(SIMD),1)
   ifneq ($(filter x86_64% amd64%,$(SIMD_TARGET)),)
@@ -27,13 +26,13 @@ ifeq ($(SIMD),1)
     $(BUILD)/lib/simd/q8_g4_neon_dot.o: ISAFLAGS := -march=armv8.2-a+dotprod
   endif
 endif
-Q8_SRC  := $(Q8_BASE_SRC) $(Q8_ISA_SRC)
+Q8_SRC  := $(Q8_ISA_SRC)
 LIB_SRC += $(Q8_SRC)
 Q8_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(Q8_SRC))
 
 # ---- the int8 kernel self-test, natively and on AArch64 under qemu ----
-# It links only lib/quant/q8_0.c, lib/core/rng.c and the q8 objects, so the rest of lib/ need not cross-build.
-$(BUILD)/tests/arm/q8_selftest: $(BUILD)/tests/arm/q8_selftest.o $(Q8_OBJ) $(BUILD)/lib/quant/q8_0.o $(BUILD)/lib/core/rng.o
+# It links the library: the int8 kernels are slots of each level's table (lib/simd/dispatch.c).
+$(BUILD)/tests/arm/q8_selftest: $(BUILD)/tests/arm/q8_selftest.o $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tests/arm/q8_selftest.o: CPPFLAGS += -Itests
 $(BUILD)/tests/arm/q8_selftest.o: tests/q8_cases.h lib/simd/q8.h lib/quant/q8_0.h
@@ -59,7 +58,8 @@ quantize: $(BUILD)/tools/quantize.o $(LIB)    ## ./quantize IN.bin OUT.bin [--gr
 
 # ---- the int8 rows of `make bench` (./run_bench_q8, built and run after ./run_bench by mk/simd.mk) ----
 # bench/q8_runq_style.c is built as llama2.c builds runq.c (-Ofast -march=native), this object only.
-BENCH_Q8_OBJ := $(BUILD)/bench/bench_q8.o $(BUILD)/bench/q8_runq_style.o $(BUILD)/bench/cache_size.o $(BUILD)/bench/cpuinfo.o
+BENCH_Q8_OBJ := $(BUILD)/bench/bench_q8.o $(BUILD)/bench/q8_runq_style.o $(BUILD)/bench/cache_size.o $(BUILD)/bench/cpuinfo.o \
+                $(BUILD)/bench/peak.o
 $(BUILD)/bench/q8_runq_style.o: ISAFLAGS := -Ofast -march=native -ffp-contract=fast
 $(BUILD)/bench/bench_q8.o: CPPFLAGS += -Itests
 ifneq ($(filter -DTW_HAVE_AVX512,$(CPPFLAGS)),)

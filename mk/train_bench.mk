@@ -19,7 +19,8 @@ HAVE_TORCH = $(shell $(TORCH_PY) -c 'import torch' >/dev/null 2>&1 && echo 1 || 
 TORCH_CMD = $(if $(filter 1,$(HAVE_TORCH)),--torch-cmd '$(TORCH_PY) tools/bench_train_torch.py')
 
 # The clocks, the median and the paired ratios are bench_generate's too (bench/).
-BENCH_TRAIN_OBJ := $(BUILD)/tools/bench_train.o $(BUILD)/bench/bench_clock.o $(BUILD)/bench/bench_spread.o
+BENCH_TRAIN_OBJ := $(BUILD)/tools/bench_train.o $(BUILD)/bench/bench_clock.o $(BUILD)/bench/bench_spread.o \
+                   $(BUILD)/bench/peak.o
 $(BUILD)/tools/bench_train.o: CPPFLAGS += -Ibench
 $(BUILD)/tools/bench_train: $(BENCH_TRAIN_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

@@ -125,7 +125,7 @@ static inline int sr_check_linear(const tw_kernels *o, const float *x, const flo
     sr_buf b;
     if (!sr_alloc(&b, (long)T * C_out)) { sr_free(&b); return sr_oom(msg, msz); }
     tw_linear_naive(b.want, x, W, NULL, T, C_in, C_out);
-    const tw_simd_ops saved = tw_simd;
+    const tw_kernels saved = tw_simd;
     tw_simd_init(o->level);
     tw_linear_forward(b.got, x, W, NULL, T, C_in, C_out);
     tw_simd = saved;

@@ -1,4 +1,4 @@
-// test_peak.c: the FMA-throughput probe (lib/simd/peak.c) measures the FMA units, not their
+// test_peak.c: the FMA-throughput probe (bench/peak.c) measures the FMA units, not their
 // latency, and agrees with the clock it is divided by.
 //
 // These are ratios of two measurements taken in the same test, interleaved, never a threshold on
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
-#include "simd/peak.h"
+#include "peak.h"
 
 // Under an emulator or instrumenting tool (valgrind, whose CPU has no latency model) the ratios
 // mean nothing: `make valgrind` sets TW_NO_TIMING_RATIOS=1 and these tests then check only that
@@ -34,24 +34,25 @@ static void best_pair(const char *isa, int a, int b, double *ga, double *gb) {
     }
 }
 
-// The probe's default chain count already saturates the FMA units: twice as many chains (or the
-// most the register file holds, 16 ymm, for AVX2 without AVX-512) raise the rate by at most 8%.
-// Why 8%: best-of-25 runs of the same loop differ by 1-3% on a shared machine; a probe that is
-// latency-bound by a whole chain group (e.g. 8 chains where 12 are needed) loses 25-50%, which
-// this catches; a deficit below 8% would go unnoticed, and the bench would still overstate % of
-// peak by no more than that.
-START_TEST(doubling_the_chains_does_not_raise_the_rate)
+// The probe's default chain count covers latency x throughput of the FMA units of every core in
+// the table of bench/peak.c (AVX-512: 2 ports x latency 4 = 8 zmm chains on Intel; AVX2: 2 x 5 =
+// 10 ymm chains on Haswell; Arm: 4 pipes x latency 4 = 16 on Neoverse V and Apple), and the probe
+// also runs with twice as many chains (or the most the register file holds). A count, not a
+// timing: whether twice the chains raise the rate on this machine is a measurement, which
+// `make bench` prints beside the peak ("with twice the chains"), where a loaded machine cannot fail a test.
+START_TEST(default_chains_cover_latency_times_throughput)
 {
+    ck_assert_int_ge(tw_peak_default_chains("avx512"), 8);
+    ck_assert_int_ge(tw_peak_default_chains("avx2"), 10);
+    ck_assert_int_ge(tw_peak_default_chains("neon"), 16);
     const char *isa = tw_peak_best_isa();
     if (!isa) return;   // no probe in this build (SIMD=0, or neither x86-64 nor AArch64)
     int n = tw_peak_default_chains(isa), n2 = 2 * n;
     if (n2 > tw_peak_max_chains(isa)) n2 = tw_peak_max_chains(isa);
     ck_assert_int_gt(n2, n);
-    double g1, g2;
-    best_pair(isa, n, n2, &g1, &g2);
-    if (!ratios_meaningful()) return;
-    ck_assert_msg(g2 <= 1.08 * g1, "%s probe: %d chains %.1f GFLOP/s, %d chains %.1f GFLOP/s (+%.0f%%)",
-                  isa, n, g1, n2, g2, 100 * (g2 / g1 - 1));
+    tw_peak p;
+    ck_assert(tw_peak_fma(&p, isa, n2, 1, 0.001));
+    ck_assert_int_eq(p.chains, n2);
 }
 END_TEST
 
@@ -116,7 +117,7 @@ Suite *suite_peak(void) {
     Suite *s = suite_create("peak");
     TCase *tc = tcase_create("probe");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, doubling_the_chains_does_not_raise_the_rate);
+    tcase_add_test(tc, default_chains_cover_latency_times_throughput);
     tcase_add_test(tc, four_chains_are_latency_bound);
     tcase_add_test(tc, flop_per_cycle_fits_the_fma_units);
     tcase_add_test(tc, unknown_isa_or_chain_count_is_refused);

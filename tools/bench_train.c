@@ -35,8 +35,8 @@
 #include "simd/simd.h"
 #include "nn/reference.h"
 
-// The FMA-throughput probe of `make bench` (lib/simd/peak.h), read in one place: fma_peak_gflops.
-#include "simd/peak.h"
+// The FMA-throughput probe of `make bench` (bench/peak.h), read in one place: fma_peak_gflops.
+#include "peak.h"
 #include "bench_clock.h"   // now_seconds, cpu_seconds, median (bench/)
 #include "bench_spread.h"  // spread, paired_ratio, min_max (bench/)
 

@@ -295,7 +295,7 @@ static tw_status state_q8_init(tw_model_state *s, const tw_model *m) {
     s->q8->xs = malloc((size_t)K_max * sizeof(float));
     if (!s->q8->xq || !s->q8->xs) return TW_ERR_NOMEM;   // the caller frees
     s->q8->K_max = K_max;
-    s->q8->ops = tw_q8_ops_for_simd_level(tw_simd.level);
+    s->q8->ops = tw_q8_ops_for_simd_level(tw_simd.variant);
     if (!s->q8->ops) s->q8->ops = tw_q8_ops_for("naive");
     // The level's own layout of the weights, if it has one (lib/simd/q8.h): made here, once.
     if (tw_q8_work_pack(s->q8, m->q8, m->n_q8, m->q8_group) != TW_OK) return TW_ERR_NOMEM;

@@ -15,7 +15,7 @@ static void matvec_ref(float *y, const float *W, const float *x, int N, int K) {
 }
 
 const tw_kernels tw_kernels_naive = {
-    .level = "naive", .dot = tw_dot_naive, .matvec = matvec_ref,
+    .level = "naive", .variant = "naive", .dot = tw_dot_naive, .matvec = matvec_ref,
     .matmul = tw_matmul_naive, .matmul_nt = tw_matmul_nt_naive,
     .matmul_mt = tw_matmul_naive, .matmul_nt_mt = tw_matmul_nt_naive,
     .softmax = tw_softmax_row, .rmsnorm = tw_rmsnorm_row, .layernorm = tw_layernorm_row,
@@ -24,7 +24,6 @@ const tw_kernels tw_kernels_naive = {
 };
 
 const tw_kernels *tw_kernels_for(const char *level) {
-    if (level && strcmp(level, "naive") == 0) return &tw_kernels_naive;
-    if (level && strcmp(level, "auto") == 0 && !tw_simd_kernels("auto")) return &tw_kernels_naive;
-    return tw_simd_kernels(level);
+    const tw_kernels *k = tw_simd_kernels(level);   // the naive level's table: every slot NULL
+    return k && strcmp(k->level, tw_kernels_naive.level) == 0 ? &tw_kernels_naive : k;
 }

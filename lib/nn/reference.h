@@ -17,8 +17,9 @@
 
 extern const tw_kernels tw_kernels_naive;
 
-// The catalogue of any level: "naive" gives tw_kernels_naive, the others (and "auto") what
-// tw_simd_kernels gives; NULL for a level not built or not runnable on this CPU.
+// The catalogue of any level: what tw_simd_kernels gives (lib/simd/simd.h), except that the naive
+// level's table (every slot NULL) is given as tw_kernels_naive; NULL for an unknown name or a
+// level not built or not runnable on this CPU.
 const tw_kernels *tw_kernels_for(const char *level);
 
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "quant/q8_0.h"
+#include "simd/simd.h"
 
 tw_status tw_quant_check_group(int cols, int gs) {
     if (gs <= 0 || gs > TW_QUANT_MAX_GROUP) return TW_ERR_ARG;
@@ -107,35 +108,19 @@ void tw_q8_quantize_x_naive(int8_t *q, float *s, const float *x, int n_groups, i
 static const tw_q8_ops q8_naive = { .level = "naive", .quantize_x = tw_q8_quantize_x_naive,
                                     .matvec = tw_q8_matvec_naive, .x_multiple = 1, .w_multiple = 1 };
 
+// The int8 slots of a level's table (lib/simd/dispatch.c); the naive level's are NULL: these loops.
+static const tw_q8_ops *q8_of(const tw_kernels *k) { return !k ? NULL : k->q8 ? k->q8 : &q8_naive; }
+
 const tw_q8_ops *tw_q8_ops_for(const char *level) {
     if (!level) return NULL;
-    if (strcmp(level, "naive") == 0) return &q8_naive;
-    if (strcmp(level, "auto") == 0) return tw_q8_simd_ops("auto") ? tw_q8_simd_ops("auto") : &q8_naive;
-    return tw_q8_simd_ops(level);
+    return q8_of(strcmp(level, "auto") == 0 ? tw_simd_kernels("auto") : tw_simd_variant(level));
 }
 
 const tw_q8_ops *tw_q8_ops_for_simd_level(const char *simd_level) {
-    if (!simd_level) return NULL;
-    if (strcmp(simd_level, "avx512") == 0)
-        return tw_q8_ops_for("avx512vnni") ? tw_q8_ops_for("avx512vnni") : tw_q8_ops_for("avx512bw");
-    if (strcmp(simd_level, "neon") == 0)
-        return tw_q8_ops_for("neon_dot") ? tw_q8_ops_for("neon_dot") : tw_q8_ops_for("neon");
-    if (strcmp(simd_level, "avx2") == 0 || strcmp(simd_level, "naive") == 0 ||
-        strcmp(simd_level, "auto") == 0)
-        return tw_q8_ops_for(simd_level);
-    return NULL;
+    return q8_of(tw_simd_kernels(simd_level));
 }
 
-const char *tw_q8_available(void) {
-    static const char *const lists[] = {
-        "naive", "naive avx2", "naive avx2 avx512bw", "naive avx2 avx512bw avx512vnni",
-        "naive neon", "naive neon neon_dot",
-    };
-    const char *simd = tw_q8_simd_available();
-    for (int i = 1; i < 6; i++)
-        if (strcmp(lists[i] + 6, simd) == 0) return lists[i];
-    return lists[0];
-}
+const char *tw_q8_available(void) { return tw_simd_variants(); }
 
 int tw_q8_matvec_is_simd(const tw_q8_ops *o, int gs) {
     if (strcmp(o->level, "naive") == 0) return 0;

@@ -69,13 +69,15 @@ void tw_q8_quantize_x_naive(int8_t *q, float *s, const float *x, int n_groups, i
 
 // The table of any int8 level: "naive" gives the loops above (quantize_x = tw_q8_quantize_x_naive,
 // matvec = tw_q8_matvec_naive), "auto" the best SIMD level here (naive if there is none), the
-// others tw_q8_simd_ops. NULL for an unknown level or one this CPU cannot run.
+// others a variant's table (tw_simd_variant, lib/simd/simd.h). NULL for an unknown level or one this CPU cannot run.
 const tw_q8_ops *tw_q8_ops_for(const char *level);
-// The int8 level that goes with a level of simd.h's fp32 table: "avx512" -> avx512vnni if the CPU
-// has VNNI, else avx512bw; "avx2" -> avx2; "neon" -> neon_dot if present, else neon; "naive" ->
-// naive; "auto" -> the best. NULL for an unknown name.
+// The int8 kernels of the table tw_simd_kernels(simd_level) gives (lib/simd/simd.h): "avx512" ->
+// avx512vnni if the CPU has VNNI, else avx512bw; "avx2" -> avx2; "neon" -> neon_dot if present,
+// else neon; a variant's name -> that variant; "naive" -> naive; "auto" -> the best. NULL for an
+// unknown name.
 const tw_q8_ops *tw_q8_ops_for_simd_level(const char *simd_level);
-// The int8 levels usable here, best last, separated by spaces, e.g. "naive avx2 avx512bw avx512vnni".
+// The int8 levels usable here, best last, separated by spaces, e.g. "naive avx2 avx512bw avx512vnni"
+// (tw_simd_variants: each table's variant name).
 const char *tw_q8_available(void);
 
 // A level's kernels where they take gs (gs % x_multiple == 0, gs % w_multiple == 0, or gs == 4

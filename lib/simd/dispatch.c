@@ -1,140 +1,210 @@
-// dispatch.c: the dispatch table tw_simd and the run-time choice of SIMD level (see simd.h).
-// Which levels exist is decided twice: at build time (mk/simd.mk compiles the AVX2/AVX-512
-// objects only when the compiler targets x86-64, NEON only for AArch64, none with SIMD=0, and
-// defines TW_HAVE_AVX2 / TW_HAVE_AVX512 / TW_HAVE_NEON accordingly), and at run time (the CPU
-// must report the features, so an x86-64 binary built here still runs on a CPU without AVX).
+// dispatch.c: the levels of the kernels, the one place that names them and asks the CPU what it
+// can run, and the dispatch table tw_simd (see simd.h).
+//
+// Which levels exist is decided twice: at build time (mk/simd.mk and mk/simd_q8.mk compile the
+// AVX2/AVX-512 objects only when the compiler targets x86-64, the NEON ones only for AArch64, none
+// with SIMD=0, and define TW_HAVE_AVX2 / TW_HAVE_AVX512 / TW_HAVE_NEON accordingly), and at run
+// time (cpu_features below: the CPU must report the features, so an x86-64 binary built here
+// still runs on a CPU without AVX).
+//
+// Each level is one table (tw_kernels) carrying its fp32 kernels, its training micro-kernel and its
+// int8 kernels. A level whose CPUs may or may not have the int8 dot-product instructions (AVX-512
+// VNNI; Arm FEAT_DotProd, sdot) has one table for each, told apart by `variant`: the level's name
+// picks the best one this CPU runs, the variant's name picks that one.
+#if defined(__linux__)
+#define _GNU_SOURCE   // getauxval
+#endif
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "simd.h"
+#include "q8.h"
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if (defined(TW_HAVE_AVX2) || defined(TW_HAVE_AVX512)) && defined(__x86_64__)
+#include <cpuid.h>
+#endif
+#if defined(TW_HAVE_NEON) && defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+#if defined(TW_HAVE_NEON) && defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#endif
+
+// ---- the one CPU probe ----
+
+enum {
+    CPU_AVX2   = 1u << 0,   // AVX2 and FMA (and the OS saves the ymm registers)
+    CPU_AVX512 = 1u << 1,   // AVX-512 F, BW and VL (and the OS saves the zmm registers)
+    CPU_VNNI   = 1u << 2,   // AVX512_VNNI: vpdpbusd
+    CPU_NEON   = 1u << 3,   // Advanced SIMD: baseline on AArch64, Apple silicon included
+    CPU_DOT    = 1u << 4,   // FEAT_DotProd: sdot
+};
+
+// What this build can use and this CPU reports, as CPU_* bits; asked once, then remembered.
+static unsigned cpu_features(void) {
+    static int known = 0;
+    static unsigned f = 0;
+    if (known) return f;
+#if (defined(TW_HAVE_AVX2) || defined(TW_HAVE_AVX512)) && defined(__x86_64__)
+    __builtin_cpu_init();   // GCC and clang's checks also confirm the OS saves the wide registers
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) f |= CPU_AVX2;
+    if ((f & CPU_AVX2) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl"))
+        f |= CPU_AVX512;
+    unsigned a, b, c, d;
+    if ((f & CPU_AVX512) && __get_cpuid_count(7, 0, &a, &b, &c, &d) && ((c >> 11) & 1u))
+        f |= CPU_VNNI;   // CPUID.(EAX=7, ECX=0):ECX[11] = AVX512_VNNI
+#endif
+#if defined(TW_HAVE_NEON) && defined(__aarch64__)
+    f |= CPU_NEON;
+#if defined(__linux__)
+    if (getauxval(AT_HWCAP) & (1UL << 20)) f |= CPU_DOT;   // HWCAP_ASIMDDP
+#elif defined(__APPLE__)
+    int v = 0;
+    size_t len = sizeof v;
+    if (sysctlbyname("hw.optional.arm.FEAT_DotProd", &v, &len, NULL, 0) == 0 && v) f |= CPU_DOT;
+#endif
+#endif
+    known = 1;
+    return f;
+}
+
+// ---- the int8 kernels of each level (lib/simd/q8.h) ----
 
 #ifdef TW_HAVE_AVX2
-static const tw_kernels kernels_avx2 = {
-    .level = "avx2", .dot = tw_dot_avx2, .matvec = tw_matvec_seq_avx2,
-    .matmul = tw_matmul_avx2, .matmul_nt = tw_matmul_nt_avx2,
-    .matmul_mt = tw_matmul_avx2_mt, .matmul_nt_mt = tw_matmul_nt_avx2_mt,
-    .softmax = tw_softmax_avx2, .rmsnorm = tw_rmsnorm_avx2, .layernorm = tw_layernorm_avx2,
-    .rope = tw_rope_avx2, .exp = tw_exp_avx2, .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2,
-    .attend = tw_attend_avx2,
-};
+static const tw_q8_ops q8_avx2 = { .level = "avx2", .quantize_x = tw_q8_quantize_x_avx2,
+                                   .matvec = tw_q8_matvec_avx2, .x_multiple = 8, .w_multiple = 32,
+                                   .quantize_x_g4 = tw_q8_quantize_x_g4_avx2,
+                                   .matvec_g4 = tw_q8_matvec_g4_avx2 };
 #endif
-
 #ifdef TW_HAVE_AVX512
-// 512-bit versions where they pay (matmul, dot, matvec, exp, softmax); AVX2 for the rest.
-static const tw_kernels kernels_avx512 = {
-    .level = "avx512", .dot = tw_dot_avx512, .matvec = tw_matvec_seq_avx512,
-    .matmul = tw_matmul_avx512, .matmul_nt = tw_matmul_nt_avx512,
-    .matmul_mt = tw_matmul_avx512_mt, .matmul_nt_mt = tw_matmul_nt_avx512_mt,
-    .softmax = tw_softmax_avx512, .rmsnorm = tw_rmsnorm_avx2, .layernorm = tw_layernorm_avx2,
-    .rope = tw_rope_avx2, .exp = tw_exp_avx512, .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2,
-    .attend = tw_attend_avx2,
-};
+static const tw_q8_ops q8_avx512bw = { .level = "avx512bw", .quantize_x = tw_q8_quantize_x_avx512,
+                                       .matvec = tw_q8_matvec_avx512bw, .x_multiple = 8, .w_multiple = 32,
+                                       .quantize_x_g4 = tw_q8_quantize_x_g4_avx512,
+                                       .matvec_g4 = tw_q8_matvec_g4_avx512bw };
+static const tw_q8_ops q8_avx512vnni = { .level = "avx512vnni", .quantize_x = tw_q8_quantize_x_avx512,
+                                         .matvec = tw_q8_matvec_avx512vnni, .x_multiple = 8, .w_multiple = 32,
+                                         .packed_bytes = tw_q8_rows16_bytes, .pack = tw_q8_rows16_pack,
+                                         .matvec_packed = tw_q8_rows16_matvec, .pack_multiple = 4,
+                                         .quantize_x_g4 = tw_q8_quantize_x_g4_avx512,
+                                         .matvec_g4 = tw_q8_matvec_g4_avx512bw };
+#endif
+#ifdef TW_HAVE_NEON
+static const tw_q8_ops q8_neon = { .level = "neon", .quantize_x = tw_q8_quantize_x_neon,
+                                   .matvec = tw_q8_matvec_neon, .x_multiple = 8, .w_multiple = 16,
+                                   .quantize_x_g4 = tw_q8_quantize_x_g4_neon,
+                                   .matvec_g4 = tw_q8_matvec_g4_neon };
+static const tw_q8_ops q8_neon_dot = { .level = "neon_dot", .quantize_x = tw_q8_quantize_x_neon,
+                                       .matvec = tw_q8_matvec_neon_dot, .x_multiple = 8, .w_multiple = 16,
+                                       .quantize_x_g4 = tw_q8_quantize_x_g4_neon,
+                                       .matvec_g4 = tw_q8_matvec_g4_neon_dot };
 #endif
 
-#ifdef TW_HAVE_NEON
+// ---- the levels, best last ----
+
+#define AVX2_F32 .dot = tw_dot_avx2, .matvec = tw_matvec_seq_avx2, \
+    .matmul = tw_matmul_avx2, .matmul_nt = tw_matmul_nt_avx2, \
+    .matmul_mt = tw_matmul_avx2_mt, .matmul_nt_mt = tw_matmul_nt_avx2_mt, \
+    .softmax = tw_softmax_avx2, .rmsnorm = tw_rmsnorm_avx2, .layernorm = tw_layernorm_avx2, \
+    .rope = tw_rope_avx2, .exp = tw_exp_avx2, .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, \
+    .attend = tw_attend_avx2, .gemm = &tw_ukernel_avx2
+// 512-bit versions where they pay (matmul, dot, matvec, exp, softmax); AVX2 for the rest.
+#define AVX512_F32 .dot = tw_dot_avx512, .matvec = tw_matvec_seq_avx512, \
+    .matmul = tw_matmul_avx512, .matmul_nt = tw_matmul_nt_avx512, \
+    .matmul_mt = tw_matmul_avx512_mt, .matmul_nt_mt = tw_matmul_nt_avx512_mt, \
+    .softmax = tw_softmax_avx512, .rmsnorm = tw_rmsnorm_avx2, .layernorm = tw_layernorm_avx2, \
+    .rope = tw_rope_avx2, .exp = tw_exp_avx512, .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, \
+    .attend = tw_attend_avx2, .gemm = &tw_ukernel_avx512
 // LayerNorm, RoPE and single-query attention have no NEON version yet (NULL): at this level the
 // model runs the components' own loops for them.
-static const tw_kernels kernels_neon = {
-    .level = "neon", .dot = tw_dot_neon, .matvec = tw_matvec_neon,
-    .matmul = tw_matmul_neon, .matmul_nt = tw_matmul_nt_neon,
-    .matmul_mt = tw_matmul_neon_mt, .matmul_nt_mt = tw_matmul_nt_neon_mt,
-    .softmax = tw_softmax_neon, .rmsnorm = tw_rmsnorm_neon, .exp = tw_exp_neon,
-    .silu = tw_silu_neon, .swiglu = tw_swiglu_neon,
-};
-#endif
+#define NEON_F32 .dot = tw_dot_neon, .matvec = tw_matvec_neon, \
+    .matmul = tw_matmul_neon, .matmul_nt = tw_matmul_nt_neon, \
+    .matmul_mt = tw_matmul_neon_mt, .matmul_nt_mt = tw_matmul_nt_neon_mt, \
+    .softmax = tw_softmax_neon, .rmsnorm = tw_rmsnorm_neon, .exp = tw_exp_neon, \
+    .silu = tw_silu_neon, .swiglu = tw_swiglu_neon, .gemm = &tw_ukernel_neon
 
-// The one piece of global state in the library (see simd.h): the naive table, every kernel
-// NULL, until tw_simd_init.
-static const tw_simd_ops ops_naive = { .level = "naive" };
-tw_simd_ops tw_simd = { .level = "naive" };
+typedef struct {
+    tw_kernels k;
+    unsigned   needs;   // CPU_* bits the table's kernels use
+} level_row;
 
-// ---- what the CPU can run ----
-
-static int cpu_has_avx2(void) {
-#if defined(TW_HAVE_AVX2) && (defined(__x86_64__) || defined(_M_X64))
-    __builtin_cpu_init();
-    // GCC and clang's runtime checks also confirm the OS saves the wide registers (XGETBV).
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-    return 0;
-#endif
-}
-
-static int cpu_has_avx512(void) {
-#if defined(TW_HAVE_AVX512) && (defined(__x86_64__) || defined(_M_X64))
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && cpu_has_avx2();
-#else
-    return 0;
-#endif
-}
-
-const tw_kernels *tw_simd_kernels(const char *level) {
-    if (!level) return NULL;
-    if (strcmp(level, "auto") == 0) {
-        if (tw_simd_kernels("avx512")) return tw_simd_kernels("avx512");
-        if (tw_simd_kernels("avx2")) return tw_simd_kernels("avx2");
-        return tw_simd_kernels("neon");
-    }
+// The naive level: every slot NULL, so every hook declines and the components run their own
+// loops (and lib/quant/q8_0.c its naive int8 loops).
+static const level_row LEVELS[] = {
+    { { .level = "naive", .variant = "naive" }, 0 },
 #ifdef TW_HAVE_AVX2
-    if (strcmp(level, "avx2") == 0) return cpu_has_avx2() ? &kernels_avx2 : NULL;
+    { { .level = "avx2", .variant = "avx2", AVX2_F32, .q8 = &q8_avx2 }, CPU_AVX2 },
 #endif
 #ifdef TW_HAVE_AVX512
-    if (strcmp(level, "avx512") == 0) return cpu_has_avx512() ? &kernels_avx512 : NULL;
+    { { .level = "avx512", .variant = "avx512bw", AVX512_F32, .q8 = &q8_avx512bw }, CPU_AVX512 },
+    { { .level = "avx512", .variant = "avx512vnni", AVX512_F32, .q8 = &q8_avx512vnni },
+      CPU_AVX512 | CPU_VNNI },
 #endif
 #ifdef TW_HAVE_NEON
-    if (strcmp(level, "neon") == 0) return &kernels_neon;   // baseline on AArch64
+    { { .level = "neon", .variant = "neon", NEON_F32, .q8 = &q8_neon }, CPU_NEON },
+    { { .level = "neon", .variant = "neon_dot", NEON_F32, .q8 = &q8_neon_dot }, CPU_NEON | CPU_DOT },
 #endif
+};
+enum { N_LEVELS = (int)(sizeof LEVELS / sizeof LEVELS[0]) };
+
+static int runnable(int i) { return (LEVELS[i].needs & ~cpu_features()) == 0; }
+
+const tw_kernels *tw_simd_kernels(const char *name) {
+    if (!name) return NULL;
+    int any = strcmp(name, "auto") == 0;
+    for (int i = N_LEVELS - 1; i >= 0; i--)   // a level's name: its best table here
+        if (runnable(i) && (any || strcmp(name, LEVELS[i].k.level) == 0)) return &LEVELS[i].k;
+    for (int i = N_LEVELS - 1; i >= 0; i--)   // else a variant's name: that table
+        if (runnable(i) && strcmp(name, LEVELS[i].k.variant) == 0) return &LEVELS[i].k;
     return NULL;
+}
+
+const tw_kernels *tw_simd_variant(const char *variant) {
+    for (int i = 0; variant && i < N_LEVELS; i++)
+        if (runnable(i) && strcmp(variant, LEVELS[i].k.variant) == 0) return &LEVELS[i].k;
+    return NULL;
+}
+
+// The names of the runnable tables, `level` or `variant`, best last, each once.
+static const char *list_names(char *buf, size_t n, int variants) {
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < N_LEVELS; i++) {
+        const char *name = variants ? LEVELS[i].k.variant : LEVELS[i].k.level;
+        if (!runnable(i) || (i > 0 && strcmp(name, variants ? LEVELS[i - 1].k.variant
+                                                            : LEVELS[i - 1].k.level) == 0))
+            continue;
+        int w = snprintf(buf + used, n - used, "%s%s", used ? " " : "", name);
+        if (w > 0 && (size_t)w < n - used) used += (size_t)w;
+    }
+    return buf;
 }
 
 const char *tw_simd_available(void) {
-    if (cpu_has_avx512()) return "naive avx2 avx512";
-    if (cpu_has_avx2()) return "naive avx2";
-    if (tw_simd_kernels("neon")) return "naive neon";
-    return "naive";
+    static char buf[64];
+    return list_names(buf, sizeof buf, 0);
 }
 
-// The micro-kernel behind a level's matmuls, for the training path's strided products.
-static const tw_ukernel *gemm_ukernel(const char *level) {
-#ifdef TW_HAVE_AVX512
-    if (strcmp(level, "avx512") == 0) return &tw_ukernel_avx512;
-#endif
-#ifdef TW_HAVE_AVX2
-    if (strcmp(level, "avx2") == 0) return &tw_ukernel_avx2;
-#endif
-#ifdef TW_HAVE_NEON
-    if (strcmp(level, "neon") == 0) return &tw_ukernel_neon;
-#endif
-    (void)level;
-    return NULL;
+const char *tw_simd_variants(void) {
+    static char buf[96];
+    return list_names(buf, sizeof buf, 1);
 }
+
+// The one piece of global state in the library (see simd.h): the naive table until tw_simd_init.
+tw_kernels tw_simd = { .level = "naive", .variant = "naive" };
 
 const char *tw_simd_init(const char *level) {
     if (!level) level = getenv("TW_SIMD");
     if (!level || !*level) level = "auto";
-    if (strcmp(level, "naive") == 0 || (strcmp(level, "auto") == 0 && !tw_simd_kernels("auto"))) {
-        tw_simd = ops_naive;
-        return tw_simd.level;
-    }
     const tw_kernels *k = tw_simd_kernels(level);
     if (!k) return NULL;
-    // The model's slots only: the rest of the catalogue is for the benchmark and the lessons.
-    tw_simd = (tw_simd_ops){ .level = k->level, .matvec = k->matvec, .matmul_nt = k->matmul_nt_mt,
-                             .softmax = k->softmax, .rmsnorm = k->rmsnorm, .swiglu = k->swiglu,
-                             .attend = k->attend, .exp = k->exp, .gemm = gemm_ukernel(k->level) };
-    return tw_simd.level;
-}
-
-// x . w in index order with each product rounded: the Linear layer's reference loop (nn/linear.c).
-static float dot_in_order(const float *x, const float *w, int n) {
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) sum += x[i] * w[i];
-    return sum;
+    tw_simd = *k;
+    // A variant asked for by its own name answers with that name; a level, with the level's.
+    return strcmp(level, k->variant) == 0 && strcmp(level, k->level) != 0 ? k->variant : k->level;
 }
 
 // 1 if any of y[0 .. n) is inf or NaN: all exponent bits set, the one exponent to which adding
@@ -164,10 +234,10 @@ static int any_not_finite(const float *y, long n) {
 
 int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
                    int T, int C_in, int C_out) {
-    if (!tw_simd.matvec || !tw_simd.matmul_nt) return 0;
+    if (!tw_simd.matvec || !tw_simd.matmul_nt_mt) return 0;
     if (T == 1) tw_matvec_threaded(tw_simd.matvec, y, W, x, C_out, C_in);   // decode: W read once
     else {
-        tw_simd.matmul_nt(y, x, W, T, C_out, C_in);
+        tw_simd.matmul_nt_mt(y, x, W, T, C_out, C_in);
         // The packed kernels sum in blocks; where such a sum overflowed (inf or NaN) and the
         // reference's in-order sum may not have, that element is redone in the reference's order
         // (docs/kernels.md, "Over the whole float range"). One vectorised scan of y, then the
@@ -175,7 +245,7 @@ int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
         if (any_not_finite(y, (long)T * C_out))
             for (long i = 0; i < (long)T * C_out; i++)
                 if (!isfinite(y[i]))
-                    y[i] = dot_in_order(x + i / C_out * C_in, W + i % C_out * C_in, C_in);
+                    y[i] = tw_dot_naive(x + i / C_out * C_in, W + i % C_out * C_in, C_in);
     }
     if (b)
         for (int t = 0; t < T; t++)

@@ -8,7 +8,7 @@
 // the naive model runs for every finite input whose reference result is finite, denormals to
 // +-3.4e38. Two rules make that hold cheaply: the norms accumulate in double, as lib/nn/norm.c does
 // (a float sum of squares overflows once |x| > 1.8e19), and a float reduction whose fast result
-// is not finite is redone in the reference's own index order (dot_in_order), so an overflow in
+// is not finite is redone in the reference's own index order (tw_dot_naive, lib/simd/ref.c), so an overflow in
 // a partial sum that the reference never forms cannot turn a finite answer into inf or NaN.
 #include <immintrin.h>
 #include <math.h>
@@ -23,19 +23,7 @@ static float hsum256(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-// The four sums of a0..a3's eight lanes, as lanes 0..3: three horizontal adds and one add.
-static __m128 hsum4x8(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
-    __m256 u = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));
-    // u = (a0, a1, a2, a3 over lanes 0-3 | the same over lanes 4-7)
-    return _mm_add_ps(_mm256_castps256_ps128(u), _mm256_extractf128_ps(u, 1));
-}
-
 // A mask of the lanes whose |value| < inf (false for NaN): one compare for a whole register.
-static int finite_mask128(__m128 v) {
-    __m128 abs = _mm_andnot_ps(_mm_set1_ps(-0.0f), v);
-    return _mm_movemask_ps(_mm_cmplt_ps(abs, _mm_set1_ps(INFINITY)));
-}
-
 static int finite_mask256(__m256 v) {
     __m256 abs = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
     return _mm256_movemask_ps(_mm256_cmp_ps(abs, _mm256_set1_ps(INFINITY), _CMP_LT_OQ));
@@ -102,15 +90,8 @@ static void exp_tail(float *y, const float *x, int n) {
 }
 
 // ---- reductions ----
-
-// sum_i a[i] b[i] in index order, each product rounded, exactly as the Linear layer's reference
-// loop (lib/nn/linear.c) forms it (-ffp-contract=off keeps the compiler from fusing). The kernels
-// below fall back to it when their own float sum is not finite.
-static float dot_in_order(const float *a, const float *b, int n) {
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
+// A kernel whose own float sum is not finite falls back to tw_dot_naive (lib/simd/ref.c): the sum
+// in index order, each product rounded, exactly as the Linear layer's reference loop forms it.
 
 // Four accumulators: an FMA has a latency of 4-5 cycles and two can start per cycle, so one
 // accumulator would leave the units idle most of the time.
@@ -130,40 +111,7 @@ float tw_dot_avx2(const float *a, const float *b, int n) {
     for (; i < n; i++) sum += a[i] * b[i];
     // Four accumulators can overflow where the in-order sum does not (alternating signs near
     // 3e38): then the reference's order decides. One compare per call when nothing overflowed.
-    return isfinite(sum) ? sum : dot_in_order(a, b, n);
-}
-
-// Four rows at a time: each load of x feeds four FMAs, and four independent chains hide the
-// FMA latency. The kernel is still bound by reading W from memory once per call.
-void tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K) {
-    int i = 0;
-    for (; i + 4 <= N; i += 4) {
-        const float *w0 = W + (long)i * K, *w1 = w0 + K, *w2 = w1 + K, *w3 = w2 + K;
-        __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-        __m256 s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
-        int k = 0;
-        for (; k + 8 <= K; k += 8) {
-            __m256 xv = _mm256_loadu_ps(x + k);
-            s0 = _mm256_fmadd_ps(_mm256_loadu_ps(w0 + k), xv, s0);
-            s1 = _mm256_fmadd_ps(_mm256_loadu_ps(w1 + k), xv, s1);
-            s2 = _mm256_fmadd_ps(_mm256_loadu_ps(w2 + k), xv, s2);
-            s3 = _mm256_fmadd_ps(_mm256_loadu_ps(w3 + k), xv, s3);
-        }
-        __m128 r = hsum4x8(s0, s1, s2, s3);   // the four rows' sums, reduced together
-        if (k < K) {                           // the last K % 8 products, in scalar
-            float t[4];
-            _mm_storeu_ps(t, r);
-            for (; k < K; k++) {
-                t[0] += w0[k] * x[k]; t[1] += w1[k] * x[k]; t[2] += w2[k] * x[k]; t[3] += w3[k] * x[k];
-            }
-            r = _mm_loadu_ps(t);
-        }
-        _mm_storeu_ps(y + i, r);
-        if (finite_mask128(r) != 0xF)          // an overflowed row: redo it in the reference's order
-            for (int j = 0; j < 4; j++)
-                if (!isfinite(y[i + j])) y[i + j] = dot_in_order(W + (long)(i + j) * K, x, K);
-    }
-    for (; i < N; i++) y[i] = tw_dot_avx2(W + (long)i * K, x, K);
+    return isfinite(sum) ? sum : tw_dot_naive(a, b, n);
 }
 
 // ---- element-wise maps ----
@@ -424,7 +372,7 @@ void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const
             if (finite_mask256(sv) != 0xFF)   // one compare per eight keys
                 for (int j = 0; j < 8; j++)
                     if (!isfinite(sc[s + j])) {
-                        sc[s + j] = dot_in_order(q, k + (long)(s + j) * kv_stride, D) * scale;
+                        sc[s + j] = tw_dot_naive(q, k + (long)(s + j) * kv_stride, D) * scale;
                         overflowed |= !isfinite(sc[s + j]);
                     }
         }

@@ -35,15 +35,6 @@ static float32x4_t exp_f32x4(float32x4_t x) {
     return vbslq_f32(vcgtq_f32(x, hi), vdupq_n_f32(INFINITY), y);
 }
 
-// sum_i a[i] b[i] in the index order of the Linear layer's reference loop (lib/nn/linear.c): the
-// fallback when a vector sum is not finite, so an overflow in a partial sum the reference never
-// forms cannot turn a finite answer into inf or NaN (see kernels_avx2.c, docs/kernels.md).
-static float dot_in_order(const float *a, const float *b, int n) {
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
-
 float tw_dot_neon(const float *a, const float *b, int n) {
     float32x4_t s0 = vdupq_n_f32(0), s1 = vdupq_n_f32(0), s2 = vdupq_n_f32(0), s3 = vdupq_n_f32(0);
     int i = 0;
@@ -56,7 +47,7 @@ float tw_dot_neon(const float *a, const float *b, int n) {
     for (; i + 4 <= n; i += 4) s0 = vfmaq_f32(s0, vld1q_f32(a + i), vld1q_f32(b + i));
     float sum = vaddvq_f32(vaddq_f32(vaddq_f32(s0, s1), vaddq_f32(s2, s3)));
     for (; i < n; i++) sum += a[i] * b[i];
-    return isfinite(sum) ? sum : dot_in_order(a, b, n);
+    return isfinite(sum) ? sum : tw_dot_naive(a, b, n);
 }
 
 void tw_matvec_neon(float *y, const float *W, const float *x, int N, int K) {
@@ -78,7 +69,7 @@ void tw_matvec_neon(float *y, const float *W, const float *x, int N, int K) {
         }
         y[i] = r0; y[i + 1] = r1; y[i + 2] = r2; y[i + 3] = r3;
         for (int j = 0; j < 4; j++)
-            if (!isfinite(y[i + j])) y[i + j] = dot_in_order(W + (long)(i + j) * K, x, K);
+            if (!isfinite(y[i + j])) y[i + j] = tw_dot_naive(W + (long)(i + j) * K, x, K);
     }
     for (; i < N; i++) y[i] = tw_dot_neon(W + (long)i * K, x, K);
 }

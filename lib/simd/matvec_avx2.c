@@ -14,19 +14,13 @@
 
 // The whole float range (docs/kernels.md, "Over the whole float range"): the four accumulators of
 // a row can overflow where the reference's in-order sum does not (alternating signs near 3e38).
-// A row whose sum is not finite is redone here in the reference's order, each product rounded,
-// as lib/nn/linear.c forms it; the check costs one compare per four rows. The redo depends on
-// the row alone, so a split of the rows among threads still changes no bit.
-static float dot_in_order(const float *a, const float *b, int n) {
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
-
+// A row whose sum is not finite is redone in the reference's order, each product rounded, as
+// lib/nn/linear.c forms it (tw_dot_naive); the check costs one compare per four rows. The redo
+// depends on the row alone, so a split of the rows among threads still changes no bit.
 // Rows i .. i + n - 1 of y whose value is not finite, redone in the reference's order.
 static void redo_overflowed(float *y, const float *W, const float *x, int i, int n, int K) {
     for (int j = i; j < i + n; j++)
-        if (!isfinite(y[j])) y[j] = dot_in_order(W + (long)j * K, x, K);
+        if (!isfinite(y[j])) y[j] = tw_dot_naive(W + (long)j * K, x, K);
 }
 
 // 1 if all four lanes are finite (|v| < inf; false for NaN).

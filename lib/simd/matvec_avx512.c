@@ -2,7 +2,7 @@
 // per register; compiled with -mavx512f -mfma on this object only).
 //   y: (N)   W: (N, K) row-major   x: (K)
 //
-// Why not tw_matvec_avx512 (kernels_avx512.c), which walks four rows side by side: a decode step
+// Why not bench_matvec_4row_avx512 (bench/matvec_4row_avx512.c), which walks four rows side by side: a decode step
 // reads every weight once, from L3 or DRAM, so the kernel is as fast as the memory system can
 // stream W to it, and the hardware prefetchers decide that. Four rows side by side are four
 // streams K floats apart inside the same pages, visited in the order line 0, K/16, 2K/16, 3K/16,
@@ -34,19 +34,13 @@
 
 // The whole float range (docs/kernels.md, "Over the whole float range"): the four accumulators of
 // a row can overflow where the reference's in-order sum does not (alternating signs near 3e38).
-// A row whose sum is not finite is redone here in the reference's order, each product rounded,
-// as lib/nn/linear.c forms it; the check costs one compare per four rows. The redo depends on
-// the row alone, so a split of the rows among threads still changes no bit.
-static float dot_in_order(const float *a, const float *b, int n) {
-    float sum = 0.0f;
-    for (int i = 0; i < n; i++) sum += a[i] * b[i];
-    return sum;
-}
-
+// A row whose sum is not finite is redone in the reference's order, each product rounded, as
+// lib/nn/linear.c forms it (tw_dot_naive); the check costs one compare per four rows. The redo
+// depends on the row alone, so a split of the rows among threads still changes no bit.
 // Rows i .. i + n - 1 of y whose value is not finite, redone in the reference's order.
 static void redo_overflowed(float *y, const float *W, const float *x, int i, int n, int K) {
     for (int j = i; j < i + n; j++)
-        if (!isfinite(y[j])) y[j] = dot_in_order(W + (long)j * K, x, K);
+        if (!isfinite(y[j])) y[j] = tw_dot_naive(W + (long)j * K, x, K);
 }
 
 // 1 if all four lanes are finite (|v| < inf; false for NaN).

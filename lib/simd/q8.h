@@ -1,7 +1,6 @@
-// q8.h: the int8 (Q8_0) kernels, beside their naive twins in lib/quant/q8_0.c, and the table of the
-// SIMD levels built here that this CPU can run (the same CPU detection as dispatch.c; the fp32
-// table in simd.h is left as it is). lib/quant/q8_0.h adds the naive level on top (tw_q8_ops_for)
-// and the two calls that check a kernel's group-size promise (tw_q8_quantize_x, tw_q8_matvec).
+// q8.h: the int8 (Q8_0) kernels, beside their naive twins in lib/quant/q8_0.c, and the form in
+// which each level's table (simd.h, made in dispatch.c) carries them. lib/quant/q8_0.h adds the
+// naive level on top (tw_q8_ops_for) and the two calls that check a kernel's group-size promise (tw_q8_quantize_x, tw_q8_matvec).
 //
 // Two kernels per level:
 //   quantize_x  the activation side: x (n_groups * gs floats) -> q (int8) and s (one float per
@@ -44,7 +43,7 @@ typedef void (*tw_q8_pack_fn)(void *dst, const int8_t *Wq, const float *Ws, int 
 typedef void (*tw_q8_matvec_packed_fn)(float *y, const void *P, int32_t *scratch, const int8_t *xq,
                                        const float *xs, int N, int K, int gs);
 
-typedef struct {
+typedef struct tw_q8_ops_s {
     const char        *level;   // "naive", "avx2", "avx512bw", "avx512vnni", "neon", "neon_dot"
     tw_q8_quantize_fn  quantize_x;
     tw_q8_matvec_fn    matvec;
@@ -61,14 +60,9 @@ typedef struct {
     tw_q8_matvec_fn    matvec_g4;
 } tw_q8_ops;
 
-// The table of one SIMD level ("avx2", "avx512bw", "avx512vnni", "neon", "neon_dot"; "auto" = the
-// best one here). NULL for "naive" (its kernels are lib/quant/q8_0.c's loops: tw_q8_ops_for answers
-// for every level), for a level not built, or one the CPU lacks (avx512vnni needs avx512f,
-// avx512bw and avx512_vnni; neon_dot needs asimddp).
-const tw_q8_ops *tw_q8_simd_ops(const char *level);
-// The SIMD int8 levels usable here, best last, separated by spaces ("" if none), e.g.
-// "avx2 avx512bw avx512vnni".
-const char *tw_q8_simd_available(void);
+
+// Each level's table in simd.h (tw_kernels, made in dispatch.c) carries its int8 kernels in this
+// form; lib/quant/q8_0.h answers for every level, the naive one included (tw_q8_ops_for).
 
 // ---- per-ISA kernels (declared unconditionally; defined only where built) ----
 void tw_q8_quantize_x_avx2(int8_t *q, float *s, const float *x, int n_groups, int gs);

@@ -1,6 +1,6 @@
 // q8_avx512vnni.c: the int8 matvec with AVX-512 VNNI (compiled with -mavx512f -mavx512bw
 // -mavx512vl -mavx512vnni -mavx2 -mfma, this object only; chosen at run time only when CPUID
-// reports AVX512_VNNI, see q8_dispatch.c). The activation quantizer is q8_avx512.c's.
+// reports AVX512_VNNI, see dispatch.c). The activation quantizer is q8_avx512.c's.
 //
 // vpdpbusd adds four products of unsigned bytes by signed bytes into each int32 lane in one
 // instruction (no int16 step, so no saturation question at all). The signs are moved as in

@@ -1,6 +1,6 @@
 // q8_g4_neon_dot.c: the int8 matvec for group size 4 with the AArch64 dot-product extension
 // (FEAT_DotProd; compiled with -march=armv8.2-a+dotprod, this object only; chosen at run time
-// only when the CPU reports it, see q8_dispatch.c).
+// only when the CPU reports it, see dispatch.c).
 //
 // sdot adds the four products of 4 signed bytes by 4 signed bytes into one int32 lane: with
 // gs == 4 that is exactly one group's dot product per lane, and a 16-byte step's 4 lanes line up

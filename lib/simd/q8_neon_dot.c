@@ -1,6 +1,6 @@
 // q8_neon_dot.c: the int8 matvec with the Arm dot-product extension (compiled with
 // -march=armv8.2-a+dotprod, this object only; chosen at run time only when the CPU reports it,
-// see q8_dispatch.c). sdot adds four products of signed bytes into each int32 lane; both
+// see dispatch.c). sdot adds four products of signed bytes into each int32 lane; both
 // operands are signed, so no sign trick is needed.
 #include <arm_neon.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 // q8_vnni_rows16.c: the int8 matvec with AVX-512 VNNI on weights repacked sixteen rows at a time
 // (compiled with -mavx512f -mavx512bw -mavx512vl -mavx512vnni, this object only; chosen at run
-// time only when CPUID reports AVX512_VNNI, see q8_dispatch.c).
+// time only when CPUID reports AVX512_VNNI, see dispatch.c).
 //
 // Why repack. In the row-major Q8_0 layout one 64-byte load holds two groups of one row, and
 // vpdpbusd leaves each group's products spread over eight int32 lanes: before the group's scale

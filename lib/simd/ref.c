@@ -5,6 +5,8 @@
 #include <math.h>
 #include "simd.h"
 
+// The in-order dot product, products rounded (-ffp-contract=off): also the one fallback of every
+// vector kernel whose own sum overflowed (kernels_*.c, matvec_*.c, dispatch.c's Linear hook).
 float tw_dot_naive(const float *a, const float *b, int n) {
     float sum = 0.0f;
     for (int i = 0; i < n; i++) sum += a[i] * b[i];

@@ -19,13 +19,15 @@
 //     forward pass and before starting threads; afterwards it is read-only (one exception, in a
 //     benchmark: tools/bench_generate.c swaps in its compiler-vectorised matvec as a yardstick);
 //   - it is read by five hooks, one per component that can use a kernel: tw_linear_forward
-//     (matvec at T = 1, matmul_nt otherwise), tw_softmax_rows, tw_rmsnorm_forward,
+//     (matvec at T = 1, matmul_nt_mt otherwise), tw_softmax_rows, tw_rmsnorm_forward,
 //     tw_swiglu_forward and tw_mha_forward (attend, one query). A NULL slot means the level has
 //     no kernel for that operation: the hook declines and the component's loop runs.
 // tw_simd_init picks, in order: the level named by the argument; else the environment variable
-// TW_SIMD=naive|avx2|avx512|neon|auto; else the best level this CPU supports. It returns the
-// chosen level's name, or NULL (table unchanged) if the requested level is unknown or not
-// available here; the program then reports the problem (lib/ never prints).
+// TW_SIMD=naive|avx2|avx512|neon|auto (or a variant's name, e.g. avx512bw); else the best level
+// this CPU supports. It returns the chosen level's name (the variant's, if one was asked for by
+// name), or NULL (table unchanged) if the requested level is unknown or not available here; the
+// program then reports the problem (lib/ never prints). Levels, their tables and the CPU probe
+// are in one place, dispatch.c.
 //
 // Matrix layout: row-major. "C = A B" means C(M, N) = A(M, K) B(K, N); "_nt" means the second
 // operand is stored transposed, B(N, K), as torch.nn.Linear stores weights.
@@ -47,48 +49,49 @@ typedef void  (*tw_swiglu_fn)(float *y, const float *gate, const float *up, long
 typedef void  (*tw_attend_fn)(float *out, float *scores, float *att, const float *q,
                               const float *k, const float *v, int S, int D, int kv_stride);
 
-// Every kernel of one level (the catalogue). A NULL slot: the level has no kernel for it.
+// One level's table: its fp32 kernels (the catalogue: the benchmark, lesson 12, the exercises and
+// the tests call every slot; the model calls the ones the hooks below name), its training
+// micro-kernel and its int8 kernels. A NULL slot: the level has no kernel for it, and the
+// component's own loop runs (every slot of the naive level is NULL).
 typedef struct {
-    const char     *level;      // "naive", "avx2", "avx512" or "neon"
+    const char     *level;      // "naive", "avx2", "avx512" or "neon": what --simd and TW_SIMD take
+    const char     *variant;    // the table's own name: the level's, or for a level whose CPUs may
+                                // lack the int8 dot-product instructions, "avx512bw" / "avx512vnni",
+                                // "neon" / "neon_dot" (the level's name picks the best one here)
     tw_dot_fn       dot;        // sum_i a[i] b[i]                         a, b: (n)
     tw_matvec_fn    matvec;     // y = W x                 y: (N)  W: (N, K)  x: (K)
+                                // tw_linear_forward at T = 1 (decode: every weight read once), rows
+                                // split among threads by tw_matvec_threaded (below)
     tw_matmul_fn    matmul;     // C = A B, one thread     C: (M, N)  A: (M, K)  B: (K, N)
     tw_matmul_fn    matmul_nt;  // C = A B^T, one thread   C: (M, N)  A: (M, K)  B: (N, K)
     tw_matmul_fn    matmul_mt;  // C = A B with OpenMP threads (== matmul when built without OpenMP)
-    tw_matmul_fn    matmul_nt_mt;
+    tw_matmul_fn    matmul_nt_mt;   // tw_linear_forward at T > 1
     tw_softmax_fn   softmax;    // one row: y = exp(x - max) / sum            y, x: (n), may alias
+                                // tw_softmax_rows, one row at temperature 1
     tw_rmsnorm_fn   rmsnorm;    // one row: out = x / rms * w, returns rms = sqrt(mean(x^2) + eps)
     tw_layernorm_fn layernorm;  // one row: out = (x - mean) / sqrt(var + eps) * gamma + beta
     tw_rope_fn      rope;       // one position, adjacent pairs, angles given (tw_rope_angles)
-    tw_map_fn       exp;        // y = exp(x) elementwise
+    tw_map_fn       exp;        // y = exp(x) elementwise; also the training path's exponentials
     tw_map_fn       silu;       // y = x / (1 + exp(-x))
     tw_swiglu_fn    swiglu;     // y = silu(gate) * up
     tw_attend_fn    attend;     // one query over a KV cache (as tw_sdpa_one, lib/nn/sdpa.h)
+    const struct tw_ukernel_s *gemm;   // the training path: tw_linear_backward, tw_sdpa_mix and
+                                       // tw_sdpa_backward (lib/simd/train_ops.c)
+    const struct tw_q8_ops_s  *q8;     // the int8 kernels (lib/simd/q8.h); NULL: the naive loops
+                                       // of lib/quant/q8_0.c
 } tw_kernels;
 
-// The catalogue of a SIMD level ("avx2", "avx512", "neon"; "auto" = the best one here); NULL for
-// "naive" (its catalogue is the components' loops: tw_kernels_naive, lib/nn/reference.h), for a
-// level not built, or one this CPU cannot run. Programs use tw_kernels_for (reference.h), which
-// answers for every level.
-const tw_kernels *tw_simd_kernels(const char *level);
+// The table for a name, among the levels this build has and this CPU can run: a level's name
+// ("naive", "avx2", "avx512", "neon") gives its best table here, "auto" the best table of all,
+// a variant's name ("avx512bw", "avx512vnni", "neon_dot") that table. NULL for an unknown name or a
+// table this CPU cannot run. Programs use tw_kernels_for (lib/nn/reference.h), which gives the
+// naive level the components' loops as its catalogue.
+const tw_kernels *tw_simd_kernels(const char *name);
+// The table of one variant by its exact name ("neon" is the one without sdot), or NULL.
+const tw_kernels *tw_simd_variant(const char *variant);
 
-// What the model calls, and only that: the dispatch table (see the header comment).
-typedef struct {
-    const char    *level;
-    tw_matvec_fn   matvec;      // tw_linear_forward at T = 1 (decode: every weight read once),
-                                // rows split among threads by tw_matvec_threaded (below)
-    tw_matmul_fn   matmul_nt;   // tw_linear_forward at T > 1 (threaded when built with OpenMP)
-    tw_softmax_fn  softmax;     // tw_softmax_rows, one row at temperature 1
-    tw_rmsnorm_fn  rmsnorm;     // tw_rmsnorm_forward, one row
-    tw_swiglu_fn   swiglu;      // tw_swiglu_forward's gating
-    tw_attend_fn   attend;      // tw_mha_forward, one query (decode)
-    tw_map_fn      exp;         // the training path's exponentials (train_elementwise.c)
-    const struct tw_ukernel_s *gemm;   // the training path: tw_linear_backward, tw_sdpa_mix and
-                                       // tw_sdpa_backward (lib/simd/train_ops.c); NULL: their loops
-} tw_simd_ops;
-
-// The dispatch table the library calls. Starts as the naive table; only tw_simd_init writes it.
-extern tw_simd_ops tw_simd;
+// The dispatch table the library calls: a copy of the chosen table; only tw_simd_init writes it.
+extern tw_kernels tw_simd;
 
 // Chooses the level (see the header comment); returns its name, or NULL if `level` (or TW_SIMD
 // when level is NULL) is unknown or unavailable on this machine.
@@ -96,6 +99,8 @@ const char *tw_simd_init(const char *level);
 
 // The levels usable here, best last, separated by spaces, e.g. "naive avx2 avx512".
 const char *tw_simd_available(void);
+// The variants usable here, best last, e.g. "naive avx2 avx512bw avx512vnni".
+const char *tw_simd_variants(void);
 
 // The Linear layer's hook (lib/nn/linear.c calls it first): if the table has a kernel, computes
 // y = x W^T + b with the selected matvec (T = 1) or matmul_nt, and returns 1; otherwise returns 0
@@ -157,7 +162,8 @@ int tw_simd_sdpa_backward(float *dq, float *dk, float *dv, float *dscores, const
 
 // ---- the naive kernels that no component has (lib/simd/ref.c) ----
 
-float tw_dot_naive(const float *a, const float *b, int n);   // lesson 12, exercise 1
+float tw_dot_naive(const float *a, const float *b, int n);   // lesson 12, exercise 1; also the
+                                                             // in-order redo of overflowed sums
 void  tw_exp_naive(float *y, const float *x, long n);        // the exp kernels' reference
 
 // ---- the matmul ladder, C = A B (one file per rung; each comment says what it changes) ----
@@ -204,7 +210,6 @@ void tw_matmul_packed_scalar(float *C, const float *A, const float *B, int M, in
 // ---- per-ISA variants (declared unconditionally; defined only where built) ----
 
 float tw_dot_avx2(const float *a, const float *b, int n);
-void  tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K);
 void  tw_softmax_avx2(float *y, const float *x, int n);
 float tw_rmsnorm_avx2(float *out, const float *x, const float *w, int n, float eps);
 void  tw_layernorm_avx2(float *out, const float *x, const float *gamma, const float *beta,
@@ -222,7 +227,6 @@ void  tw_matmul_avx2_mt(float *C, const float *A, const float *B, int M, int N, 
 void  tw_matmul_nt_avx2_mt(float *C, const float *A, const float *B, int M, int N, int K);
 
 float tw_dot_avx512(const float *a, const float *b, int n);
-void  tw_matvec_avx512(float *y, const float *W, const float *x, int N, int K);
 void  tw_softmax_avx512(float *y, const float *x, int n);
 void  tw_exp_avx512(float *y, const float *x, long n);
 extern const tw_ukernel tw_ukernel_avx512;   // 14 x 32

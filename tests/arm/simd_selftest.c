@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "simd_cases.h"
-#include "simd/peak.h"
+#include "peak.h"
 
 int main(void) {
     int passed = 0, failed = 0;
@@ -49,7 +49,7 @@ int main(void) {
         }
         free(W); free(x); free(whole); free(split);
     }
-    // The FMA probe's NEON loops (lib/simd/peak.c, inline assembly) run here too: under qemu the
+    // The FMA probe's NEON loops (bench/peak.c, inline assembly) run here too: under qemu the
     // speed means nothing, but an instruction the assembler or the CPU rejects would show.
     const char *isa = tw_peak_best_isa();
     for (int chains = 4; isa && chains <= tw_peak_max_chains(isa); chains += 4) {

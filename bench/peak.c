@@ -1,4 +1,4 @@
-// peak.c: the FMA-throughput probe and the clock calibration of peak.h.
+// peak.c (bench/): the FMA-throughput probe and the clock calibration of peak.h.
 //
 // What the probe must get right. A fused multiply-add has a latency L (cycles before its result
 // can feed the next one) and the core can start P of them per cycle. A loop that keeps only c
@@ -32,8 +32,8 @@
 #define _POSIX_C_SOURCE 200809L   // clock_gettime
 #include <string.h>
 #include <time.h>
-#include "simd/peak.h"
-#include "simd.h"
+#include "peak.h"
+#include "simd/simd.h"
 
 static double now(void) {
     struct timespec t;

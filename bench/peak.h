@@ -1,6 +1,6 @@
 // peak.h: what one core can do at most: the FMA-throughput probe and the clock it runs at.
 // The benchmark divides every GFLOP/s it prints by this peak, so the probe must be right on every
-// CPU a learner has; see lib/simd/peak.c for how it is built and docs/kernels.md for why.
+// CPU a learner has; see bench/peak.c for how it is built and docs/kernels.md for why.
 //
 //   tw_peak p;
 //   if (tw_peak_fma(&p, tw_peak_best_isa(), 0, 5, 0.05)) printf("%.1f GFLOP/s\n", p.gflops);
