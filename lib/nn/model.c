@@ -38,6 +38,7 @@ tw_status tw_model_config_preset(tw_model_config *c, const char *style) {
         b->prenorm = 0; b->norm = TW_NORM_LAYER; b->norm_eps = 1e-5f;
         b->ffn = TW_FFN_CLASSIC; b->act = TW_ACT_RELU; b->ffn_hidden = 96;    // 4C, as the paper
         c->pos = TW_POS_SINUSOIDAL; c->embed_scale = 1; c->final_norm = 0; c->tied = 1; c->bias = 1;
+        c->embed_init = TW_EMBED_INIT_UNIT;
     } else if (strcmp(style, "gpt2") == 0) {
         preset_common(c, "gpt2");
         c->max_seq = 16;
@@ -205,7 +206,7 @@ void tw_model_free(tw_model *m) {
 void tw_model_randomize(tw_model *m, uint64_t seed) {
     tw_rng r;
     tw_rng_init(&r, seed);
-    const float emb_std = strcmp(m->cfg.style ? m->cfg.style : "", "2017") == 0 ? 1.0f : 0.02f;
+    const float emb_std = m->cfg.embed_init == TW_EMBED_INIT_UNIT ? 1.0f : 0.02f;
     for (int i = 0; i < m->n_params; i++) {
         tw_param *p = &m->params[i];
         switch (p->kind) {

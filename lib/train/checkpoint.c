@@ -61,6 +61,10 @@ static const char *config_from_ints(tw_model_config *c, const int32_t v[N_CONFIG
     c->style = "custom";
     for (int i = 0; i < 4; i++)
         if (strncmp(style, STYLES[i], STYLE_BYTES) == 0) c->style = STYLES[i];
+    // The file holds no field for the embedding initialisation (it only matters to
+    // tw_model_randomize): it is the named style's preset's, the zero value for "custom".
+    tw_model_config preset;
+    if (tw_model_config_preset(&preset, c->style) == TW_OK) c->embed_init = preset.embed_init;
     c->vocab = v[0]; c->max_seq = v[1]; c->n_layer = v[2];
     tw_block_config *b = &c->block;
     tw_mha_config *a = &b->attn;
