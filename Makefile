@@ -107,9 +107,15 @@ TEST_DEPS += test-need-check
 
 # The include arrows of lib/ point one way (tools/check_layers.sh says which way).
 .PHONY: check-layers
-check-layers:                                  ## lib/nn never includes io/ or real/; nothing in lib/ includes tw.h
+check-layers:                                  ## lib/'s includes point one way; nothing in lib/ includes tw.h
 	@sh tools/check_layers.sh lib
 TEST_DEPS += check-layers
+
+# Every file a comment or doc names exists (tools/check_file_refs.sh): a moved file's old name fails.
+.PHONY: check-file-refs
+check-file-refs:                               ## every file name in comments and docs/ exists in the tree
+	@sh tools/check_file_refs.sh .
+TEST_DEPS += check-file-refs
 
 test: $(BUILD)/tests/run_tests $(TEST_DEPS)    ## run the Check suite (CK_VERBOSITY=verbose for every test)
 	$(call say,TEST,$(BUILD)/tests/run_tests (slow suites side by side: tools/run_suites.sh))sh tools/run_suites.sh ./$(BUILD)/tests/run_tests

@@ -70,7 +70,7 @@ static double time_median(job_fn f, void *ctx) {
 }
 
 // A copy of sc_rand's values in 64-byte aligned memory (freed with free): weights are laid out
-// like that in the model (lib/llama2c.c aligns its weight block), so the benchmark times the
+// like that in the model (lib/nn/model.c aligns its weight block), so the benchmark times the
 // loads the model does; malloc's 16-byte alignment would split every 64-byte load in two.
 static float *aligned_rand(long n, float lo, float hi, uint64_t seed) {
     float *src = sc_rand(n, lo, hi, seed);

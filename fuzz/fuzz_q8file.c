@@ -1,11 +1,12 @@
 // fuzz_q8file.c: libFuzzer target for the reader of llama2.c's version-2 (Q8_0) files
-// (lib/q8file.c). The input is a file: tw_q8file_read must accept it or fail with a message. An
-// accepted file has every tensor dequantized and one row of it multiplied by a quantized vector
-// with the naive and the best int8 kernel, so inconsistent sizes would show up as out-of-bounds
-// accesses under ASan, and the two results must agree within the bound of tests/q8_cases.h,
-// (2 n_g + 40) u sum_g |s_g xs_g| sum_k |w_k x_k| (NaN in one and not the other aborts too).
-// Then it becomes a model (tw_q8file_to_model, as ./generate loads it) that runs one token through
-// the int8 forward pass: it must succeed (the reader promised a consistent file).
+// (lib/quant/q8file.c). The input is a file: tw_q8file_read must accept it or fail with a
+// message. An accepted file has every tensor dequantized and one row of it multiplied by a
+// quantized vector with the naive and the best int8 kernel, so inconsistent sizes would show up
+// as out-of-bounds accesses under ASan, and the two results must agree within the bound of
+// tests/q8_cases.h, (2 n_g + 40) u sum_g |s_g xs_g| sum_k |w_k x_k| (NaN in one and not the
+// other aborts too). Then it becomes a model (tw_q8file_to_model, as ./generate loads it) that
+// runs one token through the int8 forward pass: it must succeed (the reader promised a
+// consistent file).
 #define _POSIX_C_SOURCE 200809L   // mkstemp (fuzz_file.h)
 #include <math.h>
 #include <string.h>

@@ -46,8 +46,8 @@ static int by_prob_desc(const void *a, const void *b) {
 }
 
 // Shows the next-token distribution and redoes, in the open, what tw_sampler_sample is about to
-// do with it (lib/sampler.h): softmax of logits / temperature, the top-p nucleus, one uniform
-// number u, and the token u lands on. It draws u from a copy of the sampler, so the real
+// do with it (lib/decode/sampler.h): softmax of logits / temperature, the top-p nucleus, one
+// uniform number u, and the token u lands on. It draws u from a copy of the sampler, so the real
 // sampler's stream is untouched and must then return the same token.   logits: (V)
 // Returns 0 and prints nothing when the choice is nearly certain (top probability >= 0.6) unless
 // `force`: the first uncertain step is the instructive one.
@@ -71,7 +71,7 @@ static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
     const int nucleus_on = p > 0.0f && p < 1.0f;
     // The nucleus: the shortest run of most likely tokens whose mass exceeds p.
     int keep = V;
-    float mass = 0.0f;                              // float sums in lib/sampler.c's order
+    float mass = 0.0f;                              // float sums in lib/decode/sampler.c's order
     if (nucleus_on) {
         for (int i = 0; i < V; i++) {
             mass += c[i].prob;
@@ -98,7 +98,7 @@ static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
     tw_sampler copy = *sampler;                     // shares the scratch; only the state matters
     float u = tw_sampler_next_f32(&copy);
     float target = u * mass, run = 0.0f;
-    g_predicted = c[keep - 1].index;                // rounding fallback, as lib/sampler.c does
+    g_predicted = c[keep - 1].index;                // rounding fallback, as decode/sampler.c does
     for (int i = 0; i < keep; i++) {
         run += c[i].prob;
         if (target < run) { g_predicted = c[i].index; break; }

@@ -329,6 +329,7 @@ START_TEST(own_format_round_trips_every_style)
     ck_assert_int_eq(back.cfg.final_norm, m.cfg.final_norm);
     ck_assert_int_eq(back.cfg.embed_scale, m.cfg.embed_scale);
     ck_assert_int_eq(back.cfg.bias, m.cfg.bias);
+    ck_assert_int_eq(back.cfg.embed_init, m.cfg.embed_init);   // not stored: from the style's preset
     assert_same_model(&m, &back);
     // And the same logits: the loaded model is the same function.
     tw_model_state s1, s2;

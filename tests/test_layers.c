@@ -1,7 +1,8 @@
 // test_layers.c: the include-direction check of lib/ (tools/check_layers.sh, also run on its own
 // by `make check-layers` as part of `make test`). It passes on the real lib/, and it fails, naming
 // each broken rule, on a small fake tree whose files break one rule each: so the check is known to
-// be able to fail.
+// be able to fail. The same for the check that file names in comments exist
+// (tools/check_file_refs.sh, `make check-file-refs`).
 #define _POSIX_C_SOURCE 200809L   // mkdtemp
 #include <check.h>
 #include <stdio.h>
@@ -72,6 +73,55 @@ START_TEST(the_check_names_every_broken_rule)
 }
 END_TEST
 
+// ---- tools/check_file_refs.sh: file names in comments and docs ----
+
+START_TEST(every_file_name_in_comments_exists)
+{
+    run_result r = tt_run("sh tools/check_file_refs.sh .");
+    ck_assert_msg(r.rc == 0, "tools/check_file_refs.sh found stale names:\n%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "exists"));
+    tt_run_free(&r);
+}
+END_TEST
+
+START_TEST(the_check_names_every_stale_mention)
+{
+    char tmpl[] = "/tmp/tw-refs-XXXXXX", cmd[512], dir[128];
+    ck_assert_ptr_nonnull(mkdtemp(tmpl));
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/lib/nn %s/docs %s/tools %s/tests", tmpl, tmpl, tmpl, tmpl);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(dir, sizeof dir, "%s/lib/nn", tmpl);
+    write_file(dir, "a.c", "// see nn/a.c and lib/nn/a.c, and llama2.c's run.c\n"   // all exist
+                           "// moved from lib/old/gone.c\n"                         // line 2
+                           "/* a block comment\n"
+                           "   that names gone.h */ int x;\n"                      // line 4
+                           "#include <stdio.h>\n"
+                           "const char *s = \"string.c\"; // <stdlib.h>, q8_*.c\n");  // not names
+    snprintf(dir, sizeof dir, "%s/docs", tmpl);
+    write_file(dir, "x.md", "the reader is `lib/nn/b.c`\n");
+    snprintf(dir, sizeof dir, "%s/tools", tmpl);
+    write_file(dir, "y.sh", "# runs missing.sh\necho command.c\n");
+    snprintf(dir, sizeof dir, "%s/tests", tmpl);
+    write_file(dir, "t.py", "\"\"\"Docstring naming gone.py\nand more.\"\"\"\nx = self.h  # code\n");
+    snprintf(cmd, sizeof cmd, "sh tools/check_file_refs.sh %s", tmpl);
+    run_result r = tt_run(cmd);
+    ck_assert_int_eq(r.rc, 1);
+    const char *want[] = { "lib/nn/a.c:2: lib/old/gone.c", "lib/nn/a.c:2: lib/old/",
+                           "lib/nn/a.c:4: gone.h", "docs/x.md:1: lib/nn/b.c",
+                           "tools/y.sh:1: missing.sh", "tests/t.py:1: gone.py" };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(r.err, want[i]) != NULL, "no line \"%s\" in:\n%s", want[i], r.err);
+    const char *not_names[] = { "a.c:1:", "string.c", "stdio.h", "stdlib.h", "q8_", "command.c",
+                                "self.h" };
+    for (size_t i = 0; i < sizeof not_names / sizeof not_names[0]; i++)
+        ck_assert_msg(strstr(r.err, not_names[i]) == NULL, "\"%s\" was reported:\n%s",
+                      not_names[i], r.err);
+    tt_run_free(&r);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *suite_layers(void) {
     Suite *s = suite_create("layers");
     TCase *tc = tcase_create("includes");
@@ -80,6 +130,11 @@ Suite *suite_layers(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, lib_includes_point_one_way);
     tcase_add_test(tc, the_check_names_every_broken_rule);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("file_refs");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, every_file_name_in_comments_exists);
+    tcase_add_test(tc, the_check_names_every_stale_mention);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,4 +1,4 @@
-// test_optim.c: AdamW, gradient clipping and the learning-rate schedule (lib/optim.c) against
+// test_optim.c: AdamW, gradient clipping and the learning-rate schedule (lib/train/optim.c) against
 // torch.optim.AdamW with two parameter groups (decay on the matrices, none on the vector),
 // torch.nn.utils.clip_grad_norm_ and llama2.c's get_lr, over 8 steps
 // (data/golden/backward/optim/, from tests/golden/gen_backward.py); and properties of each.

@@ -1,5 +1,5 @@
-// test_q8file.c: llama2.c's version-2 file (lib/q8file.c). A written file is compared byte for
-// byte with bytes this test builds on its own from the table in docs/quantization.md (offsets,
+// test_q8file.c: llama2.c's version-2 file (lib/quant/q8file.c). A written file is compared byte
+// for byte with bytes this test builds on its own from the table in docs/quantization.md (offsets,
 // field order, tensor order, int8 then scales), for a shared and a separate classifier; the file
 // reads back equal; and invalid models are refused before anything is written. Tolerance: none,
 // every comparison is exact (bytes).

@@ -212,9 +212,10 @@ static void model_from_scratch(tw_model *m, const options *o) {
     c.vocab = o->vocab;
     if (o->dim) a->d_model = o->dim;
     if (o->layers) c.n_layer = o->layers;
+    const int gqa = a->n_kv_head != a->n_head;   // the preset shares kv heads (llama, qwen3)
     if (o->heads) a->n_head = o->heads;
     if (o->kv_heads) a->n_kv_head = o->kv_heads;
-    else if (o->heads && strcmp(o->style, "llama") != 0 && strcmp(o->style, "qwen3") != 0) a->n_kv_head = a->n_head;
+    else if (o->heads && !gqa) a->n_kv_head = a->n_head;   // without GQA, one kv head per head
     if (o->head_dim) a->head_dim = o->head_dim;
     else if (o->dim || o->heads) a->head_dim = a->d_model / a->n_head;
     if (o->hidden) c.block.ffn_hidden = o->hidden;

@@ -208,7 +208,7 @@ static int run_all(void) {
 }
 #elif EXERCISE == 10
 static const char *FILE_NAME = "ex10_top_p.c", *TITLE = "top-p sampling";
-// Exact: the chosen id must equal lib/sampler.c's for the same probabilities and the same u.
+// Exact: the chosen id must equal lib/decode/sampler.c's for the same probabilities and the same u.
 // The reference is the library's sampler itself (temperature 1, top-p p): u is read from a copy
 // of its random stream, so both see the same draw.
 static int one(const char *what, const float *logits, int n, float p, uint64_t seed, int draws) {

@@ -31,12 +31,13 @@ void ex_causal_attention(float *out, const float *q, const float *k, const float
 void ex_swiglu(float *out, const float *x, const float *Wg, const float *Wu, const float *Wd,
                int C, int F);
 
-// Exercise 10 (lesson 11): top-p (nucleus) sampling with lib/sampler.c's rule. probs (n) sum to 1;
-// u in [0, 1) is the sampler's uniform draw. Sort the tokens by probability, largest first (ties:
-// lower id first), keep the shortest prefix whose mass exceeds p, and return the id of the first
-// kept token at which the running sum exceeds u * (the kept mass). Accumulate in float, in that
-// order. Like lib/sampler.c, first drop the tokens below (1 - p) / (n - 1) (they can never be in
-// the nucleus); then the fallback "no prefix exceeds p" keeps every remaining token, as there.
+// Exercise 10 (lesson 11): top-p (nucleus) sampling with lib/decode/sampler.c's rule. probs (n) sum
+// to 1; u in [0, 1) is the sampler's uniform draw. Sort the tokens by probability, largest first
+// (ties: lower id first), keep the shortest prefix whose mass exceeds p, and return the id of the
+// first kept token at which the running sum exceeds u * (the kept mass). Accumulate in float, in
+// that order. Like lib/decode/sampler.c, first drop the tokens below (1 - p) / (n - 1) (they can
+// never be in the nucleus); then the fallback "no prefix exceeds p" keeps every remaining token, as
+// there.
 int ex_top_p(const float *probs, int n, float p, float u);
 
 // Exercise 11 (lesson 13): the backward of a Linear layer y = x W^T + b over T tokens. Given dy,

@@ -41,8 +41,8 @@ float tw_sampler_next_f32(tw_sampler *s) {
 }
 
 // The running maximum is kept in a register: comparing against x[best] instead makes every
-// step wait for the load of x[best], which waits for the previous step's choice of best (a chain
-// of about 7 cycles per element; 3 % of a 15M-shape decode step went here, issue 13).
+// step wait for the load of x[best], which waits for the previous step's choice of best: a chain
+// of loads through every element (docs/performance.md has what it cost).
 int tw_argmax(const float *x, int n) {
     int best = 0;
     float best_value = x[0];

@@ -38,6 +38,7 @@ tw_status tw_model_config_preset(tw_model_config *c, const char *style) {
         b->prenorm = 0; b->norm = TW_NORM_LAYER; b->norm_eps = 1e-5f;
         b->ffn = TW_FFN_CLASSIC; b->act = TW_ACT_RELU; b->ffn_hidden = 96;    // 4C, as the paper
         c->pos = TW_POS_SINUSOIDAL; c->embed_scale = 1; c->final_norm = 0; c->tied = 1; c->bias = 1;
+        c->embed_init = TW_EMBED_INIT_UNIT;
     } else if (strcmp(style, "gpt2") == 0) {
         preset_common(c, "gpt2");
         c->max_seq = 16;
@@ -167,7 +168,7 @@ static void walk_params(param_walk *w) {
 // n zeroed floats, 64-byte aligned (one cache line; aligned_alloc wants a size that is a multiple
 // of it). Every tensor of a model whose sizes are multiples of 16 then starts on a line, so no
 // vector load of a weight row straddles two lines: with malloc's 16-byte alignment every 64-byte
-// load was a split load, and the decode matvec from L2 ran at half speed on the Xeon (issue 13).
+// load was a split load, which slowed the decode matvec (docs/kernels.md, "Alignment").
 // Freed with free(), as any aligned_alloc block.
 static float *alloc_params_aligned(long n) {
     size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(float) + 63) / 64 * 64;
@@ -205,7 +206,7 @@ void tw_model_free(tw_model *m) {
 void tw_model_randomize(tw_model *m, uint64_t seed) {
     tw_rng r;
     tw_rng_init(&r, seed);
-    const float emb_std = strcmp(m->cfg.style ? m->cfg.style : "", "2017") == 0 ? 1.0f : 0.02f;
+    const float emb_std = m->cfg.embed_init == TW_EMBED_INIT_UNIT ? 1.0f : 0.02f;
     for (int i = 0; i < m->n_params; i++) {
         tw_param *p = &m->params[i];
         switch (p->kind) {
@@ -482,9 +483,8 @@ static tw_status embed_backward(tw_model_grads *g, tw_model_state *ds, const tw_
 // for each layer's two attention tables of (H, T_max, S_max) floats, which are most of the state
 // at long T and which no backward accumulates into: `scores` is the attention backward's
 // per-head scratch (tw_sdpa_backward writes each row of it whole before reading it) and
-// `pattern` is not used by the backward at all. No gradient depends on what they held before
-// (skipping them took zeroing from 8% of a training step at the stories260K shape, T = 256, to
-// about 2%).
+// `pattern` is not used by the backward at all. No gradient depends on what they held before,
+// and at long T zeroing them was most of the zeroing's cost (docs/performance.md).
 void tw_model_grad_state_zero(tw_model_state *ds, const tw_model *m) {
     const int L = ds->n_layer;
     const size_t table = (size_t)m->cfg.block.attn.n_head * ds->T_max * ds->S_max;

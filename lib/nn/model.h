@@ -15,8 +15,15 @@
 
 typedef enum { TW_POS_NONE = 0, TW_POS_SINUSOIDAL, TW_POS_LEARNED } tw_pos_kind; // RoPE lives in attn
 
+// The normal distribution tw_model_randomize draws the token and position tables from.
+typedef enum {
+    TW_EMBED_INIT_SMALL = 0,   // N(0, 0.02), as GPT-2 (the zero value: every style but 2017)
+    TW_EMBED_INIT_UNIT,        // N(0, 1): 2017, whose embeddings are then scaled by sqrt(C)
+} tw_embed_init;
+
 typedef struct {
-    const char     *style;       // "2017", "gpt2", "llama", "qwen3" (informational)
+    const char     *style;       // "2017", "gpt2", "llama", "qwen3" (informational: no behaviour
+                                 // depends on it; the fields below say what the model does)
     int             vocab;       // V
     int             max_seq;     // longest sequence (size of the learned position table)
     int             n_layer;
@@ -26,6 +33,7 @@ typedef struct {
     int             final_norm;  // 1: a norm (of the block's kind) before the head
     int             tied;        // 1: the head reuses the token embedding table
     int             bias;        // 1: attention and FFN projections carry biases, LayerNorm a beta
+    tw_embed_init   embed_init;  // how tw_model_randomize draws the embedding tables
 } tw_model_config;
 
 // Fills c with the tiny configuration of a named style (sizes chosen to be readable in a lesson).
@@ -88,8 +96,8 @@ typedef struct {
 tw_status tw_model_init(tw_model *m, const tw_model_config *c);
 void      tw_model_free(tw_model *m);
 // Seeded random weights: Linear weights ~ N(0, 0.02) (GPT-2's init), biases ~ N(0, 0.02), norm
-// gains 1 + N(0, 0.1) and betas N(0, 0.1) (not 1 and 0, so tests see them), embeddings ~ N(0, 1)
-// for "2017" and N(0, 0.02) otherwise. Parameters are filled in the order of m->params.
+// gains 1 + N(0, 0.1) and betas N(0, 0.1) (not 1 and 0, so tests see them), embeddings as
+// cfg.embed_init says (N(0, 1) or N(0, 0.02)). Parameters are filled in the order of m->params.
 void      tw_model_randomize(tw_model *m, uint64_t seed);
 // Looks a parameter up by name; NULL if there is none.
 tw_param *tw_model_param(tw_model *m, const char *name);

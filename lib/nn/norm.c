@@ -100,8 +100,8 @@ void tw_rmsnorm_backward(float *dx, float *dweight, const float *dout, const flo
     for (int t = 0; t < T; t++) {
         const float *x_t = x + (size_t)t * C, *d_t = dout + (size_t)t * C;   // (C) each
         // One division per row: multiplying by 1 / r in double moves xhat by at most an ulp of
-        // a double, far below the float results' rounding (the three divisions per element this
-        // replaced were 4% of a stories260K training step).
+        // a double, far below the float results' rounding, and divisions per element were a
+        // visible part of a training step (docs/performance.md).
         const double inv_r = 1.0 / rms[t];
         double gx_mean = 0.0;
         for (int c = 0; c < C; c++) {

@@ -22,7 +22,7 @@
 #define TW_Q8FILE_MAGIC   0x616b3432u   // "ak42" read as a little-endian uint32
 #define TW_Q8FILE_VERSION 2
 #define TW_Q8FILE_HEADER  256
-// Limits the reader accepts (those of lib/llama2c.h), so no size can overflow.
+// Limits the reader accepts (those of lib/formats/llama2c.h), so no size can overflow.
 #define TW_Q8FILE_MAX_DIM    65536
 #define TW_Q8FILE_MAX_LAYERS 1024
 #define TW_Q8FILE_MAX_VOCAB  (1 << 22)

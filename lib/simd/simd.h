@@ -257,10 +257,8 @@ void  tw_matmul_nt_neon_mt(float *C, const float *A, const float *B, int M, int 
 // Above that size the row loop also asks for the cache lines TW_PREFETCH_AHEAD_FLOATS ahead of
 // the one it reads (8 KiB: about seven rows of the 15M model), with a software prefetch. Running
 // past the end of one matrix, it also starts the next one (a model's weights are one block),
-// where the hardware prefetchers would start cold. Measured on the 15M shape, whole decodes, 20
-// alternated pairs each (Intel Xeon, family 6 model 207, under KVM): idle, 1.05x median at one
-// thread (0.89x-1.77x) and 1.02x at two; with the host's memory busy, 1.35x (1.01x-2.26x). At
-// 32 KiB ahead it was 0.9x, at 4 KiB the same as 8 KiB (docs/kernels.md).
+// where the hardware prefetchers would start cold; that start of each matrix is where it pays
+// (the measurements, and the distances tried: docs/kernels.md, "Software prefetch").
 #define TW_PREFETCH_AHEAD_FLOATS 2048
 void tw_matvec_seq_avx2(float *y, const float *W, const float *x, int N, int K);
 void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K);

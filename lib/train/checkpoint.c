@@ -39,28 +39,36 @@ static void config_to_ints(int32_t v[N_CONFIG], const tw_model_config *c) {
 
 static const char *const STYLES[] = { "2017", "gpt2", "llama", "qwen3" };
 
-// The configuration the ints describe, or a sentence naming the first field out of range.
-static const char *config_from_ints(tw_model_config *c, const int32_t v[N_CONFIG],
-                                    const float f[3], const char style[STYLE_BYTES]) {
+// Fills c with the configuration the ints describe: TW_OK, or TW_ERR_FORMAT with a sentence in
+// why (the caller's buffer) naming the first field out of range.
+static tw_status config_from_ints(tw_model_config *c, char *why, size_t why_len,
+                                  const int32_t v[N_CONFIG], const float f[3],
+                                  const char style[STYLE_BYTES]) {
     static const char *const names[N_CONFIG] = { "vocab", "max_seq", "n_layer", "d_model", "n_head",
         "n_kv_head", "head_dim", "causal", "rope", "qk_norm", "prenorm", "norm", "ffn", "act",
         "ffn_hidden", "pos", "embed_scale", "final_norm", "tied", "bias" };
     static const int32_t lo[N_CONFIG] = { 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0 };
     const int32_t hi[N_CONFIG] = { MAX_VOCAB, MAX_SIZE, MAX_LAYERS, MAX_SIZE, MAX_SIZE, MAX_SIZE,
                                    MAX_SIZE, 1, 2, 1, 1, 1, 1, 3, MAX_SIZE, 2, 1, 1, 1, 1 };
-    static char msg[96];
     for (int i = 0; i < N_CONFIG; i++)
         if (v[i] < lo[i] || v[i] > hi[i]) {
-            snprintf(msg, sizeof msg, "config field %s = %d is out of range [%d, %d]", names[i],
-                     (int)v[i], (int)lo[i], (int)hi[i]);
-            return msg;
+            tw_set_err(why, why_len, "config field %s = %d is out of range [%d, %d]", names[i],
+                       (int)v[i], (int)lo[i], (int)hi[i]);
+            return TW_ERR_FORMAT;
         }
     for (int i = 0; i < 3; i++)
-        if (!isfinite(f[i]) || f[i] < 0.0f) return "a RoPE base or norm eps is negative or not finite";
+        if (!isfinite(f[i]) || f[i] < 0.0f) {
+            tw_set_err(why, why_len, "a RoPE base or norm eps is negative or not finite");
+            return TW_ERR_FORMAT;
+        }
     memset(c, 0, sizeof *c);
     c->style = "custom";
     for (int i = 0; i < 4; i++)
         if (strncmp(style, STYLES[i], STYLE_BYTES) == 0) c->style = STYLES[i];
+    // The file holds no field for the embedding initialisation (it only matters to
+    // tw_model_randomize): it is the named style's preset's, the zero value for "custom".
+    tw_model_config preset;
+    if (tw_model_config_preset(&preset, c->style) == TW_OK) c->embed_init = preset.embed_init;
     c->vocab = v[0]; c->max_seq = v[1]; c->n_layer = v[2];
     tw_block_config *b = &c->block;
     tw_mha_config *a = &b->attn;
@@ -70,7 +78,7 @@ static const char *config_from_ints(tw_model_config *c, const int32_t v[N_CONFIG
     b->act = (tw_act)v[13]; b->ffn_hidden = v[14]; b->norm_eps = f[2];
     c->pos = (tw_pos_kind)v[15]; c->embed_scale = v[16]; c->final_norm = v[17]; c->tied = v[18];
     c->bias = v[19];
-    return NULL;
+    return TW_OK;
 }
 
 static int write_model_record(FILE *f, const tw_model *m) {
@@ -128,18 +136,22 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
         return TW_ERR_FORMAT;
     }
     tw_model_config c;
-    const char *why = config_from_ints(&c, cfg, fl, style);
-    if (why == NULL && tw_model_config_check(&c) != TW_OK) why = "the config describes no valid model";
-    if (why != NULL) {
+    char why[128] = "";
+    tw_status st = config_from_ints(&c, why, sizeof why, cfg, fl, style);
+    if (st == TW_OK && tw_model_config_check(&c) != TW_OK) {
+        tw_set_err(why, sizeof why, "the config describes no valid model");
+        st = TW_ERR_FORMAT;
+    }
+    if (st != TW_OK) {
         tw_set_err(err, err_len, "%s: %s", path, why);
-        return TW_ERR_FORMAT;
+        return st;
     }
     if (floats_lower_bound(&c) > *left / 4) {
         tw_set_err(err, err_len, "%s: truncated: the config needs at least %lld weights, the file "
                 "holds fewer than %lld", path, floats_lower_bound(&c), *left / 4);
         return TW_ERR_FORMAT;
     }
-    tw_status st = tw_model_init(m, &c);
+    st = tw_model_init(m, &c);
     if (st != TW_OK) {
         tw_set_err(err, err_len, "%s: cannot build the model: %s", path, tw_status_str(st));
         return st;
