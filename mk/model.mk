@@ -1,7 +1,8 @@
 # mk/model.mk: the real pretrained model (stories260K, llama2.c format) and the programs that run it.
 #
 #   make model            put stories260K.bin and tok512.bin in data/models/ (git-ignored): copied
-#                         from ../shared/models/ when that folder exists, else downloaded with curl (or wget);
+#                         from ../shared/models/ when that folder exists, else downloaded with curl (or wget;
+#                         with neither, tools/need_check.sh curl installs curl as make test installs Check);
 #                         both are checked against their sha256
 #   make generate         ./generate, llama2.c's flags:  ./generate data/models/stories260K.bin \
 #                           -z data/models/tok512.bin -t 0 -n 256 -i "Once upon a time"
@@ -50,9 +51,10 @@ $(MODEL_DIR)/%.bin:
 	  echo "model: copying $(SHARED_MODEL)/$*.bin -> $@"; cp $(SHARED_MODEL)/$*.bin $@.tmp; \
 	else \
 	  echo "model: downloading $(MODEL_URL)/$*.bin -> $@"; \
+	  command -v curl >/dev/null 2>&1 || command -v wget >/dev/null 2>&1 || sh tools/need_check.sh curl || { \
+	    echo "model: ERROR: neither curl nor wget is installed: install one, or put $*.bin in $(MODEL_DIR)/ by hand" >&2; exit 1; }; \
 	  if command -v curl >/dev/null 2>&1; then fetch="curl -fL --retry 3 -o $@.tmp"; \
-	  elif command -v wget >/dev/null 2>&1; then fetch="wget -q -O $@.tmp"; \
-	  else echo "model: ERROR: neither curl nor wget is installed: install one (sudo apt-get install -y curl) or put $*.bin in $(MODEL_DIR)/ by hand" >&2; exit 1; fi; \
+	  else fetch="wget -q -O $@.tmp"; fi; \
 	  $$fetch $(MODEL_URL)/$*.bin || { rm -f $@.tmp; \
 	    echo "model: ERROR: cannot download $(MODEL_URL)/$*.bin (no network?). Put $*.bin in $(SHARED_MODEL)/ or $(MODEL_DIR)/ by hand." >&2; exit 1; }; \
 	fi

@@ -12,7 +12,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/need_check.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 n=0
-rm=$(command -v rm)   # the one real command a stub uses (apt-get update removes a marker)
+rm=$(command -v rm)         # the real commands a stub uses (apt-get update removes a marker;
+chmod=$(command -v chmod)   # apt-get install makes a curl stub)
 
 stub() {   # stub DIR NAME BODY: an executable DIR/NAME running BODY under /bin/sh
   printf '#!/bin/sh\n%s\n' "$3" > "$1/$2" && chmod +x "$1/$2"
@@ -40,7 +41,8 @@ make_system() {
 echo "apt-get $* [DEBIAN_FRONTEND=${DEBIAN_FRONTEND:-}]" >> "'"$d"'/log"
 case "$1" in
   update) '"$rm"' -f "'"$d"'/needs-update";;
-  install) [ -f "'"$d"'/needs-update" ] && exit 100; : > "'"$d"'/installed";;
+  install) [ -f "'"$d"'/needs-update" ] && exit 100; : > "'"$d"'/installed"
+           printf "#!/bin/sh\\n" > "'"$d"'/bin/curl"; "'"$chmod"'" +x "'"$d"'/bin/curl";;
 esac';;
       sudo) stub "$d/bin" sudo '
 echo "sudo $*" >> "'"$d"'/log"
@@ -57,7 +59,7 @@ echo "brew $*" >> "'"$d"'/log"
 # its exit status, the stubs' log, and a line of its output matching OUTPUT_GREP (empty: no output).
 expect() {
   n=$((n + 1))
-  PATH="$d/bin" /bin/sh "$script" > "$d/out" 2>&1
+  PATH="$d/bin" /bin/sh "$script" "${arg:-check}" > "$d/out" 2>&1
   st=$?
   got=$(cat "$d/log")
   if [ -z "$4" ]; then said=$([ ! -s "$d/out" ] && echo yes); else said=$(grep -q -e "$4" "$d/out" && echo yes); fi
@@ -117,6 +119,21 @@ d=$(i broken-pc);   make_system "$d" Linux 0 apt-get pc-broken
 expect "installed but pkg-config still misses it: exit 1" 1 \
   "apt-get install -y -q check pkg-config [DEBIAN_FRONTEND=noninteractive]" \
   "does not find check.pc"
+
+# The downloader `make model` needs when ../shared/models is absent (tools/need_check.sh curl).
+arg=curl
+d=$(i curl-root);   make_system "$d" Linux 0 apt-get
+expect "curl, root without sudo: apt-get installs curl and ca-certificates" 0 \
+  "apt-get install -y -q curl ca-certificates [DEBIAN_FRONTEND=noninteractive]" \
+  "make model: installing curl: apt-get install -y curl ca-certificates"
+
+d=$(i curl-wget);   make_system "$d" Linux 1000 apt-get sudo; stub "$d/bin" wget ":"
+expect "curl, wget already there: nothing run, nothing printed" 0 "" ""
+
+d=$(i curl-user);   make_system "$d" Linux 1000 apt-get
+expect "curl, user without sudo: prints the command" 1 "" \
+  "su -c 'apt-get install -y curl ca-certificates'"
+arg=check
 
 if [ "$fails" -gt 0 ]; then
   echo "need_check_test: $fails of $n cases failed"
