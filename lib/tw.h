@@ -67,6 +67,7 @@
 #include "io/npy.h"
 #include "io/json.h"
 #include "io/inspect.h"
+#include "io/gnuplot.h"
 // lib/real/: real pretrained models and configs.
 #include "real/llama2c.h"
 #include "real/dump.h"
