@@ -68,6 +68,7 @@
 #include "io/json.h"
 #include "io/inspect.h"
 #include "io/gnuplot.h"
+#include "io/same_file.h"
 // lib/real/: real pretrained models and configs.
 #include "real/llama2c.h"
 #include "real/dump.h"

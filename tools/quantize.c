@@ -22,6 +22,7 @@
 #include "real/q8file.h"
 #include "real/q8model.h"
 #include "real/q8budget.h"
+#include "io/same_file.h"
 #include "real/tokens.h"
 #include "simd/simd.h"
 
@@ -176,6 +177,12 @@ int main(int argc, char **argv) {
     }
     if (!in || !out) return usage_error("give IN.bin and OUT.bin");
     if (budget_tokens_given && !budget) return usage_error("--budget-tokens needs --budget TOKENS.bin");
+    // The output replaces its path whole: it may not be an input (compared as files, not names).
+    if (tw_same_file(in, out) || (budget && tw_same_file(budget, out))) {
+        fprintf(stderr, "quantize: %s: the output is the same file as the %s: writing it would destroy "
+                "that input; give another OUT.bin\n", out, tw_same_file(in, out) ? "fp32 input" : "--budget token file");
+        return 2;
+    }
 
     tw_model m;
     char err[512];
