@@ -223,6 +223,33 @@ START_TEST(quantize_refuses_an_output_that_is_an_input)
 }
 END_TEST
 
+// Files of the toolkit's own that are not fp32 llama2.c checkpoints used to be read as a header
+// whose dim is their magic ("header field dim = 1634415666 exceeds the limit"): ./quantize names
+// a version-2 file, a TWMODEL checkpoint and a TWSTATE training state, and ./generate a version-2
+// file with one byte of its magic damaged. Exit 1, one line, no output.
+START_TEST(quantize_and_generate_name_the_kind_of_a_wrong_file)
+{
+    static const struct { const char *cmd; const char *word; } cases[] = {
+        { "./quantize data/corrupt/q8file/valid_shared.bin %s", "version-2 (int8" },
+        { "./quantize data/golden/train/gpt2/init.bin %s", "TWMODEL checkpoint" },
+        { "./quantize data/corrupt/twstate/negative_step.bin %s", "TWSTATE training state" },
+        { "./generate data/corrupt/q8file/bad_magic.bin -z data/models/tok512.bin -n 2 -t 0 > %s", "damaged llama2.c version-2" },
+    };
+    char out[128], cmd[600];
+    snprintf(out, sizeof out, "/tmp/tw_test_quantize_kind_%ld.bin", (long)getpid());
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(cmd, sizeof cmd, cases[i].cmd, out);
+        run_result r = tt_run(cmd);
+        ck_assert_msg(r.rc == 1, "%s: exit %d (stderr %s)", cmd, r.rc, r.err);
+        ck_assert_msg(tt_count_lines(r.err) == 1 && strstr(r.err, cases[i].word) && !strstr(r.err, "exceeds"),
+                      "%s: stderr %s", cmd, r.err);
+        tt_run_free(&r);
+        if (i < 3) ck_assert_msg(!tt_exists(out), "%s wrote its output", cmd);
+        remove(out);
+    }
+}
+END_TEST
+
 Suite *suite_quantize(void) {
     Suite *s = suite_create("quantize");
     TCase *tc = tcase_create("tool");
@@ -232,6 +259,7 @@ Suite *suite_quantize(void) {
     tcase_add_test(tc, quantize_rejects_every_corrupt_checkpoint_with_one_line);
     tcase_add_test(tc, quantize_budget_reports_what_int8_costs_on_a_token_file);
     tcase_add_test(tc, quantize_refuses_an_output_that_is_an_input);
+    tcase_add_test(tc, quantize_and_generate_name_the_kind_of_a_wrong_file);
     suite_add_tcase(s, tc);
     return s;
 }

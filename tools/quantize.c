@@ -23,6 +23,8 @@
 #include "real/q8model.h"
 #include "real/q8budget.h"
 #include "io/same_file.h"
+#include "io/file_kind.h"
+#include "io/regular_file.h"
 #include "real/tokens.h"
 #include "simd/simd.h"
 
@@ -184,6 +186,20 @@ int main(int argc, char **argv) {
         return 2;
     }
 
+    // One of the toolkit's other files (a version-2 file: already quantized) would be read as a
+    // header whose dim is its magic: name what it is instead.
+    unsigned char magic[4];
+    FILE *mf;
+    if (tw_regular_file_open(&mf, NULL, 0, in, "a llama2.c checkpoint") == TW_FILE_OK) {
+        const int got = fread(magic, 1, 4, mf) == 4;
+        fclose(mf);
+        const char *kind = got ? tw_file_kind_name(magic) : NULL;
+        if (kind) {
+            fprintf(stderr, "quantize: %s: is %s: quantize reads llama2.c version-0 (fp32) checkpoints "
+                    "(e.g. data/models/stories260K.bin)\n", in, kind);
+            return 1;
+        }
+    }
     tw_model m;
     char err[512];
     if (tw_llama2c_load(&m, in, err, sizeof err) != TW_OK) {
@@ -216,8 +232,9 @@ int main(int argc, char **argv) {
                     "halved until it does (--group to choose)\n", gs, C, F);
     }
 
-    // cannot fail on a loaded checkpoint but for memory: gs divides the widths (checked) and the
-    // loader refused non-finite weights
+    // fails on a loaded checkpoint only for memory, or for weights so large (near FLT_MAX) that a
+    // scale passes the reader's bound (tw_q8file_check_values): gs divides the widths (checked)
+    // and the loader refused non-finite weights
     tw_q8file q;
     if (tw_q8file_from_model(&q, &m, gs, err, sizeof err) != TW_OK) {
         fprintf(stderr, "quantize: %s: %s\n", in, err);
