@@ -116,6 +116,12 @@ TEST_DEPS += check-layers
 check-file-refs:                               ## every file name in comments and docs/ exists in the tree
 	@sh tools/check_file_refs.sh .
 TEST_DEPS += check-file-refs
+# No program runs a shell: no popen, system or exec of sh in lib/, tools/, lessons/, bench/, fuzz/
+# (tools/check_no_shell.sh; docs/hardening.md, "No shell").
+.PHONY: check-no-shell
+check-no-shell:                                ## no C file outside tests/ calls popen, system or execl("/bin/sh")
+	@sh tools/check_no_shell.sh
+TEST_DEPS += check-no-shell
 
 test: $(BUILD)/tests/run_tests $(TEST_DEPS)    ## run the Check suite (CK_VERBOSITY=verbose for every test)
 	$(call say,TEST,$(BUILD)/tests/run_tests (slow suites side by side: tools/run_suites.sh))sh tools/run_suites.sh ./$(BUILD)/tests/run_tests

@@ -1,12 +1,12 @@
 // fuzz_q8file.c: libFuzzer target for the reader of llama2.c's version-2 (Q8_0) files
-// (lib/quant/q8file.c). The input is a file: tw_q8file_read must accept it or fail with a
-// message. An accepted file has every tensor dequantized and one row of it multiplied by a
-// quantized vector with the naive and the best int8 kernel, so inconsistent sizes would show up
-// as out-of-bounds accesses under ASan, and the two results must agree within the bound of
-// tests/q8_cases.h, (2 n_g + 40) u sum_g |s_g xs_g| sum_k |w_k x_k| (NaN in one and not the
-// other aborts too). Then it becomes a model (tw_q8file_to_model, as ./generate loads it) that
-// runs one token through the int8 forward pass: it must succeed (the reader promised a
-// consistent file).
+// (lib/quant/q8file.c). The input is a file: tw_q8file_read must accept it or fail with a message. An
+// accepted file has every tensor dequantized and one row of it multiplied by a quantized vector
+// with the naive and the best int8 kernel, so inconsistent sizes would show up as out-of-bounds
+// accesses under ASan, every dequantized weight and every group's largest product dot * scale must
+// be finite (the reader's bound on the scales), and the two results must agree within the bound of tests/q8_cases.h,
+// (2 n_g + 40) u sum_g |s_g xs_g| sum_k |w_k x_k| (NaN in one and not the other aborts too).
+// Then it becomes a model (tw_q8file_to_model, as ./generate loads it) that runs one token through
+// the int8 forward pass: it must succeed (the reader promised a consistent file).
 #define _POSIX_C_SOURCE 200809L   // mkstemp (fuzz_file.h)
 #include <math.h>
 #include <string.h>
@@ -27,8 +27,14 @@ static void exercise(const tw_q8file *m) {
         int8_t *xq = malloc((size_t)t->cols);
         float *xs = malloc((size_t)(t->cols / gs) * sizeof(float));
         if (!row || !x || !xq || !xs) abort();
-        for (int r = 0; r < t->rows; r++)
+        for (int r = 0; r < t->rows; r++) {
             tw_dequant_groups(row, t->q + (long)r * t->cols, t->s + (long)r * (t->cols / gs), t->cols / gs, gs);
+            // The reader bounds every scale (tw_q8file_check_values): no weight may be +-inf, and
+            // no group's (float)dot * scale, dot up to 127 * 127 * gs, may overflow.
+            for (int k = 0; k < t->cols; k++) if (!isfinite(row[k])) abort();
+            for (int g = 0; g < t->cols / gs; g++)
+                if (!isfinite(t->s[(long)r * (t->cols / gs) + g] * (127.0f * 127.0f * (float)gs))) abort();
+        }
         for (int k = 0; k < t->cols; k++) x[k] = row[k] + 0.5f;
         tw_q8_quantize_x_naive(xq, xs, x, t->cols / gs, gs);
         float y1, y2;

@@ -481,40 +481,42 @@ void lesson_write_text(const char *name, const char *text) {
 // ---- pictures ----
 
 static int have_gnuplot(void) {
-    if (L.gnuplot < 0) L.gnuplot = system("command -v gnuplot >/dev/null 2>&1") == 0;
+    if (L.gnuplot < 0) L.gnuplot = tw_gnuplot_available();
     return L.gnuplot;
 }
 
+// gnuplot runs without a shell (lib/inspect/gnuplot.c: fork + execvp, the names written to its stdin
+// as gnuplot strings), so a folder name holding $(...), quotes or backquotes is only a name. The
+// command printed for the reader is the shell equivalent, for copying.
 void lesson_plot_ex(const char *script, const char *datafile, const char *png, const char *extra) {
-    char cmd[4096];
-    // Single quotes delimit gnuplot strings and the command sits in double quotes for the shell:
-    // names holding either cannot be passed safely.
-    if (strchr(L.out_dir, '\'') || strchr(L.out_dir, '"') || (extra && strchr(extra, '"'))) {
-        printf("  (picture %s skipped: the output folder name contains a quote)\n", png);
+    char cmd[4096], data_path[2048], png_path[2048], dq[4200], pq[4200];
+    snprintf(data_path, sizeof data_path, "%s/%s", L.out_dir, datafile);
+    snprintf(png_path, sizeof png_path, "%s/%s", L.out_dir, png);
+    if (!tw_gnuplot_quote(dq, sizeof dq, data_path) || !tw_gnuplot_quote(pq, sizeof pq, png_path)) {
+        printf("  (picture %s skipped: the output folder name holds a newline, which a gnuplot "
+               "script line cannot)\n", png);
         return;
     }
-    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s/%s'; outfile='%s/%s'%s%s\" viz/%s",
-             L.out_dir, datafile, L.out_dir, png, extra ? "; " : "", extra ? extra : "", script);
+    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile=%s; outfile=%s%s%s\" viz/%s",
+             dq, pq, extra ? "; " : "", extra ? extra : "", script);
     struct stat st;
     char script_path[1100];
     snprintf(script_path, sizeof script_path, "viz/%s", script);
     if (!L.plot || !have_gnuplot() || stat(script_path, &st) != 0) {
         const char *why = !L.plot ? "--no-plot given"
-                        : !have_gnuplot() ? "gnuplot is not installed"
+                        : !have_gnuplot() ? "gnuplot is not installed: apt-get install gnuplot-nox or brew install gnuplot"
                         : "viz/ not found here: run from the top of the checkout";
         printf("  picture: %s (%s); to draw it run:\n    %s\n", png, why, cmd);
         return;
     }
-    char full[4200];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);   // gnuplot warnings join our output, in order
-    fflush(stdout);
-    int rc = system(full);
-    if (rc == 0) {
+    // gnuplot's warnings join our output, in order (show_output 1: its stderr to our stdout).
+    tw_gnuplot_result rc = tw_gnuplot_run(script_path, data_path, png_path, extra, 1);
+    if (rc == TW_GNUPLOT_DRAWN) {
         printf("  picture: %s/%s   (drawn by: %s)\n", L.out_dir, png, cmd);
         record_written(png);
     } else {
-        printf("  picture: %s could not be drawn (gnuplot failed); the command was:\n    %s\n",
-               png, cmd);
+        printf("  picture: %s could not be drawn (%s); the command was:\n    %s\n", png,
+               rc == TW_GNUPLOT_MISSING ? "gnuplot could not be started" : "gnuplot failed", cmd);
     }
 }
 

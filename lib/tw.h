@@ -69,6 +69,8 @@
 // lib/formats/: files: llama2.c checkpoints, .npy, JSON and Hugging Face configs, atomic writes.
 #include "formats/regular_file.h"
 #include "formats/atomic_file.h"
+#include "formats/same_file.h"
+#include "formats/file_kind.h"
 #include "formats/npy.h"
 #include "formats/json.h"
 #include "formats/hf_config.h"
@@ -95,9 +97,10 @@
 #include "train/tokens.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
-// lib/inspect/: looking inside: every intermediate as .npy, the first NaN, printing.
+// lib/inspect/: looking inside: every intermediate as .npy, the first NaN, printing, pictures.
 #include "inspect/dump.h"
 #include "inspect/check_finite.h"
 #include "inspect/print.h"
+#include "inspect/gnuplot.h"
 
 #endif

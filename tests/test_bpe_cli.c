@@ -151,6 +151,54 @@ START_TEST(invalid_utf8_trains_through_the_byte_fallback)
 }
 END_TEST
 
+// A FIFO as the text or as --compare is refused at once (it used to wait for a writer forever),
+// /dev/zero too (it used to be read until memory ran out); a bad --compare (garbage, a folder)
+// fails before -o is written; -o naming the text or the --compare file (by name, through ./, a
+// hard link) is refused with exit 2 and both files stay as they were.
+START_TEST(non_files_and_outputs_that_are_inputs_write_nothing)
+{
+    make_dir();
+    char out[160], args[1024];
+    snprintf(out, sizeof out, "%s", path_in("tok.bin"));
+    const char *text = "the cat sat on the mat and the cat ate the rat that sat on the hat\n";
+    write_bytes(path_in("t.txt"), text, strlen(text));
+    ck_assert_int_eq(mkfifo(path_in("fifo"), 0600), 0);
+    snprintf(args, sizeof args, "%s --vocab 264 -o %s", path_in("fifo"), out);
+    expect_failure(args, 1, "FIFO", out, NULL);
+    snprintf(args, sizeof args, "/dev/zero --vocab 264 -o %s", out);
+    expect_failure(args, 1, "character device", out, NULL);
+    // A sparse file past the 256 MiB bound: refused from its size, before any byte is read.
+    FILE *big = fopen(path_in("big.txt"), "wb");
+    ck_assert_ptr_nonnull(big);
+    ck_assert_int_eq(ftruncate(fileno(big), (off_t)257 << 20), 0);
+    fclose(big);
+    snprintf(args, sizeof args, "%s --vocab 264 -o %s", path_in("big.txt"), out);
+    expect_failure(args, 1, "256 MiB", out, NULL);
+    snprintf(args, sizeof args, "%s --vocab 264 -o %s --compare %s", path_in("t.txt"), out, path_in("fifo"));
+    expect_failure(args, 1, "FIFO", out, NULL);
+    snprintf(args, sizeof args, "%s --vocab 264 -o %s --compare %s", path_in("t.txt"), out, DIR_);
+    expect_failure(args, 1, "directory", out, NULL);
+    write_bytes(path_in("garbage.bin"), "\x10\0\0\0\0\0\0\0\xff\xff\0\0zz", 14);
+    snprintf(args, sizeof args, "%s --vocab 264 -o %s --compare %s", path_in("t.txt"), out, path_in("garbage.bin"));
+    expect_failure(args, 1, "--compare", out, NULL);
+    write_bytes(out, "keep", 4);
+    expect_failure(args, 1, "--compare", out, "keep");
+
+    // -o is an input: the text by the same name, through "./"-style paths and a hard link, and
+    // the --compare file.
+    snprintf(args, sizeof args, "%s --vocab 264 -o %s", path_in("t.txt"), path_in("t.txt"));
+    expect_failure(args, 2, "training text", path_in("t.txt"), text);
+    snprintf(args, sizeof args, "%s --vocab 264 -o %s/./t.txt", path_in("t.txt"), DIR_);
+    expect_failure(args, 2, "training text", path_in("t.txt"), text);
+    ck_assert_int_eq(link(path_in("t.txt"), path_in("hard.txt")), 0);
+    snprintf(args, sizeof args, "%s --vocab 264 -o %s", path_in("hard.txt"), path_in("t.txt"));
+    expect_failure(args, 2, "training text", path_in("t.txt"), text);
+    snprintf(args, sizeof args, "%s --vocab 264 -o %s --compare %s", path_in("t.txt"), out, out);
+    expect_failure(args, 2, "--compare file", out, "keep");
+    remove_dir();
+}
+END_TEST
+
 Suite *suite_bpe_cli(void) {
     Suite *s = suite_create("bpe_cli");
     TCase *tc = tcase_create("bpe-train");
@@ -159,6 +207,7 @@ Suite *suite_bpe_cli(void) {
     tcase_add_test(tc, impossible_vocabulary_sizes_fail_and_keep_the_old_file);
     tcase_add_test(tc, bad_flags_exit_2_naming_the_flag);
     tcase_add_test(tc, invalid_utf8_trains_through_the_byte_fallback);
+    tcase_add_test(tc, non_files_and_outputs_that_are_inputs_write_nothing);
     suite_add_tcase(s, tc);
     return s;
 }

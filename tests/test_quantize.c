@@ -174,6 +174,82 @@ START_TEST(quantize_budget_reports_what_int8_costs_on_a_token_file)
 }
 END_TEST
 
+// Reads a whole binary file (NULL if unreadable); *n its length. Caller frees.
+static unsigned char *slurp_bytes(const char *path, long *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc((size_t)*n + 1);
+    if (b && fread(b, 1, (size_t)*n, f) != (size_t)*n) { free(b); b = NULL; }
+    fclose(f);
+    return b;
+}
+
+// ./quantize IN IN (or OUT a symbolic link to IN, or --budget's token file as OUT) would replace
+// the input: refused with exit 2 and one line, the input byte-identical afterwards. A copy of
+// stories260K is the victim, never the real file.
+START_TEST(quantize_refuses_an_output_that_is_an_input)
+{
+    char in[128], link_path[128], cmd[600];
+    snprintf(in, sizeof in, "/tmp/tw_test_quantize_same_%ld.bin", (long)getpid());
+    snprintf(link_path, sizeof link_path, "/tmp/tw_test_quantize_link_%ld.bin", (long)getpid());
+    long n = 0, m = 0;
+    unsigned char *want = slurp_bytes(MODEL, &n);
+    ck_assert_ptr_nonnull(want);
+    FILE *f = fopen(in, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(want, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    ck_assert_int_eq(symlink(in, link_path), 0);
+    const char *outs[3] = { in, link_path, NULL };
+    char budget_case[300];
+    snprintf(budget_case, sizeof budget_case, "%s --budget %s", in, in);
+    for (int k = 0; k < 3; k++) {
+        if (outs[k]) snprintf(cmd, sizeof cmd, "./quantize %s %s", in, outs[k]);
+        else snprintf(cmd, sizeof cmd, "./quantize " MODEL " %s", budget_case);
+        run_result r = tt_run(cmd);
+        ck_assert_msg(r.rc == 2, "%s: exit %d (stderr %s)", cmd, r.rc, r.err);
+        ck_assert_msg(tt_count_lines(r.err) == 1 && strstr(r.err, "the same file as the"), "%s: stderr %s", cmd, r.err);
+        tt_run_free(&r);
+        unsigned char *got = slurp_bytes(in, &m);
+        ck_assert_msg(got && m == n && memcmp(got, want, (size_t)n) == 0, "%s changed the input", cmd);
+        free(got);
+    }
+    free(want);
+    remove(link_path);
+    remove(in);
+}
+END_TEST
+
+// Files of the toolkit's own that are not fp32 llama2.c checkpoints used to be read as a header
+// whose dim is their magic ("header field dim = 1634415666 exceeds the limit"): ./quantize names
+// a version-2 file, a TWMODEL checkpoint and a TWSTATE training state, and ./generate a version-2
+// file with one byte of its magic damaged. Exit 1, one line, no output.
+START_TEST(quantize_and_generate_name_the_kind_of_a_wrong_file)
+{
+    static const struct { const char *cmd; const char *word; } cases[] = {
+        { "./quantize data/corrupt/q8file/valid_shared.bin %s", "version-2 (int8" },
+        { "./quantize data/golden/train/gpt2/init.bin %s", "TWMODEL checkpoint" },
+        { "./quantize data/corrupt/twstate/negative_step.bin %s", "TWSTATE training state" },
+        { "./generate data/corrupt/q8file/bad_magic.bin -z data/models/tok512.bin -n 2 -t 0 > %s", "damaged llama2.c version-2" },
+    };
+    char out[128], cmd[600];
+    snprintf(out, sizeof out, "/tmp/tw_test_quantize_kind_%ld.bin", (long)getpid());
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(cmd, sizeof cmd, cases[i].cmd, out);
+        run_result r = tt_run(cmd);
+        ck_assert_msg(r.rc == 1, "%s: exit %d (stderr %s)", cmd, r.rc, r.err);
+        ck_assert_msg(tt_count_lines(r.err) == 1 && strstr(r.err, cases[i].word) && !strstr(r.err, "exceeds"),
+                      "%s: stderr %s", cmd, r.err);
+        tt_run_free(&r);
+        if (i < 3) ck_assert_msg(!tt_exists(out), "%s wrote its output", cmd);
+        remove(out);
+    }
+}
+END_TEST
+
 Suite *suite_quantize(void) {
     Suite *s = suite_create("quantize");
     TCase *tc = tcase_create("tool");
@@ -182,6 +258,8 @@ Suite *suite_quantize(void) {
     tcase_add_test(tc, quantize_refuses_a_group_that_does_not_divide_and_bad_flags);
     tcase_add_test(tc, quantize_rejects_every_corrupt_checkpoint_with_one_line);
     tcase_add_test(tc, quantize_budget_reports_what_int8_costs_on_a_token_file);
+    tcase_add_test(tc, quantize_refuses_an_output_that_is_an_input);
+    tcase_add_test(tc, quantize_and_generate_name_the_kind_of_a_wrong_file);
     suite_add_tcase(s, tc);
     return s;
 }

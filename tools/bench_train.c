@@ -192,15 +192,32 @@ static void peer_close(torch_peer *p) {
     memset(p, 0, sizeof *p);
 }
 
-// Starts the command through sh with the shape's sizes and a thread count, and waits for its
-// "ready". Returns 0 (with *p cleared) if it could not start or ended before being ready.
+// Starts the command (words split at spaces, run with execvp: no shell, so no quoting and no
+// $(...) in it) with the shape's sizes and a thread count, and waits for its "ready". Returns 0
+// (with *p cleared) if it could not start or ended before being ready.
 static int peer_start(torch_peer *p, const char *cmd, const shape *sh, int threads, int steps) {
-    char line[1024];
+    char line[1024], nums[9][16];
+    char *argv[64];
+    int argc = 0;
     memset(p, 0, sizeof *p);
-    snprintf(line, sizeof line, "exec %s --dim %d --layers %d --heads %d --kv-heads %d "
-             "--hidden %d --vocab %d --batch %d --seq %d --threads %d --steps %d --serve", cmd,
-             sh->dim, sh->n_layer, sh->n_head, sh->n_kv_head, sh->hidden, sh->vocab, sh->B,
-             sh->T, threads, steps);
+    snprintf(line, sizeof line, "%s", cmd);
+    for (char *w = strtok(line, " \t"); w && argc < 40; w = strtok(NULL, " \t")) argv[argc++] = w;
+    if (argc == 0) return 0;
+    static const char *const flag[9] = { "--dim", "--layers", "--heads", "--kv-heads", "--hidden",
+                                         "--vocab", "--batch", "--seq", "--threads" };
+    const int val[9] = { sh->dim, sh->n_layer, sh->n_head, sh->n_kv_head, sh->hidden, sh->vocab,
+                         sh->B, sh->T, threads };
+    for (int i = 0; i < 9; i++) {
+        snprintf(nums[i], sizeof nums[i], "%d", val[i]);
+        argv[argc++] = (char *)flag[i];
+        argv[argc++] = nums[i];
+    }
+    char steps_s[16];
+    snprintf(steps_s, sizeof steps_s, "%d", steps);
+    argv[argc++] = "--steps";
+    argv[argc++] = steps_s;
+    argv[argc++] = "--serve";
+    argv[argc] = NULL;
     int in[2], out[2];   // in: we write, it reads; out: it writes, we read
     if (pipe(in) != 0) return 0;
     if (pipe(out) != 0) { close(in[0]); close(in[1]); return 0; }
@@ -212,7 +229,7 @@ static int peer_start(torch_peer *p, const char *cmd, const shape *sh, int threa
         dup2(out[1], 1);
         dup2(out[1], 2);
         close(in[0]); close(in[1]); close(out[0]); close(out[1]);
-        execl("/bin/sh", "sh", "-c", line, (char *)NULL);
+        execvp(argv[0], argv);
         _exit(127);
     }
     close(in[0]);

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "formats/regular_file.h"
+#include "formats/same_file.h"
 #include "tokenize/bpe_train.h"
 #include "tokenize/tokenizer.h"
 
@@ -102,37 +104,33 @@ static void die_data(const char *path, const char *msg) {
     exit(1);
 }
 
+// The largest training text: the trainer keeps a few words of state per byte, and at the fast
+// trainer's 5-20 MB/s a larger file would take minutes. A bound, not a guess: /dev/zero or a
+// FIFO never get here (tw_regular_file_open), and a regular file's size is known before reading.
+#define BPE_MAX_TEXT_BYTES (256LL << 20)
+
 static char *read_text(const char *path, size_t *n) {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "cannot open (%s)", strerror(errno));
-        die_data(path, msg);
-    }
-    if (S_ISDIR(st.st_mode)) die_data(path, "is a directory: give a text file");
-    FILE *f = fopen(path, "rb");
+    char err[512];
+    long long bytes = 0;
+    FILE *f = tw_regular_file_open_measured(&bytes, err, sizeof err, path, "a text file (e.g. story.txt)",
+                                            "cannot open");
     if (!f) {
+        fprintf(stderr, "bpe-train: %s\n", err);
+        exit(1);
+    }
+    if (bytes > BPE_MAX_TEXT_BYTES) {
+        fclose(f);
         char msg[256];
-        snprintf(msg, sizeof msg, "cannot open (%s)", strerror(errno));
+        snprintf(msg, sizeof msg, "is %lld bytes, more than the %lld MiB this trainer reads: train on "
+                 "a part of it (e.g. head -c 100M FILE > part.txt)", bytes, BPE_MAX_TEXT_BYTES >> 20);
         die_data(path, msg);
     }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap + 1);
-    for (;;) {
-        if (!buf) { fclose(f); die_data(path, "out of memory reading the file"); }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) break;
-        if (len == cap) {
-            cap *= 2;
-            char *b = realloc(buf, cap + 1);
-            if (!b) free(buf);
-            buf = b;
-        }
-    }
-    int bad = ferror(f);
+    char *buf = malloc((size_t)bytes + 1);
+    if (!buf) { fclose(f); die_data(path, "out of memory reading the file"); }
+    size_t len = fread(buf, 1, (size_t)bytes, f);
+    int bad = ferror(f) || len != (size_t)bytes;
     fclose(f);
-    if (bad) { free(buf); die_data(path, "read error"); }
+    if (bad) { free(buf); die_data(path, "read error (did the file shrink while it was read?)"); }
     if (len == 0) { free(buf); die_data(path, "is empty: there is nothing to learn from"); }
     char *nul = memchr(buf, '\0', len);
     if (nul) {
@@ -184,16 +182,22 @@ static long long count_tokens(const tw_tokenizer *tok, const char *text, size_t 
     return total;
 }
 
-// How many records a llama2.c tokenizer file holds (its vocabulary size is not stored), or -1.
-static int count_records(const char *path) {
-    FILE *f = fopen(path, "rb");
+// How many records a llama2.c tokenizer file holds (its vocabulary size is not stored), or -1
+// (why in err) if it is not a regular file or a record runs past the end.
+static int count_records(const char *path, char *err, size_t err_len) {
+    long long bytes = 0;
+    FILE *f = tw_regular_file_open_measured(&bytes, err, err_len, path,
+                                            "a llama2.c tokenizer file (.bin, e.g. tok512.bin)", "cannot open");
     if (!f) return -1;
     unsigned char h[8];
+    long long at = 4;
     int n = 0;
+    snprintf(err, err_len, "%s: cannot read it as a llama2.c tokenizer file", path);
     if (fread(h, 1, 4, f) != 4) { fclose(f); return -1; }
     while (fread(h, 1, 8, f) == 8) {
         int32_t len = (int32_t)((uint32_t)h[4] | (uint32_t)h[5] << 8 | (uint32_t)h[6] << 16 | (uint32_t)h[7] << 24);
-        if (len < 0 || fseek(f, len, SEEK_CUR) != 0) { fclose(f); return -1; }
+        at += 8 + (long long)len;
+        if (len < 0 || at > bytes || fseek(f, len, SEEK_CUR) != 0 || n == INT32_MAX) { fclose(f); return -1; }
         n++;
     }
     fclose(f);
@@ -208,8 +212,30 @@ static double now(void) {
 
 int main(int argc, char **argv) {
     options o = parse_args(argc, argv);
+    // -o replaces its path whole: it may be neither input (compared as files, not names).
+    if (tw_same_file(o.text_path, o.out_path) || (o.compare_path && tw_same_file(o.compare_path, o.out_path))) {
+        fprintf(stderr, "bpe-train: -o %s: the same file as the %s: writing it would destroy that input; "
+                "give another -o PATH\n", o.out_path, tw_same_file(o.text_path, o.out_path) ? "training text" : "--compare file");
+        return 2;
+    }
     size_t n;
     char *text = read_text(o.text_path, &n);
+    char err[512];
+
+    // --compare is read before anything is written, so a bad file leaves -o as it was.
+    tw_tokenizer other;
+    int V_other = 0;
+    if (o.compare_path) {
+        V_other = count_records(o.compare_path, err, sizeof err);
+        if (V_other >= 0 && V_other < 3)
+            snprintf(err, sizeof err, "%s: holds %d records: not a llama2.c tokenizer file (it needs 3 or more)",
+                     o.compare_path, V_other);
+        if (V_other < 3 || tw_tokenizer_load(&other, o.compare_path, V_other, err, sizeof err) != TW_OK) {
+            fprintf(stderr, "bpe-train: --compare %s\n", err);
+            free(text);
+            return 1;
+        }
+    }
 
     // Hold out the end of the text, from the start of a line (or else of a word) when there is one.
     size_t cut = n;
@@ -223,7 +249,6 @@ int main(int argc, char **argv) {
 
     tw_bpe_options bo = { (int)o.vocab, (int)o.min_char, (int)o.min_pair };
     tw_bpe_vocab v;
-    char err[512];
     double t0 = now();
     tw_status st = o.naive ? tw_bpe_train_naive(&v, text, cut, &bo, err, sizeof err)
                            : tw_bpe_train(&v, text, cut, &bo, err, sizeof err);
@@ -232,12 +257,14 @@ int main(int argc, char **argv) {
         const char *hint = strstr(err, "smaller than") ? ": raise --vocab, or --min-char-count to keep rare characters out"
                          : strstr(err, "at most") ? ": lower --vocab, give more text, or lower --min-pair-count" : "";
         fprintf(stderr, "bpe-train: %s: %s%s\n", o.text_path, err, hint);
+        if (o.compare_path) tw_tokenizer_free(&other);
         free(text);
         return 1;
     }
     if (tw_bpe_vocab_write(&v, o.out_path) != TW_OK) {
         fprintf(stderr, "bpe-train: %s: cannot write (%s); nothing was written\n", o.out_path, strerror(errno));
         tw_bpe_vocab_free(&v);
+        if (o.compare_path) tw_tokenizer_free(&other);
         free(text);
         return 1;
     }
@@ -259,22 +286,14 @@ int main(int argc, char **argv) {
            ours, exact ? "" : " (approximate: a piece spans a space, or a 64 KB run without one was cut)");
     tw_tokenizer_free(&tok);
 
-    int rc = 0;
     if (o.compare_path) {
-        int V = count_records(o.compare_path);
-        tw_tokenizer other;
-        if (V < 3 || tw_tokenizer_load(&other, o.compare_path, V, err, sizeof err) != TW_OK) {
-            if (V < 3) fprintf(stderr, "bpe-train: %s: cannot read it as a llama2.c tokenizer file (--compare)\n", o.compare_path);
-            else fprintf(stderr, "bpe-train: %s\n", err);
-            rc = 1;
-        } else {
-            long long k2 = count_tokens(&other, eval, eval_n, &exact);
-            double theirs = (double)eval_n / (double)k2;
-            printf("%s (V = %d) on the same text: %lld tokens, %.4f bytes/token%s; ours/theirs = %.4f\n",
-                   o.compare_path, V, k2, theirs, exact ? "" : " (approximate)", ours / theirs);
-            tw_tokenizer_free(&other);
-        }
+        long long k2 = count_tokens(&other, eval, eval_n, &exact);
+        double theirs = (double)eval_n / (double)k2;
+        printf("%s (V = %d) on the same text: %lld tokens, %.4f bytes/token%s; ours/theirs = %.4f\n",
+               o.compare_path, V_other, k2, theirs, exact ? "" : " (approximate)", ours / theirs);
+        tw_tokenizer_free(&other);
     }
+    int rc = 0;
     tw_bpe_vocab_free(&v);
     free(text);
     return rc;

@@ -36,6 +36,18 @@ static void die(const char *fmt, const char *a) {
     exit(1);
 }
 
+// Bad flags: one line, exit 2.
+static _Noreturn void die_usage(const char *fmt, const char *a) {
+    fprintf(stderr, "make_stories: ");
+    fprintf(stderr, fmt, a);
+    fprintf(stderr, "\n");
+    exit(2);
+}
+
+// The most tokens one run samples: 100 million tokens take 400 MB as ints here and hours at the
+// teacher's few thousand tokens per second; llama2.c's TinyStories shards hold about that many.
+#define MAX_STORY_TOKENS 100000000L
+
 static double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -102,6 +114,14 @@ static void sample_corpus(corpus *c, tw_model_state *s, const tw_model *m, tw_sa
     }
 }
 
+// The first validation story: going back from the end, the story at which the validation part
+// first holds at least val_frac of the tokens (0 if only the whole corpus does).
+static long split_point(const corpus *c, double val_frac) {
+    long first_val = c->n_stories;
+    while (first_val > 0 && c->n - c->story_start[first_val - 1] < (long)(val_frac * (double)c->n)) first_val--;
+    return first_val > 0 ? first_val - 1 : 0;
+}
+
 // The teacher's NLL of stories [first, last): each story run once from its BOS with the whole
 // story as context (no cache), scoring every token after BOS and the terminal BOS when the model
 // had sampled it.
@@ -124,10 +144,14 @@ static double floor_nll(const corpus *c, long first, long last, tw_model_state *
     return sum;
 }
 
-// Writes stories [first, last) as text, one per line, atomically.
-static void write_text(const char *path, const corpus *c, long first, long last, const tw_tokenizer *tok) {
+// Writes stories [first, last) as text, one per line, atomically. 1, or 0 with why in err.
+static int write_text(const char *path, const corpus *c, long first, long last, const tw_tokenizer *tok,
+                      char *err, size_t err_len) {
     tw_atomic_file af;
-    if (tw_atomic_open(&af, path, "w") != TW_OK) die("%s: cannot create", path);
+    if (tw_atomic_open(&af, path, "w") != TW_OK) {
+        snprintf(err, err_len, "%s: cannot create (%s)", path, strerror(errno));
+        return 0;
+    }
     int ok = 1;
     for (long k = first; k < last && ok; k++) {
         const long a = c->story_start[k], b = k + 1 < c->n_stories ? c->story_start[k + 1] : c->n;
@@ -138,7 +162,11 @@ static void write_text(const char *path, const corpus *c, long first, long last,
         }
         ok = fputc('\n', af.f) != EOF;
     }
-    if (tw_atomic_commit(&af, ok) != TW_OK) die("%s: write failed", path);
+    if (tw_atomic_commit(&af, ok) != TW_OK) {
+        snprintf(err, err_len, "%s: write failed (%s)", path, strerror(errno));
+        return 0;
+    }
+    return 1;
 }
 
 int main(int argc, char **argv) {
@@ -151,23 +179,33 @@ int main(int argc, char **argv) {
     unsigned long long seed = 1337;
     double val_frac = 0.1;
     for (int i = 4; i < argc; i += 2) {
-        if (i + 1 >= argc) die("flag '%s' needs a value", argv[i]);
+        if (i + 1 >= argc) die_usage("flag '%s' needs a value", argv[i]);
+        const char *v = argv[i + 1];
         char *end;
         errno = 0;
-        if (strcmp(argv[i], "--tokens") == 0) want = strtol(argv[i + 1], &end, 10);
-        else if (strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[i + 1], &end, 10);
-        else if (strcmp(argv[i], "--val-frac") == 0) val_frac = strtod(argv[i + 1], &end);
-        else die("unknown flag '%s'", argv[i]);
-        if (end == argv[i + 1] || *end != '\0' || errno != 0) die("%s: not a number", argv[i]);
+        if (strcmp(argv[i], "--tokens") == 0) want = strtol(v, &end, 10);
+        else if (strcmp(argv[i], "--seed") == 0) {
+            // strtoull takes "-1" as 2^64 - 1: a sign is refused before it can wrap.
+            if (v[0] == '-' || v[0] == '+') die_usage("--seed %s: give a whole number from 1 to 18446744073709551615 (no sign)", v);
+            seed = strtoull(v, &end, 10);
+        } else if (strcmp(argv[i], "--val-frac") == 0) val_frac = strtod(v, &end);
+        else die_usage("unknown flag '%s'", argv[i]);
+        if (end == v || *end != '\0' || errno != 0) die_usage("%s: not a number", argv[i]);
     }
-    if (want < 1000 || seed == 0 || !(val_frac > 0.0 && val_frac < 0.5))
-        die("%s", "--tokens must be >= 1000, --seed non-zero and --val-frac in (0, 0.5)");
+    if (want < 1000 || want > MAX_STORY_TOKENS) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "--tokens %ld: give 1000 .. %ld (STORY_TOKENS for make stories; 100 "
+                 "million tokens already take hours to sample)", want, MAX_STORY_TOKENS);
+        die_usage("%s", msg);
+    }
+    if (seed == 0 || !(val_frac > 0.0 && val_frac < 0.5))
+        die_usage("%s", "--seed must be non-zero (STORY_SEED for make stories) and --val-frac in (0, 0.5)");
     // The fastest kernels this CPU has ($TW_SIMD or --simd-less auto). A different level rounds
     // differently in the last bit, which can change a sampled token: the corpus is reproducible
     // for a given kernel level, which floor.txt records.
     const char *level = tw_simd_init(NULL);
     if (level == NULL) die("TW_SIMD: level '%s' is not available here", getenv("TW_SIMD"));
-    char err[512] = "";
+    char err[4400] = "";   // room for a staged path and why its write failed
     tw_model m;
     tw_tokenizer tok;
     if (tw_llama2c_load(&m, model_path, err, sizeof err) != TW_OK) die("%s", err);
@@ -184,44 +222,78 @@ int main(int argc, char **argv) {
     double nll_sampled = 0.0, t0 = now_seconds();
     long n_sampled = 0;
     sample_corpus(&c, &dec, &m, &sp, want, &nll_sampled, &n_sampled);
+    // The validation split: the last whole stories holding about val_frac of the tokens (at least
+    // that, by less than one story), and at least one story left for training. A story is up to
+    // seq_len tokens, so a small corpus may have no such split (--tokens 1000: two stories of 497
+    // and 512 tokens, 51 % validation): then more stories are sampled, one at a time, until the
+    // validation part is within a quarter of val_frac of the tokens, and the output says so.
+    long first_val = split_point(&c, val_frac);
+    while (first_val < 1 || (double)(c.n - c.story_start[first_val]) > 1.25 * val_frac * (double)c.n) {
+        if (c.n >= MAX_STORY_TOKENS) die("%s", "cannot split the stories near --val-frac within the token limit");
+        sample_corpus(&c, &dec, &m, &sp, c.n + 1, &nll_sampled, &n_sampled);
+        first_val = split_point(&c, val_frac);
+    }
     const double t_sample = now_seconds() - t0;
-
-    // The validation split: the last whole stories holding about val_frac of the tokens.
-    long first_val = c.n_stories;
-    while (first_val > 1 && c.n - c.story_start[first_val - 1] < (long)(val_frac * (double)c.n)) first_val--;
-    first_val--;
     const long n_train = c.story_start[first_val], n_val = c.n - n_train;
-
     t0 = now_seconds();
     long n_floor = 0;
     const double floor_sum = floor_nll(&c, first_val, c.n_stories, &full, &m, &n_floor);
     const double t_floor = now_seconds() - t0;
     const double floor = floor_sum / (double)n_floor;
 
-    char path[4096];
-    snprintf(path, sizeof path, "%s/train.bin", outdir);
-    if (tw_tokens_write(path, c.tok, n_train, err, sizeof err) != TW_OK) die("%s", err);
-    snprintf(path, sizeof path, "%s/val.bin", outdir);
-    if (tw_tokens_write(path, c.tok + n_train, n_val, err, sizeof err) != TW_OK) die("%s", err);
-    snprintf(path, sizeof path, "%s/train.txt", outdir);
-    write_text(path, &c, 0, first_val, &tok);
-    snprintf(path, sizeof path, "%s/val.txt", outdir);
-    write_text(path, &c, first_val, c.n_stories, &tok);
-    snprintf(path, sizeof path, "%s/floor.txt", outdir);
-    tw_atomic_file af;
-    if (tw_atomic_open(&af, path, "w") != TW_OK) die("%s: cannot create", path);
-    fprintf(af.f, "# the teacher's floor: %s's average negative log-likelihood (nats per token) of\n"
-            "# the validation stories (val.bin), each scored from its BOS with the whole story as context\n",
-            model_path);
-    fprintf(af.f, "teacher_nll %.6f\nteacher_ppl %.4f\nscored_tokens %ld\nval_tokens %ld\ntrain_tokens %ld\n"
-            "stories %ld\nval_stories %ld\nseed %llu\ntemperature 1\ntopp 1\nsimd %s\n", floor, exp(floor),
-            n_floor, n_val, n_train, c.n_stories, c.n_stories - first_val, seed, level);
-    if (tw_atomic_commit(&af, 1) != TW_OK) die("%s: write failed", path);
+    // The five files are one set (floor.txt describes val.bin): each is written whole under a
+    // staging name, NAME.new in OUTDIR, and only when all five are complete are they renamed
+    // over the old ones. A write that fails (a full disk) removes the staged files and leaves the
+    // old set as it was; renames within one folder need no space.
+    static const char *const names[5] = { "train.bin", "val.bin", "train.txt", "val.txt", "floor.txt" };
+    char final_path[5][4096], staged[5][4200];
+    for (int k = 0; k < 5; k++) {
+        snprintf(final_path[k], sizeof final_path[k], "%.4000s/%s", outdir, names[k]);
+        snprintf(staged[k], sizeof staged[k], "%.4090s.new", final_path[k]);
+    }
+    int ok = tw_tokens_write(staged[0], c.tok, n_train, err, sizeof err) == TW_OK &&
+             tw_tokens_write(staged[1], c.tok + n_train, n_val, err, sizeof err) == TW_OK;
+    ok = ok && write_text(staged[2], &c, 0, first_val, &tok, err, sizeof err);
+    ok = ok && write_text(staged[3], &c, first_val, c.n_stories, &tok, err, sizeof err);
+    if (ok) {
+        tw_atomic_file af;
+        if (tw_atomic_open(&af, staged[4], "w") != TW_OK) {
+            snprintf(err, sizeof err, "%s: cannot create (%s)", staged[4], strerror(errno));
+            ok = 0;
+        } else {
+            fprintf(af.f, "# the teacher's floor: %s's average negative log-likelihood (nats per token) of\n"
+                    "# the validation stories (val.bin), each scored from its BOS with the whole story as context\n",
+                    model_path);
+            fprintf(af.f, "teacher_nll %.6f\nteacher_ppl %.4f\nscored_tokens %ld\nval_tokens %ld\ntrain_tokens %ld\n"
+                    "stories %ld\nval_stories %ld\nseed %llu\ntemperature 1\ntopp 1\nsimd %s\n", floor, exp(floor),
+                    n_floor, n_val, n_train, c.n_stories, c.n_stories - first_val, seed, level);
+            if (tw_atomic_commit(&af, 1) != TW_OK) {
+                snprintf(err, sizeof err, "%s: write failed (%s)", staged[4], strerror(errno));
+                ok = 0;
+            }
+        }
+    }
+    if (!ok) {
+        for (int k = 0; k < 5; k++) remove(staged[k]);
+        fprintf(stderr, "make_stories: %s; nothing in %s/ was changed (free some space and run it again)\n", err, outdir);
+        return 1;
+    }
+    for (int k = 0; k < 5; k++)
+        if (rename(staged[k], final_path[k]) != 0) {
+            fprintf(stderr, "make_stories: %s: cannot rename it to %s (%s): the set in %s/ is mixed; run it again\n",
+                    staged[k], names[k], strerror(errno), outdir);
+            return 1;
+        }
 
     printf("make_stories: %ld stories, %ld tokens sampled in %.1f s (%.0f tok/s, seed %llu, temperature 1, "
            "%s kernels)\n", c.n_stories, c.n, t_sample, (double)c.n / t_sample, seed, level);
-    printf("make_stories: train %ld tokens (%ld stories), validation %ld tokens (%ld stories) in %s/\n",
-           n_train, first_val, n_val, c.n_stories - first_val, outdir);
+    if (c.n > want + m.cfg.max_seq)   // more than the last story's overshoot: stories were added
+        printf("make_stories: sampled %ld tokens, more than --tokens %ld: at %ld the last whole stories "
+               "(up to %d tokens each) could not make about %.0f %% of the corpus\n", c.n, want, want,
+               m.cfg.max_seq, 100.0 * val_frac);
+    printf("make_stories: train %ld tokens (%ld stories), validation %ld tokens (%ld stories, %.1f %% of "
+           "the tokens; --val-frac %g) in %s/\n", n_train, first_val, n_val, c.n_stories - first_val,
+           100.0 * (double)n_val / (double)c.n, val_frac, outdir);
     printf("make_stories: teacher's floor on validation: %.4f nats/token (perplexity %.3f), %ld tokens "
            "scored in %.1f s; while sampling, over all %ld sampled tokens: %.4f\n", floor, exp(floor),
            n_floor, t_floor, n_sampled, nll_sampled / (double)n_sampled);

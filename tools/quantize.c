@@ -22,6 +22,9 @@
 #include "quant/q8file.h"
 #include "quant/q8model.h"
 #include "quant/q8budget.h"
+#include "formats/same_file.h"
+#include "formats/file_kind.h"
+#include "formats/regular_file.h"
 #include "train/tokens.h"
 #include "simd/simd.h"
 
@@ -176,7 +179,27 @@ int main(int argc, char **argv) {
     }
     if (!in || !out) return usage_error("give IN.bin and OUT.bin");
     if (budget_tokens_given && !budget) return usage_error("--budget-tokens needs --budget TOKENS.bin");
+    // The output replaces its path whole: it may not be an input (compared as files, not names).
+    if (tw_same_file(in, out) || (budget && tw_same_file(budget, out))) {
+        fprintf(stderr, "quantize: %s: the output is the same file as the %s: writing it would destroy "
+                "that input; give another OUT.bin\n", out, tw_same_file(in, out) ? "fp32 input" : "--budget token file");
+        return 2;
+    }
 
+    // One of the toolkit's other files (a version-2 file: already quantized) would be read as a
+    // header whose dim is its magic: name what it is instead.
+    unsigned char magic[4];
+    FILE *mf;
+    if (tw_regular_file_open(&mf, NULL, 0, in, "a llama2.c checkpoint") == TW_FILE_OK) {
+        const int got = fread(magic, 1, 4, mf) == 4;
+        fclose(mf);
+        const char *kind = got ? tw_file_kind_name(magic) : NULL;
+        if (kind) {
+            fprintf(stderr, "quantize: %s: is %s: quantize reads llama2.c version-0 (fp32) checkpoints "
+                    "(e.g. data/models/stories260K.bin)\n", in, kind);
+            return 1;
+        }
+    }
     tw_model m;
     char err[512];
     if (tw_llama2c_load(&m, in, err, sizeof err) != TW_OK) {
@@ -209,8 +232,9 @@ int main(int argc, char **argv) {
                     "halved until it does (--group to choose)\n", gs, C, F);
     }
 
-    // cannot fail on a loaded checkpoint but for memory: gs divides the widths (checked) and the
-    // loader refused non-finite weights
+    // fails on a loaded checkpoint only for memory, or for weights so large (near FLT_MAX) that a
+    // scale passes the reader's bound (tw_q8file_check_values): gs divides the widths (checked)
+    // and the loader refused non-finite weights
     tw_q8file q;
     if (tw_q8file_from_model(&q, &m, gs, err, sizeof err) != TW_OK) {
         fprintf(stderr, "quantize: %s: %s\n", in, err);

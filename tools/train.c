@@ -20,11 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include "nn/model.h"
 #include "train/step.h"
 #include "train/parallel.h"
 #include "train/loss.h"
 #include "formats/atomic_file.h"
+#include "inspect/gnuplot.h"
 #include "train/batches.h"
 #include "inspect/check_finite.h"
 #include "train/checkpoint.h"
@@ -341,21 +343,45 @@ static void write_curve(const char *path, const float *train, const float *val, 
     for (long s = 0; s < n; s++)
         fprintf(af.f, "%ld %.6g %.6g %.6g\n", s + 1, (double)train[s], (double)val[s], floor_nll);
     if (tw_atomic_commit(&af, 1) != TW_OK) return;
-    if (system("command -v gnuplot >/dev/null 2>&1") != 0) return;
-    char cmd[9000];
-    snprintf(cmd, sizeof cmd, "gnuplot -e \"datafile='%s'; outfile='%s.png'\" viz/14_loss.gp 2>/dev/null", path, path);
-    if (system(cmd) == 0) fprintf(stderr, "train: loss curve: %s and %s.png\n", path, path);
+    // gnuplot without a shell (lib/inspect/gnuplot.c): the path is a gnuplot string, never sh text.
+    char png[4200];
+    snprintf(png, sizeof png, "%s.png", path);
+    switch (tw_gnuplot_run("viz/14_loss.gp", path, png, NULL, 0)) {
+    case TW_GNUPLOT_DRAWN:
+        fprintf(stderr, "train: loss curve: %s and %s\n", path, png);
+        break;
+    case TW_GNUPLOT_MISSING:
+        fprintf(stderr, "train: loss curve: %s (picture skipped: gnuplot is not installed; "
+                "apt-get install gnuplot-nox or brew install gnuplot)\n", path);
+        break;
+    case TW_GNUPLOT_BAD_NAME:
+        fprintf(stderr, "train: loss curve: %s (picture skipped: gnuplot cannot take a name "
+                "holding a newline)\n", path);
+        break;
+    case TW_GNUPLOT_FAILED:
+        fprintf(stderr, "train: loss curve: %s (gnuplot failed to draw %s; run from the top of "
+                "the checkout, where viz/14_loss.gp is)\n", path, png);
+        break;
+    }
 }
 
+// mkdir -p of path's folder, without a shell: each missing folder from the top down (0777 less
+// the umask). Failures are left to the open that follows, which names the path.
 static void make_parent_dir(const char *path) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
-    if (slash == NULL) return;
+    if (slash == NULL || slash == dir) return;
     *slash = '\0';
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "mkdir -p '%s' 2>/dev/null", dir);
-    if (strchr(dir, '\'') == NULL && system(cmd) != 0) return;
+    for (char *p = dir + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            char saved = *p;
+            *p = '\0';
+            if (mkdir(dir, 0777) != 0 && errno != EEXIST) return;
+            *p = saved;
+            if (saved == '\0') return;
+        }
+    }
 }
 
 int main(int argc, char **argv) {

@@ -2,6 +2,7 @@
 // docs/quantization.md. The header is built and parsed byte by byte (its group size sits at the
 // unaligned offset 37); the arrays are copied as they are, so this assumes a little-endian host,
 // as llama2.c does.
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,8 +232,17 @@ static tw_status fail(tw_q8file *m, FILE *f, tw_status st, char *err, size_t len
     return st;
 }
 
-// Every norm weight finite; every scale finite and >= 0; no int8 value -128.
-static int check_values(const tw_q8file *m, char *what, size_t len) {
+// The largest scale a file may hold. The int8 matvec's reference (tw_q8_matvec_naive,
+// lib/quant/q8_0.c) computes each group's term as (float)dot * scale_w * scale_x, where dot, the
+// integer dot product of the group, reaches 127 * 127 * gs in magnitude. For that first product
+// to be a finite float whatever the activations, scale_w * (127 * 127 * gs) must be finite: at
+// most FLT_MAX / (16129 gs), 3.3e33 for gs = 64 (the dequantized weights, scale * 127, are then
+// finite too). A larger finite scale (3e38) made the weights and logits +-inf and ./generate
+// print <unk> with exit 0. Checked as that float product itself.
+static int scale_fits(float s, int gs) { return isfinite(s * (127.0f * 127.0f * (float)gs)); }
+
+// Every norm weight finite; every scale finite, >= 0 and within scale_fits; no int8 value -128.
+int tw_q8file_check_values(const tw_q8file *m, char *what, size_t len) {
     const long long nn = norm_floats(&m->cfg);
     const float *norms = (const float *)m->memory;
     for (long long i = 0; i < nn; i++)
@@ -249,6 +259,12 @@ static int check_values(const tw_q8file *m, char *what, size_t len) {
             if (!isfinite(s) || s < 0.0f) {
                 snprintf(what, len, "scale %lld of tensor %s is %g: scales must be finite and >= 0",
                          g, t->name, (double)s);
+                return 0;
+            }
+            if (!scale_fits(s, gs)) {
+                snprintf(what, len, "scale %lld of tensor %s is %g: too large, scale * 127 * 127 * group "
+                         "size %d (a group's largest int8 dot product times its scale) must be a finite "
+                         "float: at most %.3g", g, t->name, (double)s, gs, (double)FLT_MAX / (16129.0 * gs));
                 return 0;
             }
         }
@@ -304,7 +320,7 @@ tw_status tw_q8file_read(tw_q8file *m, const char *path, char *err, size_t len) 
     if (fseek(f, TW_Q8FILE_HEADER, SEEK_SET) != 0 || !transfer_arrays(m, f, 0))
         return fail(m, f, TW_ERR_IO, err, len, path, "read failed");
     fclose(f);
-    if (!check_values(m, what, sizeof what)) return fail(m, NULL, TW_ERR_FORMAT, err, len, path, what);
+    if (!tw_q8file_check_values(m, what, sizeof what)) return fail(m, NULL, TW_ERR_FORMAT, err, len, path, what);
     return TW_OK;
 }
 

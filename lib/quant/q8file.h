@@ -76,8 +76,16 @@ tw_status tw_q8file_alloc(tw_q8file *m, const tw_q8file_config *cfg, char *err, 
 // Reads a version-2 file. Refuses, with TW_ERR_IO or TW_ERR_FORMAT and one line starting with the
 // path: a short or truncated file, extra bytes, a bad magic or version, an invalid configuration
 // (above), a shared flag other than 0/1, a norm weight or a scale that is NaN or Inf, a negative
-// scale, an int8 value of -128 (outside Q8_0's [-127, 127]). On failure *m is zeroed.
+// scale, a scale so large that the int8 kernel's product overflows (tw_q8file_check_values), an
+// int8 value of -128 (outside Q8_0's [-127, 127]). On failure *m is zeroed.
 tw_status tw_q8file_read(tw_q8file *m, const char *path, char *err, size_t err_len);
+
+// The values' checks of tw_q8file_read: every norm weight finite; every scale finite, >= 0 and
+// at most FLT_MAX / (127 * 127 * group size), so that the int8 matvec's (float)dot * scale (dot
+// up to 127 * 127 * gs) is finite (about 3.3e33 for gs = 64, far above any trained weight's
+// max|w| / 127); no int8 value -128. 1 if all hold, else 0 with the first failure in what
+// (without the path). ./quantize's output is checked the same way before it is written.
+int tw_q8file_check_values(const tw_q8file *m, char *what, size_t len);
 
 // Writes m (through lib/atomic_file: a failure leaves no partial file). TW_ERR_IO with a line
 // naming the path on failure.

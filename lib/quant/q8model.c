@@ -4,6 +4,7 @@
 #include <string.h>
 #include "quant/q8_0.h"
 #include "formats/regular_file.h"
+#include "formats/file_kind.h"
 #include "formats/llama2c.h"
 #include "quant/q8model.h"
 
@@ -53,6 +54,12 @@ tw_status tw_q8file_from_model(tw_q8file *q, const tw_model *m, int gs, char *er
             return TW_ERR_ARG;
         }
     }
+    // The file must be one the reader accepts: weights near FLT_MAX give scales past its bound.
+    char what[256];
+    if (!tw_q8file_check_values(q, what, sizeof what)) {
+        tw_q8file_free(q);
+        return fail(err, err_len, TW_ERR_ARG, what);
+    }
     return TW_OK;
 }
 
@@ -97,6 +104,16 @@ tw_status tw_q8file_to_model(tw_model *m, const tw_q8file *q, char *err, size_t 
     return TW_OK;
 }
 
+// The first 4 bytes of path into b: 1, or 0 if it is not a regular file or is shorter.
+static int first_bytes(unsigned char b[4], const char *path) {
+    FILE *f;
+    if (tw_regular_file_open(&f, NULL, 0, path, "a llama2.c checkpoint file (.bin)") != TW_FILE_OK)
+        return 0;
+    size_t got = fread(b, 1, 4, f);
+    fclose(f);
+    return got == 4;
+}
+
 // 1 if the path is a regular file that starts with the version-2 magic (anything else, a
 // directory or a FIFO included, is left to the version-0 loader to refuse, without blocking).
 static int has_q8_magic(const char *path) {
@@ -114,6 +131,16 @@ tw_status tw_llama2c_load_any(tw_model *m, int *version, const char *path, char 
     memset(m, 0, sizeof *m);
     if (!has_q8_magic(path)) {
         *version = 0;
+        // Another file of the toolkit's (or a version-2 file whose magic is damaged) would be
+        // read by the version-0 loader as a header whose dim is its magic: name it instead.
+        unsigned char b[4];
+        const char *kind = first_bytes(b, path) ? tw_file_kind_name(b) : NULL;
+        if (kind) {
+            if (err && err_len)
+                snprintf(err, err_len, "%s: is %s; only llama2.c checkpoints of version 0 (fp32) and 2 (int8) are read here",
+                         path, kind);
+            return TW_ERR_FORMAT;
+        }
         return tw_llama2c_load(m, path, err, err_len);
     }
     *version = 2;

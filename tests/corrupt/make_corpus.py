@@ -432,6 +432,13 @@ def make_q8file():
     write("q8file", "scale_nan.bin", with_scale(float("nan")), "FORMAT", "scale")
     write("q8file", "scale_inf.bin", with_scale(float("inf")), "FORMAT", "scale")
     write("q8file", "scale_negative.bin", with_scale(-0.5), "FORMAT", "scale")
+    # Finite, non-negative, but scale * 127 * 127 * gs (gs = 4 here) overflows a float: bound
+    # FLT_MAX / (16129 * 4) = 5.27e33. 3e38 made every weight inf; 1e34 keeps the weights finite
+    # (1.27e36) but not the int8 kernel's dot * scale. 5e33 is just inside: accepted.
+    write("q8file", "scale_3e38.bin", with_scale(3e38), "FORMAT", "too large")
+    write("q8file", "scale_1e34.bin", with_scale(1e34), "FORMAT", "too large")
+    write("q8file", "scale_5e33_accepted.bin", with_scale(5e33), "OK")
+    seed("q8file", "scale_5e33_accepted.bin", with_scale(5e33))
     write("q8file", "value_minus_128.bin", good[:q0 + 5] + b"\x80" + good[q0 + 6:], "FORMAT", "-128")
     write("q8file", "norm_nan.bin", good[:256] + struct.pack("<f", float("nan")) + good[260:], "FORMAT", "nan")
     write("q8file", "empty.bin", b"", "FORMAT", "short")
