@@ -295,7 +295,7 @@ static void print_style_row(const char *style, const tw_model *m) {
 static void check_head(const char *style, const tw_model *m, const tw_model_state *st, int T) {
     const int C = m->cfg.block.attn.d_model, V = m->cfg.vocab;
     float *last = lesson_alloc(V);
-    tw_linear_forward(last, st->final_norm + (long)(T - 1) * C, m->head, NULL, 1, C, V);
+    tw_linear_forward(last, st->final_norm + (long)(T - 1) * C, m->head.f32, NULL, 1, C, V);
     char name[96];
     snprintf(name, sizeof name, "%s logits == final . head^T", style);
     lesson_expect_close(name, last, st->logits + (long)(T - 1) * V, V, 0.0f);
@@ -471,8 +471,10 @@ static void encoder_decoder(uint64_t seed) {
     // decoder layer: self-attention (layer 1's weights), cross-attention (fresh weights), FFN
     decoder_layer d = { .self_cfg = c17.block.attn, .cross_cfg = c17.block.attn, .w = &m17.layers[1] };
     d.cross_cfg.causal = 0;
-    d.cross_w = (tw_mha_weights){ .wq = weights(C, C, 0.2f, seed + 10), .wk = weights(C, C, 0.2f, seed + 11),
-                                  .wv = weights(C, C, 0.2f, seed + 12), .wo = weights(C, C, 0.2f, seed + 13) };
+    d.cross_w = (tw_mha_weights){ .wq = tw_weight_fp32(weights(C, C, 0.2f, seed + 10)),
+                                  .wk = tw_weight_fp32(weights(C, C, 0.2f, seed + 11)),
+                                  .wv = tw_weight_fp32(weights(C, C, 0.2f, seed + 12)),
+                                  .wo = tw_weight_fp32(weights(C, C, 0.2f, seed + 13)) };
     d.ones = lesson_alloc(C);
     for (int i = 0; i < C; i++) d.ones[i] = 1.0f;
     LESSON_TRY(tw_mha_scratch_init(&d.self_s, &d.self_cfg, TGT_T, TGT_T));

@@ -47,10 +47,10 @@ START_TEST(block_matches_torch_float64)
         w.norm1_b = keep(&o, gc_load(dir, "norm1.b", C));
         w.norm2_b = keep(&o, gc_load(dir, "norm2.b", C));
     }
-    w.attn.wq = keep(&o, gc_load(dir, "attn.wq", (long)H * D * C));
-    w.attn.wk = keep(&o, gc_load(dir, "attn.wk", (long)G * D * C));
-    w.attn.wv = keep(&o, gc_load(dir, "attn.wv", (long)G * D * C));
-    w.attn.wo = keep(&o, gc_load(dir, "attn.wo", (long)C * H * D));
+    w.attn.wq = tw_weight_fp32(keep(&o, gc_load(dir, "attn.wq", (long)H * D * C)));
+    w.attn.wk = tw_weight_fp32(keep(&o, gc_load(dir, "attn.wk", (long)G * D * C)));
+    w.attn.wv = tw_weight_fp32(keep(&o, gc_load(dir, "attn.wv", (long)G * D * C)));
+    w.attn.wo = tw_weight_fp32(keep(&o, gc_load(dir, "attn.wo", (long)C * H * D)));
     if (bias) {
         w.attn.bq = keep(&o, gc_load(dir, "attn.bq", (long)H * D));
         w.attn.bk = keep(&o, gc_load(dir, "attn.bk", (long)G * D));
@@ -62,12 +62,12 @@ START_TEST(block_matches_torch_float64)
         w.attn.k_norm = keep(&o, gc_load(dir, "attn.k_norm", D));
     }
     if (swiglu) {
-        w.ffn_gate = keep(&o, gc_load(dir, "ffn.gate", (long)F * C));
-        w.ffn_up   = keep(&o, gc_load(dir, "ffn.up", (long)F * C));
-        w.ffn_down = keep(&o, gc_load(dir, "ffn.down", (long)C * F));
+        w.ffn_gate = tw_weight_fp32(keep(&o, gc_load(dir, "ffn.gate", (long)F * C)));
+        w.ffn_up   = tw_weight_fp32(keep(&o, gc_load(dir, "ffn.up", (long)F * C)));
+        w.ffn_down = tw_weight_fp32(keep(&o, gc_load(dir, "ffn.down", (long)C * F)));
     } else {
-        w.ffn_w1 = keep(&o, gc_load(dir, "ffn.w1", (long)F * C));
-        w.ffn_w2 = keep(&o, gc_load(dir, "ffn.w2", (long)C * F));
+        w.ffn_w1 = tw_weight_fp32(keep(&o, gc_load(dir, "ffn.w1", (long)F * C)));
+        w.ffn_w2 = tw_weight_fp32(keep(&o, gc_load(dir, "ffn.w2", (long)C * F)));
         if (bias) {
             w.ffn_b1 = keep(&o, gc_load(dir, "ffn.b1", F));
             w.ffn_b2 = keep(&o, gc_load(dir, "ffn.b2", C));

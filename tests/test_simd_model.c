@@ -101,7 +101,8 @@ START_TEST(single_query_attention_keeps_scores_and_weights_at_every_level)
     float *wq = tt_rand((long)H * D * C, -0.2f, 0.2f, 31), *wk = tt_rand((long)G * D * C, -0.2f, 0.2f, 32);
     float *wv = tt_rand((long)G * D * C, -0.2f, 0.2f, 33), *wo = tt_rand((long)C * H * D, -0.2f, 0.2f, 34);
     float *x = tt_rand((long)P * C, -1, 1, 35);
-    tw_mha_weights w = { wq, NULL, wk, NULL, wv, NULL, wo, NULL, NULL, NULL, NULL };
+    tw_mha_weights w = { tw_weight_fp32(wq), NULL, tw_weight_fp32(wk), NULL, tw_weight_fp32(wv), NULL,
+                         tw_weight_fp32(wo), NULL, NULL, NULL };
     float *want_out = tt_zeros(C), *want_sc = tt_zeros(H * P), *want_wt = tt_zeros(H * P);
     float *out = tt_zeros(C);
     char levels[64];

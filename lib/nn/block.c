@@ -202,13 +202,7 @@ static void block_norm(float *out, float *mean, float *rstd, float *rms, const f
 static void block_ffn(float *out, tw_block_scratch *s, const float *x, const tw_block_config *cfg,
                       const tw_block_weights *w, int T) {
     const int C = cfg->attn.d_model, F = cfg->ffn_hidden;
-    if (w->ffn_q8 && s->q8 && cfg->ffn == TW_FFN_SWIGLU)   // int8 weights (quant/q8_0.h)
-        tw_swiglu_forward_q8(out, s->ffn_gate, s->ffn_up, s->ffn_act, s->q8, x,
-                             w->ffn_gate, w->ffn_up, w->ffn_down, w->ffn_q8, T, C, F);
-    else if (w->ffn_q8 && s->q8)
-        tw_ffn_forward_q8(out, s->ffn_pre, s->ffn_hidden, s->q8, x, w->ffn_w1, w->ffn_b1, w->ffn_w2,
-                          w->ffn_b2, w->ffn_q8, T, C, F, cfg->act);
-    else if (cfg->ffn == TW_FFN_SWIGLU)
+    if (cfg->ffn == TW_FFN_SWIGLU)
         tw_swiglu_forward(out, s->ffn_gate, s->ffn_up, s->ffn_act, x,
                           w->ffn_gate, w->ffn_up, w->ffn_down, T, C, F);
     else
@@ -281,10 +275,11 @@ static void block_ffn_backward(float *dx, const tw_block_grads *dw, tw_block_scr
     if (cfg->ffn == TW_FFN_SWIGLU) {
         tw_swiglu_backward(dx, dw->ffn_gate, dw->ffn_up, dw->ffn_down, ds->ffn_gate, ds->ffn_up,
                            dout, s->ffn_gate, s->ffn_up, s->ffn_act, x,
-                           w->ffn_gate, w->ffn_up, w->ffn_down, T, C, F);
+                           w->ffn_gate.f32, w->ffn_up.f32, w->ffn_down.f32, T, C, F);
     } else {
         tw_ffn_backward(dx, dw->ffn_w1, dw->ffn_b1, dw->ffn_w2, dw->ffn_b2, ds->ffn_hidden, dout,
-                        s->ffn_pre, s->ffn_hidden, x, w->ffn_w1, w->ffn_w2, T, C, F, cfg->act);
+                        s->ffn_pre, s->ffn_hidden, x, w->ffn_w1.f32, w->ffn_w2.f32, T, C, F,
+                        cfg->act);
     }
 }
 

@@ -8,7 +8,7 @@
 #include "core/status.h"
 #include "nn/mha.h"
 #include "nn/activation.h"
-#include "quant/q8_0.h"
+#include "nn/linear.h"
 
 typedef enum { TW_NORM_LAYER = 0, TW_NORM_RMS } tw_norm_kind;
 typedef enum { TW_FFN_CLASSIC = 0, TW_FFN_SWIGLU } tw_ffn_kind;
@@ -28,10 +28,9 @@ typedef struct {
     const float *norm1_w, *norm1_b;            // (C), (C)
     tw_mha_weights attn;
     const float *norm2_w, *norm2_b;            // (C), (C)
-    const float *ffn_w1, *ffn_b1, *ffn_w2, *ffn_b2;   // classic: (F, C), (F), (C, F), (C)
-    const float *ffn_gate, *ffn_up, *ffn_down;        // SwiGLU:  (F, C), (F, C), (C, F)
-    const tw_q8_matrix *ffn_q8;   // NULL, or Q8_0 copies: classic (2) W1, W2; SwiGLU (3) gate,
-                                  // up, down (run in int8 when the scratch has int8 working memory)
+    tw_weight    ffn_w1; const float *ffn_b1;   // classic: (F, C), (F)
+    tw_weight    ffn_w2; const float *ffn_b2;   //          (C, F), (C)
+    tw_weight    ffn_gate, ffn_up, ffn_down;    // SwiGLU:  (F, C), (F, C), (C, F)
 } tw_block_weights;
 
 // Every intermediate of the last call, for lessons, dumps and (later) gradients: T rows used of
@@ -62,8 +61,6 @@ typedef struct {
                             //            the backward, which needs the activation's slope there)
     float *memory;          // the allocation of tw_block_scratch_init, or NULL when the tensors
                             // live in someone else's (a model's tw_model_state)
-    tw_q8_work *q8;         // NULL, or the int8 working memory of the FFN's Linear layers (set
-                            // with attn.q8 by tw_model_state_init for a model with Q8_0 copies)
 } tw_block_scratch;
 
 // ---- the table of a block's intermediates ----

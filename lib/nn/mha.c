@@ -109,11 +109,6 @@ static void normalize_and_rotate(float *x_rot, float *rms, const float *x, const
 
 // ---- forward ----
 
-// The Q8_0 copy of projection i (0 wq, 1 wk, 2 wv, 3 wo), or NULL for fp32 weights.
-static const tw_q8_matrix *q8_of(const tw_mha_weights *w, int i) {
-    return w->q8 ? &w->q8[i] : NULL;
-}
-
 void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
                     const float *x, const float *x_kv, const float *mask,
                     const tw_mha_config *cfg, const tw_mha_weights *w,
@@ -127,20 +122,20 @@ void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
     assert(s->H == H && s->G == G && s->D == D);
     assert(!cache || cross || (cache->G == G && cache->D == D && pos0 + T <= cache->S_max));
 
-    // 1. Projections: q from x, k and v from x (self) or x_kv (cross).
-    //    (With Q8_0 copies of the weights and int8 working memory, in int8: quant/q8_0.h.)
-    //    In fp32 self-attention the three read the same x: one call (in decode the threads then
-    //    start once for the three matrices, lib/simd/simd.h), the same numbers as three.
+    // 1. Projections: q from x, k and v from x (self) or x_kv (cross). In self-attention the
+    //    three read the same x: one call (in decode the threads then start once for the three
+    //    matrices, lib/simd/simd.h), the same numbers as three.
     const float *src_kv = cross ? x_kv : x;
-    if (!cross && !w->q8) {
+    if (!cross) {
         float *const ys[3] = { s->q, s->k, s->v };
-        const float *const Ws[3] = { w->wq, w->wk, w->wv }, *const bs[3] = { w->bq, w->bk, w->bv };
+        const tw_weight Ws[3] = { w->wq, w->wk, w->wv };
+        const float *const bs[3] = { w->bq, w->bk, w->bv };
         const int outs[3] = { H * D, G * D, G * D };
         tw_linear_forward_many(3, ys, x, Ws, bs, outs, T, C);
     } else {
-        tw_linear_forward_q8(s->q, s->q8, x, w->wq, q8_of(w, 0), w->bq, T, C, H * D);
-        tw_linear_forward_q8(s->k, s->q8, src_kv, w->wk, q8_of(w, 1), w->bk, n_new, C, G * D);
-        tw_linear_forward_q8(s->v, s->q8, src_kv, w->wv, q8_of(w, 2), w->bv, n_new, C, G * D);
+        tw_linear_forward_weight(s->q, x, w->wq, w->bq, T, C, H * D);
+        tw_linear_forward_weight(s->k, src_kv, w->wk, w->bk, n_new, C, G * D);
+        tw_linear_forward_weight(s->v, src_kv, w->wv, w->bv, n_new, C, G * D);
     }
 
     // 2. QK-norm, then RoPE at absolute positions pos0 .. (cross-attention has no positions:
@@ -197,7 +192,7 @@ void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
                 for (int t = 0; t < T; t++) memset(s->z + ((size_t)t * H + h) * D, 0, (size_t)D * sizeof(float));
 
     // 5. Output projection mixes the heads back into the model width.
-    tw_linear_forward_q8(out, s->q8, s->z, w->wo, q8_of(w, 3), w->bo, T, H * D, C);
+    tw_linear_forward_weight(out, s->z, w->wo, w->bo, T, H * D, C);
 }
 
 // ---- backward ----
@@ -276,7 +271,7 @@ void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_gra
 
     // 5. Output projection: out = z Wo^T + bo.
     zero_floats(g->dz, (size_t)T * HD);
-    tw_linear_backward(g->dz, dw->wo, dw->bo, dout, s->z, w->wo, T, (int)HD, C);
+    tw_linear_backward(g->dz, dw->wo, dw->bo, dout, s->z, w->wo.f32, T, (int)HD, C);
 
     // 4. Attention per query head; kv head g is shared by query heads g*group .. so its
     //    gradients are summed over them (the transpose of repeating the head).
@@ -319,7 +314,7 @@ void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_gra
     // 1. The projections: q from x; k and v from x (self) or x_kv (cross).
     const float *src_kv = cross ? x_kv : x;
     float *dsrc_kv = cross ? dx_kv : dx;
-    tw_linear_backward(dx, dw->wq, dw->bq, g->dq, x, w->wq, T, C, (int)HD);
-    tw_linear_backward(dsrc_kv, dw->wk, dw->bk, g->dk, src_kv, w->wk, n_kv, C, (int)GD);
-    tw_linear_backward(dsrc_kv, dw->wv, dw->bv, g->dv, src_kv, w->wv, n_kv, C, (int)GD);
+    tw_linear_backward(dx, dw->wq, dw->bq, g->dq, x, w->wq.f32, T, C, (int)HD);
+    tw_linear_backward(dsrc_kv, dw->wk, dw->bk, g->dk, src_kv, w->wk.f32, n_kv, C, (int)GD);
+    tw_linear_backward(dsrc_kv, dw->wv, dw->bv, g->dv, src_kv, w->wv.f32, n_kv, C, (int)GD);
 }

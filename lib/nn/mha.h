@@ -11,8 +11,8 @@
 #ifndef TW_MHA_H
 #define TW_MHA_H
 #include "core/status.h"
+#include "nn/linear.h"
 #include "nn/rope.h"
-#include "quant/q8_0.h"
 
 typedef struct {
     int          d_model;    // C
@@ -26,16 +26,15 @@ typedef struct {
     float        norm_eps;   // eps of the QK-norm
 } tw_mha_config;
 
-// Weights; a NULL bias means no bias. Layouts as torch.nn.Linear: (out, in).
+// Weights; a NULL bias means no bias. Layouts as torch.nn.Linear: (out, in). The four matrices
+// are tw_weight (nn/linear.h): fp32, or with an int8 copy that the projection then runs.
 typedef struct {
-    const float *wq, *bq;    // (H*D, C), (H*D)
-    const float *wk, *bk;    // (G*D, C), (G*D)
-    const float *wv, *bv;    // (G*D, C), (G*D)
-    const float *wo, *bo;    // (C, H*D), (C)
+    tw_weight    wq; const float *bq;   // (H*D, C), (H*D)
+    tw_weight    wk; const float *bk;   // (G*D, C), (G*D)
+    tw_weight    wv; const float *bv;   // (G*D, C), (G*D)
+    tw_weight    wo; const float *bo;   // (C, H*D), (C)
     const float *q_norm;     // (D) gain of the QK-norm on queries, when qk_norm
     const float *k_norm;     // (D) gain of the QK-norm on keys
-    const tw_q8_matrix *q8;  // NULL, or (4) Q8_0 copies of wq, wk, wv, wo: the projections then
-                             // run in int8 (quant/q8_0.h) when the scratch has int8 working memory
 } tw_mha_weights;
 
 // A key/value cache for one layer: the rotated keys and the values of every position so far.
@@ -72,8 +71,6 @@ typedef struct {
     float *q_rms;    // (T_max, H)  QK-norm statistics sqrt(mean(q^2) + eps) per row and head,
     float *k_rms;    // (S_max, G)  kept for the backward (written only when cfg->qk_norm)
     int    T, S;     // sizes of the last call
-    tw_q8_work *q8;  // NULL, or the int8 working memory of the projections (a model state's,
-                     // set by tw_model_state_init for a model with Q8_0 copies)
     const unsigned char *head_off;   // (H) or NULL: 1 switches head h off (ablation): its
                                      // columns of z are zeroed before Wo, so the head adds nothing
                                      // to out (scores and pattern are still computed and kept)
