@@ -7,7 +7,7 @@
 // The attention map is written with token labels and drawn as a heatmap.
 // Calls: tw_sdpa_scores, tw_softmax_rows, tw_sdpa_mix, tw_sdpa_forward,
 //        tw_linear_forward, tw_embedding_forward, tw_print_matrix, tw_write_labelled_matrix,
-//        tw_mha_forward, tw_mha_scratch_init/_free, tw_mha_config_check.
+//        tw_mha_forward, tw_mha_acts_init/_free, tw_mha_config_check.
 // Build & run: make lesson7 && ./lesson7 [--seed N] [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/07_attention.gp       (reads out/lesson7/attention.dat)
 //              gnuplot viz/07_scaling.gp         (reads out/lesson7/scaling.dat)
@@ -96,11 +96,11 @@ static tw_mha_config heads_config(int G) {
 // tw_mha_forward (self-attention, no cache) on x (T, C); returns the output (T, C).
 static float *run_mha(const tw_mha_config *cfg, const tw_mha_weights *w, const float *x) {
     float *out = lesson_alloc((long)T * C);
-    tw_mha_scratch s = { 0 };
+    tw_mha_acts s = { 0 };
     LESSON_TRY(tw_mha_config_check(cfg));
-    LESSON_TRY(tw_mha_scratch_init(&s, cfg, T, T));
+    LESSON_TRY(tw_mha_acts_init(&s, cfg, T, T));
     tw_mha_forward(out, &s, NULL, x, NULL, NULL, cfg, w, T, T, 0);
-    tw_mha_scratch_free(&s);
+    tw_mha_acts_free(&s);
     return out;
 }
 

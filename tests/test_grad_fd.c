@@ -567,10 +567,10 @@ START_TEST(mha_backward_matches_finite_differences)
     tw_mha_grads dw = { gr[0], gr[1], gr[2], gr[3], gr[4], gr[5], gr[6], gr[7], gr[8], gr[9] };
     float *out = tt_zeros((long)T * C), *dx = tt_zeros((long)T * C);
     float *dx_kv = c.cross ? tt_zeros((long)S * C) : NULL;
-    tw_mha_scratch s;
-    tw_mha_grad_scratch g;
-    ck_assert_int_eq(tw_mha_scratch_init(&s, &c.cfg, T, n_kv), TW_OK);
-    ck_assert_int_eq(tw_mha_grad_scratch_init(&g, &c.cfg, T, n_kv), TW_OK);
+    tw_mha_acts s;
+    tw_mha_acts g;   // the gradients of the intermediates, in the same layout
+    ck_assert_int_eq(tw_mha_acts_init(&s, &c.cfg, T, n_kv), TW_OK);
+    ck_assert_int_eq(tw_mha_acts_init(&g, &c.cfg, T, n_kv), TW_OK);
     tw_mha_forward(out, &s, NULL, x, x_kv, mask, &c.cfg, &w, T, S, c.pos0);
     tw_mha_backward(dx, dx_kv, &dw, &g, r, &s, x, x_kv, &c.cfg, &w, T, S, c.pos0);
 
@@ -583,8 +583,8 @@ START_TEST(mha_backward_matches_finite_differences)
         if (present[j]) fd_add(&p, names[j], c.w[j], sizes[j], gr[j]);
     fd_check("mha", &p, r, REL_CHAIN);
 
-    tw_mha_scratch_free(&s);
-    tw_mha_grad_scratch_free(&g);
+    tw_mha_acts_free(&s);
+    tw_mha_acts_free(&g);
     for (int j = 0; j < 10; j++) { free(wf[j]); free(gr[j]); free(c.w[j]); }
     free(x); free(r); free(x_kv); free(mask); free(out); free(dx); free(dx_kv); free(c.x);
     free(c.x_kv);

@@ -358,10 +358,10 @@ START_TEST(mha_backward_matches_autograd)
     float *out = tt_zeros((long)T * C), *dx = tt_zeros((long)T * C);
     float *dx_kv = cross ? tt_zeros((long)S * C) : NULL;
     const int n_kv = cross ? S : T;
-    tw_mha_scratch s;
-    tw_mha_grad_scratch g;
-    ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, T, n_kv), TW_OK);
-    ck_assert_int_eq(tw_mha_grad_scratch_init(&g, &cfg, T, n_kv), TW_OK);
+    tw_mha_acts s;
+    tw_mha_acts g;   // the gradients of the intermediates, in the same layout
+    ck_assert_int_eq(tw_mha_acts_init(&s, &cfg, T, n_kv), TW_OK);
+    ck_assert_int_eq(tw_mha_acts_init(&g, &cfg, T, n_kv), TW_OK);
 
     tw_mha_forward(out, &s, NULL, x, x_kv, mask, &cfg, &w, T, S, pos0);
     tw_mha_backward(dx, dx_kv, &dw, &g, dy, &s, x, x_kv, &cfg, &w, T, S, pos0);
@@ -376,8 +376,8 @@ START_TEST(mha_backward_matches_autograd)
     for (int j = 0; j < 10; j++)
         if (present[j]) expect_grad_scaled(dir, names[j], gr[j], sizes[j], REL_CHAIN, scale);
 
-    tw_mha_scratch_free(&s);
-    tw_mha_grad_scratch_free(&g);
+    tw_mha_acts_free(&s);
+    tw_mha_acts_free(&g);
     for (int j = 0; j < 10; j++) { free(wt[j]); free(gr[j]); }
     free(c); free(fc); free(x); free(dy); free(x_kv); free(mask); free(out); free(dx); free(dx_kv);
 }

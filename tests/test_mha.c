@@ -67,8 +67,8 @@ START_TEST(mha_matches_torch_float64)
     float *x_kv = cross ? gc_load(dir, "x_kv", (long)S * C) : NULL;
     float *mask = c[12] ? gc_load(dir, "mask", (long)T * S) : NULL;
     float *out = tt_zeros((long)T * C);
-    tw_mha_scratch s;
-    ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, T, S), TW_OK);
+    tw_mha_acts s;
+    ck_assert_int_eq(tw_mha_acts_init(&s, &cfg, T, S), TW_OK);
 
     tw_mha_forward(out, &s, NULL, x, x_kv, mask, &cfg, &w, T, S, pos0);
     ck_assert_int_eq(s.T, T);
@@ -99,7 +99,7 @@ START_TEST(mha_matches_torch_float64)
     ck_assert_allclose(out, want, (long)T * C, 1e-5, 1e-4);
     free(want);
 
-    tw_mha_scratch_free(&s);
+    tw_mha_acts_free(&s);
     free_owned(&o);
     free(c); free(fc); free(x); free(x_kv); free(mask); free(out);
 }
@@ -133,10 +133,10 @@ static tw_mha_weights random_attn(owned_weights *o, const tw_mha_config *cfg, ui
 // Runs self-attention without a cache: out (T, C).
 static void run_mha(float *out, const tw_mha_config *cfg, const tw_mha_weights *w,
                     const float *x, int T, int pos0) {
-    tw_mha_scratch s;
-    ck_assert_int_eq(tw_mha_scratch_init(&s, cfg, T, T), TW_OK);
+    tw_mha_acts s;
+    ck_assert_int_eq(tw_mha_acts_init(&s, cfg, T, T), TW_OK);
     tw_mha_forward(out, &s, NULL, x, NULL, NULL, cfg, w, T, T, pos0);
-    tw_mha_scratch_free(&s);
+    tw_mha_acts_free(&s);
 }
 
 static const int GROUPS[] = { 1, 2, 4, 8 };   // G for H = 8: MQA, group sizes 4, 2 and 1 (MHA)
@@ -238,9 +238,9 @@ START_TEST(kv_cache_prefill_then_decode_equals_no_cache)
     run_mha(want, &cfg, &w, x, T, 0);
 
     tw_kv_cache cache;
-    tw_mha_scratch s;
+    tw_mha_acts s;
     ck_assert_int_eq(tw_kv_cache_init(&cache, 16, G, D), TW_OK);
-    ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, T, 16), TW_OK);
+    ck_assert_int_eq(tw_mha_acts_init(&s, &cfg, T, 16), TW_OK);
     tw_mha_forward(got, &s, &cache, x, NULL, NULL, &cfg, &w, P, P, 0);      // prefill rows 0..P-1
     for (int p = P; p < T; p++) {                                           // then one at a time
         tw_mha_forward(got + p * C, &s, &cache, x + p * C, NULL, NULL, &cfg, &w, 1, 1, p);
@@ -250,7 +250,7 @@ START_TEST(kv_cache_prefill_then_decode_equals_no_cache)
     // (hidden keys add exact zeros), so they agree to the last bit in practice; the stated
     // tolerance, 1e-6 abs + 1e-5 rel, is the one-op float32 tolerance.
     ck_assert_allclose(got, want, (long)T * C, 1e-6, 1e-5);
-    tw_mha_scratch_free(&s);
+    tw_mha_acts_free(&s);
     tw_kv_cache_free(&cache);
     free_owned(&o);
     free(x); free(want); free(got);

@@ -148,7 +148,7 @@ START_TEST(kv_cache_decode_equals_full_forward)
         memcpy(resid + (size_t)p * C, dec.layers[1].resid_post, (size_t)C * sizeof(float));
         // The last decode step's attention map over all p + 1 positions equals row p of the
         // full forward's map, head by head.
-        const tw_mha_scratch *a = &dec.layers[1].attn, *b = &full.layers[1].attn;
+        const tw_mha_acts *a = &dec.layers[1].attn, *b = &full.layers[1].attn;
         ck_assert_int_eq(a->S, p + 1);
         for (int h = 0; h < a->H; h++)
             ck_assert_allclose(a->pattern + (size_t)h * (p + 1),

@@ -175,10 +175,10 @@ START_TEST(multi_head_attention_over_one_token_is_wo_times_repeated_wv_x)
     }
     const int positions[3] = { 0, 1, 4095 };
     for (int p = 0; p < 3; p++) {
-        tw_mha_scratch s;
+        tw_mha_acts s;
         tw_kv_cache cache;
         float out[C];
-        ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, 1, positions[p] + 1), TW_OK);
+        ck_assert_int_eq(tw_mha_acts_init(&s, &cfg, 1, positions[p] + 1), TW_OK);
         ck_assert_int_eq(tw_kv_cache_init(&cache, positions[p] + 1, G, D), TW_OK);
         memset(cache.k, 0, (size_t)(positions[p] + 1) * G * D * sizeof(float));
         memset(cache.v, 0, (size_t)(positions[p] + 1) * G * D * sizeof(float));
@@ -190,7 +190,7 @@ START_TEST(multi_head_attention_over_one_token_is_wo_times_repeated_wv_x)
             ck_assert_allclose(out, want, C, 1e-6, 1e-5);
         }
         tw_kv_cache_free(&cache);
-        tw_mha_scratch_free(&s);
+        tw_mha_acts_free(&s);
     }
     free(wq); free(wk); free(wv); free(wo); free(bo); free(x);
 }

@@ -275,7 +275,7 @@ tw_dims tw_model_dims(const tw_model_config *c, long T, long S) {
 
 size_t tw_model_state_floats(const tw_model_config *c, int T_max, int S_max) {
     const tw_dims cap = tw_model_dims(c, T_max, S_max);
-    size_t n = (size_t)c->n_layer * tw_block_scratch_floats(&c->block, T_max, S_max);
+    size_t n = (size_t)c->n_layer * tw_block_acts_floats(&c->block, T_max, S_max);
     for (int i = 0; i < tw_model_n_tensors; i++)
         if (tw_model_has(c, &tw_model_tensors[i]))
             n += (size_t)tw_dims_count(&cap, tw_model_tensors[i].shape);
@@ -293,7 +293,7 @@ tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, i
     s->S_max = S_max;
     s->n_floats = tw_model_state_floats(c, T_max, S_max);
     s->memory = calloc(s->n_floats, sizeof(float));
-    s->layers = calloc((size_t)c->n_layer, sizeof(tw_block_scratch));
+    s->layers = calloc((size_t)c->n_layer, sizeof(tw_block_acts));
     if (cache_len > 0) s->cache = calloc((size_t)c->n_layer, sizeof(tw_kv_cache));
     s->n_layer = c->n_layer;
     if (!s->memory || !s->layers || (cache_len > 0 && !s->cache)) {
@@ -307,7 +307,7 @@ tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, i
         const tw_tensor_info *t = &tw_model_tensors[i];
         if (i == tw_model_n_tensors_before)
             for (int l = 0; l < c->n_layer; l++)
-                p += tw_block_scratch_place(&s->layers[l], p, &c->block, T_max, S_max);
+                p += tw_block_acts_place(&s->layers[l], p, &c->block, T_max, S_max);
         if (!tw_model_has(c, t)) continue;
         *model_slot(s, t) = p;
         p += tw_dims_count(&cap, t->shape);

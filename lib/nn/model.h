@@ -102,7 +102,7 @@ typedef struct {
     float            *memory;     // (n_floats) every tensor below
     size_t            n_floats;
     float            *embed;      // (T_max, C) embeddings (+ positions) entering layer 0
-    tw_block_scratch *layers;     // (n_layer) layer l's intermediates; layers[n_layer-1].resid_post
+    tw_block_acts *layers;     // (n_layer) layer l's intermediates; layers[n_layer-1].resid_post
                                   // is the stream after the last block
     float            *final_norm; // (T_max, C) after the final norm (a copy of the stream if none)
     float            *final_mean, *final_rstd;   // (T_max) the final LayerNorm's statistics
