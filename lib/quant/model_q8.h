@@ -3,7 +3,10 @@
 // tw_weight of the layers and the head points at its own copy, so the forward pass runs each
 // Linear layer in int8 (the Linear layer is the only component that knows, nn/linear.h), while
 // embeddings and norms stay fp32. A model state made afterwards picks the int8 kernels of the
-// level tw_simd_init selected (tw_linear_copies_select).
+// level tw_simd_init selected (tw_linear_copies_select). The kernels and the one quantized
+// activation row belong to the model's copies, not to a state: the state made last decides the
+// level for every state of that model, and two states of one int8 model must not run at the
+// same time in two threads.
 #ifndef TW_MODEL_Q8_H
 #define TW_MODEL_Q8_H
 #include "core/status.h"
