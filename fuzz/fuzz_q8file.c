@@ -62,7 +62,7 @@ static void run_model(const tw_q8file *q) {
     tw_model_state s;
     if (tw_model_state_init(&s, &m, 1, 0) == TW_OK) {
         const int token = 0;
-        if (!s.q8 || tw_model_forward(&s, &m, &token, 1, 0) != TW_OK) abort();
+        if (!m.copies || tw_model_forward(&s, &m, &token, 1, 0) != TW_OK) abort();
         tw_model_state_free(&s);
     }
     tw_model_free(&m);

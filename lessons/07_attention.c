@@ -7,7 +7,7 @@
 // The attention map is written with token labels and drawn as a heatmap.
 // Calls: tw_sdpa_scores, tw_softmax_rows, tw_sdpa_mix, tw_sdpa_forward,
 //        tw_linear_forward, tw_embedding_forward, tw_print_matrix, tw_write_labelled_matrix,
-//        tw_mha_forward, tw_mha_scratch_init/_free, tw_mha_config_check.
+//        tw_mha_forward, tw_mha_acts_init/_free, tw_mha_config_check.
 // Build & run: make lesson7 && ./lesson7 [--seed N] [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/07_attention.gp       (reads out/lesson7/attention.dat)
 //              gnuplot viz/07_scaling.gp         (reads out/lesson7/scaling.dat)
@@ -96,11 +96,11 @@ static tw_mha_config heads_config(int G) {
 // tw_mha_forward (self-attention, no cache) on x (T, C); returns the output (T, C).
 static float *run_mha(const tw_mha_config *cfg, const tw_mha_weights *w, const float *x) {
     float *out = lesson_alloc((long)T * C);
-    tw_mha_scratch s = { 0 };
+    tw_mha_acts s = { 0 };
     LESSON_TRY(tw_mha_config_check(cfg));
-    LESSON_TRY(tw_mha_scratch_init(&s, cfg, T, T));
+    LESSON_TRY(tw_mha_acts_init(&s, cfg, T, T));
     tw_mha_forward(out, &s, NULL, x, NULL, NULL, cfg, w, T, T, 0);
-    tw_mha_scratch_free(&s);
+    tw_mha_acts_free(&s);
     return out;
 }
 
@@ -128,7 +128,8 @@ static void many_heads(const float *x, uint64_t seed) {
     }
     tw_linear_forward(by_hand, z, wo, NULL, T, H * HD, C);
     tw_mha_config mha = heads_config(H), gqa = heads_config(2), mqa = heads_config(1);
-    tw_mha_weights w = { .wq = wq, .wk = wk, .wv = wv, .wo = wo };
+    tw_mha_weights w = { .wq = tw_weight_fp32(wq), .wk = tw_weight_fp32(wk), .wv = tw_weight_fp32(wv),
+                         .wo = tw_weight_fp32(wo) };
     float *out_mha = run_mha(&mha, &w, x);
     lesson_print_matrix("MHA out = z Wo^T", out_mha, T, C);
     // the same sums in the same order (per head sdpa, then one Linear): 1e-6 allows for a
@@ -144,7 +145,8 @@ static void many_heads(const float *x, uint64_t seed) {
         memcpy(wk_rep + (long)h * HD * C, wk + (long)(h / 2) * HD * C, (size_t)HD * C * sizeof(float));
         memcpy(wv_rep + (long)h * HD * C, wv + (long)(h / 2) * HD * C, (size_t)HD * C * sizeof(float));
     }
-    tw_mha_weights w_rep = { .wq = wq, .wk = wk_rep, .wv = wv_rep, .wo = wo };
+    tw_mha_weights w_rep = { .wq = tw_weight_fp32(wq), .wk = tw_weight_fp32(wk_rep),
+                             .wv = tw_weight_fp32(wv_rep), .wo = tw_weight_fp32(wo) };
     float *out_rep = run_mha(&mha, &w_rep, x);
     lesson_expect_close("GQA (G=2) == MHA with kv heads repeated", out_gqa, out_rep, (long)T * C, 0.0f);
     lesson_write_npy2("mha_out.npy", out_mha, T, C);

@@ -75,7 +75,8 @@ int main(int argc, char **argv) {
     float *W1 = lesson_randn((long)F * C, 0.35f, a.seed + 1), *b1 = lesson_randn(F, 0.1f, a.seed + 2);
     float *W2 = lesson_randn((long)C * F, 0.18f, a.seed + 3), *b2 = lesson_randn(C, 0.1f, a.seed + 4);
     float *hidden = lesson_alloc((long)T * F), *out = lesson_alloc((long)T * C);
-    tw_ffn_forward(out, hidden, x, W1, b1, W2, b2, T, C, F, TW_ACT_GELU_ERF);
+    tw_ffn_forward(out, hidden, x, tw_weight_fp32(W1), b1, tw_weight_fp32(W2), b2, T, C, F,
+                   TW_ACT_GELU_ERF);
     printf("  x (%d, %d) -> x W1^T + b1 (%d, %d) -> GELU (%d, %d) -> . W2^T + b2 (%d, %d)\n",
            T, C, T, F, T, F, T, C);
     lesson_print_matrix("x", x, T, C);
@@ -107,7 +108,8 @@ int main(int argc, char **argv) {
     float *Wd = lesson_randn((long)C * Fg, 0.2f, a.seed + 7);
     float *gate = lesson_alloc((long)T * Fg), *up = lesson_alloc((long)T * Fg);
     float *act = lesson_alloc((long)T * Fg), *sout = lesson_alloc((long)T * C);
-    tw_swiglu_forward(sout, gate, up, act, x, Wg, Wu, Wd, T, C, Fg);
+    tw_swiglu_forward(sout, gate, up, act, x, tw_weight_fp32(Wg), tw_weight_fp32(Wu),
+                      tw_weight_fp32(Wd), T, C, Fg);
     printf("  x (%d, %d) -> gate, up (%d, %d) each -> silu(gate) * up (%d, %d) -> . Wd^T (%d, %d)\n",
            T, C, T, Fg, T, Fg, T, C);
     lesson_print_matrix("gate = x Wg^T (before SiLU)", gate, T, Fg);

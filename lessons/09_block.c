@@ -10,8 +10,8 @@
 // Reads as its steps: block_rebuilt_by_hand, measure/print/explain_residual_norms, four_styles
 // (run_style per style), encoder_decoder (decoder_forward, print_cross_map).
 // Calls: tw_model_config_preset, tw_model_init, tw_model_randomize, tw_model_state_init,
-//        tw_model_forward, tw_model_count_params, tw_block_forward, tw_block_scratch_init,
-//        tw_mha_forward, tw_mha_scratch_init, tw_layernorm_forward, tw_ffn_forward,
+//        tw_model_forward, tw_model_count_params, tw_block_forward, tw_block_acts_init,
+//        tw_mha_forward, tw_mha_acts_init, tw_layernorm_forward, tw_ffn_forward,
 //        tw_embedding_forward, tw_posenc_sinusoidal, tw_add_inplace, tw_softmax_rows,
 //        tw_linear_forward.
 // Build & run: make lesson9 && ./lesson9 [--seed N] [--out DIR] [--no-plot]
@@ -93,8 +93,8 @@ static void block_by_hand(float *out, const float *x, const tw_block_config *cfg
     float *n1 = lesson_alloc((long)T * C), *a = lesson_alloc((long)T * C);
     float *h = lesson_alloc((long)T * C), *n2 = lesson_alloc((long)T * C);
     float *f = lesson_alloc((long)T * C), *hid = lesson_alloc((long)T * F);
-    tw_mha_scratch s = { 0 };
-    LESSON_TRY(tw_mha_scratch_init(&s, &cfg->attn, T, T));
+    tw_mha_acts s = { 0 };
+    LESSON_TRY(tw_mha_acts_init(&s, &cfg->attn, T, T));
     if (cfg->prenorm) {
         // h = x + Attn(Norm1(x));  y = h + FFN(Norm2(h))
         show_step(show, "x (token + position)", x, C);
@@ -126,10 +126,10 @@ static void block_by_hand(float *out, const float *x, const tw_block_config *cfg
         tw_layernorm_forward(out, NULL, NULL, n2, w->norm2_w, w->norm2_b, T, C, eps);
         show_step(show, "y = Norm2(h + f)", out, C);
     }
-    tw_mha_scratch_free(&s);
+    tw_mha_acts_free(&s);
 }
 
-// Copies one field of every layer's block scratch into a (L, T, n) array.
+// Copies one field of every layer's block activations into a (L, T, n) array.
 static float *stack_layers(const tw_model_state *s, int L, int T, int n, const tw_tensor_info *t) {
     float *o = lesson_alloc((long)L * T * n);
     for (int l = 0; l < L; l++) {
@@ -295,7 +295,7 @@ static void print_style_row(const char *style, const tw_model *m) {
 static void check_head(const char *style, const tw_model *m, const tw_model_state *st, int T) {
     const int C = m->cfg.block.attn.d_model, V = m->cfg.vocab;
     float *last = lesson_alloc(V);
-    tw_linear_forward(last, st->final_norm + (long)(T - 1) * C, m->head, NULL, 1, C, V);
+    tw_linear_forward(last, st->final_norm + (long)(T - 1) * C, m->head.f32, NULL, 1, C, V);
     char name[96];
     snprintf(name, sizeof name, "%s logits == final . head^T", style);
     lesson_expect_close(name, last, st->logits + (long)(T - 1) * V, V, 0.0f);
@@ -407,7 +407,7 @@ typedef struct {
     tw_mha_weights  cross_w;    // fresh weights for cross-attention
     const tw_block_weights *w;  // self-attention, norms and FFN: layer 1 of the tiny model
     float          *ones;       // (C) the gain of the norm after cross-attention
-    tw_mha_scratch  self_s, cross_s;
+    tw_mha_acts  self_s, cross_s;
 } decoder_layer;
 
 // One 2017 decoder layer: causal self-attention, cross-attention to enc (S, C), FFN, each followed
@@ -464,19 +464,21 @@ static void encoder_decoder(uint64_t seed) {
     // encoder: the 2017 block with the causal mask switched off
     tw_block_config enc_cfg = c17.block;
     enc_cfg.attn.causal = 0;
-    tw_block_scratch es = { 0 };
-    LESSON_TRY(tw_block_scratch_init(&es, &enc_cfg, SRC_T, SRC_T));
+    tw_block_acts es = { 0 };
+    LESSON_TRY(tw_block_acts_init(&es, &enc_cfg, SRC_T, SRC_T));
     float *enc = lesson_alloc((long)SRC_T * C);
     tw_block_forward(enc, &es, NULL, src, &enc_cfg, &m17.layers[0], SRC_T, 0);
     // decoder layer: self-attention (layer 1's weights), cross-attention (fresh weights), FFN
     decoder_layer d = { .self_cfg = c17.block.attn, .cross_cfg = c17.block.attn, .w = &m17.layers[1] };
     d.cross_cfg.causal = 0;
-    d.cross_w = (tw_mha_weights){ .wq = weights(C, C, 0.2f, seed + 10), .wk = weights(C, C, 0.2f, seed + 11),
-                                  .wv = weights(C, C, 0.2f, seed + 12), .wo = weights(C, C, 0.2f, seed + 13) };
+    d.cross_w = (tw_mha_weights){ .wq = tw_weight_fp32(weights(C, C, 0.2f, seed + 10)),
+                                  .wk = tw_weight_fp32(weights(C, C, 0.2f, seed + 11)),
+                                  .wv = tw_weight_fp32(weights(C, C, 0.2f, seed + 12)),
+                                  .wo = tw_weight_fp32(weights(C, C, 0.2f, seed + 13)) };
     d.ones = lesson_alloc(C);
     for (int i = 0; i < C; i++) d.ones[i] = 1.0f;
-    LESSON_TRY(tw_mha_scratch_init(&d.self_s, &d.self_cfg, TGT_T, TGT_T));
-    LESSON_TRY(tw_mha_scratch_init(&d.cross_s, &d.cross_cfg, TGT_T, SRC_T));
+    LESSON_TRY(tw_mha_acts_init(&d.self_s, &d.self_cfg, TGT_T, TGT_T));
+    LESSON_TRY(tw_mha_acts_init(&d.cross_s, &d.cross_cfg, TGT_T, SRC_T));
     float *dec = lesson_alloc((long)TGT_T * C), *cross_map = lesson_alloc((long)TGT_T * SRC_T);
     decoder_forward(dec, &d, tgt, enc, TGT_T, SRC_T, C, F);
     memcpy(cross_map, d.cross_s.pattern, (size_t)TGT_T * SRC_T * sizeof(float));   // head 0: (T, S)
@@ -506,9 +508,9 @@ static void encoder_decoder(uint64_t seed) {
                             "lesson 9: decoder cross-attention weights, head 0; rows: target "
                             "token (query), columns: source token (key)");
     lesson_plot("09_cross_attention.gp", "cross_attention.dat", "cross_attention.png");
-    tw_block_scratch_free(&es);
-    tw_mha_scratch_free(&d.self_s);
-    tw_mha_scratch_free(&d.cross_s);
+    tw_block_acts_free(&es);
+    tw_mha_acts_free(&d.self_s);
+    tw_mha_acts_free(&d.cross_s);
     tw_model_free(&m17);
 }
 

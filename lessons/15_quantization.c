@@ -28,6 +28,7 @@
 #include <string.h>
 #include "lesson.h"
 #include "quant/q8_0.h"
+#include "quant/model_q8.h"
 #include "simd/simd.h"
 #include "simd/q8.h"
 #include "nn/reference.h"

@@ -202,7 +202,7 @@ static void read_out(float *logits, float *normed, float *stats, const model *md
                              c->block.norm_eps);
     else
         tw_rmsnorm_forward(normed, stats, stream, md->m.final_w, T, md->C, c->block.norm_eps);
-    tw_linear_forward(logits, normed, md->m.head, NULL, T, md->C, md->V);
+    tw_linear_forward(logits, normed, md->m.head.f32, NULL, T, md->C, md->V);
 }
 
 // The stream after stage k: k = 0 the embeddings, k = l + 1 after layer l (of the last forward).

@@ -85,6 +85,7 @@
 #include "decode/beam.h"
 // lib/quant/: int8 weights: the Q8_0 scheme, the int8 file, the error budget.
 #include "quant/q8_0.h"
+#include "quant/model_q8.h"
 #include "quant/q8file.h"
 #include "quant/q8model.h"
 #include "quant/q8budget.h"

@@ -1,6 +1,6 @@
 // test_block.c: one transformer block (lib/nn/block.c), pre-norm and post-norm, against float64
 // PyTorch goldens (data/golden/model/block/, from tests/golden/gen_model.py); every intermediate
-// of tw_block_scratch is compared, in the order they are computed.
+// of tw_block_acts is compared, in the order they are computed.
 #include <stdlib.h>
 #include <string.h>
 #include "golden_case.h"
@@ -47,10 +47,10 @@ START_TEST(block_matches_torch_float64)
         w.norm1_b = keep(&o, gc_load(dir, "norm1.b", C));
         w.norm2_b = keep(&o, gc_load(dir, "norm2.b", C));
     }
-    w.attn.wq = keep(&o, gc_load(dir, "attn.wq", (long)H * D * C));
-    w.attn.wk = keep(&o, gc_load(dir, "attn.wk", (long)G * D * C));
-    w.attn.wv = keep(&o, gc_load(dir, "attn.wv", (long)G * D * C));
-    w.attn.wo = keep(&o, gc_load(dir, "attn.wo", (long)C * H * D));
+    w.attn.wq = tw_weight_fp32(keep(&o, gc_load(dir, "attn.wq", (long)H * D * C)));
+    w.attn.wk = tw_weight_fp32(keep(&o, gc_load(dir, "attn.wk", (long)G * D * C)));
+    w.attn.wv = tw_weight_fp32(keep(&o, gc_load(dir, "attn.wv", (long)G * D * C)));
+    w.attn.wo = tw_weight_fp32(keep(&o, gc_load(dir, "attn.wo", (long)C * H * D)));
     if (bias) {
         w.attn.bq = keep(&o, gc_load(dir, "attn.bq", (long)H * D));
         w.attn.bk = keep(&o, gc_load(dir, "attn.bk", (long)G * D));
@@ -62,12 +62,12 @@ START_TEST(block_matches_torch_float64)
         w.attn.k_norm = keep(&o, gc_load(dir, "attn.k_norm", D));
     }
     if (swiglu) {
-        w.ffn_gate = keep(&o, gc_load(dir, "ffn.gate", (long)F * C));
-        w.ffn_up   = keep(&o, gc_load(dir, "ffn.up", (long)F * C));
-        w.ffn_down = keep(&o, gc_load(dir, "ffn.down", (long)C * F));
+        w.ffn_gate = tw_weight_fp32(keep(&o, gc_load(dir, "ffn.gate", (long)F * C)));
+        w.ffn_up   = tw_weight_fp32(keep(&o, gc_load(dir, "ffn.up", (long)F * C)));
+        w.ffn_down = tw_weight_fp32(keep(&o, gc_load(dir, "ffn.down", (long)C * F)));
     } else {
-        w.ffn_w1 = keep(&o, gc_load(dir, "ffn.w1", (long)F * C));
-        w.ffn_w2 = keep(&o, gc_load(dir, "ffn.w2", (long)C * F));
+        w.ffn_w1 = tw_weight_fp32(keep(&o, gc_load(dir, "ffn.w1", (long)F * C)));
+        w.ffn_w2 = tw_weight_fp32(keep(&o, gc_load(dir, "ffn.w2", (long)C * F)));
         if (bias) {
             w.ffn_b1 = keep(&o, gc_load(dir, "ffn.b1", F));
             w.ffn_b2 = keep(&o, gc_load(dir, "ffn.b2", C));
@@ -75,8 +75,8 @@ START_TEST(block_matches_torch_float64)
     }
     const long TC = (long)T * C, TF = (long)T * F;
     float *x = gc_load(dir, "x", TC), *out = tt_zeros(TC);
-    tw_block_scratch s;
-    ck_assert_int_eq(tw_block_scratch_init(&s, &cfg, T, T), TW_OK);
+    tw_block_acts s;
+    ck_assert_int_eq(tw_block_acts_init(&s, &cfg, T, T), TW_OK);
     tw_block_forward(out, &s, NULL, x, &cfg, &w, T, pos0);
 
     // Tolerance 2e-5 abs + 1e-4 rel: a block chains about ten float32 steps (norm, four
@@ -110,7 +110,7 @@ START_TEST(block_matches_torch_float64)
     tw_block_forward(x, &s, NULL, x, &cfg, &w, T, pos0);
     ck_assert_allclose(x, out, TC, 0.0, 0.0);
 
-    tw_block_scratch_free(&s);
+    tw_block_acts_free(&s);
     free_all(&o);
     free(c); free(fc); free(x); free(out);
 }
@@ -129,9 +129,9 @@ START_TEST(block_config_check_rejects_bad_values)
     cfg.ffn_hidden = 16;
     cfg.attn.n_kv_head = 0;
     ck_assert_int_eq(tw_block_config_check(&cfg), TW_ERR_SHAPE);
-    tw_block_scratch s;
-    ck_assert_int_eq(tw_block_scratch_init(&s, &cfg, 4, 4), TW_ERR_SHAPE);
-    tw_block_scratch_free(&s);   // safe on the zeroed struct a failed init leaves
+    tw_block_acts s;
+    ck_assert_int_eq(tw_block_acts_init(&s, &cfg, 4, 4), TW_ERR_SHAPE);
+    tw_block_acts_free(&s);   // safe on the zeroed struct a failed init leaves
 }
 END_TEST
 

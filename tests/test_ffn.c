@@ -27,7 +27,8 @@ START_TEST(ffn_matches_torch_float64)
     if (swiglu) {
         float *wg = gc_load(dir, "ffn.gate", (long)F * C), *wu = gc_load(dir, "ffn.up", (long)F * C);
         float *wd = gc_load(dir, "ffn.down", (long)C * F);
-        tw_swiglu_forward(out, h1, h2, h3, x, wg, wu, wd, T, C, F);
+        tw_swiglu_forward(out, h1, h2, h3, x, tw_weight_fp32(wg), tw_weight_fp32(wu),
+                          tw_weight_fp32(wd), T, C, F);
         float *g = gc_load(dir, "gate", TF), *u = gc_load(dir, "up", TF), *a = gc_load(dir, "act", TF);
         ck_assert_allclose(h1, g, TF, 2e-6, 2e-5);
         ck_assert_allclose(h2, u, TF, 2e-6, 2e-5);
@@ -36,7 +37,7 @@ START_TEST(ffn_matches_torch_float64)
     } else {
         float *w1 = gc_load(dir, "ffn.w1", (long)F * C), *w2 = gc_load(dir, "ffn.w2", (long)C * F);
         float *b1 = bias ? gc_load(dir, "ffn.b1", F) : NULL, *b2 = bias ? gc_load(dir, "ffn.b2", C) : NULL;
-        tw_ffn_forward(out, h1, x, w1, b1, w2, b2, T, C, F, act);
+        tw_ffn_forward(out, h1, x, tw_weight_fp32(w1), b1, tw_weight_fp32(w2), b2, T, C, F, act);
         float *hid = gc_load(dir, "hidden", TF);
         ck_assert_allclose(h1, hid, TF, 2e-6, 2e-5);
         free(w1); free(w2); free(b1); free(b2); free(hid);
@@ -53,9 +54,10 @@ START_TEST(ffn_acts_on_each_position_alone)
     float *x = tt_rand(T * C, -2, 2, 1), *w1 = tt_rand(F * C, -1, 1, 2), *w2 = tt_rand(C * F, -1, 1, 3);
     float *w3 = tt_rand(F * C, -1, 1, 4);
     float *all = tt_zeros(T * C), *one = tt_zeros(T * C), *h = tt_zeros(3 * T * F);
-    tw_swiglu_forward(all, h, h + T * F, h + 2 * T * F, x, w1, w3, w2, T, C, F);
+    const tw_weight g = tw_weight_fp32(w1), u = tw_weight_fp32(w3), d = tw_weight_fp32(w2);
+    tw_swiglu_forward(all, h, h + T * F, h + 2 * T * F, x, g, u, d, T, C, F);
     for (int t = 0; t < T; t++)
-        tw_swiglu_forward(one + t * C, h, h + F, h + 2 * F, x + t * C, w1, w3, w2, 1, C, F);
+        tw_swiglu_forward(one + t * C, h, h + F, h + 2 * F, x + t * C, g, u, d, 1, C, F);
     ck_assert_allclose(one, all, (long)T * C, 0.0, 0.0);   // same arithmetic: tolerance 0
     free(x); free(w1); free(w2); free(w3); free(all); free(one); free(h);
 }

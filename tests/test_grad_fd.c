@@ -562,14 +562,15 @@ START_TEST(mha_backward_matches_finite_differences)
         for (int t = 0; t < T; t++) mask[t * S + S - 1] = -INFINITY;
     }
     c.mask = mask;
-    tw_mha_weights w = { wf[0], wf[1], wf[2], wf[3], wf[4], wf[5], wf[6], wf[7], wf[8], wf[9], NULL };
+    tw_mha_weights w = { tw_weight_fp32(wf[0]), wf[1], tw_weight_fp32(wf[2]), wf[3], tw_weight_fp32(wf[4]), wf[5], tw_weight_fp32(wf[6]), wf[7],
+                         wf[8], wf[9] };
     tw_mha_grads dw = { gr[0], gr[1], gr[2], gr[3], gr[4], gr[5], gr[6], gr[7], gr[8], gr[9] };
     float *out = tt_zeros((long)T * C), *dx = tt_zeros((long)T * C);
     float *dx_kv = c.cross ? tt_zeros((long)S * C) : NULL;
-    tw_mha_scratch s;
-    tw_mha_grad_scratch g;
-    ck_assert_int_eq(tw_mha_scratch_init(&s, &c.cfg, T, n_kv), TW_OK);
-    ck_assert_int_eq(tw_mha_grad_scratch_init(&g, &c.cfg, T, n_kv), TW_OK);
+    tw_mha_acts s;
+    tw_mha_acts g;   // the gradients of the intermediates, in the same layout
+    ck_assert_int_eq(tw_mha_acts_init(&s, &c.cfg, T, n_kv), TW_OK);
+    ck_assert_int_eq(tw_mha_acts_init(&g, &c.cfg, T, n_kv), TW_OK);
     tw_mha_forward(out, &s, NULL, x, x_kv, mask, &c.cfg, &w, T, S, c.pos0);
     tw_mha_backward(dx, dx_kv, &dw, &g, r, &s, x, x_kv, &c.cfg, &w, T, S, c.pos0);
 
@@ -582,8 +583,8 @@ START_TEST(mha_backward_matches_finite_differences)
         if (present[j]) fd_add(&p, names[j], c.w[j], sizes[j], gr[j]);
     fd_check("mha", &p, r, REL_CHAIN);
 
-    tw_mha_scratch_free(&s);
-    tw_mha_grad_scratch_free(&g);
+    tw_mha_acts_free(&s);
+    tw_mha_acts_free(&g);
     for (int j = 0; j < 10; j++) { free(wf[j]); free(gr[j]); free(c.w[j]); }
     free(x); free(r); free(x_kv); free(mask); free(out); free(dx); free(dx_kv); free(c.x);
     free(c.x_kv);
@@ -629,14 +630,16 @@ START_TEST(ffn_backward_matches_finite_differences)
     fd_problem p = { .forward = fwd_ffn, .ny = TC, .ctx = &c };
     fd_add(&p, "x", c.x, TC, dx);
     if (swiglu) {   // A = Wg, B = Wu, Cw = Wd
-        tw_swiglu_forward(out, h1, h2, h3, x, A, B, Cw, T, C, F);
+        tw_swiglu_forward(out, h1, h2, h3, x, tw_weight_fp32(A), tw_weight_fp32(B), tw_weight_fp32(Cw),
+                          T, C, F);
         tw_swiglu_backward(dx, dA, dB, dC, s1, s2, r, h1, h2, h3, x, A, B, Cw, T, C, F);
         c.wg = to_double(A, FC); c.wu = to_double(B, FC); c.wd = to_double(Cw, FC);
         fd_add(&p, "gate", c.wg, FC, dA);
         fd_add(&p, "up", c.wu, FC, dB);
         fd_add(&p, "down", c.wd, FC, dC);
     } else {        // A = W1, B = W2
-        tw_ffn_forward_keep(out, h1, h2, x, A, bias ? b1 : NULL, B, bias ? b2 : NULL, T, C, F, act);
+        tw_ffn_forward_keep(out, h1, h2, x, tw_weight_fp32(A), bias ? b1 : NULL, tw_weight_fp32(B),
+                            bias ? b2 : NULL, T, C, F, act);
         tw_ffn_backward(dx, dA, bias ? db1 : NULL, dB, bias ? db2 : NULL, s1, r, h1, h2, x, A, B,
                         T, C, F, act);
         c.w1 = to_double(A, FC); c.w2 = to_double(B, FC);

@@ -349,7 +349,8 @@ START_TEST(mha_backward_matches_autograd)
     float *wt[10] = { 0 }, *gr[10] = { 0 };
     for (int j = 0; j < 10; j++)
         if (present[j]) { wt[j] = gc_load(dir, names[j], sizes[j]); gr[j] = tt_zeros(sizes[j]); }
-    tw_mha_weights w = { wt[0], wt[1], wt[2], wt[3], wt[4], wt[5], wt[6], wt[7], wt[8], wt[9], NULL };
+    tw_mha_weights w = { tw_weight_fp32(wt[0]), wt[1], tw_weight_fp32(wt[2]), wt[3], tw_weight_fp32(wt[4]), wt[5], tw_weight_fp32(wt[6]), wt[7],
+                         wt[8], wt[9] };
     tw_mha_grads dw = { gr[0], gr[1], gr[2], gr[3], gr[4], gr[5], gr[6], gr[7], gr[8], gr[9] };
     float *x = gc_load(dir, "x", (long)T * C), *dy = gc_load(dir, "dy", (long)T * C);
     float *x_kv = cross ? gc_load(dir, "x_kv", (long)S * C) : NULL;
@@ -357,10 +358,10 @@ START_TEST(mha_backward_matches_autograd)
     float *out = tt_zeros((long)T * C), *dx = tt_zeros((long)T * C);
     float *dx_kv = cross ? tt_zeros((long)S * C) : NULL;
     const int n_kv = cross ? S : T;
-    tw_mha_scratch s;
-    tw_mha_grad_scratch g;
-    ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, T, n_kv), TW_OK);
-    ck_assert_int_eq(tw_mha_grad_scratch_init(&g, &cfg, T, n_kv), TW_OK);
+    tw_mha_acts s;
+    tw_mha_acts g;   // the gradients of the intermediates, in the same layout
+    ck_assert_int_eq(tw_mha_acts_init(&s, &cfg, T, n_kv), TW_OK);
+    ck_assert_int_eq(tw_mha_acts_init(&g, &cfg, T, n_kv), TW_OK);
 
     tw_mha_forward(out, &s, NULL, x, x_kv, mask, &cfg, &w, T, S, pos0);
     tw_mha_backward(dx, dx_kv, &dw, &g, dy, &s, x, x_kv, &cfg, &w, T, S, pos0);
@@ -375,8 +376,8 @@ START_TEST(mha_backward_matches_autograd)
     for (int j = 0; j < 10; j++)
         if (present[j]) expect_grad_scaled(dir, names[j], gr[j], sizes[j], REL_CHAIN, scale);
 
-    tw_mha_scratch_free(&s);
-    tw_mha_grad_scratch_free(&g);
+    tw_mha_acts_free(&s);
+    tw_mha_acts_free(&g);
     for (int j = 0; j < 10; j++) { free(wt[j]); free(gr[j]); }
     free(c); free(fc); free(x); free(dy); free(x_kv); free(mask); free(out); free(dx); free(dx_kv);
 }
@@ -403,7 +404,8 @@ START_TEST(ffn_backward_matches_autograd)
         float *Wg = gc_load(dir, "ffn.gate", FC), *Wu = gc_load(dir, "ffn.up", FC);
         float *Wd = gc_load(dir, "ffn.down", FC);
         float *dWg = tt_zeros(FC), *dWu = tt_zeros(FC), *dWd = tt_zeros(FC);
-        tw_swiglu_forward(out, h1, h2, h3, x, Wg, Wu, Wd, T, C, F);
+        tw_swiglu_forward(out, h1, h2, h3, x, tw_weight_fp32(Wg), tw_weight_fp32(Wu),
+                          tw_weight_fp32(Wd), T, C, F);
         tw_swiglu_backward(dx, dWg, dWu, dWd, s1, s2, dy, h1, h2, h3, x, Wg, Wu, Wd, T, C, F);
         expect_grad(dir, "ffn.gate", dWg, FC, REL_CHAIN);
         expect_grad(dir, "ffn.up", dWu, FC, REL_CHAIN);
@@ -413,7 +415,8 @@ START_TEST(ffn_backward_matches_autograd)
         float *W1 = gc_load(dir, "ffn.w1", FC), *W2 = gc_load(dir, "ffn.w2", FC);
         float *b1 = bias ? gc_load(dir, "ffn.b1", F) : NULL, *b2 = bias ? gc_load(dir, "ffn.b2", C) : NULL;
         float *dW1 = tt_zeros(FC), *dW2 = tt_zeros(FC), *db1 = tt_zeros(F), *db2 = tt_zeros(C);
-        tw_ffn_forward_keep(out, h1, h2, x, W1, b1, W2, b2, T, C, F, act);
+        tw_ffn_forward_keep(out, h1, h2, x, tw_weight_fp32(W1), b1, tw_weight_fp32(W2), b2, T, C, F,
+                            act);
         tw_ffn_backward(dx, dW1, bias ? db1 : NULL, dW2, bias ? db2 : NULL, s1, dy, h1, h2, x,
                         W1, W2, T, C, F, act);
         expect_grad(dir, "ffn.w1", dW1, FC, REL_CHAIN);
@@ -438,8 +441,9 @@ START_TEST(ffn_forward_keep_equals_ffn_forward)
     float *o1 = tt_zeros(T * C), *o2 = tt_zeros(T * C), *h = tt_zeros(T * F), *pre = tt_zeros(T * F),
           *h2 = tt_zeros(T * F);
     for (int a = 0; a < 4; a++) {
-        tw_ffn_forward(o1, h, x, W1, b1, W2, b2, T, C, F, (tw_act)a);
-        tw_ffn_forward_keep(o2, pre, h2, x, W1, b1, W2, b2, T, C, F, (tw_act)a);
+        tw_ffn_forward(o1, h, x, tw_weight_fp32(W1), b1, tw_weight_fp32(W2), b2, T, C, F, (tw_act)a);
+        tw_ffn_forward_keep(o2, pre, h2, x, tw_weight_fp32(W1), b1, tw_weight_fp32(W2), b2, T, C, F,
+                            (tw_act)a);
         ck_assert(memcmp(o1, o2, sizeof(float) * T * C) == 0);
         ck_assert(memcmp(h, h2, sizeof(float) * T * F) == 0);
     }

@@ -41,7 +41,7 @@ START_TEST(header_is_read_as_documented)
     ck_assert_int_eq(c->vocab, 512);
     ck_assert_int_eq(c->max_seq, 512);
     ck_assert_int_eq(c->tied, 1);
-    ck_assert_ptr_eq(m.head, m.tok_emb);
+    ck_assert_ptr_eq(m.head.f32, m.tok_emb);
     ck_assert_int_eq(a->head_dim, 8);
     ck_assert_int_eq(a->rope, TW_ROPE_ADJACENT);
     ck_assert_str_eq(c->style, "llama");
@@ -361,9 +361,9 @@ START_TEST(separate_classifier_is_read_from_the_end_of_the_file)
     tw_model m;
     char err[512] = "";
     ck_assert_msg(tw_llama2c_load(&m, path, err, sizeof err) == TW_OK, "%s", err);
-    ck_assert_ptr_ne(m.head, m.tok_emb);
-    ck_assert_float_eq(m.head[0], w[n - 16 * 8]);
-    ck_assert_float_eq(m.layers[0].ffn_up[0], w[16 * 8 + 8 + 64 + 64 + 64 + 8 + 96 + 96]);
+    ck_assert_ptr_ne(m.head.f32, m.tok_emb);
+    ck_assert_float_eq(m.head.f32[0], w[n - 16 * 8]);
+    ck_assert_float_eq(m.layers[0].ffn_up.f32[0], w[16 * 8 + 8 + 64 + 64 + 64 + 8 + 96 + 96]);
     tw_model_state s;
     ck_assert_int_eq(tw_model_state_init(&s, &m, 4, 0), TW_OK);
     int ids[4] = { 1, 5, 9, 15 };

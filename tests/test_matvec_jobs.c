@@ -65,10 +65,12 @@ START_TEST(linear_many_equals_separate_calls)
                 want[j] = sc_zeros((long)T * ROWS[j]);
                 tw_linear_forward(want[j], x, Ws[j], bs[j], T, K, ROWS[j]);
             }
+            tw_weight Wt[N_JOBS];
+            for (int j = 0; j < N_JOBS; j++) Wt[j] = tw_weight_fp32(Ws[j]);
             for (int threads = 1; threads <= 2; threads++) {
                 const int before = tw_threads_set(0);   // 0: leave unchanged, just report
                 tw_threads_set(threads);
-                tw_linear_forward_many(N_JOBS, ys, x, Ws, bs, ROWS, T, K);
+                tw_linear_forward_many(N_JOBS, ys, x, Wt, bs, ROWS, T, K);
                 tw_threads_set(before);
                 for (int j = 0; j < N_JOBS; j++)
                     ck_assert_msg(memcmp(ys[j], want[j], (size_t)T * ROWS[j] * sizeof(float)) == 0,

@@ -38,8 +38,9 @@ static tw_mha_weights load_attn(owned_weights *o, const char *dir, int C, int H,
         o->q_norm = gc_load(dir, "attn.q_norm", D);
         o->k_norm = gc_load(dir, "attn.k_norm", D);
     }
-    tw_mha_weights w = { o->wq, o->bq, o->wk, o->bk, o->wv, o->bv, o->wo, o->bo,
-                          o->q_norm, o->k_norm, NULL };
+    tw_mha_weights w = { tw_weight_fp32(o->wq), o->bq, tw_weight_fp32(o->wk), o->bk,
+                         tw_weight_fp32(o->wv), o->bv, tw_weight_fp32(o->wo), o->bo,
+                         o->q_norm, o->k_norm };
     return w;
 }
 
@@ -66,8 +67,8 @@ START_TEST(mha_matches_torch_float64)
     float *x_kv = cross ? gc_load(dir, "x_kv", (long)S * C) : NULL;
     float *mask = c[12] ? gc_load(dir, "mask", (long)T * S) : NULL;
     float *out = tt_zeros((long)T * C);
-    tw_mha_scratch s;
-    ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, T, S), TW_OK);
+    tw_mha_acts s;
+    ck_assert_int_eq(tw_mha_acts_init(&s, &cfg, T, S), TW_OK);
 
     tw_mha_forward(out, &s, NULL, x, x_kv, mask, &cfg, &w, T, S, pos0);
     ck_assert_int_eq(s.T, T);
@@ -98,7 +99,7 @@ START_TEST(mha_matches_torch_float64)
     ck_assert_allclose(out, want, (long)T * C, 1e-5, 1e-4);
     free(want);
 
-    tw_mha_scratch_free(&s);
+    tw_mha_acts_free(&s);
     free_owned(&o);
     free(c); free(fc); free(x); free(x_kv); free(mask); free(out);
 }
@@ -123,18 +124,19 @@ static tw_mha_weights random_attn(owned_weights *o, const tw_mha_config *cfg, ui
         o->q_norm = tt_rand(cfg->head_dim, 0.5f, 1.5f, seed + 9);
         o->k_norm = tt_rand(cfg->head_dim, 0.5f, 1.5f, seed + 10);
     }
-    tw_mha_weights w = { o->wq, o->bq, o->wk, o->bk, o->wv, o->bv, o->wo, o->bo,
-                          o->q_norm, o->k_norm, NULL };
+    tw_mha_weights w = { tw_weight_fp32(o->wq), o->bq, tw_weight_fp32(o->wk), o->bk,
+                         tw_weight_fp32(o->wv), o->bv, tw_weight_fp32(o->wo), o->bo,
+                         o->q_norm, o->k_norm };
     return w;
 }
 
 // Runs self-attention without a cache: out (T, C).
 static void run_mha(float *out, const tw_mha_config *cfg, const tw_mha_weights *w,
                     const float *x, int T, int pos0) {
-    tw_mha_scratch s;
-    ck_assert_int_eq(tw_mha_scratch_init(&s, cfg, T, T), TW_OK);
+    tw_mha_acts s;
+    ck_assert_int_eq(tw_mha_acts_init(&s, cfg, T, T), TW_OK);
     tw_mha_forward(out, &s, NULL, x, NULL, NULL, cfg, w, T, T, pos0);
-    tw_mha_scratch_free(&s);
+    tw_mha_acts_free(&s);
 }
 
 static const int GROUPS[] = { 1, 2, 4, 8 };   // G for H = 8: MQA, group sizes 4, 2 and 1 (MHA)
@@ -154,13 +156,13 @@ START_TEST(gqa_equals_mha_with_repeated_kv_heads)
     float *bk = tt_zeros((long)H * D), *bv = tt_zeros((long)H * D);
     for (int h = 0; h < H; h++) {
         const int g = h / (H / G);
-        memcpy(wk + (size_t)h * D * C, w.wk + (size_t)g * D * C, (size_t)D * C * sizeof(float));
-        memcpy(wv + (size_t)h * D * C, w.wv + (size_t)g * D * C, (size_t)D * C * sizeof(float));
+        memcpy(wk + (size_t)h * D * C, w.wk.f32 + (size_t)g * D * C, (size_t)D * C * sizeof(float));
+        memcpy(wv + (size_t)h * D * C, w.wv.f32 + (size_t)g * D * C, (size_t)D * C * sizeof(float));
         memcpy(bk + h * D, w.bk + g * D, (size_t)D * sizeof(float));
         memcpy(bv + h * D, w.bv + g * D, (size_t)D * sizeof(float));
     }
     tw_mha_weights wm = w;
-    wm.wk = wk; wm.wv = wv; wm.bk = bk; wm.bv = bv;
+    wm.wk = tw_weight_fp32(wk); wm.wv = tw_weight_fp32(wv); wm.bk = bk; wm.bv = bv;
     float *x = tt_rand((long)T * C, -1, 1, 7), *y_gqa = tt_zeros((long)T * C);
     float *y_mha = tt_zeros((long)T * C);
     run_mha(y_gqa, &gqa, &w, x, T, 2);
@@ -186,14 +188,14 @@ START_TEST(mha_with_g_equal_h_is_attention_per_head)
     float *qh = tt_zeros(T * D), *kh = tt_zeros(T * D), *vh = tt_zeros(T * D), *zh = tt_zeros(T * D);
     float *z = tt_zeros(T * H * D), *att = tt_zeros(T * T), *want = tt_zeros((long)T * C);
     for (int h = 0; h < H; h++) {
-        tw_linear_forward(qh, x, w.wq + h * D * C, w.bq + h * D, T, C, D);
-        tw_linear_forward(kh, x, w.wk + h * D * C, w.bk + h * D, T, C, D);
-        tw_linear_forward(vh, x, w.wv + h * D * C, w.bv + h * D, T, C, D);
+        tw_linear_forward(qh, x, w.wq.f32 + h * D * C, w.bq + h * D, T, C, D);
+        tw_linear_forward(kh, x, w.wk.f32 + h * D * C, w.bk + h * D, T, C, D);
+        tw_linear_forward(vh, x, w.wv.f32 + h * D * C, w.bv + h * D, T, C, D);
         tw_sdpa_forward(zh, NULL, att, qh, kh, vh, NULL, T, T, D, 1, 0);
         for (int t = 0; t < T; t++)
             for (int d = 0; d < D; d++) z[(t * H + h) * D + d] = zh[t * D + d];
     }
-    tw_linear_forward(want, z, w.wo, w.bo, T, H * D, C);
+    tw_linear_forward(want, z, w.wo.f32, w.bo, T, H * D, C);
     // The same sums in the same order: identical (tolerance 0).
     ck_assert_allclose(got, want, (long)T * C, 0.0, 0.0);
     free_owned(&o);
@@ -236,9 +238,9 @@ START_TEST(kv_cache_prefill_then_decode_equals_no_cache)
     run_mha(want, &cfg, &w, x, T, 0);
 
     tw_kv_cache cache;
-    tw_mha_scratch s;
+    tw_mha_acts s;
     ck_assert_int_eq(tw_kv_cache_init(&cache, 16, G, D), TW_OK);
-    ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, T, 16), TW_OK);
+    ck_assert_int_eq(tw_mha_acts_init(&s, &cfg, T, 16), TW_OK);
     tw_mha_forward(got, &s, &cache, x, NULL, NULL, &cfg, &w, P, P, 0);      // prefill rows 0..P-1
     for (int p = P; p < T; p++) {                                           // then one at a time
         tw_mha_forward(got + p * C, &s, &cache, x + p * C, NULL, NULL, &cfg, &w, 1, 1, p);
@@ -248,7 +250,7 @@ START_TEST(kv_cache_prefill_then_decode_equals_no_cache)
     // (hidden keys add exact zeros), so they agree to the last bit in practice; the stated
     // tolerance, 1e-6 abs + 1e-5 rel, is the one-op float32 tolerance.
     ck_assert_allclose(got, want, (long)T * C, 1e-6, 1e-5);
-    tw_mha_scratch_free(&s);
+    tw_mha_acts_free(&s);
     tw_kv_cache_free(&cache);
     free_owned(&o);
     free(x); free(want); free(got);

@@ -148,7 +148,7 @@ START_TEST(kv_cache_decode_equals_full_forward)
         memcpy(resid + (size_t)p * C, dec.layers[1].resid_post, (size_t)C * sizeof(float));
         // The last decode step's attention map over all p + 1 positions equals row p of the
         // full forward's map, head by head.
-        const tw_mha_scratch *a = &dec.layers[1].attn, *b = &full.layers[1].attn;
+        const tw_mha_acts *a = &dec.layers[1].attn, *b = &full.layers[1].attn;
         ck_assert_int_eq(a->S, p + 1);
         for (int h = 0; h < a->H; h++)
             ck_assert_allclose(a->pattern + (size_t)h * (p + 1),
@@ -180,7 +180,7 @@ START_TEST(presets_have_the_documented_shapes)
     const long C = 24, V = 65, S = 16, F = 96;
     long per_layer = 2 * 2 * C + (3 * C * C + 3 * C) + (C * C + C) + (F * C + F) + (C * F + C);
     ck_assert_int_eq(tw_model_count_params(&m), V * C + S * C + 2 * per_layer + 2 * C);
-    ck_assert_ptr_eq(m.head, m.tok_emb);   // tied
+    ck_assert_ptr_eq(m.head.f32, m.tok_emb);   // tied
     ck_assert_ptr_null(tw_model_param(&m, "head"));
     ck_assert_ptr_nonnull(tw_model_param(&m, "layers.1.attn.bo"));
     tw_model_free(&m);

@@ -158,7 +158,8 @@ START_TEST(multi_head_attention_over_one_token_is_wo_times_repeated_wv_x)
     float *wv = tt_rand(G * D * C, -1, 1, 3), *wo = tt_rand(C * H * D, -1, 1, 4);
     float *bo = tt_rand(C, -1, 1, 5), *x = tt_rand(C, -2, 2, 6);
     tw_mha_config cfg = { C, H, G, D, 1, TW_ROPE_ADJACENT, 10000.0f, 0, 1e-6f };
-    tw_mha_weights w = { wq, NULL, wk, NULL, wv, NULL, wo, bo, NULL, NULL, NULL };
+    tw_mha_weights w = { tw_weight_fp32(wq), NULL, tw_weight_fp32(wk), NULL, tw_weight_fp32(wv), NULL,
+                         tw_weight_fp32(wo), bo, NULL, NULL };
     float want[C];
     double v[G * D];
     for (int r = 0; r < G * D; r++) {
@@ -174,10 +175,10 @@ START_TEST(multi_head_attention_over_one_token_is_wo_times_repeated_wv_x)
     }
     const int positions[3] = { 0, 1, 4095 };
     for (int p = 0; p < 3; p++) {
-        tw_mha_scratch s;
+        tw_mha_acts s;
         tw_kv_cache cache;
         float out[C];
-        ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, 1, positions[p] + 1), TW_OK);
+        ck_assert_int_eq(tw_mha_acts_init(&s, &cfg, 1, positions[p] + 1), TW_OK);
         ck_assert_int_eq(tw_kv_cache_init(&cache, positions[p] + 1, G, D), TW_OK);
         memset(cache.k, 0, (size_t)(positions[p] + 1) * G * D * sizeof(float));
         memset(cache.v, 0, (size_t)(positions[p] + 1) * G * D * sizeof(float));
@@ -189,7 +190,7 @@ START_TEST(multi_head_attention_over_one_token_is_wo_times_repeated_wv_x)
             ck_assert_allclose(out, want, C, 1e-6, 1e-5);
         }
         tw_kv_cache_free(&cache);
-        tw_mha_scratch_free(&s);
+        tw_mha_acts_free(&s);
     }
     free(wq); free(wk); free(wv); free(wo); free(bo); free(x);
 }
@@ -313,7 +314,7 @@ START_TEST(llama2c_check_mode_names_the_layer_where_a_nan_weight_strikes)
     const int tokens[3] = { 1, 5, 7 };
     ck_assert_int_eq(tw_model_forward(&s, &m, tokens, 3, 0), TW_OK);
     ck_assert_int_eq(tw_model_check_finite(&s, &m, 3, 1, NULL, err, sizeof err), TW_OK);
-    ((float *)m.layers[1].attn.wo)[0] = NAN;   // row 0 of Wo: output unit 0 of every position
+    ((float *)m.layers[1].attn.wo.f32)[0] = NAN;   // row 0 of Wo: output unit 0 of every position
     ck_assert_int_eq(tw_model_forward_next(&s, &m, tokens, 1, 3), TW_OK);   // decode at pos 3
     ck_assert_int_eq(tw_model_check_finite(&s, &m, 1, 0, "position 3", err, sizeof err),
                      TW_ERR_ARG);

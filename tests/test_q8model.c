@@ -11,6 +11,7 @@
 #include "testrun.h"
 #include "nn/model.h"
 #include "quant/q8_0.h"
+#include "quant/model_q8.h"
 #include "formats/llama2c.h"
 #include "tokenize/tokenizer.h"
 #include "quant/q8model.h"
@@ -62,7 +63,7 @@ static void check_int8_forward(const tw_model_config *cfg_or_null, int gs) {
     int tokens[7] = { 1, 5, 9, 2, 33, 17, 60 };
     float *l32 = logits_of(&m, tokens, T);
     ck_assert_int_eq(tw_model_quantize(&m, gs), TW_OK);
-    ck_assert_int_eq(m.q8_group, gs);
+    ck_assert_int_eq(m.copies->gs, gs);
     float *l8 = logits_of(&m, tokens, T);
     double max_abs = 0, max_diff = 0;
     for (long i = 0; i < (long)T * V; i++) {
@@ -135,12 +136,12 @@ START_TEST(copies_refuse_a_group_that_does_not_divide_every_width)
     wide_llama(&m);
     ck_assert_int_eq(tw_model_q8_init(&m, 0), TW_ERR_ARG);
     ck_assert_int_eq(tw_model_q8_init(&m, 48), TW_ERR_SHAPE);   // divides 128? no; 64? no
-    ck_assert_ptr_null(m.q8);
+    ck_assert_ptr_null(m.copies);
     ck_assert_int_eq(tw_model_q8_init(&m, 64), TW_OK);
-    ck_assert_int_eq(m.n_q8, 2 * 7 + 1);   // 2 layers x (wq wk wv wo gate up down) + the tied head
+    ck_assert_int_eq(m.copies->n, 2 * 7 + 1);   // 2 layers x (wq wk wv wo gate up down) + the tied head
     ck_assert_ptr_nonnull(tw_model_q8_find(&m, "layers.1.ffn.down"));
     ck_assert_int_eq(tw_model_q8_find(&m, "layers.1.ffn.down")->cols, 128);
-    ck_assert_ptr_eq(tw_model_q8_find(&m, "head"), m.head_q8);
+    ck_assert_ptr_eq(tw_model_q8_find(&m, "head"), m.head.q8);
     ck_assert_ptr_null(tw_model_q8_find(&m, "tok_emb"));
     tw_model_free(&m);
 }
@@ -163,7 +164,7 @@ static void check_version2_round_trip(const tw_model *m32, int gs) {
     int version = -1;
     ck_assert_msg(tw_llama2c_load_any(&m8, &version, path, err, sizeof err) == TW_OK, "%s", err);
     ck_assert_int_eq(version, 2);
-    ck_assert_int_eq(m8.q8_group, gs);
+    ck_assert_int_eq(m8.copies->gs, gs);
     char name[64];
     for (int i = 0; i < q.n_tensors; i++) {
         const tw_q8file_tensor *t = &q.tensors[i];
@@ -207,7 +208,7 @@ START_TEST(version2_file_loads_into_a_model_with_the_files_own_values)
     tw_model again;
     ck_assert_int_eq(tw_llama2c_load_any(&again, &v0, MODEL, err, sizeof err), TW_OK);
     ck_assert_int_eq(v0, 0);
-    ck_assert_ptr_null(again.q8);
+    ck_assert_ptr_null(again.copies);
     tw_model_free(&again);
 }
 END_TEST

@@ -46,10 +46,10 @@ START_TEST(quantize_picks_a_group_that_fits_and_every_weight_is_within_half_a_st
     ck_assert_mem_eq(q.rms_ffn + 2 * C, m.layers[2].norm2_w, (size_t)C * sizeof(float));
     struct { const char *name; const float *w; } pairs[] = {
         { "tok_embeddings", m.tok_emb },
-        { "layers.0.attention.wq", m.layers[0].attn.wq },
-        { "layers.3.attention.wv", m.layers[3].attn.wv },
-        { "layers.4.feed_forward.w2", m.layers[4].ffn_down },
-        { "layers.1.feed_forward.w3", m.layers[1].ffn_up },
+        { "layers.0.attention.wq", m.layers[0].attn.wq.f32 },
+        { "layers.3.attention.wv", m.layers[3].attn.wv.f32 },
+        { "layers.4.feed_forward.w2", m.layers[4].ffn_down.f32 },
+        { "layers.1.feed_forward.w3", m.layers[1].ffn_up.f32 },
     };
     for (int p = 0; p < 5; p++) {
         const tw_q8file_tensor *t = tw_q8file_find(&q, pairs[p].name);

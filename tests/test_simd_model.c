@@ -101,7 +101,8 @@ START_TEST(single_query_attention_keeps_scores_and_weights_at_every_level)
     float *wq = tt_rand((long)H * D * C, -0.2f, 0.2f, 31), *wk = tt_rand((long)G * D * C, -0.2f, 0.2f, 32);
     float *wv = tt_rand((long)G * D * C, -0.2f, 0.2f, 33), *wo = tt_rand((long)C * H * D, -0.2f, 0.2f, 34);
     float *x = tt_rand((long)P * C, -1, 1, 35);
-    tw_mha_weights w = { wq, NULL, wk, NULL, wv, NULL, wo, NULL, NULL, NULL, NULL };
+    tw_mha_weights w = { tw_weight_fp32(wq), NULL, tw_weight_fp32(wk), NULL, tw_weight_fp32(wv), NULL,
+                         tw_weight_fp32(wo), NULL, NULL, NULL };
     float *want_out = tt_zeros(C), *want_sc = tt_zeros(H * P), *want_wt = tt_zeros(H * P);
     float *out = tt_zeros(C);
     char levels[64];
@@ -109,9 +110,9 @@ START_TEST(single_query_attention_keeps_scores_and_weights_at_every_level)
     for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
         ck_assert_str_eq(tw_simd_init(lv), lv);
         tw_kv_cache cache;
-        tw_mha_scratch s;
+        tw_mha_acts s;
         ck_assert_int_eq(tw_kv_cache_init(&cache, P, G, D), TW_OK);
-        ck_assert_int_eq(tw_mha_scratch_init(&s, &cfg, 1, P), TW_OK);
+        ck_assert_int_eq(tw_mha_acts_init(&s, &cfg, 1, P), TW_OK);
         for (int pos = 0; pos < P; pos++)
             tw_mha_forward(out, &s, &cache, x + (long)pos * C, NULL, NULL, &cfg, &w, 1, 0, pos);
         ck_assert_int_eq(s.S, P);
@@ -129,7 +130,7 @@ START_TEST(single_query_attention_keeps_scores_and_weights_at_every_level)
             for (int p = 0; p < P; p++) sum += s.pattern[h * P + p];
             ck_assert_double_eq_tol(sum, 1.0, 1e-5);
         }
-        tw_mha_scratch_free(&s);
+        tw_mha_acts_free(&s);
         tw_kv_cache_free(&cache);
     }
     tw_simd_init("naive");

@@ -67,7 +67,7 @@ static void write_scaled_gate_model(const char *path) {
     tw_model m;
     char err[512];
     ck_assert_msg(tw_llama2c_load(&m, path, err, sizeof err) == TW_OK, "%s", err);
-    ck_assert_msg(memcmp(m.layers[SCALED_LAYER].ffn_gate, gate, (size_t)(F * C) * sizeof(float)) == 0,
+    ck_assert_msg(memcmp(m.layers[SCALED_LAYER].ffn_gate.f32, gate, (size_t)(F * C) * sizeof(float)) == 0,
                   "the scaled floats are not layer %d's ffn_gate in the loaded model", SCALED_LAYER);
     tw_model_free(&m);
     free(gate);

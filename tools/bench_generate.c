@@ -78,7 +78,7 @@ static void run_once(double *t_pre, double *t_dec, const tw_model *m, int *seq, 
     const int V = m->cfg.vocab, total = P + n_dec;
     tw_model_state s;
     check(tw_model_state_init(&s, m, with_cache ? P : total, with_cache ? total : 0), "state");
-    if (q8_ops && s.q8) s.q8->ops = q8_ops;
+    if (q8_ops && m->copies) m->copies->work.ops = q8_ops;   // after the state picked its level
     double t0 = now_seconds();
     check(tw_model_forward_next(&s, m, seq, P, 0), "prefill");
     double t1 = now_seconds();
@@ -299,8 +299,8 @@ static double int8_bytes_per_token(const tw_model *m8, const tw_q8_ops *ops, int
     const tw_model_config *c = &m8->cfg;
     const double C = c->block.attn.d_model;
     double mat_bytes = 0;
-    for (int i = 0; i < m8->n_q8; i++) {
-        const int N = m8->q8[i].rows, K = m8->q8[i].cols;
+    for (int i = 0; i < m8->copies->n; i++) {
+        const int N = m8->copies->mats[i].rows, K = m8->copies->mats[i].cols;
         mat_bytes += tw_q8_packs(ops, gs) ? (double)ops->packed_bytes(N, K, gs) : (double)N * K * (1.0 + 4.0 / gs);
     }
     return mat_bytes + 4.0 * (c->n_layer * 2.0 * C + 2.0 * C);

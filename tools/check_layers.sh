@@ -53,8 +53,6 @@ for f in "$lib"/*/*.[ch] "$lib"/*.[ch]; do
     tdir=${target%%/*}
     case "$f:$target" in
       */nn/linear.[ch]:quant/q8_0.h) continue;;   # the one seam (see the header of this file)
-      */nn/ffn.h:quant/q8_0.h|*/nn/mha.h:quant/q8_0.h|*/nn/block.h:quant/q8_0.h|*/nn/model.h:quant/q8_0.h)
-        continue;;   # for now: these four still carry int8 copies; moving them behind the Linear is next
     esac
     tr=$(rank "$tdir")
     if [ "$tr" -lt 0 ]; then report "$where: $target is in no folder of lib/"; continue; fi

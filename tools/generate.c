@@ -247,7 +247,7 @@ int main(int argc, char **argv) {
             tw_simd_available());
     if (version == 2)
         fprintf(stderr, "model: llama2.c version 2 (Q8_0: int8 weights in groups of %d, run by the "
-                "%s int8 kernels)\n", m.q8_group, tw_q8_ops_for_simd_level(simd_level)->level);
+                "%s int8 kernels)\n", m.copies->gs, tw_q8_ops_for_simd_level(simd_level)->level);
     else
         fprintf(stderr, "model: llama2.c version 0 (fp32)\n");
     if (o.cache_info) print_cache_info(&m, steps, o.no_cache);

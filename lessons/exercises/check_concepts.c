@@ -190,7 +190,8 @@ static int one(const char *what, int C, int F, float xscale, uint64_t seed) {
     ex_swiglu(GOT, A, B, Cb, Dm, C, F);
     stop_if_todo(FILE_NAME);
     static float g[BUF], u[BUF], act[BUF];
-    tw_swiglu_forward(WANT, g, u, act, A, B, Cb, Dm, 1, C, F);
+    tw_swiglu_forward(WANT, g, u, act, A, tw_weight_fp32(B), tw_weight_fp32(Cb), tw_weight_fp32(Dm),
+                      1, C, F);
     return compare(what, GOT, WANT, C, 1e-4f, 1e-4f);
 }
 static int run_all(void) {

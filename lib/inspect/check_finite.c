@@ -55,7 +55,7 @@ tw_status tw_model_check_finite(const tw_model_state *s, const tw_model *m, int 
     for (int i = 0; i < tw_model_n_tensors; i++) {
         if (i == tw_model_n_tensors_before) {
             for (int l = 0; l < L; l++) {
-                const tw_block_scratch *b = &s->layers[l];
+                const tw_block_acts *b = &s->layers[l];
                 // the sizes of the last call: T rows, each seeing S keys
                 const tw_dims d = tw_block_dims(&c->block, T, b->attn.S);
                 for (int k = 0; k < tw_block_n_tensors; k++) {

@@ -57,7 +57,7 @@ static void collect(dumped *ts, int n_tensors, const tw_model_state *s, int t0, 
         if (d->layer < 0) {
             copy_rows(d, t0, tw_model_tensor(s, d->info), n);
         } else {
-            const tw_block_scratch *b = &s->layers[d->layer];
+            const tw_block_acts *b = &s->layers[d->layer];
             const float *src = tw_block_tensor(b, d->info);
             if (strcmp(d->info->shape, "HTS") == 0)   // an attention map over this call's S keys
                 copy_attention(d, t0, src, n, b->attn.S,

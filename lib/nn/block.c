@@ -1,5 +1,5 @@
 // block.c: one transformer block (attention + feed-forward, each with a residual connection),
-// pre-norm or post-norm. Every intermediate is left in tw_block_scratch (see block.h).
+// pre-norm or post-norm. Every intermediate is left in tw_block_acts (see block.h).
 #include <assert.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@ tw_status tw_block_config_check(const tw_block_config *cfg) {
 
 // ---- the table of a block's intermediates ----
 
-#define AT(field) offsetof(tw_block_scratch, field)
+#define AT(field) offsetof(tw_block_acts, field)
 
 const tw_tensor_info tw_block_tensors[] = {
     { .name = "attn_in",   .shape = "TC",  .field = AT(attn_in),
@@ -29,13 +29,13 @@ const tw_tensor_info tw_block_tensors[] = {
       .meaning = "Norm1 with its gain: pre-norm Norm1(attn_in), the attention input; post-norm Norm1(attn_in + attn_out)" },
     { .name = "q",         .shape = "THD", .field = AT(attn.q),
       .meaning = "queries x Wq^T (+ bq), before QK-norm and RoPE" },
-    { .name = "k",         .shape = "TGD", .field = AT(attn.k),
+    { .name = "k",         .shape = "NGD", .field = AT(attn.k),
       .meaning = "keys x Wk^T (+ bk), before QK-norm and RoPE" },
-    { .name = "v",         .shape = "TGD", .field = AT(attn.v),
+    { .name = "v",         .shape = "NGD", .field = AT(attn.v),
       .meaning = "values x Wv^T (+ bv)" },
     { .name = "q_rot",     .shape = "THD", .field = AT(attn.q_rot),
       .meaning = "queries after QK-norm and RoPE (a copy of q when the model has neither)" },
-    { .name = "k_rot",     .shape = "TGD", .field = AT(attn.k_rot),
+    { .name = "k_rot",     .shape = "NGD", .field = AT(attn.k_rot),
       .meaning = "keys after QK-norm and RoPE: what the KV cache stores" },
     { .name = "scores",    .shape = "HTS", .field = AT(attn.scores), .flags = TW_TENSOR_MASKED,
       .meaning = "q_rot . k_rot / sqrt(head size), -inf above the diagonal (causal mask)" },
@@ -81,7 +81,7 @@ const tw_tensor_info tw_block_tensors[] = {
       .flags = TW_TENSOR_STATS, .meaning = "x W1^T + b1, the classic FFN's pre-activation (its backward needs it)" },
     { .name = "q_rms",          .shape = "TH", .field = AT(attn.q_rms), .has = TW_HAS_QK_NORM,
       .flags = TW_TENSOR_STATS, .meaning = "the QK-norm's sqrt(mean(q^2) + eps) of each query head's row" },
-    { .name = "k_rms",          .shape = "TG", .field = AT(attn.k_rms), .has = TW_HAS_QK_NORM,
+    { .name = "k_rms",          .shape = "NG", .field = AT(attn.k_rms), .has = TW_HAS_QK_NORM,
       .flags = TW_TENSOR_STATS, .meaning = "the QK-norm's sqrt(mean(k^2) + eps) of each key head's row" },
     { .name = "qh", .shape = "TD", .field = AT(attn.qh), .flags = TW_TENSOR_WORK,
       .meaning = "one query head's rows, contiguous" },
@@ -100,6 +100,7 @@ long tw_dims_of(const tw_dims *d, char letter) {
     switch (letter) {
     case 'T': return d->T;  case 'S': return d->S;  case 'C': return d->C;  case 'H': return d->H;
     case 'G': return d->G;  case 'D': return d->D;  case 'F': return d->F;  case 'V': return d->V;
+    case 'N': return d->N;
     default:  return 0;
     }
 }
@@ -126,20 +127,21 @@ int tw_block_has(const tw_block_config *cfg, tw_tensor_has has) {
 tw_dims tw_block_dims(const tw_block_config *cfg, long T, long S) {
     const tw_mha_config *a = &cfg->attn;
     tw_dims d = { .T = T, .S = S, .C = a->d_model, .H = a->n_head, .G = a->n_kv_head,
-                  .D = a->head_dim, .F = cfg->ffn_hidden, .V = 0 };
+                  .D = a->head_dim, .F = cfg->ffn_hidden, .V = 0,
+                  .N = T };   // self-attention projects the T rows' keys and values
     return d;
 }
 
 // The float * of s that a table row names.
-static float **tensor_slot(tw_block_scratch *s, const tw_tensor_info *t) {
+static float **tensor_slot(tw_block_acts *s, const tw_tensor_info *t) {
     return (float **)(void *)((char *)s + t->field);
 }
 
-float *tw_block_tensor(const tw_block_scratch *s, const tw_tensor_info *t) {
-    return *tensor_slot((tw_block_scratch *)(void *)s, t);   // read only
+float *tw_block_tensor(const tw_block_acts *s, const tw_tensor_info *t) {
+    return *tensor_slot((tw_block_acts *)(void *)s, t);   // read only
 }
 
-size_t tw_block_scratch_floats(const tw_block_config *cfg, int T_max, int S_max) {
+size_t tw_block_acts_floats(const tw_block_config *cfg, int T_max, int S_max) {
     const tw_dims cap = tw_block_dims(cfg, T_max, S_max);
     size_t n = 0;
     for (int i = 0; i < tw_block_n_tensors; i++)
@@ -148,7 +150,7 @@ size_t tw_block_scratch_floats(const tw_block_config *cfg, int T_max, int S_max)
     return n;
 }
 
-size_t tw_block_scratch_place(tw_block_scratch *s, float *mem, const tw_block_config *cfg,
+size_t tw_block_acts_place(tw_block_acts *s, float *mem, const tw_block_config *cfg,
                               int T_max, int S_max) {
     memset(s, 0, sizeof *s);
     const tw_dims cap = tw_block_dims(cfg, T_max, S_max);
@@ -169,19 +171,62 @@ size_t tw_block_scratch_place(tw_block_scratch *s, float *mem, const tw_block_co
     return used;
 }
 
-tw_status tw_block_scratch_init(tw_block_scratch *s, const tw_block_config *cfg, int T_max, int S_max) {
+tw_status tw_block_acts_init(tw_block_acts *s, const tw_block_config *cfg, int T_max, int S_max) {
     memset(s, 0, sizeof *s);
     tw_status st = tw_block_config_check(cfg);
     if (st != TW_OK) return st;
     if (T_max <= 0 || S_max < T_max) return TW_ERR_ARG;
-    float *mem = calloc(tw_block_scratch_floats(cfg, T_max, S_max), sizeof(float));
+    float *mem = calloc(tw_block_acts_floats(cfg, T_max, S_max), sizeof(float));
     if (mem == NULL) return TW_ERR_NOMEM;
-    tw_block_scratch_place(s, mem, cfg, T_max, S_max);
+    tw_block_acts_place(s, mem, cfg, T_max, S_max);
     s->memory = mem;
     return TW_OK;
 }
 
-void tw_block_scratch_free(tw_block_scratch *s) {
+void tw_block_acts_free(tw_block_acts *s) {
+    free(s->memory);
+    memset(s, 0, sizeof *s);
+}
+
+// ---- attention alone, from the same table ----
+
+// 1 if the row's tensor lives in tw_block_acts.attn (one of attention's intermediates).
+static int in_attention(const tw_tensor_info *t) {
+    const size_t at = offsetof(tw_block_acts, attn);
+    return t->field >= at && t->field < at + sizeof(tw_mha_acts);
+}
+
+tw_status tw_mha_acts_init(tw_mha_acts *s, const tw_mha_config *cfg, int T_max, int S_max) {
+    memset(s, 0, sizeof *s);
+    tw_status st = tw_mha_config_check(cfg);
+    if (st != TW_OK) return st;
+    if (T_max <= 0 || S_max <= 0) return TW_ERR_ARG;
+    const tw_dims cap = { .T = T_max, .S = S_max, .N = S_max, .C = cfg->d_model,
+                          .H = cfg->n_head, .G = cfg->n_kv_head, .D = cfg->head_dim };
+    const tw_block_config bc = { .attn = *cfg };   // for tw_block_has: only the QK-norm matters
+    size_t n = 0;
+    for (int pass = 0; pass < 2; pass++) {   // count, then place
+        size_t used = 0;
+        for (int i = 0; i < tw_block_n_tensors; i++) {
+            const tw_tensor_info *t = &tw_block_tensors[i];
+            if (!in_attention(t) || !tw_block_has(&bc, t->has)) continue;
+            if (pass == 1)
+                *(float **)(void *)((char *)s + t->field - offsetof(tw_block_acts, attn)) =
+                    s->memory + used;
+            used += (size_t)tw_dims_count(&cap, t->shape);
+        }
+        if (pass == 0) {
+            n = used;
+            s->memory = calloc(n > 0 ? n : 1, sizeof(float));
+            if (!s->memory) return TW_ERR_NOMEM;
+        }
+    }
+    s->T_max = T_max; s->S_max = S_max;
+    s->H = cfg->n_head; s->G = cfg->n_kv_head; s->D = cfg->head_dim;
+    return TW_OK;
+}
+
+void tw_mha_acts_free(tw_mha_acts *s) {
     free(s->memory);
     memset(s, 0, sizeof *s);
 }
@@ -199,16 +244,10 @@ static void block_norm(float *out, float *mean, float *rstd, float *rms, const f
         tw_rmsnorm_forward(out, rms, x, w, T, C, cfg->norm_eps);
 }
 
-static void block_ffn(float *out, tw_block_scratch *s, const float *x, const tw_block_config *cfg,
+static void block_ffn(float *out, tw_block_acts *s, const float *x, const tw_block_config *cfg,
                       const tw_block_weights *w, int T) {
     const int C = cfg->attn.d_model, F = cfg->ffn_hidden;
-    if (w->ffn_q8 && s->q8 && cfg->ffn == TW_FFN_SWIGLU)   // int8 weights (quant/q8_0.h)
-        tw_swiglu_forward_q8(out, s->ffn_gate, s->ffn_up, s->ffn_act, s->q8, x,
-                             w->ffn_gate, w->ffn_up, w->ffn_down, w->ffn_q8, T, C, F);
-    else if (w->ffn_q8 && s->q8)
-        tw_ffn_forward_q8(out, s->ffn_pre, s->ffn_hidden, s->q8, x, w->ffn_w1, w->ffn_b1, w->ffn_w2,
-                          w->ffn_b2, w->ffn_q8, T, C, F, cfg->act);
-    else if (cfg->ffn == TW_FFN_SWIGLU)
+    if (cfg->ffn == TW_FFN_SWIGLU)
         tw_swiglu_forward(out, s->ffn_gate, s->ffn_up, s->ffn_act, x,
                           w->ffn_gate, w->ffn_up, w->ffn_down, T, C, F);
     else
@@ -223,7 +262,7 @@ static void residual_add(float *y, const float *a, const float *b, long n) {
 
 // ---- forward ----
 
-void tw_block_forward(float *out, tw_block_scratch *s, tw_kv_cache *cache, const float *x,
+void tw_block_forward(float *out, tw_block_acts *s, tw_kv_cache *cache, const float *x,
                       const tw_block_config *cfg, const tw_block_weights *w, int T, int pos0) {
     const int C = cfg->attn.d_model;
     const long n = (long)T * C;
@@ -274,17 +313,18 @@ static void block_norm_backward(float *dx, float *dw, float *db, const float *do
 
 // The transpose of block_ffn: dx += gradient of the FFN's input x; weights' gradients +=. The
 // FFN's own intermediates' gradients land in ds (ffn_hidden, or ffn_gate and ffn_up).
-static void block_ffn_backward(float *dx, const tw_block_grads *dw, tw_block_scratch *ds,
-                               const float *dout, const tw_block_scratch *s, const float *x,
+static void block_ffn_backward(float *dx, const tw_block_grads *dw, tw_block_acts *ds,
+                               const float *dout, const tw_block_acts *s, const float *x,
                                const tw_block_config *cfg, const tw_block_weights *w, int T) {
     const int C = cfg->attn.d_model, F = cfg->ffn_hidden;
     if (cfg->ffn == TW_FFN_SWIGLU) {
         tw_swiglu_backward(dx, dw->ffn_gate, dw->ffn_up, dw->ffn_down, ds->ffn_gate, ds->ffn_up,
                            dout, s->ffn_gate, s->ffn_up, s->ffn_act, x,
-                           w->ffn_gate, w->ffn_up, w->ffn_down, T, C, F);
+                           w->ffn_gate.f32, w->ffn_up.f32, w->ffn_down.f32, T, C, F);
     } else {
         tw_ffn_backward(dx, dw->ffn_w1, dw->ffn_b1, dw->ffn_w2, dw->ffn_b2, ds->ffn_hidden, dout,
-                        s->ffn_pre, s->ffn_hidden, x, w->ffn_w1, w->ffn_w2, T, C, F, cfg->act);
+                        s->ffn_pre, s->ffn_hidden, x, w->ffn_w1.f32, w->ffn_w2.f32, T, C, F,
+                        cfg->act);
     }
 }
 
@@ -293,23 +333,17 @@ static void add_into(float *y, const float *a, long n) {
     for (long i = 0; i < n; i++) y[i] += a[i];
 }
 
-// The attention sub-layer's backward: dx += d Attn(x) / dx applied to dout. Its scratch is the
-// gradients' own attention tensors in ds (dz in ds->attn.z, dq in ds->attn.q, ...).
-static void block_attn_backward(float *dx, const tw_block_grads *dw, tw_block_scratch *ds,
-                                const float *dout, tw_block_scratch *s, const float *x,
+// The attention sub-layer's backward: dx += d Attn(x) / dx applied to dout. The gradients of
+// attention's intermediates land in ds's own attention tensors (d z in ds->attn.z, ...).
+static void block_attn_backward(float *dx, const tw_block_grads *dw, tw_block_acts *ds,
+                                const float *dout, tw_block_acts *s, const float *x,
                                 const tw_block_config *cfg, const tw_block_weights *w, int T) {
-    tw_mha_grad_scratch g = {
-        .T_max = ds->T_max, .S_max = ds->S_max, .H = cfg->attn.n_head, .G = cfg->attn.n_kv_head,
-        .D = cfg->attn.head_dim, .dz = ds->attn.z, .dq_rot = ds->attn.q_rot, .dq = ds->attn.q,
-        .dk_rot = ds->attn.k_rot, .dk = ds->attn.k, .dv = ds->attn.v, .dscores = ds->attn.scores,
-        .dqh = ds->attn.qh, .dkh = ds->attn.kh, .dvh = ds->attn.vh, .dzh = ds->attn.zh,
-    };
-    tw_mha_backward(dx, NULL, &dw->attn, &g, dout, &s->attn, x, NULL, &cfg->attn, &w->attn,
+    tw_mha_backward(dx, NULL, &dw->attn, &ds->attn, dout, &s->attn, x, NULL, &cfg->attn, &w->attn,
                     T, T, 0);
 }
 
-void tw_block_backward(float *dx, const tw_block_grads *dw, tw_block_scratch *ds,
-                       const float *dout, tw_block_scratch *s, const tw_block_config *cfg,
+void tw_block_backward(float *dx, const tw_block_grads *dw, tw_block_acts *ds,
+                       const float *dout, tw_block_acts *s, const tw_block_config *cfg,
                        const tw_block_weights *w, int T) {
     const int C = cfg->attn.d_model;
     const long n = (long)T * C;

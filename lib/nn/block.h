@@ -8,7 +8,7 @@
 #include "core/status.h"
 #include "nn/mha.h"
 #include "nn/activation.h"
-#include "quant/q8_0.h"
+#include "nn/linear.h"
 
 typedef enum { TW_NORM_LAYER = 0, TW_NORM_RMS } tw_norm_kind;
 typedef enum { TW_FFN_CLASSIC = 0, TW_FFN_SWIGLU } tw_ffn_kind;
@@ -28,10 +28,9 @@ typedef struct {
     const float *norm1_w, *norm1_b;            // (C), (C)
     tw_mha_weights attn;
     const float *norm2_w, *norm2_b;            // (C), (C)
-    const float *ffn_w1, *ffn_b1, *ffn_w2, *ffn_b2;   // classic: (F, C), (F), (C, F), (C)
-    const float *ffn_gate, *ffn_up, *ffn_down;        // SwiGLU:  (F, C), (F, C), (C, F)
-    const tw_q8_matrix *ffn_q8;   // NULL, or Q8_0 copies: classic (2) W1, W2; SwiGLU (3) gate,
-                                  // up, down (run in int8 when the scratch has int8 working memory)
+    tw_weight    ffn_w1; const float *ffn_b1;   // classic: (F, C), (F)
+    tw_weight    ffn_w2; const float *ffn_b2;   //          (C, F), (C)
+    tw_weight    ffn_gate, ffn_up, ffn_down;    // SwiGLU:  (F, C), (F, C), (C, F)
 } tw_block_weights;
 
 // Every intermediate of the last call, for lessons, dumps and (later) gradients: T rows used of
@@ -39,7 +38,7 @@ typedef struct {
 // meaning and size; a tensor the block's configuration does not have is NULL.
 typedef struct {
     int   T_max, S_max;
-    tw_mha_scratch attn;   // q, k, v, q_rot, k_rot, scores, pattern, z (+ per-head work rows)
+    tw_mha_acts attn;   // q, k, v, q_rot, k_rot, scores, pattern, z (+ per-head work rows)
     float *attn_in;         // (T_max, C) the residual stream entering the block
     float *attn_norm;       // (T_max, C) pre-norm: Norm1(x); post-norm: Norm1(x + attn_out)
     float *attn_out;        // (T_max, C) after the output projection (Wo, bo)
@@ -60,20 +59,20 @@ typedef struct {
     float *ffn_sum;         // (T_max, C) post-norm: resid_mid + ffn_out, Norm2's input } backward
     float *ffn_pre;         // (T_max, F) classic FFN: x W1^T + b1, before the activation (kept for
                             //            the backward, which needs the activation's slope there)
-    float *memory;          // the allocation of tw_block_scratch_init, or NULL when the tensors
+    float *memory;          // the allocation of tw_block_acts_init, or NULL when the tensors
                             // live in someone else's (a model's tw_model_state)
-    tw_q8_work *q8;         // NULL, or the int8 working memory of the FFN's Linear layers (set
-                            // with attn.q8 by tw_model_state_init for a model with Q8_0 copies)
-} tw_block_scratch;
+} tw_block_acts;
 
 // ---- the table of a block's intermediates ----
-// One row per tensor of tw_block_scratch, in the order the forward pass computes them. The
+// One row per tensor of tw_block_acts, in the order the forward pass computes them. The
 // dump (L{l}.<name>.npy), the NaN/Inf check (which names L{l}.<name>), lesson 9 and the
 // allocation below all read this table; a backward pass can allocate the same layout again for
 // the gradients.
 
-// The sizes a shape letter stands for (tw.h): T rows (queries), S keys, C, H, G, D, F, V.
-typedef struct { long T, S, C, H, G, D, F, V; } tw_dims;
+// The sizes a shape letter stands for (tw.h): T rows (queries), S keys, C, H, G, D, F, V, and
+// N, the rows of keys and values a call projects: T in a block (self-attention), S in
+// cross-attention (tw_mha_acts_init sizes them for S_max).
+typedef struct { long T, S, C, H, G, D, F, V, N; } tw_dims;
 long tw_dims_of(const tw_dims *d, char letter);                // 0 for an unknown letter
 long tw_dims_count(const tw_dims *d, const char *letters);    // product of the letters' sizes
 
@@ -95,7 +94,7 @@ typedef struct {
     const char   *name;     // e.g. "attn_norm"; layer l's copy is called "L{l}.attn_norm"
     const char   *shape;    // shape letters after a call over T rows seeing S keys, e.g. "HTS"
     const char   *meaning;  // one line
-    size_t        field;    // where it lives: offsetof(tw_block_scratch, <its float *>)
+    size_t        field;    // where it lives: offsetof(tw_block_acts, <its float *>)
     tw_tensor_has has;
     int           flags;    // TW_TENSOR_*
 } tw_tensor_info;
@@ -108,20 +107,29 @@ int tw_block_has(const tw_block_config *cfg, tw_tensor_has has);
 // The sizes of a block's letters (V = 0: a block has no vocabulary), for T rows and S keys.
 tw_dims tw_block_dims(const tw_block_config *cfg, long T, long S);
 // The tensor a table row describes, inside s (NULL if the configuration lacks it).
-float *tw_block_tensor(const tw_block_scratch *s, const tw_tensor_info *t);
+float *tw_block_tensor(const tw_block_acts *s, const tw_tensor_info *t);
 
 // Floats that every tensor of one block takes for T_max rows and S_max keys.
-size_t tw_block_scratch_floats(const tw_block_config *cfg, int T_max, int S_max);
-// Points every tensor of s into mem (tw_block_scratch_floats floats, zeroed by the caller), in
+size_t tw_block_acts_floats(const tw_block_config *cfg, int T_max, int S_max);
+// Points every tensor of s into mem (tw_block_acts_floats floats, zeroed by the caller), in
 // table order; s->memory stays NULL (mem belongs to the caller). Returns the floats used.
-size_t tw_block_scratch_place(tw_block_scratch *s, float *mem, const tw_block_config *cfg,
+size_t tw_block_acts_place(tw_block_acts *s, float *mem, const tw_block_config *cfg,
                               int T_max, int S_max);
 
 tw_status tw_block_config_check(const tw_block_config *cfg);
+
+// Attention alone (lessons 7 and 9's cross-attention, the tests): one allocation laid out by
+// attention's rows of the table above (those whose tensor lives in tw_block_acts.attn), the
+// same rows a block places in its own activations, for T_max queries and S_max keys (k, v, k_rot,
+// kh, vh: S_max rows, which covers cross-attention's S new rows and a cache's S_max keys).
+// q_rms and k_rms exist only when cfg->qk_norm. A second one of the same sizes holds the
+// gradients for tw_mha_backward.
+tw_status tw_mha_acts_init(tw_mha_acts *s, const tw_mha_config *cfg, int T_max, int S_max);
+void      tw_mha_acts_free(tw_mha_acts *s);   // safe on a zeroed struct; zeroes it again
 // S_max: the most keys a query may see (T_max without a cache, the cache length with one;
-// S_max >= T_max). One allocation of tw_block_scratch_floats floats, laid out by the table.
-tw_status tw_block_scratch_init(tw_block_scratch *s, const tw_block_config *cfg, int T_max, int S_max);
-void      tw_block_scratch_free(tw_block_scratch *s);   // safe on a zeroed struct
+// S_max >= T_max). One allocation of tw_block_acts_floats floats, laid out by the table.
+tw_status tw_block_acts_init(tw_block_acts *s, const tw_block_config *cfg, int T_max, int S_max);
+void      tw_block_acts_free(tw_block_acts *s);   // safe on a zeroed struct
 
 // out = block(x) for T positions starting at pos0 (see mha.h for cache, which may be NULL; with a
 // cache, s must have been made with S_max >= pos0 + T).
@@ -129,7 +137,7 @@ void      tw_block_scratch_free(tw_block_scratch *s);   // safe on a zeroed stru
 //   s->resid_post (the result is always left there as well).
 // The block's attention is always self-attention without an extra mask (cfg->attn.causal decides
 // causality). All intermediates are left in s, T rows each; ffn_out = out - resid_mid (pre-norm).
-void tw_block_forward(float *out, tw_block_scratch *s, tw_kv_cache *cache, const float *x,
+void tw_block_forward(float *out, tw_block_acts *s, tw_kv_cache *cache, const float *x,
                       const tw_block_config *cfg, const tw_block_weights *w, int T, int pos0);
 
 // ---- backward (gradients accumulate, see tw.h) ----
@@ -145,20 +153,20 @@ typedef struct {
 } tw_block_grads;
 
 // Backward of tw_block_forward for training (the forward ran without a cache at pos0 = 0, and s
-// still holds its intermediates). The gradients of the intermediates go to ds, a second scratch
-// of the same layout (tw_block_scratch_place or _init with the same config and sizes): each of
+// still holds its intermediates). The gradients of the intermediates go to ds, a second tw_block_acts
+// of the same layout (tw_block_acts_place or _init with the same config and sizes): each of
 // its tensors receives the gradient of the loss with respect to the tensor of the same name in s
 // (post-norm's attn_sum and ffn_sum included), with these exceptions: the rows of norm
 // statistics, q_rms, k_rms and ffn_pre stay 0, pattern stays 0, scores holds only one head's
-// (T, S) gradient of the scores as the attention's scratch, and the work rows are scratch.
+// (T, S) gradient of the scores at a time, and the work rows are working memory.
 //   dx: (T, C) += the gradient of the block's input x
 //   dw: the weights' gradients, += as well
 //   ds: all zero on entry; dout is copied to ds->resid_post
 //   dout: (T, C) gradient of the block's output (may be ds->resid_post)
-//   s: the forward's intermediates (its per-head work rows are used as scratch)
+//   s: the forward's intermediates (its per-head work rows are overwritten)
 // dx must not alias dout or any tensor of s or ds.
-void tw_block_backward(float *dx, const tw_block_grads *dw, tw_block_scratch *ds,
-                       const float *dout, tw_block_scratch *s, const tw_block_config *cfg,
+void tw_block_backward(float *dx, const tw_block_grads *dw, tw_block_acts *ds,
+                       const float *dout, tw_block_acts *s, const tw_block_config *cfg,
                        const tw_block_weights *w, int T);
 
 #endif

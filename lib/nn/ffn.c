@@ -9,12 +9,12 @@
 #include "simd/simd.h"
 
 void tw_ffn_forward(float *out, float *hidden, const float *x,
-                    const float *W1, const float *b1, const float *W2, const float *b2,
+                    tw_weight W1, const float *b1, tw_weight W2, const float *b2,
                     int T, int C, int F, tw_act act) {
     assert(T > 0 && C > 0 && F > 0);
-    tw_linear_forward(hidden, x, W1, b1, T, C, F);          // expand to F (4C in the paper)
+    tw_linear_forward_weight(hidden, x, W1, b1, T, C, F);   // expand to F (4C in the paper)
     tw_activation(hidden, hidden, (long)T * F, act);        // in place: activation allows y == x
-    tw_linear_forward(out, hidden, W2, b2, T, F, C);        // project back to C
+    tw_linear_forward_weight(out, hidden, W2, b2, T, F, C); // project back to C
 }
 
 void tw_swiglu(float *y, const float *gate, const float *up, long n) {
@@ -23,56 +23,30 @@ void tw_swiglu(float *y, const float *gate, const float *up, long n) {
 }
 
 void tw_swiglu_forward(float *out, float *gate, float *up, float *act, const float *x,
-                       const float *Wg, const float *Wu, const float *Wd, int T, int C, int F) {
+                       tw_weight Wg, tw_weight Wu, tw_weight Wd, int T, int C, int F) {
     assert(T > 0 && C > 0 && F > 0);
     const long n = (long)T * F;
-    tw_linear_forward(gate, x, Wg, NULL, T, C, F);
-    tw_linear_forward(up, x, Wu, NULL, T, C, F);
+    // gate and up read the same x: one call (see tw_linear_forward_many)
+    float *const ys[2] = { gate, up };
+    const tw_weight Ws[2] = { Wg, Wu };
+    const float *const bs[2] = { NULL, NULL };
+    const int outs[2] = { F, F };
+    tw_linear_forward_many(2, ys, x, Ws, bs, outs, T, C);
     // The gate decides, per hidden unit, how much of the linear "up" signal passes (Shazeer 2020).
     if (!tw_simd_swiglu(act, gate, up, n))   // declines at the naive level
         tw_swiglu(act, gate, up, n);
-    tw_linear_forward(out, act, Wd, NULL, T, F, C);
-}
-
-// ---- with Q8_0 copies of the weights (quant/q8_0.h) ----
-
-void tw_ffn_forward_q8(float *out, float *pre, float *hidden, tw_q8_work *work, const float *x,
-                       const float *W1, const float *b1, const float *W2, const float *b2,
-                       const tw_q8_matrix *q8, int T, int C, int F, tw_act act) {
-    assert(T > 0 && C > 0 && F > 0);
-    tw_linear_forward_q8(pre, work, x, W1, q8 ? &q8[0] : NULL, b1, T, C, F);
-    tw_activation(hidden, pre, (long)T * F, act);
-    tw_linear_forward_q8(out, work, hidden, W2, q8 ? &q8[1] : NULL, b2, T, F, C);
-}
-
-void tw_swiglu_forward_q8(float *out, float *gate, float *up, float *act, tw_q8_work *work,
-                          const float *x, const float *Wg, const float *Wu, const float *Wd,
-                          const tw_q8_matrix *q8, int T, int C, int F) {
-    assert(T > 0 && C > 0 && F > 0);
-    const long n = (long)T * F;
-    if (!q8) {   // fp32: gate and up read the same x, one call (see tw_linear_forward_many)
-        float *const ys[2] = { gate, up };
-        const float *const Ws[2] = { Wg, Wu }, *const bs[2] = { NULL, NULL };
-        const int outs[2] = { F, F };
-        tw_linear_forward_many(2, ys, x, Ws, bs, outs, T, C);
-    } else {
-        tw_linear_forward_q8(gate, work, x, Wg, &q8[0], NULL, T, C, F);
-        tw_linear_forward_q8(up, work, x, Wu, &q8[1], NULL, T, C, F);
-    }
-    if (!tw_simd_swiglu(act, gate, up, n))
-        tw_swiglu(act, gate, up, n);
-    tw_linear_forward_q8(out, work, act, Wd, q8 ? &q8[2] : NULL, NULL, T, F, C);
+    tw_linear_forward_weight(out, act, Wd, NULL, T, F, C);
 }
 
 // ---- backward ----
 
 void tw_ffn_forward_keep(float *out, float *pre, float *hidden, const float *x,
-                         const float *W1, const float *b1, const float *W2, const float *b2,
+                         tw_weight W1, const float *b1, tw_weight W2, const float *b2,
                          int T, int C, int F, tw_act act) {
     assert(T > 0 && C > 0 && F > 0);
-    tw_linear_forward(pre, x, W1, b1, T, C, F);
+    tw_linear_forward_weight(pre, x, W1, b1, T, C, F);
     tw_activation(hidden, pre, (long)T * F, act);
-    tw_linear_forward(out, hidden, W2, b2, T, F, C);
+    tw_linear_forward_weight(out, hidden, W2, b2, T, F, C);
 }
 
 void tw_ffn_backward(float *dx, float *dW1, float *db1, float *dW2, float *db2, float *dh,

@@ -66,11 +66,39 @@ void tw_linear_forward(float *y, const float *x, const float *W, const float *b,
     linear_rows_side_by_side(y, x, W, b, T, C_in, C_out);
 }
 
-void tw_linear_forward_many(int n, float *const y[], const float *x, const float *const W[],
-                            const float *const b[], const int C_out[], int T, int C_in) {
-    if (T == 1 && tw_simd_linear_one_row_many(n, y, x, W, b, C_out, C_in)) return;
-    for (int i = 0; i < n; i++) tw_linear_forward(y[i], x, W[i], b[i], T, C_in, C_out[i]);
+tw_weight tw_weight_fp32(const float *W) {
+    tw_weight w = { .f32 = W };
+    return w;
 }
+
+void tw_linear_forward_weight(float *y, const float *x, tw_weight W, const float *b,
+                              int T, int C_in, int C_out) {
+    if (W.q8 && W.work)   // the int8 copy (quant/linear_q8.c)
+        tw_linear_forward_q8(y, W.work, x, W.f32, W.q8, b, T, C_in, C_out);
+    else
+        tw_linear_forward(y, x, W.f32, b, T, C_in, C_out);
+}
+
+void tw_linear_forward_many(int n, float *const y[], const float *x, const tw_weight W[],
+                            const float *const b[], const int C_out[], int T, int C_in) {
+    int fp32 = 1;
+    for (int i = 0; i < n; i++) fp32 = fp32 && !(W[i].q8 && W[i].work);
+    if (fp32 && T == 1 && n <= 8) {
+        const float *Wf[8];
+        for (int i = 0; i < n; i++) Wf[i] = W[i].f32;
+        if (tw_simd_linear_one_row_many(n, y, x, Wf, b, C_out, C_in)) return;
+    }
+    for (int i = 0; i < n; i++) tw_linear_forward_weight(y[i], x, W[i], b[i], T, C_in, C_out[i]);
+}
+
+// ---- the other copies of a model's weights ----
+
+tw_status tw_linear_copies_select(tw_linear_copies *c) {
+    const tw_q8_ops *ops = tw_q8_ops_for_simd_level(tw_simd.variant);
+    return tw_q8_copies_select(c, ops ? ops : tw_q8_ops_for("naive"));
+}
+
+void tw_linear_copies_free(tw_linear_copies *c) { tw_q8_copies_free(c); }
 
 long long tw_linear_flops(int T, int C_in, int C_out) {
     return 2LL * T * C_in * C_out;   // one multiply and one add per weight per row

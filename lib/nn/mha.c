@@ -1,8 +1,8 @@
 // mha.c: multi-head / grouped-query / multi-query attention with QK-norm, RoPE, an optional KV
-// cache and cross-attention. Each step writes its result into tw_mha_scratch so it can be
+// cache and cross-attention. Each step writes its result into tw_mha_acts so it can be
 // inspected; the per-head math is tw_sdpa_forward (sdpa.c). After tw_simd_init with a SIMD
 // level, a single query (the decode step, T = 1) instead runs the selected fused kernel straight
-// on the cache rows (lib/simd/simd.h), still writing its scores and pattern into the scratch.
+// on the cache rows (lib/simd/simd.h), still writing its scores and pattern into the activations.
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +35,7 @@ void tw_kv_cache_free(tw_kv_cache *c) {
     memset(c, 0, sizeof *c);
 }
 
-// ---- configuration and scratch ----
+// ---- configuration ----
 
 tw_status tw_mha_config_check(const tw_mha_config *cfg) {
     if (cfg->d_model <= 0 || cfg->n_head <= 0 || cfg->n_kv_head <= 0 || cfg->head_dim <= 0)
@@ -45,38 +45,6 @@ tw_status tw_mha_config_check(const tw_mha_config *cfg) {
     if (cfg->rope != TW_ROPE_NONE && !(cfg->rope_theta > 0.0f)) return TW_ERR_ARG;
     if (cfg->qk_norm && !(cfg->norm_eps >= 0.0f)) return TW_ERR_ARG;
     return TW_OK;
-}
-
-tw_status tw_mha_scratch_init(tw_mha_scratch *s, const tw_mha_config *cfg, int T_max, int S_max) {
-    memset(s, 0, sizeof *s);
-    tw_status st = tw_mha_config_check(cfg);
-    if (st != TW_OK) return st;
-    if (T_max <= 0 || S_max <= 0) return TW_ERR_ARG;
-    const size_t H = (size_t)cfg->n_head, G = (size_t)cfg->n_kv_head, D = (size_t)cfg->head_dim;
-    const size_t Tm = (size_t)T_max, Sm = (size_t)S_max;
-    // One allocation, cut into the tensors below (k, v, k_rot, kh, vh: S_max rows, since
-    // cross-attention projects S keys). A block lays out the same tensors from its table
-    // (tw_block_tensors, nn/block.c) with different sizes: self-attention only, so k, v, k_rot
-    // and k_rms have T_max rows there, and q_rms, k_rms exist only with a QK-norm.
-    const size_t sizes[14] = { Tm * H * D, Sm * G * D, Sm * G * D, Tm * H * D, Sm * G * D,
-                               H * Tm * Sm, H * Tm * Sm, Tm * H * D, Tm * D, Sm * D, Sm * D, Tm * D,
-                               Tm * H, Sm * G };
-    float **slots[14] = { &s->q, &s->k, &s->v, &s->q_rot, &s->k_rot, &s->scores, &s->pattern,
-                          &s->z, &s->qh, &s->kh, &s->vh, &s->zh, &s->q_rms, &s->k_rms };
-    size_t total = 0;
-    for (int i = 0; i < 14; i++) total += sizes[i];
-    s->memory = calloc(total, sizeof(float));
-    if (!s->memory) return TW_ERR_NOMEM;
-    float *p = s->memory;
-    for (int i = 0; i < 14; i++) { *slots[i] = p; p += sizes[i]; }
-    s->T_max = T_max; s->S_max = S_max;
-    s->H = cfg->n_head; s->G = cfg->n_kv_head; s->D = cfg->head_dim;
-    return TW_OK;
-}
-
-void tw_mha_scratch_free(tw_mha_scratch *s) {
-    free(s->memory);
-    memset(s, 0, sizeof *s);
 }
 
 // ---- helpers ----
@@ -109,12 +77,7 @@ static void normalize_and_rotate(float *x_rot, float *rms, const float *x, const
 
 // ---- forward ----
 
-// The Q8_0 copy of projection i (0 wq, 1 wk, 2 wv, 3 wo), or NULL for fp32 weights.
-static const tw_q8_matrix *q8_of(const tw_mha_weights *w, int i) {
-    return w->q8 ? &w->q8[i] : NULL;
-}
-
-void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
+void tw_mha_forward(float *out, tw_mha_acts *s, tw_kv_cache *cache,
                     const float *x, const float *x_kv, const float *mask,
                     const tw_mha_config *cfg, const tw_mha_weights *w,
                     int T, int S, int pos0) {
@@ -127,20 +90,20 @@ void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
     assert(s->H == H && s->G == G && s->D == D);
     assert(!cache || cross || (cache->G == G && cache->D == D && pos0 + T <= cache->S_max));
 
-    // 1. Projections: q from x, k and v from x (self) or x_kv (cross).
-    //    (With Q8_0 copies of the weights and int8 working memory, in int8: quant/q8_0.h.)
-    //    In fp32 self-attention the three read the same x: one call (in decode the threads then
-    //    start once for the three matrices, lib/simd/simd.h), the same numbers as three.
+    // 1. Projections: q from x, k and v from x (self) or x_kv (cross). In self-attention the
+    //    three read the same x: one call (in decode the threads then start once for the three
+    //    matrices, lib/simd/simd.h), the same numbers as three.
     const float *src_kv = cross ? x_kv : x;
-    if (!cross && !w->q8) {
+    if (!cross) {
         float *const ys[3] = { s->q, s->k, s->v };
-        const float *const Ws[3] = { w->wq, w->wk, w->wv }, *const bs[3] = { w->bq, w->bk, w->bv };
+        const tw_weight Ws[3] = { w->wq, w->wk, w->wv };
+        const float *const bs[3] = { w->bq, w->bk, w->bv };
         const int outs[3] = { H * D, G * D, G * D };
         tw_linear_forward_many(3, ys, x, Ws, bs, outs, T, C);
     } else {
-        tw_linear_forward_q8(s->q, s->q8, x, w->wq, q8_of(w, 0), w->bq, T, C, H * D);
-        tw_linear_forward_q8(s->k, s->q8, src_kv, w->wk, q8_of(w, 1), w->bk, n_new, C, G * D);
-        tw_linear_forward_q8(s->v, s->q8, src_kv, w->wv, q8_of(w, 2), w->bv, n_new, C, G * D);
+        tw_linear_forward_weight(s->q, x, w->wq, w->bq, T, C, H * D);
+        tw_linear_forward_weight(s->k, src_kv, w->wk, w->bk, n_new, C, G * D);
+        tw_linear_forward_weight(s->v, src_kv, w->wv, w->bv, n_new, C, G * D);
     }
 
     // 2. QK-norm, then RoPE at absolute positions pos0 .. (cross-attention has no positions:
@@ -197,45 +160,10 @@ void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
                 for (int t = 0; t < T; t++) memset(s->z + ((size_t)t * H + h) * D, 0, (size_t)D * sizeof(float));
 
     // 5. Output projection mixes the heads back into the model width.
-    tw_linear_forward_q8(out, s->q8, s->z, w->wo, q8_of(w, 3), w->bo, T, H * D, C);
+    tw_linear_forward_weight(out, s->z, w->wo, w->bo, T, H * D, C);
 }
 
 // ---- backward ----
-
-tw_status tw_mha_grad_scratch_init(tw_mha_grad_scratch *g, const tw_mha_config *cfg, int T_max,
-                                    int S_max) {
-    memset(g, 0, sizeof *g);
-    tw_status st = tw_mha_config_check(cfg);
-    if (st != TW_OK) return st;
-    if (T_max <= 0 || S_max <= 0) return TW_ERR_ARG;
-    const size_t H = (size_t)cfg->n_head, G = (size_t)cfg->n_kv_head, D = (size_t)cfg->head_dim;
-    const size_t Tm = (size_t)T_max, Sm = (size_t)S_max;
-    g->T_max = T_max; g->S_max = S_max;
-    g->H = cfg->n_head; g->G = cfg->n_kv_head; g->D = cfg->head_dim;
-    g->dz      = calloc(Tm * H * D, sizeof(float));
-    g->dq_rot  = calloc(Tm * H * D, sizeof(float));
-    g->dq      = calloc(Tm * H * D, sizeof(float));
-    g->dk_rot  = calloc(Sm * G * D, sizeof(float));
-    g->dk      = calloc(Sm * G * D, sizeof(float));
-    g->dv      = calloc(Sm * G * D, sizeof(float));
-    g->dscores = calloc(Tm * Sm, sizeof(float));
-    g->dqh     = calloc(Tm * D, sizeof(float));
-    g->dkh     = calloc(Sm * D, sizeof(float));
-    g->dvh     = calloc(Sm * D, sizeof(float));
-    g->dzh     = calloc(Tm * D, sizeof(float));
-    if (!g->dz || !g->dq_rot || !g->dq || !g->dk_rot || !g->dk || !g->dv || !g->dscores ||
-        !g->dqh || !g->dkh || !g->dvh || !g->dzh) {
-        tw_mha_grad_scratch_free(g);
-        return TW_ERR_NOMEM;
-    }
-    return TW_OK;
-}
-
-void tw_mha_grad_scratch_free(tw_mha_grad_scratch *g) {
-    free(g->dz); free(g->dq_rot); free(g->dq); free(g->dk_rot); free(g->dk); free(g->dv);
-    free(g->dscores); free(g->dqh); free(g->dkh); free(g->dvh); free(g->dzh);
-    memset(g, 0, sizeof *g);
-}
 
 // Adds a contiguous (n, D) block into head j of rows (n, n_heads*D): scatter_head's transpose.
 static void scatter_add_head(float *dst, const float *src, int n, int n_heads, int D, int j) {
@@ -263,26 +191,26 @@ static void normalize_and_rotate_backward(float *dx, float *dgain, float *d_rot,
     }
 }
 
-void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_grad_scratch *g,
-                     const float *dout, tw_mha_scratch *s, const float *x,
+void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_acts *ds,
+                     const float *dout, tw_mha_acts *s, const float *x,
                      const float *x_kv, const tw_mha_config *cfg, const tw_mha_weights *w,
                      int T, int S, int pos0) {
     const int C = cfg->d_model, H = cfg->n_head, G = cfg->n_kv_head, D = cfg->head_dim;
     const int cross = x_kv != NULL;
     const int n_kv = cross ? S : T;   // keys of the forward call (no cache during training)
-    assert(T > 0 && T <= g->T_max && n_kv <= g->S_max);
-    assert(s->T == T && s->S == n_kv && g->H == H && g->G == G && g->D == D);
+    assert(T > 0 && T <= ds->T_max && n_kv <= ds->S_max);
+    assert(s->T == T && s->S == n_kv && ds->H == H && ds->G == G && ds->D == D);
     const size_t HD = (size_t)H * D, GD = (size_t)G * D;
 
     // 5. Output projection: out = z Wo^T + bo.
-    zero_floats(g->dz, (size_t)T * HD);
-    tw_linear_backward(g->dz, dw->wo, dw->bo, dout, s->z, w->wo, T, (int)HD, C);
+    zero_floats(ds->z, (size_t)T * HD);
+    tw_linear_backward(ds->z, dw->wo, dw->bo, dout, s->z, w->wo.f32, T, (int)HD, C);
 
     // 4. Attention per query head; kv head g is shared by query heads g*group .. so its
     //    gradients are summed over them (the transpose of repeating the head).
-    zero_floats(g->dq_rot, (size_t)T * HD);
-    zero_floats(g->dk_rot, (size_t)n_kv * GD);
-    zero_floats(g->dv, (size_t)n_kv * GD);
+    zero_floats(ds->q_rot, (size_t)T * HD);
+    zero_floats(ds->k_rot, (size_t)n_kv * GD);
+    zero_floats(ds->v, (size_t)n_kv * GD);
     const int group = H / G;
     int gathered = -1;   // the kv head now in kh/vh (read only below), as in the forward
     for (int h = 0; h < H; h++) {
@@ -293,33 +221,33 @@ void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_gra
             gather_head(s->vh, s->v, n_kv, G, D, kv);
             gathered = kv;
         }
-        gather_head(g->dzh, g->dz, T, H, D, h);
-        zero_floats(g->dqh, (size_t)T * D);
-        zero_floats(g->dkh, (size_t)n_kv * D);
-        zero_floats(g->dvh, (size_t)n_kv * D);
+        gather_head(ds->zh, ds->z, T, H, D, h);
+        zero_floats(ds->qh, (size_t)T * D);
+        zero_floats(ds->kh, (size_t)n_kv * D);
+        zero_floats(ds->vh, (size_t)n_kv * D);
         // The forward's causal rule (no cache while training: offset 0), so that the hidden
         // half of the pattern is not read.
-        tw_sdpa_backward_causal(g->dqh, g->dkh, g->dvh, g->dscores, g->dzh, s->qh, s->kh, s->vh,
+        tw_sdpa_backward_causal(ds->qh, ds->kh, ds->vh, ds->scores, ds->zh, s->qh, s->kh, s->vh,
                                 s->pattern + (size_t)h * T * n_kv, T, n_kv, D,
                                 cfg->causal && !cross, 0);
-        scatter_add_head(g->dq_rot, g->dqh, T, H, D, h);
-        scatter_add_head(g->dk_rot, g->dkh, n_kv, G, D, kv);
-        scatter_add_head(g->dv, g->dvh, n_kv, G, D, kv);
+        scatter_add_head(ds->q_rot, ds->qh, T, H, D, h);
+        scatter_add_head(ds->k_rot, ds->kh, n_kv, G, D, kv);
+        scatter_add_head(ds->v, ds->vh, n_kv, G, D, kv);
     }
 
     // 2. RoPE and QK-norm, transposed (cross-attention was not rotated).
     const int rotate = !cross && cfg->rope != TW_ROPE_NONE;
-    zero_floats(g->dq, (size_t)T * HD);
-    zero_floats(g->dk, (size_t)n_kv * GD);
-    normalize_and_rotate_backward(g->dq, dw->q_norm, g->dq_rot, s->q, s->q_rms, w->q_norm, T, H,
+    zero_floats(ds->q, (size_t)T * HD);
+    zero_floats(ds->k, (size_t)n_kv * GD);
+    normalize_and_rotate_backward(ds->q, dw->q_norm, ds->q_rot, s->q, s->q_rms, w->q_norm, T, H,
                                   cfg, rotate, pos0);
-    normalize_and_rotate_backward(g->dk, dw->k_norm, g->dk_rot, s->k, s->k_rms, w->k_norm, n_kv,
+    normalize_and_rotate_backward(ds->k, dw->k_norm, ds->k_rot, s->k, s->k_rms, w->k_norm, n_kv,
                                   G, cfg, rotate, pos0);
 
     // 1. The projections: q from x; k and v from x (self) or x_kv (cross).
     const float *src_kv = cross ? x_kv : x;
     float *dsrc_kv = cross ? dx_kv : dx;
-    tw_linear_backward(dx, dw->wq, dw->bq, g->dq, x, w->wq, T, C, (int)HD);
-    tw_linear_backward(dsrc_kv, dw->wk, dw->bk, g->dk, src_kv, w->wk, n_kv, C, (int)GD);
-    tw_linear_backward(dsrc_kv, dw->wv, dw->bv, g->dv, src_kv, w->wv, n_kv, C, (int)GD);
+    tw_linear_backward(dx, dw->wq, dw->bq, ds->q, x, w->wq.f32, T, C, (int)HD);
+    tw_linear_backward(dsrc_kv, dw->wk, dw->bk, ds->k, src_kv, w->wk.f32, n_kv, C, (int)GD);
+    tw_linear_backward(dsrc_kv, dw->wv, dw->bv, ds->v, src_kv, w->wv.f32, n_kv, C, (int)GD);
 }

@@ -2,7 +2,7 @@
 // G = H), grouped-query (GQA, 1 < G < H) and multi-query attention (MQA, G = 1) are one function.
 // Query head h reads key/value head h / (H / G), as in llama2.c and Hugging Face's repeat_kv.
 //
-// The steps, each visible in the scratch struct after a call:
+// The steps, each visible in the activations (tw_mha_acts) after a call:
 //   q = x Wq^T + bq            (T, H*D)      k = x_kv Wk^T + bk, v = x_kv Wv^T + bv   (S, G*D)
 //   QK-norm (Qwen3): RMSNorm over each head's D values of q and of k, with gains (D)
 //   RoPE on q and k (adjacent or halves pairing), at positions pos0 ..
@@ -11,8 +11,8 @@
 #ifndef TW_MHA_H
 #define TW_MHA_H
 #include "core/status.h"
+#include "nn/linear.h"
 #include "nn/rope.h"
-#include "quant/q8_0.h"
 
 typedef struct {
     int          d_model;    // C
@@ -26,16 +26,15 @@ typedef struct {
     float        norm_eps;   // eps of the QK-norm
 } tw_mha_config;
 
-// Weights; a NULL bias means no bias. Layouts as torch.nn.Linear: (out, in).
+// Weights; a NULL bias means no bias. Layouts as torch.nn.Linear: (out, in). The four matrices
+// are tw_weight (nn/linear.h): fp32, or with an int8 copy that the projection then runs.
 typedef struct {
-    const float *wq, *bq;    // (H*D, C), (H*D)
-    const float *wk, *bk;    // (G*D, C), (G*D)
-    const float *wv, *bv;    // (G*D, C), (G*D)
-    const float *wo, *bo;    // (C, H*D), (C)
+    tw_weight    wq; const float *bq;   // (H*D, C), (H*D)
+    tw_weight    wk; const float *bk;   // (G*D, C), (G*D)
+    tw_weight    wv; const float *bv;   // (G*D, C), (G*D)
+    tw_weight    wo; const float *bo;   // (C, H*D), (C)
     const float *q_norm;     // (D) gain of the QK-norm on queries, when qk_norm
     const float *k_norm;     // (D) gain of the QK-norm on keys
-    const tw_q8_matrix *q8;  // NULL, or (4) Q8_0 copies of wq, wk, wv, wo: the projections then
-                             // run in int8 (quant/q8_0.h) when the scratch has int8 working memory
 } tw_mha_weights;
 
 // A key/value cache for one layer: the rotated keys and the values of every position so far.
@@ -49,9 +48,12 @@ tw_status tw_kv_cache_init(tw_kv_cache *c, int S_max, int G, int D);
 void      tw_kv_cache_free(tw_kv_cache *c);   // safe on a zeroed struct; zeroes it again
 size_t    tw_kv_cache_bytes(int S_max, int G, int D);
 
-// Scratch that holds every intermediate of one call, so lessons and dumps can read them.
-// Sized for up to T_max queries and S_max keys (keys = T for self-attention without a cache,
-// pos0 + T with a cache, the encoder length S for cross-attention).
+// The activations of attention: every intermediate of one call, so lessons, dumps and the
+// backward can read them. Sized for up to T_max queries and S_max keys (keys = T for
+// self-attention without a cache, pos0 + T with a cache, the encoder length S for
+// cross-attention). Their layout is rows of the block's table of intermediates
+// (tw_block_tensors, nn/block.h): a block places them inside its own activations, one allocation
+// per model state, and tw_mha_acts_init (block.h) lays out attention alone from the same rows.
 // After a call, with n_new = T for self-attention and S for cross-attention:
 //   q, q_rot: T rows used; k, v, k_rot: n_new rows used (only the rows this call projected; with a
 //   cache the earlier positions are in the cache, which holds k_rot and v rows for 0 .. pos0+T-1).
@@ -72,17 +74,12 @@ typedef struct {
     float *q_rms;    // (T_max, H)  QK-norm statistics sqrt(mean(q^2) + eps) per row and head,
     float *k_rms;    // (S_max, G)  kept for the backward (written only when cfg->qk_norm)
     int    T, S;     // sizes of the last call
-    tw_q8_work *q8;  // NULL, or the int8 working memory of the projections (a model state's,
-                     // set by tw_model_state_init for a model with Q8_0 copies)
     const unsigned char *head_off;   // (H) or NULL: 1 switches head h off (ablation): its
                                      // columns of z are zeroed before Wo, so the head adds nothing
                                      // to out (scores and pattern are still computed and kept)
-    float *memory;   // the one allocation of tw_mha_scratch_init, or NULL when the tensors live
-                     // in a block's (tw_block_scratch_place)
-} tw_mha_scratch;
-
-tw_status tw_mha_scratch_init(tw_mha_scratch *s, const tw_mha_config *cfg, int T_max, int S_max);
-void      tw_mha_scratch_free(tw_mha_scratch *s);   // safe on a zeroed struct; zeroes it again
+    float *memory;   // the one allocation of tw_mha_acts_init (block.h), or NULL when the
+                     // tensors live in a block's (tw_block_acts_place)
+} tw_mha_acts;
 
 // Checks the configuration's sizes (C, H, G, D > 0, H % G == 0, D even when RoPE is on).
 tw_status tw_mha_config_check(const tw_mha_config *cfg);
@@ -101,7 +98,7 @@ tw_status tw_mha_config_check(const tw_mha_config *cfg);
 //          Without a cache, self-attention keys are the T new rows (S_total = T), still rotated
 //          at positions pos0 .., with causal offset 0.
 // out must not alias x. s must be sized for T and S_total.
-void tw_mha_forward(float *out, tw_mha_scratch *s, tw_kv_cache *cache,
+void tw_mha_forward(float *out, tw_mha_acts *s, tw_kv_cache *cache,
                     const float *x, const float *x_kv, const float *mask,
                     const tw_mha_config *cfg, const tw_mha_weights *w,
                     int T, int S, int pos0);
@@ -114,20 +111,6 @@ typedef struct {
     float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *q_norm, *k_norm;
 } tw_mha_grads;
 
-// Scratch of the backward, sized like tw_mha_scratch (T_max queries, S_max keys).
-typedef struct {
-    int    T_max, S_max, H, G, D;
-    float *dz;                  // (T_max, H*D)  gradient of z, the input of Wo
-    float *dq_rot, *dq;         // (T_max, H*D)  of q after and before QK-norm + RoPE
-    float *dk_rot, *dk, *dv;    // (S_max, G*D)  of k after and before, of v
-    float *dscores;             // (T_max, S_max) one head's gradient of scores
-    float *dqh, *dkh, *dvh, *dzh;   // one head's contiguous copies, as qh .. zh
-} tw_mha_grad_scratch;
-
-tw_status tw_mha_grad_scratch_init(tw_mha_grad_scratch *g, const tw_mha_config *cfg, int T_max,
-                                    int S_max);
-void      tw_mha_grad_scratch_free(tw_mha_grad_scratch *g);   // safe on a zeroed struct
-
 // Backward of tw_mha_forward for training: the forward must have been called without a cache
 // (keys are the T new rows, or the S rows of x_kv), and s must still hold that call's
 // intermediates. Works step by step back through the forward:
@@ -136,11 +119,16 @@ void      tw_mha_grad_scratch_free(tw_mha_grad_scratch *g);   // safe on a zeroe
 //   QK-norm backward (from the saved q_rms, k_rms) -> the three input projections.
 //   dx: (T, C) or NULL: gradient of x (self-attention: from q, k and v; cross: from q only)
 //   dx_kv: (S, C) or NULL: gradient of x_kv (cross-attention only)
-//   dw: gradients of the weights   g: backward scratch   dout: (T, C)
+//   dw: gradients of the weights   dout: (T, C)
+//   ds: the gradients of the intermediates, in a second tw_mha_acts of the same sizes: on return
+//       ds->z holds d z, ds->q_rot and ds->q d q after and before QK-norm + RoPE, ds->k_rot,
+//       ds->k, ds->v those of the keys and values; ds->scores is one head's (T, S) d scores at a
+//       time, and ds->qh .. zh its per-head rows (working rows: the last head's); the rest of ds
+//       is not touched
 //   s, x, x_kv, cfg, w, T, S, pos0: as given to (and filled by) tw_mha_forward; only s's per-head
-//   copies (qh, kh, vh, zh) are overwritten, as scratch
-void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_grad_scratch *g,
-                     const float *dout, tw_mha_scratch *s, const float *x,
+//   rows (qh, kh, vh, zh) are overwritten, as working rows
+void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_acts *ds,
+                     const float *dout, tw_mha_acts *s, const float *x,
                      const float *x_kv, const tw_mha_config *cfg, const tw_mha_weights *w,
                      int T, int S, int pos0);
 

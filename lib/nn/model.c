@@ -127,13 +127,13 @@ static void walk_params(param_walk *w) {
         memset(&bw, 0, sizeof bw);
         bw.norm1_w = LAYER_PARAM(TW_PARAM_GAIN, C, 0, "norm1.w");
         if (beta) bw.norm1_b = LAYER_PARAM(TW_PARAM_BETA, C, 0, "norm1.b");
-        bw.attn.wq = LAYER_PARAM(TW_PARAM_WEIGHT, HD, C, "attn.wq");
+        bw.attn.wq = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, HD, C, "attn.wq"));
         if (bias) bw.attn.bq = LAYER_PARAM(TW_PARAM_BIAS, HD, 0, "attn.bq");
-        bw.attn.wk = LAYER_PARAM(TW_PARAM_WEIGHT, GD, C, "attn.wk");
+        bw.attn.wk = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, GD, C, "attn.wk"));
         if (bias) bw.attn.bk = LAYER_PARAM(TW_PARAM_BIAS, GD, 0, "attn.bk");
-        bw.attn.wv = LAYER_PARAM(TW_PARAM_WEIGHT, GD, C, "attn.wv");
+        bw.attn.wv = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, GD, C, "attn.wv"));
         if (bias) bw.attn.bv = LAYER_PARAM(TW_PARAM_BIAS, GD, 0, "attn.bv");
-        bw.attn.wo = LAYER_PARAM(TW_PARAM_WEIGHT, C, HD, "attn.wo");
+        bw.attn.wo = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, C, HD, "attn.wo"));
         if (bias) bw.attn.bo = LAYER_PARAM(TW_PARAM_BIAS, C, 0, "attn.bo");
         if (a->qk_norm) {
             bw.attn.q_norm = LAYER_PARAM(TW_PARAM_GAIN, D, 0, "attn.q_norm");
@@ -142,13 +142,13 @@ static void walk_params(param_walk *w) {
         bw.norm2_w = LAYER_PARAM(TW_PARAM_GAIN, C, 0, "norm2.w");
         if (beta) bw.norm2_b = LAYER_PARAM(TW_PARAM_BETA, C, 0, "norm2.b");
         if (c->block.ffn == TW_FFN_SWIGLU) {
-            bw.ffn_gate = LAYER_PARAM(TW_PARAM_WEIGHT, F, C, "ffn.gate");
-            bw.ffn_up   = LAYER_PARAM(TW_PARAM_WEIGHT, F, C, "ffn.up");
-            bw.ffn_down = LAYER_PARAM(TW_PARAM_WEIGHT, C, F, "ffn.down");
+            bw.ffn_gate = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, F, C, "ffn.gate"));
+            bw.ffn_up   = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, F, C, "ffn.up"));
+            bw.ffn_down = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, C, F, "ffn.down"));
         } else {
-            bw.ffn_w1 = LAYER_PARAM(TW_PARAM_WEIGHT, F, C, "ffn.w1");
+            bw.ffn_w1 = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, F, C, "ffn.w1"));
             if (bias) bw.ffn_b1 = LAYER_PARAM(TW_PARAM_BIAS, F, 0, "ffn.b1");
-            bw.ffn_w2 = LAYER_PARAM(TW_PARAM_WEIGHT, C, F, "ffn.w2");
+            bw.ffn_w2 = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, C, F, "ffn.w2"));
             if (bias) bw.ffn_b2 = LAYER_PARAM(TW_PARAM_BIAS, C, 0, "ffn.b2");
         }
         if (w->assign) m->layers[l] = bw;
@@ -158,7 +158,8 @@ static void walk_params(param_walk *w) {
         m->final_w = add_param(w, TW_PARAM_GAIN, C, 0, "final_norm.w", -1, NULL);
         if (beta) m->final_b = add_param(w, TW_PARAM_BETA, C, 0, "final_norm.b", -1, NULL);
     }
-    m->head = c->tied ? m->tok_emb : add_param(w, TW_PARAM_WEIGHT, V, C, "head", -1, NULL);
+    m->head = tw_weight_fp32(c->tied ? m->tok_emb
+                                     : add_param(w, TW_PARAM_WEIGHT, V, C, "head", -1, NULL));
 }
 
 #undef LAYER_PARAM
@@ -196,7 +197,7 @@ tw_status tw_model_init(tw_model *m, const tw_model_config *c) {
 }
 
 void tw_model_free(tw_model *m) {
-    tw_model_q8_free(m);
+    tw_linear_copies_free(m->copies);
     free(m->memory);
     free(m->params);
     free(m->layers);
@@ -275,33 +276,11 @@ tw_dims tw_model_dims(const tw_model_config *c, long T, long S) {
 
 size_t tw_model_state_floats(const tw_model_config *c, int T_max, int S_max) {
     const tw_dims cap = tw_model_dims(c, T_max, S_max);
-    size_t n = (size_t)c->n_layer * tw_block_scratch_floats(&c->block, T_max, S_max);
+    size_t n = (size_t)c->n_layer * tw_block_acts_floats(&c->block, T_max, S_max);
     for (int i = 0; i < tw_model_n_tensors; i++)
         if (tw_model_has(c, &tw_model_tensors[i]))
             n += (size_t)tw_dims_count(&cap, tw_model_tensors[i].shape);
     return n;
-}
-
-// The int8 working memory of a model with Q8_0 copies: one activation row of the widest Linear
-// input, shared by every layer (one Linear runs at a time), and the int8 kernels of tw_simd's level.
-static tw_status state_q8_init(tw_model_state *s, const tw_model *m) {
-    const tw_model_config *c = &m->cfg;
-    const int HD = c->block.attn.n_head * c->block.attn.head_dim, F = c->block.ffn_hidden;
-    int K_max = c->block.attn.d_model;
-    if (HD > K_max) K_max = HD;
-    if (F > K_max) K_max = F;
-    s->q8 = calloc(1, sizeof *s->q8);
-    if (!s->q8) return TW_ERR_NOMEM;
-    s->q8->xq = malloc((size_t)K_max);
-    s->q8->xs = malloc((size_t)K_max * sizeof(float));
-    if (!s->q8->xq || !s->q8->xs) return TW_ERR_NOMEM;   // the caller frees
-    s->q8->K_max = K_max;
-    s->q8->ops = tw_q8_ops_for_simd_level(tw_simd.variant);
-    if (!s->q8->ops) s->q8->ops = tw_q8_ops_for("naive");
-    // The level's own layout of the weights, if it has one (lib/simd/q8.h): made here, once.
-    if (tw_q8_work_pack(s->q8, m->q8, m->n_q8, m->q8_group) != TW_OK) return TW_ERR_NOMEM;
-    for (int l = 0; l < c->n_layer; l++) s->layers[l].q8 = s->layers[l].attn.q8 = s->q8;
-    return TW_OK;
 }
 
 tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, int cache_len) {
@@ -315,7 +294,7 @@ tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, i
     s->S_max = S_max;
     s->n_floats = tw_model_state_floats(c, T_max, S_max);
     s->memory = calloc(s->n_floats, sizeof(float));
-    s->layers = calloc((size_t)c->n_layer, sizeof(tw_block_scratch));
+    s->layers = calloc((size_t)c->n_layer, sizeof(tw_block_acts));
     if (cache_len > 0) s->cache = calloc((size_t)c->n_layer, sizeof(tw_kv_cache));
     s->n_layer = c->n_layer;
     if (!s->memory || !s->layers || (cache_len > 0 && !s->cache)) {
@@ -329,12 +308,16 @@ tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, i
         const tw_tensor_info *t = &tw_model_tensors[i];
         if (i == tw_model_n_tensors_before)
             for (int l = 0; l < c->n_layer; l++)
-                p += tw_block_scratch_place(&s->layers[l], p, &c->block, T_max, S_max);
+                p += tw_block_acts_place(&s->layers[l], p, &c->block, T_max, S_max);
         if (!tw_model_has(c, t)) continue;
         *model_slot(s, t) = p;
         p += tw_dims_count(&cap, t->shape);
     }
-    if (m->q8 && state_q8_init(s, m) != TW_OK) { tw_model_state_free(s); return TW_ERR_NOMEM; }
+    // Weights with other copies (int8) run the kernels of the level selected now (nn/linear.h).
+    if (m->copies && tw_linear_copies_select(m->copies) != TW_OK) {
+        tw_model_state_free(s);
+        return TW_ERR_NOMEM;
+    }
     for (int l = 0; l < c->n_layer && cache_len > 0; l++) {
         tw_status st = tw_kv_cache_init(&s->cache[l], cache_len, c->block.attn.n_kv_head,
                                         c->block.attn.head_dim);
@@ -344,7 +327,6 @@ tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, i
 }
 
 void tw_model_state_free(tw_model_state *s) {
-    if (s->q8) { tw_q8_work_free_packed(s->q8); free(s->q8->xq); free(s->q8->xs); free(s->q8); }
     for (int l = 0; l < s->n_layer && s->cache; l++) tw_kv_cache_free(&s->cache[l]);
     free(s->memory);
     free(s->layers);
@@ -405,12 +387,12 @@ static tw_status model_forward(tw_model_state *s, const tw_model *m, const int *
     else
         tw_rmsnorm_forward(s->final_norm, s->final_rms, stream, m->final_w, T, C, c->block.norm_eps);
 
-    // (In int8 when the model has Q8_0 copies and the state int8 working memory: quant/q8_0.h.)
+    // (The head may be int8, as every Linear weight: nn/linear.h.)
     if (all_logits)
-        tw_linear_forward_q8(s->logits, s->q8, s->final_norm, m->head, m->head_q8, NULL, T, C, V);
+        tw_linear_forward_weight(s->logits, s->final_norm, m->head, NULL, T, C, V);
     else   // generation needs only the next token after the last position
-        tw_linear_forward_q8(s->logits + (size_t)(T - 1) * V, s->q8,
-                             s->final_norm + (size_t)(T - 1) * C, m->head, m->head_q8, NULL, 1, C, V);
+        tw_linear_forward_weight(s->logits + (size_t)(T - 1) * V,
+                                 s->final_norm + (size_t)(T - 1) * C, m->head, NULL, 1, C, V);
     return TW_OK;
 }
 
@@ -448,13 +430,13 @@ static tw_block_grads block_grads(const tw_model_grads *g, const tw_model *m, in
 #define G(p) tw_model_grad_of(g, m, (p))
     tw_block_grads d = {
         .norm1_w = G(w->norm1_w), .norm1_b = G(w->norm1_b),
-        .attn = { .wq = G(a->wq), .bq = G(a->bq), .wk = G(a->wk), .bk = G(a->bk),
-                  .wv = G(a->wv), .bv = G(a->bv), .wo = G(a->wo), .bo = G(a->bo),
+        .attn = { .wq = G(a->wq.f32), .bq = G(a->bq), .wk = G(a->wk.f32), .bk = G(a->bk),
+                  .wv = G(a->wv.f32), .bv = G(a->bv), .wo = G(a->wo.f32), .bo = G(a->bo),
                   .q_norm = G(a->q_norm), .k_norm = G(a->k_norm) },
         .norm2_w = G(w->norm2_w), .norm2_b = G(w->norm2_b),
-        .ffn_w1 = G(w->ffn_w1), .ffn_b1 = G(w->ffn_b1), .ffn_w2 = G(w->ffn_w2),
-        .ffn_b2 = G(w->ffn_b2), .ffn_gate = G(w->ffn_gate), .ffn_up = G(w->ffn_up),
-        .ffn_down = G(w->ffn_down),
+        .ffn_w1 = G(w->ffn_w1.f32), .ffn_b1 = G(w->ffn_b1), .ffn_w2 = G(w->ffn_w2.f32),
+        .ffn_b2 = G(w->ffn_b2), .ffn_gate = G(w->ffn_gate.f32), .ffn_up = G(w->ffn_up.f32),
+        .ffn_down = G(w->ffn_down.f32),
     };
 #undef G
     return d;
@@ -512,8 +494,8 @@ tw_status tw_model_backward(tw_model_grads *g, tw_model_state *ds, const tw_mode
     for (int t = 0; t < T; t++)
         if (tokens[t] < 0 || tokens[t] >= V) return TW_ERR_SHAPE;
     // logits = final_norm head^T (a tied head's gradient lands in tok_emb's: same pointer).
-    tw_linear_backward(ds->final_norm, tw_model_grad_of(g, m, m->head), NULL, ds->logits,
-                       s->final_norm, m->head, T, C, V);
+    tw_linear_backward(ds->final_norm, tw_model_grad_of(g, m, m->head.f32), NULL, ds->logits,
+                       s->final_norm, m->head.f32, T, C, V);
     float *d_stream = ds->layers[L - 1].resid_post;
     const float *stream = s->layers[L - 1].resid_post;
     if (!c->final_norm) {

@@ -11,7 +11,7 @@
 #define TW_MODEL_H
 #include "core/status.h"
 #include "nn/block.h"
-#include "quant/q8_0.h"
+#include "nn/linear.h"
 
 typedef enum { TW_POS_NONE = 0, TW_POS_SINUSOIDAL, TW_POS_LEARNED } tw_pos_kind; // RoPE lives in attn
 
@@ -71,16 +71,11 @@ typedef struct {
     float            *pos_emb;    // (max_seq, C) learned positions, or NULL
     tw_block_weights *layers;     // (n_layer) pointers into memory
     float            *final_w, *final_b;   // (C), (C) or NULL
-    float            *head;       // (V, C): tok_emb when tied
-    // Optional int8 copies (tw_model_q8_init, model_q8.c). NULL for an fp32 model; otherwise a
-    // state made afterwards runs every Linear layer in int8 (layers[l].attn.q8, .ffn_q8 and
-    // head_q8 point into q8), while embeddings and norms stay fp32.
-    tw_q8_matrix       *q8;       // (n_q8) every Linear matrix, in the order of params, then the
-                                  // head when tied (its copy of tok_emb)
-    int                 n_q8;
-    void               *q8_memory;   // their values and scales, one allocation
-    const tw_q8_matrix *head_q8;  // the head's copy
-    int                 q8_group; // gs of every copy
+    tw_weight         head;       // (V, C): tok_emb when tied
+    tw_linear_copies *copies;     // NULL, or the memory of other copies of the Linear weights: int8
+                                  // ones, made by the quantization chapter (lib/quant/), which
+                                  // points the tw_weight fields of layers and head into it
+                                  // (nn/linear.h); tw_model_free releases it
 } tw_model;
 
 // Allocates zeroed parameters for c. tw_model_free releases them (safe on a zeroed struct).
@@ -115,16 +110,13 @@ typedef struct {
     float            *memory;     // (n_floats) every tensor below
     size_t            n_floats;
     float            *embed;      // (T_max, C) embeddings (+ positions) entering layer 0
-    tw_block_scratch *layers;     // (n_layer) layer l's intermediates; layers[n_layer-1].resid_post
+    tw_block_acts *layers;     // (n_layer) layer l's intermediates; layers[n_layer-1].resid_post
                                   // is the stream after the last block
     float            *final_norm; // (T_max, C) after the final norm (a copy of the stream if none)
     float            *final_mean, *final_rstd;   // (T_max) the final LayerNorm's statistics
     float            *final_rms;  // (T_max) the final RMSNorm's row rms
     float            *logits;     // (T_max, V) row t scores the token after position t
     tw_kv_cache      *cache;      // (n_layer) or NULL when made without a cache
-    tw_q8_work       *q8;         // NULL, or the int8 working memory of the Linear layers when the
-                                  // model had Q8_0 copies at tw_model_state_init (its kernels: the
-                                  // int8 level that goes with tw_simd's level at that moment)
     const unsigned char *head_off;   // (n_layer, H) or NULL (the default): set by the caller to
                                   // switch heads off; 1 at [l*H + h] zeroes head h of layer l's
                                   // output before its Wo (ablation, lesson 18). The caller owns it.
@@ -161,22 +153,6 @@ size_t    tw_model_state_floats(const tw_model_config *c, int T_max, int S_max);
 tw_status tw_model_forward(tw_model_state *s, const tw_model *m, const int *tokens, int T, int pos0);
 tw_status tw_model_forward_next(tw_model_state *s, const tw_model *m, const int *tokens, int T,
                                 int pos0);
-
-// ---- int8 copies of the weights (model_q8.c; the scheme is quant/q8_0.h's Q8_0) ----
-
-// Allocates zeroed Q8_0 copies, in groups of gs, of every Linear matrix (attention projections,
-// FFN matrices, head; a tied head gets its own copy of tok_emb) and points the layers at them.
-// TW_ERR_SHAPE if gs does not divide every input width (C, H*D, F), TW_ERR_ARG for gs <= 0,
-// TW_ERR_NOMEM. Replaces copies made before. Make model states after this call.
-tw_status tw_model_q8_init(tw_model *m, int gs);
-// tw_model_q8_init, then each copy quantized from its fp32 matrix (tw_q8_quantize). TW_ERR_ARG if
-// a weight is NaN or Inf (no copies are left then).
-tw_status tw_model_quantize(tw_model *m, int gs);
-// The copy of the Linear matrix named as in m->params ("layers.0.attn.wq", "head"); NULL if the
-// model has no copies or no such matrix. Its q and s may be written (they are the model's).
-tw_q8_matrix *tw_model_q8_find(tw_model *m, const char *name);
-// Drops the copies (the model is fp32 again). Safe without copies; tw_model_free calls it.
-void tw_model_q8_free(tw_model *m);
 
 // ---- training: the loss, the backward pass and the gradients ----
 // Training runs without a KV cache over B sequences of T tokens, each from position 0. The batch

@@ -189,3 +189,24 @@ void tw_q8_work_free_packed(tw_q8_work *w) {
     w->packed_memory = NULL;
     w->n_mats = 0;
 }
+
+// ---- a set of copies ----
+
+tw_status tw_q8_copies_select(tw_q8_copies *c, const tw_q8_ops *ops) {
+    tw_q8_work *w = &c->work;
+    w->ops = ops;
+    if (w->packed && w->packed_ops == ops) return TW_OK;   // this level's copies are made
+    tw_q8_work_free_packed(w);
+    // The level's own layout of the weights, if it has one (lib/simd/q8.h): made here, once.
+    return tw_q8_work_pack(w, c->mats, c->n, c->gs);
+}
+
+void tw_q8_copies_free(tw_q8_copies *c) {
+    if (!c) return;
+    tw_q8_work_free_packed(&c->work);
+    free(c->work.xq);
+    free(c->work.xs);
+    free(c->mats);
+    free(c->memory);
+    free(c);
+}

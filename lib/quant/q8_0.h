@@ -104,9 +104,9 @@ typedef struct {
 } tw_q8_matrix;
 
 // Working memory of the int8 Linear layer: one activation row quantized (the caller owns it; a
-// model state makes one, tw_model_state_init), and the kernels it runs.
-// When the level has a packed layout (ops->pack, lib/simd/q8.h) the state also holds a packed
-// copy of each of the model's matrices, made once, and the layer multiplies by that copy.
+// model's copies hold one, tw_q8_copies below), and the kernels it runs.
+// When the level has a packed layout (ops->pack, lib/simd/q8.h) it also holds a packed copy of
+// each of the model's matrices, made once per level, and the layer multiplies by that copy.
 typedef struct {
     int8_t          *xq;     // (K_max) the row's int8 values
     float           *xs;     // (K_max) its group scales (K_max / gs used)
@@ -128,6 +128,23 @@ int tw_q8_packs(const tw_q8_ops *o, int gs);
 // TW_ERR_NOMEM with nothing added. Does nothing if !tw_q8_packs(w->ops, gs).
 tw_status tw_q8_work_pack(tw_q8_work *w, const tw_q8_matrix *mats, int n, int gs);
 void tw_q8_work_free_packed(tw_q8_work *w);
+
+// The Q8_0 copies of a set of matrices (a model's Linear weights, quant/model_q8.h), in one
+// allocation, with the one working memory they all run with (one Linear runs at a time).
+typedef struct tw_q8_copies {
+    tw_q8_matrix *mats;     // (n) the copies
+    int           n;
+    int           gs;       // the group size of every copy
+    void         *memory;   // their values and scales
+    tw_q8_work    work;     // xq, xs: (work.K_max), the widest input row of any copy
+} tw_q8_copies;
+
+// Makes ops the copies' kernels, with ops' packed copy of every matrix if the level has a packed
+// layout for gs (kept when it was already made for ops; made again otherwise). TW_OK, or
+// TW_ERR_NOMEM (the row-major matrices are then used).
+tw_status tw_q8_copies_select(tw_q8_copies *c, const tw_q8_ops *ops);
+// Releases everything c holds and c itself (made with malloc); NULL is fine.
+void tw_q8_copies_free(tw_q8_copies *c);
 
 // y = x W^T + b with W in Q8_0: each row of x is quantized in groups of W->gs (tw_q8_linear),
 // then the bias is added in float.   y: (T, C_out)   x: (T, C_in)   b: (C_out) or NULL

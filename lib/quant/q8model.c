@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "quant/q8_0.h"
+#include "quant/model_q8.h"
 #include "formats/regular_file.h"
 #include "formats/file_kind.h"
 #include "formats/llama2c.h"
