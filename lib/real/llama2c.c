@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "real/llama2c.h"
+#include "real/checkpoint.h"
+#include "real/q8file.h"
 #include "io/regular_file.h"
 
 static const float LLAMA_NORM_EPS   = 1e-5f;    // RMSNorm eps of every llama2.c model
@@ -213,6 +215,22 @@ tw_status tw_llama2c_load(tw_model *m, const char *path, char *err, size_t err_l
     if (bytes < 28 || fread(header, sizeof(int32_t), 7, f) != 7) {
         fclose(f);
         tw_set_err(err, err_len, "%s: file is %lld bytes, too short for the 28-byte header", path, bytes);
+        return TW_ERR_FORMAT;
+    }
+    // The toolkit's other files start with a magic where a llama2.c header has dim and
+    // hidden_dim: name them, instead of "dim = 1634415666 exceeds the limit".
+    const char *other = NULL;
+    if ((uint32_t)header[0] == TW_Q8FILE_MAGIC)
+        other = "is an int8 (version-2) model file, not a float32 checkpoint: pass the float32 model "
+                "it was quantized from (./generate reads the int8 file itself)";
+    else if (memcmp(header, TW_TRAIN_STATE_MAGIC, 8) == 0)
+        other = "is a training-state file (TWSTATE), not a model: pass it to ./train --resume";
+    else if (memcmp(header, TW_CHECKPOINT_MAGIC, 8) == 0)
+        other = "is a TWMODEL checkpoint (the toolkit's own format), not a llama2.c one: load it "
+                "with tw_model_load_file";
+    if (other != NULL) {
+        fclose(f);
+        tw_set_err(err, err_len, "%s: %s", path, other);
         return TW_ERR_FORMAT;
     }
     tw_llama2c_config hc;
