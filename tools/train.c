@@ -394,7 +394,7 @@ static void check_memory(const tw_model_config *c, double n_floats, int T, int n
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     if (pages <= 0 || page <= 0) return;   // unknown: let the allocations decide
     const double have = (double)pages * (double)page;
-    const double need = training_bytes(c, n_floats, T, n_parts, B, T > 0 ? steps : 0);
+    const double need = training_bytes(c, n_floats, T, n_parts, B, steps);
     if (need <= have) return;
     fprintf(stderr, "train: training this model needs about %.3g GB (%.0f parameters; weights, gradients, "
             "AdamW moments, activations of --batch %d x --seq %d on %d part%s), more than this machine's "
