@@ -512,6 +512,9 @@ def make_training_files():
     reshaped = list(TW_PARAMS)
     reshaped[0] = ("tok_emb", (2, 4))
     write("twmodel", "wrong_shape.bin", twmodel(params=reshaped), "FORMAT", "tok_emb")
+    # A name from the file is printed with its unprintable bytes as '?': one line, always.
+    renamed = [("tok\nemb", (4, 2))] + TW_PARAMS[1:]
+    write("twmodel", "newline_in_name.bin", twmodel(params=renamed), "FORMAT", "tok?emb")
     nan = bytearray(good)
     nan[TW_HEAD + 48 + 12: TW_HEAD + 48 + 16] = struct.pack("<f", float("nan"))
     write("twmodel", "nan_weight.bin", bytes(nan), "FORMAT", "nan")
