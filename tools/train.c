@@ -136,8 +136,8 @@ static long parse_count(const char *flag, const char *s, long lo, long hi) {
 }
 
 // A float (the value the trainer will use, after rounding to float) in [lo, hi], or (lo, hi]
-// when lo_open: a value that becomes inf, 0 or a denormal as a float is refused here, not found
-// as NaN weights after training. why says what the range means.
+// when lo_open: a value that becomes inf (or 0, when lo_open) as a float is refused here, not
+// found as NaN weights after training. why says what the range means.
 static float parse_float(const char *flag, const char *s, double lo, int lo_open, double hi, const char *why) {
     const double d = parse_num(flag, s);
     const float v = (float)d;
@@ -206,10 +206,11 @@ static options parse_args(int argc, char **argv) {
             o.c.min_lr = parse_float(a, v, 0.0, 0, FLT_MAX, "the rate the cosine decays to");
         else if (!strcmp(a, "--weight-decay"))
             o.c.weight_decay = parse_float(a, v, 0.0, 0, 10.0, "each step shrinks a weight by lr * wd of itself");
-        else if (!strcmp(a, "--beta1"))
-            o.c.beta1 = parse_float(a, v, 0.0, 0, 0.99999994, "a moving average's decay: below 1");
-        else if (!strcmp(a, "--beta2"))
-            o.c.beta2 = parse_float(a, v, 0.0, 0, 0.99999994, "a moving average's decay: below 1");
+        else if (!strcmp(a, "--beta1") || !strcmp(a, "--beta2")) {
+            const float b = parse_float(a, v, 0.0, 0, 1.0, "a moving average's decay, below 1");
+            if (b == 1.0f) die_usage("%s: '%s' is 1 as a float: a moving average's decay must be below 1", a, v);
+            if (a[6] == '1') o.c.beta1 = b; else o.c.beta2 = b;
+        }
         else if (!strcmp(a, "--eps"))
             o.c.eps = parse_float(a, v, 0.0, 1, 1.0, "added to sqrt(v): larger values stop the updates");
         else if (!strcmp(a, "--clip"))
