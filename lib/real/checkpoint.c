@@ -167,8 +167,8 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
             dims[2] != p->shape[1]) {
             // The name comes from the file: printed with anything unprintable (a newline would
             // break the one-line message) shown as '?'.
-            for (char *c = name; *c; c++)
-                if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f) *c = '?';
+            for (char *ch = name; *ch; ch++)
+                if ((unsigned char)*ch < 0x20 || (unsigned char)*ch >= 0x7f) *ch = '?';
             tw_set_err(err, err_len, "%s: parameter %d is '%s' (%d, %d) but the config's table has "
                     "'%s' (%ld, %ld) there", path, i, name, (int)dims[1], (int)dims[2], p->name,
                     p->shape[0], p->shape[1]);
