@@ -258,6 +258,32 @@ static int by_pointer(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+// Sizes whose parameter count overflows a long (d_model 2e9: 2e9 x 2e9 floats per matrix) or
+// passes TW_MODEL_MAX_FLOATS are refused by the counting walk before anything is allocated; the
+// count of a valid preset equals what tw_model_init allocates.
+START_TEST(model_init_refuses_sizes_whose_count_overflows)
+{
+    tw_model_config c;
+    ck_assert_int_eq(tw_model_config_preset(&c, "gpt2"), TW_OK);
+    tw_model m;
+    ck_assert_int_eq(tw_model_init(&m, &c), TW_OK);
+    ck_assert_int_eq(tw_model_config_floats(&c), m.n_floats);
+    tw_model_free(&m);
+    const int dims[][3] = { { 2000000000, 1, 2 }, { 1 << 20, 1024, 1 << 20 }, { 65536, 1024, 65536 } };
+    for (int i = 0; i < 3; i++) {
+        tw_model_config big = c;
+        big.block.attn.d_model = dims[i][0];
+        big.n_layer = dims[i][1];
+        big.block.ffn_hidden = dims[i][2];
+        big.block.attn.n_head = big.block.attn.n_kv_head = 1;
+        big.block.attn.head_dim = dims[i][0];
+        ck_assert_msg(tw_model_config_floats(&big) == -1, "case %d: %ld", i, tw_model_config_floats(&big));
+        ck_assert_int_eq(tw_model_init(&m, &big), TW_ERR_SHAPE);
+        ck_assert_ptr_null(m.memory);
+    }
+}
+END_TEST
+
 START_TEST(activations_are_one_allocation_laid_out_by_the_tables)
 {
     const char *style = STYLES[_i];
@@ -408,6 +434,7 @@ Suite *suite_model(void) {
     tcase_add_test(tc, presets_have_the_documented_shapes);
     tcase_add_test(tc, randomize_is_deterministic_and_follows_the_kinds);
     tcase_add_test(tc, forward_rejects_bad_tokens_and_sizes);
+    tcase_add_test(tc, model_init_refuses_sizes_whose_count_overflows);
     tcase_add_loop_test(tc, activations_are_one_allocation_laid_out_by_the_tables, 0, N_STYLES);
     tcase_add_loop_test(tc, ablating_no_head_is_bit_identical, 0, N_STYLES);
     tcase_add_loop_test(tc, ablating_a_head_equals_zeroing_its_columns_of_wo, 0, N_STYLES);

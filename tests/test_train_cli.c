@@ -12,6 +12,9 @@
 #include "testutil.h"
 #include "testrun.h"
 #include "train/checkpoint.h"
+#include "inspect/check_finite.h"
+#include "formats/same_file.h"
+#include <sys/stat.h>
 
 #define GOLD "data/golden/train/"
 
@@ -100,7 +103,10 @@ START_TEST(stopped_and_resumed_run_writes_the_same_bytes)
     snprintf(cmd, sizeof cmd, "%s --stop-after 3 --state %s --out %s", common, st, b);
     r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "%s", r.err);
-    ck_assert_int_eq(tt_count_lines(r.out), 3);   // three steps (30 validation tokens: too few to measure)
+    // Three steps (30 validation tokens: too few to measure), after the set-up lines.
+    double steps[8];
+    ck_assert_int_eq(parse_losses(steps, 8, r.out), 3);
+    ck_assert_msg(strstr(r.out, "\nval loss") == NULL && r.err[0] == '\0', "%s%s", r.out, r.err);
     tt_run_free(&r);
     snprintf(cmd, sizeof cmd, "%s --resume %s --out %s", common, st, b);
     r = tt_run(cmd);
@@ -136,6 +142,123 @@ START_TEST(a_non_finite_loss_stops_naming_the_tensor_and_writes_nothing)
 }
 END_TEST
 
+// With --save-every 1 and a learning rate that grows until the weights overflow (warm-up to 1e4
+// over 8 steps), the run must stop at the first step whose weights give a non-finite loss on the
+// next batch, keep the checkpoint before it, and say which step that is. The kept file must load
+// (every weight finite: tw_model_load_file checks) and run in ./generate --check-finite, which
+// stops with exit 1 at the first NaN/Inf of any forward pass: before the fix the kept file was
+// the one whose weights produced the NaN. The step where it diverges depends on the kernels'
+// rounding, so it is read from the message, not hard-coded.
+START_TEST(the_nan_stop_keeps_the_last_checkpoint_whose_forward_pass_is_finite)
+{
+    char out[512], cmd[2048], err[512] = "";
+    tmp_path(out, sizeof out, "kept.bin");
+    snprintf(cmd, sizeof cmd, "./train --init data/models/stories260K.bin --tokens " GOLD "stories260K/tokens.bin "
+             "--batch 2 --seq 8 --steps 8 --lr 1e4 --min-lr 1e4 --warmup 8 --clip 0 --save-every 1 "
+             "--curve none --out %s", out);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 1, "rc %d: %s", r.rc, r.err);
+    ck_assert_msg(tt_count_lines(r.err) == 1, "stderr is not one line: %s", r.err);
+    long stop = -1, kept = -1;
+    const char *k = strstr(r.err, "checkpoint of step ");
+    ck_assert_msg(sscanf(r.err, "train: step %ld:", &stop) == 1 && k && sscanf(k, "checkpoint of step %ld", &kept) == 1,
+                  "%s", r.err);
+    ck_assert_msg(kept >= 1 && stop == kept + 1 && strstr(r.err, "stopped") != NULL, "%s", r.err);
+    tt_run_free(&r);
+    tw_model m;
+    ck_assert_msg(tw_model_load_file(&m, out, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert(tw_first_nonfinite(m.memory, m.n_floats) < 0);
+    tw_model_free(&m);
+    snprintf(cmd, sizeof cmd, "./generate %s -z data/models/tok512.bin -n 8 -s 1 --check-finite", out);
+    r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "the kept checkpoint does not run finite: %s", r.err);
+    tt_run_free(&r);
+    remove(out);
+}
+END_TEST
+
+// A learning rate near FLT_MAX: the one step's update overflows. Nothing may be written (before,
+// an all-inf checkpoint was, because the last update was never checked).
+START_TEST(an_overflowing_last_update_writes_nothing)
+{
+    char out[512], st[512], cmd[2048];
+    tmp_path(out, sizeof out, "inf.bin");
+    tmp_path(st, sizeof st, "inf.state");
+    snprintf(cmd, sizeof cmd, "./train --init " GOLD "gpt2/init.bin --tokens " GOLD "gpt2/tokens.bin --batch 2 "
+             "--seq 8 --steps 1 --lr 3e38 --min-lr 3e38 --clip 0 --curve none --out %s --state %s", out, st);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 1 && tt_count_lines(r.err) == 1 && strstr(r.err, "nothing written"), "rc %d: %s", r.rc, r.err);
+    ck_assert(!tt_exists(out) && !tt_exists(st));
+    tt_run_free(&r);
+}
+END_TEST
+
+// An unusable output found before training, not after --out was written.
+START_TEST(a_bad_output_is_found_before_anything_is_written)
+{
+    char out[512], dir[512], cmd[2048];
+    tmp_path(out, sizeof out, "half.bin");
+    tmp_path(dir, sizeof dir, "state_dir");
+    ck_assert(mkdir(dir, 0700) == 0);
+    snprintf(cmd, sizeof cmd, "./train --tokens " GOLD "gpt2/tokens.bin --vocab 65 --batch 2 --seq 8 --steps 1 "
+             "--curve none --out %s --state %s", out, dir);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 1 && tt_count_lines(r.err) == 1 && strstr(r.err, "directory"), "rc %d: %s", r.rc, r.err);
+    ck_assert_msg(!tt_exists(out), "--out was written before the --state error");
+    ck_assert_msg(r.out[0] == '\0', "set-up lines before the error: %s", r.out);
+    tt_run_free(&r);
+    rmdir(dir);
+}
+END_TEST
+
+// The floor: a FIFO (given, or found as floor.txt beside --tokens) is refused at once, never
+// waited on (timeout 20: exit 124 if it hangs); a teacher_nll of inf, nan or below 0 is refused.
+START_TEST(a_bad_floor_file_gets_one_line)
+{
+    char dir[512], cmd[4096];
+    tmp_path(dir, sizeof dir, "floor");
+    ck_assert(mkdir(dir, 0700) == 0);
+    const char *setups[] = { "mkfifo $d/f", "mkfifo $d/floor.txt", "printf 'teacher_nll inf\n' > $d/f",
+                             "printf 'teacher_nll nan\n' > $d/f", "printf 'teacher_nll -0.5\n' > $d/f" };
+    const char *words[] = { "FIFO", "FIFO", "inf", "nan", "-0.5" };
+    for (int i = 0; i < 5; i++) {
+        snprintf(cmd, sizeof cmd, "d=%s; rm -f $d/f $d/floor.txt; %s; cp " GOLD "gpt2/tokens.bin $d/t.bin; "
+                 "timeout 20 ./train --tokens $d/t.bin --vocab 65 --batch 2 --seq 8 --steps 1 --curve none %s",
+                 dir, setups[i], i == 1 ? "" : "--floor $d/f");
+        run_result r = tt_run(cmd);
+        ck_assert_msg(r.rc == 1 && tt_count_lines(r.err) == 1 && strstr(r.err, words[i]) && strstr(r.err, "floor"),
+                      "%s: rc %d: %s", setups[i], r.rc, r.err);
+        tt_run_free(&r);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    run_result r = tt_run(cmd);
+    tt_run_free(&r);
+}
+END_TEST
+
+// tw_same_file: existing files by device and inode, outputs not yet written by folder and name.
+START_TEST(same_file_compares_inodes_and_unwritten_paths)
+{
+    char dir[512], a[600], b[600], dot_a[700], link_a[600], missing[600], missing2[700];
+    tmp_path(dir, sizeof dir, "same");
+    ck_assert(mkdir(dir, 0700) == 0);
+    snprintf(a, sizeof a, "%s/a", dir);
+    snprintf(b, sizeof b, "%s/b", dir);
+    snprintf(dot_a, sizeof dot_a, "%s/./a", dir);
+    snprintf(link_a, sizeof link_a, "%s/hard_a", dir);
+    snprintf(missing, sizeof missing, "%s/new.bin", dir);
+    snprintf(missing2, sizeof missing2, "%s/../%s/new.bin", dir, strrchr(dir, '/') + 1);
+    FILE *f = fopen(a, "w"); ck_assert(f); fputs("x", f); fclose(f);
+    f = fopen(b, "w"); ck_assert(f); fputs("x", f); fclose(f);
+    ck_assert(link(a, link_a) == 0);
+    ck_assert(tw_same_file(a, dot_a) && tw_same_file(a, link_a) && tw_same_file(a, a));
+    ck_assert(!tw_same_file(a, b) && !tw_same_file(a, missing) && !tw_same_file(a, "") && !tw_same_file(NULL, a));
+    ck_assert(tw_same_file(missing, missing2));   // neither exists: same folder, same name
+    ck_assert(!tw_same_file(missing, b));
+    remove(a); remove(b); remove(link_a); rmdir(dir);
+}
+END_TEST
+
 typedef struct { const char *args; int rc; const char *word; } bad_case;
 static const bad_case BAD[] = {
     { "--tokens " GOLD "gpt2/tokens.bin --seq 400 --style llama --vocab 65", 1, "--seq 400" },
@@ -155,13 +278,57 @@ static const bad_case BAD[] = {
     { "", 2, "--tokens" },
     { "--tokens " GOLD "llama/tokens.bin --threads 65", 2, "--threads" },
     { "--tokens " GOLD "llama/tokens.bin --threads 1.5", 2, "--threads" },
+    // Sizes: bounded by the llama2.c loader's limits at once, the parameter count checked in
+    // 64 bits before anything is allocated, the memory a run needs against the machine's.
+    { "--tokens " GOLD "gpt2/tokens.bin --style gpt2 --vocab 65 --batch 2 --seq 16 --dim 2000000000", 2, "--dim" },
+    { "--tokens " GOLD "gpt2/tokens.bin --style gpt2 --vocab 65 --batch 2 --seq 16 --layers 2000000000", 2, "--layers" },
+    { "--tokens " GOLD "gpt2/tokens.bin --style gpt2 --vocab 65 --seq 8 --dim 65536 --layers 1024", 2, "2^40" },
+    { "--tokens " GOLD "gpt2/tokens.bin --style gpt2 --vocab 65 --batch 2 --seq 1000000", 2, "more than this machine" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --steps 2000000000", 2, "--steps" },
+    // Float flags: finite as a float and in a meaningful range; --val-frac -1 is not "not given".
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --lr 1e39", 2, "--lr" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --lr 0", 2, "--lr" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --lr 1e-50", 2, "--lr" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --eps 1e39", 2, "--eps" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --eps 1e30", 2, "--eps" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --min-lr -1", 2, "--min-lr" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --weight-decay 1e30", 2, "--weight-decay" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --beta2 0.999999999", 2, "--beta2" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --clip 1e39", 2, "--clip" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --val-frac -1", 2, "--val-frac" },
+    // Paths: a flag as a value, an empty path, an output that is an input or another output,
+    // an output that is a folder or inside a file.
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --out --no-shuffle", 2, "needs a value" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --curve ''", 2, "--curve" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --out ''", 2, "--out" },
+    { "--tokens '' --vocab 65", 2, "--tokens" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --out " GOLD "gpt2/tokens.bin", 2, "same file as --tokens" },
+    { "--tokens " GOLD "gpt2/tokens.bin --init " GOLD "gpt2/init.bin --out data/golden/train/../train/gpt2/init.bin", 2,
+      "same file as --init" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --out nowhere/x.bin --state nowhere/x.bin", 2,
+      "same file as --state" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --out nowhere/c.dat.png --curve nowhere/c.dat", 2,
+      "same file as --curve's picture" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --val " GOLD "llama/tokens.bin --state " GOLD "llama/tokens.bin", 2,
+      "same file as --val" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --state data/golden", 1, "directory" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --out README.md/x.bin", 1, "not a folder" },
+    // Data too short for what was asked: a batch would repeat rows; validation would be skipped.
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --batch 20 --seq 16", 1, "too few for one batch" },
+    { "--tokens " GOLD "gpt2/tokens.bin --vocab 65 --batch 2 --seq 8 --val data/corrupt/tokens/valid_six.bin", 1,
+      "too few for one validation batch" },
+    // The toolkit's other files given as --init are named.
+    { "--tokens " GOLD "gpt2/tokens.bin --init data/corrupt/q8file/valid_shared.bin", 1, "int8 (version-2)" },
+    { "--tokens " GOLD "gpt2/tokens.bin --init data/corrupt/twstate/valid_tiny.bin", 1, "--resume" },
+    { "--tokens " GOLD "gpt2/tokens.bin --resume data/corrupt/twstate/negative_second_moment.bin", 1, "second moment" },
 };
 
 START_TEST(bad_data_and_flags_get_one_line)
 {
     const bad_case *c = &BAD[_i];
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "./train %s --steps 2 --curve none", c->args);
+    // The case's flags last, so that a case may give its own --curve or --steps.
+    snprintf(cmd, sizeof cmd, "./train --steps 2 --curve none %s", c->args);
     run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == c->rc, "%s: rc %d, want %d: %s", cmd, r.rc, c->rc, r.err);
     ck_assert_msg(tt_count_lines(r.err) == 1, "%s: stderr is not one line: %s", cmd, r.err);
@@ -177,6 +344,11 @@ Suite *suite_train_cli(void) {
     tcase_add_loop_test(tc, deterministic_mode_prints_pytorch_losses_to_6_digits, 0, 2);
     tcase_add_test(tc, stopped_and_resumed_run_writes_the_same_bytes);
     tcase_add_test(tc, a_non_finite_loss_stops_naming_the_tensor_and_writes_nothing);
+    tcase_add_test(tc, the_nan_stop_keeps_the_last_checkpoint_whose_forward_pass_is_finite);
+    tcase_add_test(tc, an_overflowing_last_update_writes_nothing);
+    tcase_add_test(tc, a_bad_output_is_found_before_anything_is_written);
+    tcase_add_test(tc, a_bad_floor_file_gets_one_line);
+    tcase_add_test(tc, same_file_compares_inodes_and_unwritten_paths);
     tcase_add_loop_test(tc, bad_data_and_flags_get_one_line, 0, (int)(sizeof BAD / sizeof BAD[0]));
     suite_add_tcase(s, tc);
     return s;

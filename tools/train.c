@@ -8,28 +8,35 @@
 //           --batch 8 --steps 400 --lr 3e-3 --min-lr 3e-4 --warmup 20 --out out/train/model.bin
 //   (one command line; see docs/training.md for the flags)
 //
-// stdout: one line per step (`step N/M loss X lr .. gnorm .. tok/s .. elapsed ..`), validation
-// lines, samples. stderr: what was set up (sizes, token counts), and errors: one line each,
-// exit 1 for bad data, 2 for bad usage.
-#define _POSIX_C_SOURCE 200809L   // clock_gettime, sigaction
+// stdout: what was set up (sizes, token counts; printed once every input and output has been
+// checked), one line per step (`step N/M loss X lr .. gnorm .. tok/s .. elapsed ..`), validation
+// lines, samples. stderr: errors, one line each, exit 1 for bad data, 2 for bad usage; every
+// flag, input and output path is checked before anything is trained or written.
+#define _POSIX_C_SOURCE 200809L   // clock_gettime, sigaction, sysconf, mkdir
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "nn/model.h"
 #include "train/step.h"
 #include "train/parallel.h"
 #include "train/loss.h"
 #include "formats/atomic_file.h"
+#include "formats/regular_file.h"
+#include "formats/same_file.h"
 #include "inspect/gnuplot.h"
 #include "train/batches.h"
 #include "inspect/check_finite.h"
 #include "train/checkpoint.h"
+#include "formats/llama2c.h"
 #include "formats/llama2c_write.h"
 #include "decode/sampler.h"
 #include "tokenize/tokenizer.h"
@@ -76,10 +83,14 @@ static void usage(FILE *f) {
         "                       parts' gradients are summed separately); the same N gives the same bits\n");
 }
 
-static void die_usage(const char *fmt, const char *a) {
+// Bad usage: one line, exit 2.
+static void die_usage(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "train: ");
-    fprintf(stderr, fmt, a);
+    vfprintf(stderr, fmt, ap);
     fprintf(stderr, " (./train -h for usage)\n");
+    va_end(ap);
     exit(2);
 }
 
@@ -101,26 +112,47 @@ typedef struct {
     long long seed;
     tw_train_config c;
     int no_shuffle;
-    double val_frac;      // < 0: not given
+    double val_frac;
+    int val_frac_given;
     long save_every, stop_after, eval_every, eval_batches, sample_every;
     int threads;          // 0: OpenMP's default
 } options;
+
+// The most steps one run may schedule: the loss curve keeps two floats per step in memory.
+#define MAX_STEPS 10000000L
 
 static double parse_num(const char *flag, const char *s) {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno != 0 || !isfinite(v)) die_usage("%s: not a number", flag);
+    if (end == s || *end != '\0' || errno != 0 || !isfinite(v)) die_usage("%s: '%s' is not a number", flag, s);
     return v;
 }
 
-static long parse_count(const char *flag, const char *s, long lo) {
+// A whole number in [lo, hi].
+static long parse_count(const char *flag, const char *s, long lo, long hi) {
     double v = parse_num(flag, s);
-    if (v != floor(v) || v < lo || v > 2e9) {
-        fprintf(stderr, "train: %s: '%s' must be a whole number >= %ld (./train -h for usage)\n", flag, s, lo);
-        exit(2);
-    }
+    if (v != floor(v) || v < lo || v > hi)
+        die_usage("%s: '%s' must be a whole number from %ld to %ld", flag, s, lo, hi);
     return (long)v;
+}
+
+// A float (the value the trainer will use, after rounding to float) in [lo, hi], or (lo, hi]
+// when lo_open: a value that becomes inf (or 0, when lo_open) as a float is refused here, not
+// found as NaN weights after training. why says what the range means.
+static float parse_float(const char *flag, const char *s, double lo, int lo_open, double hi, const char *why) {
+    const double d = parse_num(flag, s);
+    const float v = (float)d;
+    if (!isfinite(v)) die_usage("%s: '%s' overflows a float (largest %g)", flag, s, (double)FLT_MAX);
+    if ((lo_open ? !(v > lo) : !(v >= lo)) || !(v <= hi))
+        die_usage("%s: '%s' must be in %c%g, %g] as a float (%s)", flag, s, lo_open ? '(' : '[', lo, hi, why);
+    return v;
+}
+
+// A path flag's value: never empty.
+static const char *parse_path(const char *flag, const char *v) {
+    if (v[0] == '\0') die_usage("%s: the path is empty", flag);
+    return v;
 }
 
 static options parse_args(int argc, char **argv) {
@@ -130,12 +162,12 @@ static options parse_args(int argc, char **argv) {
     o.vocab = 512;
     o.seed = 1;
     o.c = (tw_train_config){ 8, 64, 200, 0, 1e-3f, 1e-4f, 0.1f, 0.9f, 0.95f, 1e-8f, 1.0f };
-    o.val_frac = -1.0;
     o.eval_every = 50;
     o.eval_batches = 8;
     o.sample_every = 100;
     o.curve = "out/train/loss.dat";
     o.threads = 1;
+    const long DIM = TW_LLAMA2C_MAX_DIM;   // the llama2.c loader's limits (formats/llama2c.h)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); exit(0); }
@@ -143,70 +175,159 @@ static options parse_args(int argc, char **argv) {
         if (a[0] != '-') die_usage("unexpected argument '%s'", a);
         if (i + 1 >= argc) die_usage("flag '%s' needs a value", a);
         const char *v = argv[++i];
-        if      (!strcmp(a, "--init"))   o.init = v;
-        else if (!strcmp(a, "--resume")) o.resume = v;
+        // "--out --no-shuffle": the value is missing, not a file named --no-shuffle. (A single
+        // dash may start a number: --seed -1 is answered by the range check.)
+        if (strncmp(v, "--", 2) == 0) die_usage("flag '%s' needs a value (got the flag '%s')", a, v);
+        if      (!strcmp(a, "--init"))   o.init = parse_path(a, v);
+        else if (!strcmp(a, "--resume")) o.resume = parse_path(a, v);
         else if (!strcmp(a, "--style"))  o.style = v;
-        else if (!strcmp(a, "--tokens")) o.tokens = v;
-        else if (!strcmp(a, "--text"))   o.text = v;
-        else if (!strcmp(a, "-z"))       o.tokenizer = v;
-        else if (!strcmp(a, "--val"))    o.val = v;
-        else if (!strcmp(a, "--floor"))  o.floor = v;
-        else if (!strcmp(a, "--out"))    o.out = v;
-        else if (!strcmp(a, "--state"))  o.state = v;
-        else if (!strcmp(a, "--curve"))  o.curve = v;
+        else if (!strcmp(a, "--tokens")) o.tokens = parse_path(a, v);
+        else if (!strcmp(a, "--text"))   o.text = parse_path(a, v);
+        else if (!strcmp(a, "-z"))       o.tokenizer = parse_path(a, v);
+        else if (!strcmp(a, "--val"))    o.val = parse_path(a, v);
+        else if (!strcmp(a, "--floor"))  o.floor = parse_path(a, v);
+        else if (!strcmp(a, "--out"))    o.out = parse_path(a, v);
+        else if (!strcmp(a, "--state"))  o.state = parse_path(a, v);
+        else if (!strcmp(a, "--curve"))  o.curve = parse_path(a, v);
         else if (!strcmp(a, "--simd"))   o.simd = v;
-        else if (!strcmp(a, "--dim"))      o.dim = (int)parse_count(a, v, 1);
-        else if (!strcmp(a, "--layers"))   o.layers = (int)parse_count(a, v, 1);
-        else if (!strcmp(a, "--heads"))    o.heads = (int)parse_count(a, v, 1);
-        else if (!strcmp(a, "--kv-heads")) o.kv_heads = (int)parse_count(a, v, 1);
-        else if (!strcmp(a, "--head-dim")) o.head_dim = (int)parse_count(a, v, 1);
-        else if (!strcmp(a, "--hidden"))   o.hidden = (int)parse_count(a, v, 1);
-        else if (!strcmp(a, "--vocab"))    o.vocab = (int)parse_count(a, v, 3);
-        else if (!strcmp(a, "--seed"))     o.seed = parse_count(a, v, 0);
-        else if (!strcmp(a, "--batch"))    o.c.B = (int)parse_count(a, v, 1);
-        else if (!strcmp(a, "--seq"))      o.c.T = (int)parse_count(a, v, 1);
-        else if (!strcmp(a, "--steps"))    o.c.steps = (int)parse_count(a, v, 1);
-        else if (!strcmp(a, "--warmup"))   o.c.warmup = (int)parse_count(a, v, 0);
-        else if (!strcmp(a, "--lr"))           o.c.lr = (float)parse_num(a, v);
-        else if (!strcmp(a, "--min-lr"))       o.c.min_lr = (float)parse_num(a, v);
-        else if (!strcmp(a, "--weight-decay")) o.c.weight_decay = (float)parse_num(a, v);
-        else if (!strcmp(a, "--beta1"))        o.c.beta1 = (float)parse_num(a, v);
-        else if (!strcmp(a, "--beta2"))        o.c.beta2 = (float)parse_num(a, v);
-        else if (!strcmp(a, "--eps"))          o.c.eps = (float)parse_num(a, v);
-        else if (!strcmp(a, "--clip"))         o.c.clip = (float)parse_num(a, v);
-        else if (!strcmp(a, "--val-frac"))     o.val_frac = parse_num(a, v);
-        else if (!strcmp(a, "--save-every"))   o.save_every = parse_count(a, v, 0);
-        else if (!strcmp(a, "--stop-after"))   o.stop_after = parse_count(a, v, 1);
-        else if (!strcmp(a, "--eval-every"))   o.eval_every = parse_count(a, v, 0);
-        else if (!strcmp(a, "--eval-batches")) o.eval_batches = parse_count(a, v, 1);
-        else if (!strcmp(a, "--sample-every")) o.sample_every = parse_count(a, v, 0);
-        else if (!strcmp(a, "--threads"))      o.threads = (int)parse_count(a, v, 0);
+        else if (!strcmp(a, "--dim"))      o.dim = (int)parse_count(a, v, 1, DIM);
+        else if (!strcmp(a, "--layers"))   o.layers = (int)parse_count(a, v, 1, TW_LLAMA2C_MAX_LAYERS);
+        else if (!strcmp(a, "--heads"))    o.heads = (int)parse_count(a, v, 1, DIM);
+        else if (!strcmp(a, "--kv-heads")) o.kv_heads = (int)parse_count(a, v, 1, DIM);
+        else if (!strcmp(a, "--head-dim")) o.head_dim = (int)parse_count(a, v, 1, DIM);
+        else if (!strcmp(a, "--hidden"))   o.hidden = (int)parse_count(a, v, 1, 16 * DIM);
+        else if (!strcmp(a, "--vocab"))    o.vocab = (int)parse_count(a, v, 3, TW_LLAMA2C_MAX_VOCAB);
+        else if (!strcmp(a, "--seed"))     o.seed = parse_count(a, v, 0, 2000000000L);
+        else if (!strcmp(a, "--batch"))    o.c.B = (int)parse_count(a, v, 1, TW_TRAIN_STATE_MAX_BATCH);
+        else if (!strcmp(a, "--seq"))      o.c.T = (int)parse_count(a, v, 1, TW_LLAMA2C_MAX_SEQ);
+        else if (!strcmp(a, "--steps"))    o.c.steps = (int)parse_count(a, v, 1, MAX_STEPS);
+        else if (!strcmp(a, "--warmup"))   o.c.warmup = (int)parse_count(a, v, 0, MAX_STEPS);
+        else if (!strcmp(a, "--lr"))
+            o.c.lr = parse_float(a, v, 0.0, 1, FLT_MAX, "0 would never change the weights");
+        else if (!strcmp(a, "--min-lr"))
+            o.c.min_lr = parse_float(a, v, 0.0, 0, FLT_MAX, "the rate the cosine decays to");
+        else if (!strcmp(a, "--weight-decay"))
+            o.c.weight_decay = parse_float(a, v, 0.0, 0, 10.0, "each step shrinks a weight by lr * wd of itself");
+        else if (!strcmp(a, "--beta1") || !strcmp(a, "--beta2")) {
+            const float b = parse_float(a, v, 0.0, 0, 1.0, "a moving average's decay, below 1");
+            if (b == 1.0f) die_usage("%s: '%s' is 1 as a float: a moving average's decay must be below 1", a, v);
+            if (a[6] == '1') o.c.beta1 = b; else o.c.beta2 = b;
+        }
+        else if (!strcmp(a, "--eps"))
+            o.c.eps = parse_float(a, v, 0.0, 1, 1.0, "added to sqrt(v): larger values stop the updates");
+        else if (!strcmp(a, "--clip"))
+            o.c.clip = parse_float(a, v, 0.0, 0, FLT_MAX, "0 turns clipping off");
+        else if (!strcmp(a, "--val-frac")) {
+            o.val_frac = parse_num(a, v);
+            o.val_frac_given = 1;
+            if (!(o.val_frac >= 0.0 && o.val_frac < 1.0)) die_usage("--val-frac: '%s' must be in [0, 1)", v);
+        }
+        else if (!strcmp(a, "--save-every"))   o.save_every = parse_count(a, v, 0, MAX_STEPS);
+        else if (!strcmp(a, "--stop-after"))   o.stop_after = parse_count(a, v, 1, MAX_STEPS);
+        else if (!strcmp(a, "--eval-every"))   o.eval_every = parse_count(a, v, 0, MAX_STEPS);
+        else if (!strcmp(a, "--eval-batches")) o.eval_batches = parse_count(a, v, 1, 1000000L);
+        else if (!strcmp(a, "--sample-every")) o.sample_every = parse_count(a, v, 0, MAX_STEPS);
+        else if (!strcmp(a, "--threads"))      o.threads = (int)parse_count(a, v, 0, 64);
         else die_usage("unknown flag '%s'", a);
     }
-    if (!o.tokens && !o.text) die_usage("no data: give --tokens FILE.bin or --text FILE.txt -z TOK.bin%s", "");
-    if (o.tokens && o.text) die_usage("--tokens and --text: give one data file, not both%s", "");
-    if (o.text && !o.tokenizer) die_usage("--text needs a tokenizer: -z TOK.bin%s", "");
-    if (o.init && o.resume) die_usage("--init and --resume: a resumed run continues its own weights%s", "");
-    if (!(o.c.lr >= 0.0f)) die_usage("--lr: must be >= 0%s", "");
-    if (!(o.c.min_lr >= 0.0f)) die_usage("--min-lr: must be >= 0%s", "");
-    if (!(o.c.weight_decay >= 0.0f)) die_usage("--weight-decay: must be >= 0%s", "");
-    if (!(o.c.beta1 >= 0.0f && o.c.beta1 < 1.0f)) die_usage("--beta1: must be in [0, 1)%s", "");
-    if (!(o.c.beta2 >= 0.0f && o.c.beta2 < 1.0f)) die_usage("--beta2: must be in [0, 1)%s", "");
-    if (!(o.c.eps > 0.0f)) die_usage("--eps: must be > 0%s", "");
-    if (!(o.c.clip >= 0.0f)) die_usage("--clip: must be >= 0 (0 turns clipping off)%s", "");
-    if (o.c.warmup > o.c.steps) die_usage("--warmup: longer than --steps%s", "");
-    if (o.val_frac >= 1.0) die_usage("--val-frac: must be in [0, 1)%s", "");
-    if (o.val && o.val_frac >= 0.0) die_usage("--val and --val-frac: give one%s", "");
-    if (o.threads > 64) die_usage("--threads: at most 64%s", "");
-    if (o.val_frac < 0.0) o.val_frac = o.no_shuffle || o.val ? 0.0 : 0.1;
+    if (!o.tokens && !o.text) die_usage("no data: give --tokens FILE.bin or --text FILE.txt -z TOK.bin");
+    if (o.tokens && o.text) die_usage("--tokens and --text: give one data file, not both");
+    if (o.text && !o.tokenizer) die_usage("--text needs a tokenizer: -z TOK.bin");
+    if (o.init && o.resume) die_usage("--init and --resume: a resumed run continues its own weights");
+    if (o.c.warmup > o.c.steps) die_usage("--warmup: longer than --steps");
+    if (o.val && o.val_frac_given) die_usage("--val and --val-frac: give one");
+    if (!o.val_frac_given) o.val_frac = o.no_shuffle || o.val ? 0.0 : 0.1;
     return o;
+}
+
+// ---- paths: checked before anything is read or written ----
+
+// An output path: if it exists it must be a regular file (it is replaced whole: formats/atomic_file.h),
+// and the nearest folder above it that exists must be a folder we may write in (the missing
+// ones are made just before training: make_parent_dirs).
+static void check_output(const char *flag, const char *path) {
+    struct stat sb;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        die_data("%s %s: is %s, not a file: give a file path to write", flag, path,
+                 S_ISDIR(sb.st_mode) ? "a directory" : "not a regular file");
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) die_usage("%s: the path is too long", flag);
+    int found = 0;
+    for (;;) {
+        char *slash = strrchr(dir, '/');
+        if (slash == NULL) strcpy(dir, ".");
+        else if (slash == dir) dir[1] = '\0';
+        else *slash = '\0';
+        if (stat(dir, &sb) == 0) { found = 1; break; }
+        if (strcmp(dir, ".") == 0 || strcmp(dir, "/") == 0) break;
+    }
+    if (!found || !S_ISDIR(sb.st_mode))
+        die_data("%s %s: %s is not a folder: give a path inside a folder", flag, path, dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        die_data("%s %s: cannot write in the folder %s (%s): give a path in a writable folder", flag,
+                 path, dir, strerror(errno));
+}
+
+// Makes the missing folders above path (mkdir -p, without a shell).
+static void make_parent_dirs(const char *flag, const char *path) {
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *last = strrchr(dir, '/');
+    if (last == NULL || last == dir) return;
+    *last = '\0';
+    for (char *p = dir + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            const char c = *p;
+            *p = '\0';
+            if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+                die_data("%s %s: cannot make the folder %s: %s", flag, path, dir, strerror(errno));
+            *p = c;
+            if (c == '\0') break;
+        }
+    }
+}
+
+typedef struct { const char *flag, *path; } named_path;
+
+// Refuses an output that is also an input, or two outputs that are one file (formats/same_file.h:
+// device and inode for existing files, the folder and name for files not yet written). Writing
+// the one would destroy the other. --state may be the --resume file: the state is read whole
+// before anything is written, and replaced whole (that is how a run is continued in place).
+static void check_paths(const options *o, const char *floor_path, char *curve_png, size_t png_len) {
+    if (o->out) check_output("--out", o->out);
+    if (o->state) check_output("--state", o->state);
+    if (o->curve) {
+        check_output("--curve", o->curve);
+        snprintf(curve_png, png_len, "%s.png", o->curve);
+    }
+    const named_path in[] = { { "--tokens", o->tokens }, { "--text", o->text }, { "-z", o->tokenizer },
+                              { "--init", o->init }, { "--resume", o->resume }, { "--val", o->val },
+                              { "--floor", floor_path } };
+    const named_path out[] = { { "--out", o->out }, { "--state", o->state }, { "--curve", o->curve },
+                               { "--curve's picture", o->curve ? curve_png : NULL } };
+    const int n_in = (int)(sizeof in / sizeof in[0]), n_out = (int)(sizeof out / sizeof out[0]);
+    for (int i = 0; i < n_out; i++) {
+        if (out[i].path == NULL) continue;
+        for (int j = 0; j < n_in; j++) {
+            if (in[j].path == NULL || (!strcmp(out[i].flag, "--state") && !strcmp(in[j].flag, "--resume")))
+                continue;
+            if (tw_same_file(out[i].path, in[j].path))
+                die_usage("%s %s is the same file as %s %s: writing it would destroy that input; give "
+                          "another path", out[i].flag, out[i].path, in[j].flag, in[j].path);
+        }
+        for (int j = i + 1; j < n_out; j++)
+            if (out[j].path != NULL && tw_same_file(out[i].path, out[j].path))
+                die_usage("%s %s is the same file as %s %s: one would overwrite the other; give "
+                          "two paths", out[i].flag, out[i].path, out[j].flag, out[j].path);
+    }
 }
 
 // ---- the model ----
 
-// A fresh model of the chosen style, the preset's sizes overridden by the flags, seeded weights
-// (tw_model_randomize, then norm gains 1 and betas 0: the usual start for training).
-static void model_from_scratch(tw_model *m, const options *o) {
+// The configuration of a fresh model of the chosen style, the preset's sizes overridden by the
+// flags. Every size was bounded by parse_args; the parameter count is checked here (64-bit,
+// overflow-checked: tw_model_config_floats) before anything is allocated.
+static tw_model_config config_from_flags(const options *o) {
     tw_model_config c;
     if (tw_model_config_preset(&c, o->style) != TW_OK)
         die_usage("--style: '%s' is not one of 2017, gpt2, llama, qwen3", o->style);
@@ -223,16 +344,67 @@ static void model_from_scratch(tw_model *m, const options *o) {
     if (o->hidden) c.block.ffn_hidden = o->hidden;
     if (c.max_seq < o->c.T) c.max_seq = o->c.T;
     if (a->n_kv_head > a->n_head || a->n_head % a->n_kv_head != 0)
-        die_usage("--kv-heads: must divide --heads (%s)", "GQA shares each kv head among a group");
+        die_usage("--kv-heads: must divide --heads (GQA shares each kv head among a group)");
     if ((a->rope != TW_ROPE_NONE && a->head_dim % 2) || a->head_dim < 1)
-        die_usage("--head-dim / --dim / --heads: the head size must be even for RoPE%s", "");
-    if (tw_model_init(m, &c) != TW_OK) die_usage("the sizes given describe no valid model (%s)", o->style);
-    tw_model_randomize(m, (uint64_t)o->seed);
+        die_usage("--head-dim / --dim / --heads: the head size must be even for RoPE");
+    if (tw_model_config_check(&c) != TW_OK) die_usage("the sizes given describe no valid model (%s)", o->style);
+    if (tw_model_config_floats(&c) < 0)
+        die_usage("the sizes given make more than 2^40 parameters; choose smaller --dim, --layers, "
+                  "--hidden or --vocab");
+    return c;
+}
+
+// A fresh model: seeded weights (tw_model_randomize, then norm gains 1 and betas 0: the usual
+// start for training).
+static void model_from_scratch(tw_model *m, const tw_model_config *c, uint64_t seed) {
+    if (tw_model_init(m, c) != TW_OK) die_data("out of memory for the model's %ld parameters", tw_model_config_floats(c));
+    tw_model_randomize(m, seed);
     for (int i = 0; i < m->n_params; i++) {
         tw_param *p = &m->params[i];
         if (p->kind == TW_PARAM_GAIN) for (long j = 0; j < p->count; j++) p->data[j] = 1.0f;
         if (p->kind == TW_PARAM_BETA) memset(p->data, 0, (size_t)p->count * sizeof(float));
     }
+}
+
+// Bytes training will allocate, in double (no product can overflow; the estimate only decides
+// whether to refuse): the weights, gradients (one set per part of the batch), AdamW's two
+// moments, and two activation records (forward and its gradient) of T positions per part, as
+// tw_trainer_init_split allocates them; plus the batch and the loss curve.
+static double training_bytes(const tw_model_config *c, double n_floats, int T, int n_parts, int B, int steps) {
+    const tw_dims cap = tw_model_dims(c, T, T);
+    double block = 0.0, model = 0.0;
+    for (int i = 0; i < tw_block_n_tensors; i++)
+        if (tw_block_has(&c->block, tw_block_tensors[i].has)) {
+            double n = 1.0;
+            for (const char *l = tw_block_tensors[i].shape; *l; l++) n *= (double)tw_dims_of(&cap, *l);
+            block += n;
+        }
+    for (int i = 0; i < tw_model_n_tensors; i++)
+        if (tw_model_has(c, &tw_model_tensors[i])) {
+            double n = 1.0;
+            for (const char *l = tw_model_tensors[i].shape; *l; l++) n *= (double)tw_dims_of(&cap, *l);
+            model += n;
+        }
+    const double state = (double)c->n_layer * block + model;
+    const int n_states = n_parts > 1 ? 2 + 2 * n_parts : 2;
+    return 4.0 * (n_floats * (3.0 + n_parts) + n_states * state) + 8.0 * B * T + 8.0 * steps;
+}
+
+// Refuses (one line) a run that needs more memory than the machine has, before allocating it:
+// otherwise a large --dim or --seq ends in an allocation failure after minutes, or in the
+// kernel's OOM killer. exit_code: 2 when the sizes come from flags, 1 from a file.
+static void check_memory(const tw_model_config *c, double n_floats, int T, int n_parts, int B, int steps,
+                         int exit_code) {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) return;   // unknown: let the allocations decide
+    const double have = (double)pages * (double)page;
+    const double need = training_bytes(c, n_floats, T, n_parts, B, steps);
+    if (need <= have) return;
+    fprintf(stderr, "train: training this model needs about %.3g GB (%.0f parameters; weights, gradients, "
+            "AdamW moments, activations of --batch %d x --seq %d on %d part%s), more than this machine's "
+            "%.3g GB: choose smaller sizes, --seq or --threads\n", need / 1e9, n_floats, B, T, n_parts,
+            n_parts == 1 ? "" : "s", have / 1e9);
+    exit(exit_code);
 }
 
 // Writes the weights: llama2.c's format when it can hold the model, else ours.
@@ -245,14 +417,35 @@ static void save_model(const char *path, const tw_model *m) {
 
 // ---- data ----
 
-static double read_floor(const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return NAN;
+// The teacher's floor (`teacher_nll X` in floor.txt, written by make stories), NAN if there is
+// none. The file is opened through tw_regular_file_open (a FIFO is refused, never waited on).
+// required: --floor was given, so a missing file or line is an error; the default floor.txt
+// beside --tokens may be absent. A value that is not a finite, non-negative number of nats is
+// refused either way (one line, exit 1).
+static double read_floor(const char *path, int required) {
+    FILE *f;
+    char why[256];
+    const tw_file_open_result r = tw_regular_file_open(&f, why, sizeof why, path,
+                                                       "a floor.txt file (written by make stories)");
+    const char *flag = required ? "--floor " : "";
+    if (r == TW_FILE_NOT_REGULAR) die_data("%s%s: %s", flag, path, why);
+    if (r != TW_FILE_OK) {
+        if (!required && errno == ENOENT) return NAN;
+        die_data("%s%s: cannot open: %s", flag, path, strerror(errno));
+    }
     char line[256];
     double v = NAN;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "teacher_nll %lf", &v) == 1) break;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f))
+        found = sscanf(line, "teacher_nll %lf", &v) == 1;
     fclose(f);
+    if (!found) {
+        if (required) die_data("--floor %s: no 'teacher_nll' line (written by make stories)", path);
+        return NAN;
+    }
+    if (!isfinite(v) || v < 0.0)
+        die_data("%s%s: teacher_nll is %g: a loss in nats is finite and >= 0 (corrupted file? "
+                 "make stories writes it)", flag, path, v);
     return v;
 }
 
@@ -365,23 +558,45 @@ static void write_curve(const char *path, const float *train, const float *val, 
     }
 }
 
-// mkdir -p of path's folder, without a shell: each missing folder from the top down (0777 less
-// the umask). Failures are left to the open that follows, which names the path.
-static void make_parent_dir(const char *path) {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == NULL || slash == dir) return;
-    *slash = '\0';
-    for (char *p = dir + 1; ; p++) {
-        if (*p == '/' || *p == '\0') {
-            char saved = *p;
-            *p = '\0';
-            if (mkdir(dir, 0777) != 0 && errno != EEXIST) return;
-            *p = saved;
-            if (saved == '\0') return;
-        }
+// ---- what is saved ----
+
+// "the checkpoint of step N is kept: ..." or "nothing written", for the line that stops a run.
+static const char *kept_note(char *buf, size_t len, long saved_step) {
+    if (saved_step < 0) return "nothing written";
+    snprintf(buf, len, "the checkpoint of step %ld is kept: the last good one, its weights finite and "
+             "their loss on the next batch finite", saved_step);
+    return buf;
+}
+
+// Before a checkpoint is written: are the weights (and, for a training state, AdamW's moments)
+// finite, and does a forward pass with them give a finite loss on the batch of step `step` (the
+// batch they meet next, or the last one at the end)? If not, why receives one sentence and 0 is
+// returned: such weights are never written (they would only reproduce the NaN). in and tg are
+// (B, T) scratch.
+static int weights_good(char *why, size_t len, tw_trainer *t, const tw_model *m, tw_batcher *b,
+                        long step, int *in, int *tg, int with_moments) {
+    const float *arrays[3] = { m->memory, t->adam_m, t->adam_v };
+    const char *what[3] = { "weight", "AdamW first moment of", "AdamW second moment of" };
+    for (int a = 0; a < (with_moments ? 3 : 1); a++) {
+        const long i = tw_first_nonfinite(arrays[a], m->n_floats);
+        if (i < 0) continue;
+        const tw_param *p = &m->params[0];
+        for (int k = 0; k < m->n_params; k++)
+            if (m->params[k].data - m->memory <= i) p = &m->params[k];
+        snprintf(why, len, "the update made %s %s[%ld] %g", what[a], p->name, i - (long)(p->data - m->memory),
+                 (double)arrays[a][i]);
+        return 0;
     }
+    tw_batcher_fill(in, tg, b, step);
+    float loss = NAN;
+    const tw_status st = t->n_parts > 1 ? tw_model_loss_split(&loss, t->s_part, m, in, tg, b->B, b->T, t->n_parts)
+                                        : tw_model_loss(&loss, &t->s, m, in, tg, b->B, b->T);
+    if (st != TW_OK || !isfinite(loss)) {
+        snprintf(why, len, "the weights after it are finite but give a loss of %g on step %ld's batch",
+                 (double)loss, step + 1);
+        return 0;
+    }
+    return 1;
 }
 
 int main(int argc, char **argv) {
@@ -389,6 +604,18 @@ int main(int argc, char **argv) {
     const char *level = tw_simd_init(o.simd);
     if (level == NULL) die_usage("--simd: level '%s' is not available here", o.simd ? o.simd : getenv("TW_SIMD"));
     char err[512] = "";
+    if (o.curve && strcmp(o.curve, "none") == 0) o.curve = NULL;
+
+    // Every output path, and outputs against inputs, before anything is read or written.
+    char floor_path[4096] = "", curve_png[4200] = "";
+    if (o.floor) snprintf(floor_path, sizeof floor_path, "%s", o.floor);
+    else if (o.tokens && strrchr(o.tokens, '/'))
+        snprintf(floor_path, sizeof floor_path, "%.*s/floor.txt", (int)(strrchr(o.tokens, '/') - o.tokens), o.tokens);
+    check_paths(&o, floor_path[0] ? floor_path : NULL, curve_png, sizeof curve_png);
+
+    // Threads: one part of the batch per thread (train/parallel.h).
+    const int threads = o.threads > 0 ? o.threads : tw_matmul_threads();
+    tw_matmul_set_threads(threads);
 
     // The model, and where training resumes.
     tw_model m;
@@ -405,10 +632,13 @@ int main(int argc, char **argv) {
     } else if (o.init) {
         if (tw_model_load_file(&m, o.init, err, sizeof err) != TW_OK) die_data("--init %s", err);
     } else {
-        model_from_scratch(&m, &o);
+        const tw_model_config c = config_from_flags(&o);
+        check_memory(&c, (double)tw_model_config_floats(&c), o.c.T, threads, o.c.B, o.c.steps, 2);
+        model_from_scratch(&m, &c, (uint64_t)o.seed);
     }
     const int V = m.cfg.vocab, B = o.c.B, T = o.c.T;
     if (T > m.cfg.max_seq) die_data("--seq %d: longer than the model's max_seq %d", T, m.cfg.max_seq);
+    if (o.resume || o.init) check_memory(&m.cfg, (double)m.n_floats, T, threads, B, o.c.steps, 1);
 
     // The tokenizer must have exactly the model's vocabulary.
     tw_tokenizer tok = { 0 };
@@ -433,31 +663,26 @@ int main(int argc, char **argv) {
         if (!tw_tokens_fit_vocab(val, n_val, V, &at))
             die_data("--val %s: token %d at position %ld is outside the model's vocabulary of %d",
                      o.val, val[at], at, V);
+        // One validation batch reads B windows of T positions and the token after the last.
+        if (n_val < (long)B * T + 1)
+            die_data("--val %s: %ld tokens are too few for one validation batch of --batch %d x --seq %d "
+                     "(needs %ld)", o.val, n_val, B, T, (long)B * T + 1);
     } else {
         tw_split_tokens(&n_train, &n_val, n, o.val_frac);
         val = data + n_train;
     }
-    if (n_train < (long)T + 1)
-        die_data("%s: %ld training tokens are too few for one row of --seq %d (needs %d)", data_name,
-                 n_train, T, T + 1);
-    char floor_path[4096] = "";
-    if (o.floor) snprintf(floor_path, sizeof floor_path, "%s", o.floor);
-    else if (o.tokens && strrchr(o.tokens, '/'))
-        snprintf(floor_path, sizeof floor_path, "%.*s/floor.txt", (int)(strrchr(o.tokens, '/') - o.tokens), o.tokens);
-    const double floor_nll = floor_path[0] ? read_floor(floor_path) : NAN;
-    if (o.floor && isnan(floor_nll)) die_data("--floor %s: no 'teacher_nll' line (written by make stories)", o.floor);
+    // One batch reads B rows of T + 1 tokens: with fewer, rows would repeat within a batch.
+    if (n_train < (long)B * (T + 1))
+        die_data("%s: %ld training tokens are too few for one batch of --batch %d x --seq %d (needs %ld: "
+                 "each row reads seq + 1 tokens); give more data or a smaller --batch or --seq", data_name,
+                 n_train, B, T, (long)B * (T + 1));
+    const double floor_nll = floor_path[0] ? read_floor(floor_path, o.floor != NULL) : NAN;
 
     tw_batcher batches;
     if (tw_batcher_init(&batches, data, n_train, B, T, !o.no_shuffle, pr.shuffle_seed) != TW_OK)
-        die_data("out of memory for the batch order%s", "");
-    // Threads: one part of the batch per thread (train/parallel.h).
-    const int threads = o.threads > 0 ? o.threads : tw_matmul_threads();
-    tw_matmul_set_threads(threads);
-    if (threads > 1 && tw_matmul_threads() == 1)
-        fprintf(stderr, "train: --threads %d: built without OpenMP, so the %d parts of each batch run one "
-                "after another on one thread (make OMP=1 BUILD=build-omp train uses the threads)\n", threads, threads);
+        die_data("out of memory for the batch order");
     tw_trainer t;
-    if (tw_trainer_init_split(&t, &m, T, threads) != TW_OK) die_data("out of memory for training %s", "state");
+    if (tw_trainer_init_split(&t, &m, T, threads) != TW_OK) die_data("out of memory for the training state");
     if (adam_m) {
         memcpy(t.adam_m, adam_m, (size_t)m.n_floats * sizeof(float));
         memcpy(t.adam_v, adam_v, (size_t)m.n_floats * sizeof(float));
@@ -467,40 +692,45 @@ int main(int argc, char **argv) {
     }
     tw_sampler sp = { 0 };
     if (o.tokenizer && tw_sampler_init(&sp, V, 1.0f, 0.9f, (uint64_t)o.seed + 1) != TW_OK)
-        die_data("out of memory for the %s", "sampler");
+        die_data("out of memory for the sampler");
     if (o.tokenizer && pr.sampler_state) sp.state = pr.sampler_state;
+    int *in = malloc((size_t)B * T * sizeof *in), *tg = malloc((size_t)B * T * sizeof *tg);
+    float *curve_train = malloc((size_t)o.c.steps * sizeof(float));
+    float *curve_val = malloc((size_t)o.c.steps * sizeof(float));
+    if (!in || !tg || !curve_train || !curve_val) die_data("out of memory for the batch and the loss curve");
+    for (long s = 0; s < o.c.steps; s++) curve_train[s] = curve_val[s] = NAN;
+    if (o.curve) make_parent_dirs("--curve", o.curve);
+    if (o.out) make_parent_dirs("--out", o.out);
+    if (o.state) make_parent_dirs("--state", o.state);
 
-    fprintf(stderr, "train: model %s, %ld parameters, V %d, C %d, L %d, H %d, G %d, D %d, F %d, max_seq %d%s\n",
-            m.cfg.style ? m.cfg.style : "?", tw_model_count_params(&m), V, m.cfg.block.attn.d_model,
-            m.cfg.n_layer, m.cfg.block.attn.n_head, m.cfg.block.attn.n_kv_head, m.cfg.block.attn.head_dim,
-            m.cfg.block.ffn_hidden, m.cfg.max_seq, o.resume ? " (resumed)" : o.init ? " (from --init)" : " (from scratch)");
-    fprintf(stderr, "train: data %s: %ld tokens: train %ld, validation %ld%s%s%s; batches of %d x %d, %s\n",
-            data_name, n, n_train, n_val, o.val ? " (from --val " : "", o.val ? o.val : "",
-            o.val ? ")" : "", B, T, o.no_shuffle ? "file order (--no-shuffle)" : "shuffled");
+    // Every check passed: what was set up (stdout, so that stderr holds only the error, if any).
+    if (threads > 1 && tw_matmul_threads() == 1)
+        printf("train: --threads %d: built without OpenMP, so the %d parts of each batch run one "
+               "after another on one thread (make OMP=1 BUILD=build-omp train uses the threads)\n", threads, threads);
+    printf("train: model %s, %ld parameters, V %d, C %d, L %d, H %d, G %d, D %d, F %d, max_seq %d%s\n",
+           m.cfg.style ? m.cfg.style : "?", tw_model_count_params(&m), V, m.cfg.block.attn.d_model,
+           m.cfg.n_layer, m.cfg.block.attn.n_head, m.cfg.block.attn.n_kv_head, m.cfg.block.attn.head_dim,
+           m.cfg.block.ffn_hidden, m.cfg.max_seq, o.resume ? " (resumed)" : o.init ? " (from --init)" : " (from scratch)");
+    printf("train: data %s: %ld tokens: train %ld, validation %ld%s%s%s%s; batches of %d x %d, %s\n",
+           data_name, n, n_train, n_val, o.val ? " (from --val " : "", o.val ? o.val : "",
+           o.val ? ")" : "", n_val < (long)T * B + 1 ? " (too few for one batch: no validation)" : "",
+           B, T, o.no_shuffle ? "file order (--no-shuffle)" : "shuffled");
     if (!isnan(floor_nll))
-        fprintf(stderr, "train: teacher's floor %.4f nats/token (perplexity %.3f) from %s\n", floor_nll,
-                exp(floor_nll), floor_path);
-    fprintf(stderr, "train: ln V = %.4f: the loss of a model that knows nothing; %s kernels, %d thread%s\n",
-            log((double)V), level, tw_matmul_threads(), tw_matmul_threads() == 1 ? "" : "s");
+        printf("train: teacher's floor %.4f nats/token (perplexity %.3f) from %s\n", floor_nll,
+               exp(floor_nll), floor_path);
+    printf("train: ln V = %.4f: the loss of a model that knows nothing; %s kernels, %d thread%s\n",
+           log((double)V), level, tw_matmul_threads(), tw_matmul_threads() == 1 ? "" : "s");
+    fflush(stdout);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_sigint;
     sigaction(SIGINT, &sa, NULL);
 
-    int *in = malloc((size_t)B * T * sizeof *in), *tg = malloc((size_t)B * T * sizeof *tg);
-    float *curve_train = malloc((size_t)o.c.steps * sizeof(float));
-    float *curve_val = malloc((size_t)o.c.steps * sizeof(float));
-    if (!in || !tg || !curve_train || !curve_val) die_data("out of memory%s", "");
-    for (long s = 0; s < o.c.steps; s++) curve_train[s] = curve_val[s] = NAN;
-    if (o.curve && strcmp(o.curve, "none") == 0) o.curve = NULL;
-    if (o.curve) make_parent_dir(o.curve);
-    if (o.out) make_parent_dir(o.out);
-    if (o.state) make_parent_dir(o.state);
-
     const double t0 = now_seconds();
     long saved_step = -1;
     int rc = 0;
+    char note[256];
     const long first = t.step;
     while (t.step < o.c.steps) {
         const long s = t.step;
@@ -514,9 +744,9 @@ int main(int argc, char **argv) {
             find_bad_tensor(why, sizeof why, &t, &m, in, B, T);
             printf("step %ld/%d loss %.6g\n", s + 1, o.c.steps, (double)st.loss);
             fflush(stdout);
-            fprintf(stderr, "train: step %ld: the %s is %g: %s; stopped%s\n", s + 1,
+            fprintf(stderr, "train: step %ld: the %s is %g: %s; stopped (%s)\n", s + 1,
                     isfinite(st.loss) ? "gradient norm" : "loss", isfinite(st.loss) ? (double)st.gnorm : (double)st.loss,
-                    why, saved_step >= 0 ? " (the checkpoint of the last good save is kept)" : " (nothing written)");
+                    why, kept_note(note, sizeof note, saved_step));
             rc = 1;
             break;
         }
@@ -537,7 +767,17 @@ int main(int argc, char **argv) {
         if (o.tokenizer && o.sample_every && (t.step % o.sample_every == 0 || last))
             print_sample(&m, &tok, &sp, 64);
         fflush(stdout);
-        if (last || interrupted || (o.save_every && t.step % o.save_every == 0)) {
+        if ((o.out || o.state) && (last || interrupted || (o.save_every && t.step % o.save_every == 0))) {
+            // Never write weights that would only reproduce a NaN: check them on the batch they
+            // meet next (a resumed run's first), or on this step's batch at the end.
+            char why[512];
+            if (!weights_good(why, sizeof why, &t, &m, &batches, t.step < o.c.steps ? t.step : s, in, tg,
+                              o.state != NULL)) {
+                fprintf(stderr, "train: step %ld: %s; stopped without saving them (%s)\n", s + 1, why,
+                        kept_note(note, sizeof note, saved_step));
+                rc = 1;
+                break;
+            }
             if (o.out) save_model(o.out, &m);
             if (o.state) {
                 const tw_train_progress now = { t.step, t.step * B, pr.shuffle_seed, sp.state, B, T };
@@ -554,8 +794,9 @@ int main(int argc, char **argv) {
         }
         if (last) break;
     }
-    if (rc == 0 && o.out) fprintf(stderr, "train: wrote %s (%s format)\n", o.out,
-                                  tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
+    if (rc == 0 && o.out) printf("train: wrote %s (%s format)\n", o.out,
+                                 tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
+    fflush(stdout);
     if (o.curve && t.step > 0) write_curve(o.curve, curve_train, curve_val, t.step, floor_nll);
     free(in); free(tg); free(curve_train); free(curve_val);
     tw_sampler_free(&sp);

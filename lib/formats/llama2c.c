@@ -6,6 +6,7 @@
 #include <string.h>
 #include "formats/llama2c.h"
 #include "formats/regular_file.h"
+#include "formats/file_kind.h"
 
 static const float LLAMA_NORM_EPS   = 1e-5f;    // RMSNorm eps of every llama2.c model
 static const float LLAMA_ROPE_THETA = 10000.0f; // RoPE base of Llama 2
@@ -213,6 +214,19 @@ tw_status tw_llama2c_load(tw_model *m, const char *path, char *err, size_t err_l
     if (bytes < 28 || fread(header, sizeof(int32_t), 7, f) != 7) {
         fclose(f);
         tw_set_err(err, err_len, "%s: file is %lld bytes, too short for the 28-byte header", path, bytes);
+        return TW_ERR_FORMAT;
+    }
+    // The toolkit's other files start with a magic where a llama2.c header has dim and
+    // hidden_dim: name them, instead of "dim = 1634415666 exceeds the limit".
+    const char *kind = tw_file_kind_name((const unsigned char *)header);
+    if (kind != NULL) {
+        fclose(f);
+        const char *what_to_do =
+            memcmp(header, "TWST", 4) == 0 ? "a training-state file goes to ./train --resume"
+          : memcmp(header, "TWMO", 4) == 0 ? "load it with tw_model_load_file"
+          : strstr(kind, "version-2") ? "pass the float32 model this int8 (version-2) file was quantized from"
+          : "pass a llama2.c checkpoint (.bin, e.g. data/models/stories260K.bin)";
+        tw_set_err(err, err_len, "%s: is %s: %s", path, kind, what_to_do);
         return TW_ERR_FORMAT;
     }
     tw_llama2c_config hc;

@@ -86,11 +86,20 @@ typedef struct {
     int       assign;   // 0: count only, 1: fill m->params and hand out pointers
     int       n;        // parameters so far
     long      off;      // floats so far
+    int       too_big;  // 1: a size or the total passed TW_MODEL_MAX_FLOATS (counting only)
 } param_walk;
 
+// Every product and sum below is checked against TW_MODEL_MAX_FLOATS before it is formed, so
+// sizes that would overflow a long (a heap overflow once the block is allocated) are caught by
+// the counting walk, before anything is allocated.
 static float *add_param(param_walk *w, tw_param_kind kind, long d0, long d1, const char *fmt, int layer,
                         const char *leaf) {
-    long count = d0 * (d1 > 0 ? d1 : 1);
+    const long d1_or_1 = d1 > 0 ? d1 : 1;
+    if (d0 < 0 || d0 > TW_MODEL_MAX_FLOATS / d1_or_1 || d0 * d1_or_1 > TW_MODEL_MAX_FLOATS - w->off) {
+        w->too_big = 1;
+        return NULL;
+    }
+    long count = d0 * d1_or_1;
     float *data = NULL;
     if (w->assign) {
         tw_param *p = &w->m->params[w->n];
@@ -122,7 +131,7 @@ static void walk_params(param_walk *w) {
     m->tok_emb = add_param(w, TW_PARAM_EMBED, V, C, "tok_emb", -1, NULL);
     m->pos_emb = c->pos == TW_POS_LEARNED
                ? add_param(w, TW_PARAM_EMBED, c->max_seq, C, "pos_emb", -1, NULL) : NULL;
-    for (int l = 0; l < c->n_layer; l++) {
+    for (int l = 0; l < c->n_layer && !w->too_big; l++) {
         tw_block_weights bw;
         memset(&bw, 0, sizeof bw);
         bw.norm1_w = LAYER_PARAM(TW_PARAM_GAIN, C, 0, "norm1.w");
@@ -183,17 +192,28 @@ tw_status tw_model_init(tw_model *m, const tw_model_config *c) {
     tw_status st = tw_model_config_check(c);
     if (st != TW_OK) return st;
     m->cfg = *c;
-    param_walk w = { m, 0, 0, 0 };
+    param_walk w = { m, 0, 0, 0, 0 };
     walk_params(&w);
+    if (w.too_big) { memset(m, 0, sizeof *m); return TW_ERR_SHAPE; }
     m->memory = alloc_params_aligned(w.off);
     m->params = calloc((size_t)w.n, sizeof(tw_param));
     m->layers = calloc((size_t)c->n_layer, sizeof(tw_block_weights));
     if (!m->memory || !m->params || !m->layers) { tw_model_free(m); return TW_ERR_NOMEM; }
     m->n_floats = w.off;
     m->n_params = w.n;
-    param_walk fill = { m, 1, 0, 0 };
+    param_walk fill = { m, 1, 0, 0, 0 };
     walk_params(&fill);
     return TW_OK;
+}
+
+long tw_model_config_floats(const tw_model_config *c) {
+    if (tw_model_config_check(c) != TW_OK) return -1;
+    tw_model m;
+    memset(&m, 0, sizeof m);
+    m.cfg = *c;
+    param_walk w = { &m, 0, 0, 0, 0 };
+    walk_params(&w);   // counting only: the walk sets m's pointers to NULL and allocates nothing
+    return w.too_big ? -1 : w.off;
 }
 
 void tw_model_free(tw_model *m) {

@@ -41,6 +41,10 @@ typedef struct {
 tw_status tw_model_config_preset(tw_model_config *c, const char *style);
 tw_status tw_model_config_check(const tw_model_config *c);
 
+// The most floats a model's parameters may take (2^40: 4 TiB, far beyond any machine this runs
+// on); the bound that keeps every size product of tw_model_init inside a 64-bit long.
+#define TW_MODEL_MAX_FLOATS (1L << 40)
+
 // What a parameter is, which decides its random initialisation.
 typedef enum {
     TW_PARAM_WEIGHT = 0,   // a Linear layer's (C_out, C_in) matrix
@@ -88,8 +92,13 @@ typedef struct {
 //   layers.L.ffn.w1 (F, C) .b1 (F) .w2 (C, F) .b2 (C)                   classic FFN
 //   layers.L.ffn.gate (F, C)  .up (F, C)  .down (C, F)                  SwiGLU
 //   final_norm.w (C)  final_norm.b (C)  head (V, C)                     head only when untied
+// TW_ERR_SHAPE if the parameters would take more than TW_MODEL_MAX_FLOATS floats (the count is
+// made with overflow-checked arithmetic before anything is allocated), TW_ERR_NOMEM.
 tw_status tw_model_init(tw_model *m, const tw_model_config *c);
 void      tw_model_free(tw_model *m);
+// The parameters' float count for c without allocating anything (what m->n_floats would be), or
+// -1 if c is invalid or the count exceeds TW_MODEL_MAX_FLOATS.
+long      tw_model_config_floats(const tw_model_config *c);
 // Seeded random weights: Linear weights ~ N(0, 0.02) (GPT-2's init), biases ~ N(0, 0.02), norm
 // gains 1 + N(0, 0.1) and betas N(0, 0.1) (not 1 and 0, so tests see them), embeddings as
 // cfg.embed_init says (N(0, 1) or N(0, 0.02)). Parameters are filled in the order of m->params.

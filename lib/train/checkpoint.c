@@ -177,6 +177,10 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
         name[NAME_BYTES - 1] = '\0';
         if (strcmp(name, p->name) != 0 || dims[0] != p->ndim || dims[1] != p->shape[0] ||
             dims[2] != p->shape[1]) {
+            // The name comes from the file: printed with anything unprintable (a newline would
+            // break the one-line message) shown as '?'.
+            for (char *ch = name; *ch; ch++)
+                if ((unsigned char)*ch < 0x20 || (unsigned char)*ch >= 0x7f) *ch = '?';
             tw_set_err(err, err_len, "%s: parameter %d is '%s' (%d, %d) but the config's table has "
                     "'%s' (%ld, %ld) there", path, i, name, (int)dims[1], (int)dims[2], p->name,
                     p->shape[0], p->shape[1]);
@@ -273,6 +277,29 @@ tw_status tw_train_state_write(const char *path, const tw_train_progress *pr, co
     return TW_OK;
 }
 
+// AdamW's first moment m is a running mean of gradients: any finite value. The second moment v
+// is a running mean of squared gradients: finite and never negative (a negative v makes
+// sqrt(v) NaN in the very first update). The first bad element is named by its parameter.
+static tw_status check_moments(const float *adam_m, const float *adam_v, const tw_model *m,
+                               const char *path, char *err, size_t err_len) {
+    for (int i = 0; i < m->n_params; i++) {
+        const tw_param *p = &m->params[i];
+        const long off = (long)(p->data - m->memory);
+        for (long j = 0; j < p->count; j++) {
+            const float mj = adam_m[off + j], vj = adam_v[off + j];
+            if (!isfinite(mj) || !isfinite(vj) || vj < 0.0f) {
+                tw_set_err(err, err_len, "%s: AdamW's %s moment of %s[%ld] is %g (%s): corrupted file",
+                        path, isfinite(mj) ? "second" : "first", p->name, j,
+                        isfinite(mj) ? (double)vj : (double)mj,
+                        isfinite(mj) && isfinite(vj) ? "a mean of squares cannot be negative"
+                                                     : "must be finite");
+                return TW_ERR_FORMAT;
+            }
+        }
+    }
+    return TW_OK;
+}
+
 tw_status tw_train_state_load(tw_train_progress *pr, tw_model *m, float **adam_m, float **adam_v,
                               const char *path, char *err, size_t err_len) {
     memset(pr, 0, sizeof *pr);
@@ -302,10 +329,22 @@ tw_status tw_train_state_load(tw_train_progress *pr, tw_model *m, float **adam_m
     } else if (pr->step < 0 || pr->data_pos < 0 || pr->B < 1 || pr->T < 1) {
         tw_set_err(err, err_len, "%s: step, data position or batch shape is negative", path);
         st = TW_ERR_FORMAT;
+    } else if (pr->step > INT32_MAX || pr->B > TW_TRAIN_STATE_MAX_BATCH ||
+               pr->data_pos / pr->B > pr->step) {
+        // ./train counts steps in an int, and consumes B windows per step.
+        tw_set_err(err, err_len, "%s: step %lld, batch %d or data position %lld out of range "
+                "(step <= 2^31 - 1, batch <= %d, data position <= step * batch): corrupted file",
+                path, (long long)pr->step, (int)pr->B, (long long)pr->data_pos, TW_TRAIN_STATE_MAX_BATCH);
+        st = TW_ERR_FORMAT;
     }
     if (st == TW_OK) {
         left -= head;
         st = read_model_record(m, f, &left, path, err, err_len);
+    }
+    if (st == TW_OK && pr->T > m->cfg.max_seq) {
+        tw_set_err(err, err_len, "%s: the batch rows of %d positions are longer than the model's "
+                "max_seq %d: corrupted file", path, (int)pr->T, m->cfg.max_seq);
+        st = TW_ERR_FORMAT;
     }
     if (st == TW_OK) {
         const size_t n = (size_t)m->n_floats;
@@ -322,6 +361,8 @@ tw_status tw_train_state_load(tw_train_progress *pr, tw_model *m, float **adam_m
             } else if (fread(*adam_m, sizeof(float), n, f) != n || fread(*adam_v, sizeof(float), n, f) != n) {
                 tw_set_err(err, err_len, "%s: read error in the AdamW moments", path);
                 st = TW_ERR_IO;
+            } else {
+                st = check_moments(*adam_m, *adam_v, m, path, err, err_len);
             }
         }
     }

@@ -66,8 +66,15 @@ typedef struct {
 tw_status tw_train_state_write(const char *path, const tw_train_progress *pr, const tw_model *m,
                                const float *adam_m, const float *adam_v, char *err, size_t err_len);
 
+// The largest batch a training state may record (far above any batch ./train can hold).
+#define TW_TRAIN_STATE_MAX_BATCH 65536
+
 // Reads a training state: fills *pr, loads the model into m, and allocates *adam_m and *adam_v
 // (m->n_floats each; the caller frees them). On failure everything is freed and zeroed.
+// Checked before use, besides the model record's own checks (sizes, names, finite weights):
+// 0 <= step <= 2^31 - 1, 1 <= B <= TW_TRAIN_STATE_MAX_BATCH, 1 <= T <= the model's max_seq,
+// 0 <= data_pos <= step * B, the moments' length, every first moment finite, every second moment
+// finite and >= 0. TW_ERR_IO, TW_ERR_FORMAT (err names the field or the parameter), TW_ERR_NOMEM.
 tw_status tw_train_state_load(tw_train_progress *pr, tw_model *m, float **adam_m, float **adam_v,
                               const char *path, char *err, size_t err_len);
 

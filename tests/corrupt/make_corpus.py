@@ -474,11 +474,22 @@ def twmodel(cfg=None, params=None, magic=b"TWMODEL\0", version=1, n_params=None,
     return out
 
 
-def twstate(model, magic=b"TWSTATE\0", version=1, step=5, B=2, T=2, moments=None):
-    n = sum(s[0] * (s[1] if len(s) > 1 else 1) for _, s in TW_PARAMS)
-    head = magic + struct.pack("<iqqQQii", version, step, step * B, 1, 1, B, T)
+TW_FLOATS = sum(s[0] * (s[1] if len(s) > 1 else 1) for _, s in TW_PARAMS)
+
+
+def twstate(model, magic=b"TWSTATE\0", version=1, step=5, B=2, T=2, moments=None, data_pos=None):
+    n = TW_FLOATS
+    pos = step * B if data_pos is None else data_pos
+    head = magic + struct.pack("<iqqQQii", version, step, pos, 1, 1, B, T)
     mv = struct.pack(f"<{2 * n}f", *([0.01] * n + [0.001] * n)) if moments is None else moments
     return head + model + mv
+
+
+def moments_with(which, i, value):
+    """AdamW's m and v of the tiny model with element i of one of them (0: m, 1: v) replaced."""
+    mv = [0.01] * TW_FLOATS + [0.001] * TW_FLOATS
+    mv[which * TW_FLOATS + i] = value
+    return struct.pack(f"<{2 * TW_FLOATS}f", *mv)
 
 
 
@@ -508,6 +519,9 @@ def make_training_files():
     reshaped = list(TW_PARAMS)
     reshaped[0] = ("tok_emb", (2, 4))
     write("twmodel", "wrong_shape.bin", twmodel(params=reshaped), "FORMAT", "tok_emb")
+    # A name from the file is printed with its unprintable bytes as '?': one line, always.
+    renamed = [("tok\nemb", (4, 2))] + TW_PARAMS[1:]
+    write("twmodel", "newline_in_name.bin", twmodel(params=renamed), "FORMAT", "tok?emb")
     nan = bytearray(good)
     nan[TW_HEAD + 48 + 12: TW_HEAD + 48 + 16] = struct.pack("<f", float("nan"))
     write("twmodel", "nan_weight.bin", bytes(nan), "FORMAT", "nan")
@@ -527,6 +541,23 @@ def make_training_files():
     write("twstate", "corrupt_model_inside.bin", twstate(twmodel(version=7)), "FORMAT", "version")
     write("twstate", "moments_short.bin", twstate(good)[:-4], "FORMAT", "moments")
     write("twstate", "empty.bin", b"", "FORMAT", "truncated")
+    # AdamW's moments: v is a mean of squares (never negative), both must be finite; the element
+    # lies in layers.0.attn.wq (tok_emb holds the first 8 floats).
+    inf, nan_ = float("inf"), float("nan")
+    write("twstate", "negative_second_moment.bin", twstate(good, moments=moments_with(1, 9, -1e-3)),
+          "FORMAT", "second moment")
+    write("twstate", "inf_second_moment.bin", twstate(good, moments=moments_with(1, 0, inf)), "FORMAT", "second moment")
+    write("twstate", "nan_first_moment.bin", twstate(good, moments=moments_with(0, 9, nan_)), "FORMAT", "first moment")
+    write("twstate", "inf_first_moment.bin", twstate(good, moments=moments_with(0, TW_FLOATS - 1, -inf)),
+          "FORMAT", "first moment")
+    write("twstate", "step_past_int32.bin", twstate(good, step=1 << 40), "FORMAT", "out of range")
+    write("twstate", "huge_batch.bin", twstate(good, B=1 << 20), "FORMAT", "out of range")
+    write("twstate", "data_pos_past_steps.bin", twstate(good, data_pos=1000), "FORMAT", "out of range")
+    write("twstate", "seq_past_max_seq.bin", twstate(good, T=3), "FORMAT", "max_seq")
+    seed("train_state", "valid_tiny.bin", state)
+    seed("train_state", "negative_second_moment.bin", twstate(good, moments=moments_with(1, 9, -1e-3)))
+    # The llama2.c loader given a training state names what it is (./generate too).
+    write("llama2c", "training_state_file.bin", state, "FORMAT", "training-state")
 
     toks = struct.pack("<6H", 1, 2, 3, 0, 3, 1)
     write("tokens", "valid_six.bin", toks, "OK")
@@ -536,6 +567,8 @@ def make_training_files():
     for n in (1, 3, 5, 7, 9, 11):
         write("tokens", f"truncated_at_{n}.bin", toks[:n], "FORMAT", "odd")
     write("tokens", "text_file.bin", b"Once upon a time\n", "FORMAT", "odd")
+    seed("tokens", "valid_six.bin", toks)
+    seed("tokens", "ids_past_vocab.bin", struct.pack("<4H", 0, 65535, 512, 7))
 
 
 # Paths that are not regular files cannot live in git (a FIFO, a device) or in the corpus folder
