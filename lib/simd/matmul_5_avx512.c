@@ -60,9 +60,9 @@ void tw_matmul_avx512(float *C, const float *A, const float *B, int M, int N, in
 void tw_matmul_nt_avx512(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_avx512, C, A, B, 1, K, M, N, K, 1);
 }
-void tw_matmul_avx512_mt(float *C, const float *A, const float *B, int M, int N, int K) {
+void tw_matmul_mt_avx512(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_avx512, C, A, B, N, 1, M, N, K, tw_matmul_threads());
 }
-void tw_matmul_nt_avx512_mt(float *C, const float *A, const float *B, int M, int N, int K) {
+void tw_matmul_nt_mt_avx512(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_avx512, C, A, B, 1, K, M, N, K, tw_matmul_threads());
 }

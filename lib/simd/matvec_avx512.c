@@ -152,7 +152,7 @@ static inline __m128 sums4(const __m512 p[4]) {
     return _mm512_castps512_ps128(_mm512_permutexvar_ps(idx, w));
 }
 
-void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K) {
+void tw_matvec_avx512(float *y, const float *W, const float *x, int N, int K) {
     // Side by side while W is small enough to sit in any core's L2 (256 KiB: the matrices of
     // stories260K); one row after another, in memory order, for anything larger. Same bits.
     const int side_by_side = (long)N * K <= TW_MATVEC_SMALL_FLOATS;

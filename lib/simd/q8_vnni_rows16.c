@@ -293,8 +293,8 @@ INLINE void minus_128_group_sums(int32_t *sums, const int8_t *xq, int K, int gs)
     }
 }
 
-void tw_q8_rows16_matvec(float *y, const void *packed, int32_t *scratch, const int8_t *xq,
-                         const float *xs, int N, int K, int gs) {
+void tw_q8_matvec_rows16_avx512vnni(float *y, const void *packed, int32_t *scratch,
+                                    const int8_t *xq, const float *xs, int N, int K, int gs) {
     int32_t *corr = scratch;   // (K / gs) of the (K) the caller gives: minus_128_group_sums
     // The group sizes of the models in this toolkit with their chunk count as a constant
     // (stories260K: 4; llama2.c's 15M export: 32; 64), any other multiple of 4 in one loop.
