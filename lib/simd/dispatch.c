@@ -212,8 +212,8 @@ const char *tw_simd_init(const char *level) {
 
 // 1 if any of y[0 .. n) is inf or NaN: all exponent bits set, the one exponent to which adding
 // 1 carries into the sign bit. An OR of additions over the elements, which the compiler
-// vectorises (the loop of isfinite tests with a call in its body was scalar: 3% of a
-// stories260K training step).
+// vectorises (the loop of isfinite tests with a call in its body was scalar, and showed in a
+// training step's profile: docs/performance.md, "Kernels").
 static int any_not_finite(const float *y, long n) {
     uint32_t carries = 0;
     long i = 0;

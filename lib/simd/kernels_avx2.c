@@ -51,8 +51,8 @@ static float hmax256(__m256 v) {
 //
 // The lower limit is a parameter: on Intel cores every operation with a subnormal result takes
 // a microcode assist of about a hundred cycles, and softmax over attention scores meets
-// exponents below -87.3 often enough that computing those weights as subnormals cost 5% of the
-// CPU time of decoding stories260K (docs/kernels.md). So the softmax and SiLU use
+// exponents below -87.3 often enough that computing those weights as subnormals was a measurable
+// share of decoding stories260K (docs/performance.md, "Kernels"). So the softmax and SiLU use
 // exp256_normal (limit -87.3365: results below 2^-126 become 0, an absolute difference under
 // 1.2e-38 that their tests state), and the exp kernel itself exp256 (limit -104, subnormals).
 static inline __m256 exp256_above(__m256 x, float lower_limit) {

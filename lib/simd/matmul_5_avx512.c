@@ -7,8 +7,8 @@
 // Why this shape: a core with two 512-bit FMA ports needs >= 8 independent FMAs in flight, and
 // the more FMAs per load the closer the loop runs to the FMA limit (28 per 16 loads here, against
 // 12 per 8 for AVX2's 6 x 16). The B micro-panel streams from L2 (see matmul_4_packed.c), so the
-// loop prefetches it PF iterations ahead (measured: about +7% at n = 1024 on Sapphire Rapids);
-// a prefetch never faults, so running past the end of the panel is harmless.
+// loop prefetches it PF iterations ahead, which paid where measured (docs/performance.md,
+// "Kernels"); a prefetch never faults, so running past the end of the panel is harmless.
 #include <immintrin.h>
 #include "simd.h"
 
