@@ -92,8 +92,7 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(LIB)
 # parent), then each lesson with its output in a scratch folder. The lessons run from their
 # $(BUILD)/lessons/ binaries, not the ./lessonN copies, which may come from another build (after
 # `make asan` they hold the ASan runtime, which cannot run under valgrind). Programs the suite
-# starts with system() are not traced; they are covered by `make asan`. TW_NO_TIMING_RATIOS=1:
-# valgrind's CPU has no latency model, so tests/test_peak.c checks only that the probe runs.
+# starts with system() are not traced; they are covered by `make asan`.
 VALGRIND := valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect,possible \
             --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1
 VALGRIND_OUT := $(BUILD)/valgrind-out
@@ -105,7 +104,7 @@ VALGRIND_LESSONS = $(patsubst lessons/%.c,$(BUILD)/lessons/%,$(filter-out lesson
 valgrind: $(BUILD)/tests/run_tests $$(TEST_DEPS) ## the suite and every lesson under valgrind (no errors, no leaks)
 	@command -v valgrind >/dev/null 2>&1 || { echo "valgrind: not installed: 'sudo apt-get install -y valgrind' (Linux only)" >&2; exit 1; }
 	@$(MAKE) --no-print-directory $(VALGRIND_LESSONS)
-	CK_FORK=no TW_NO_TIMING_RATIOS=1 $(VALGRIND) ./$(BUILD)/tests/run_tests
+	CK_FORK=no $(VALGRIND) ./$(BUILD)/tests/run_tests
 	@rm -rf $(VALGRIND_OUT)
 	@for l in $(VALGRIND_LESSONS); do \
 	  echo "valgrind: $$l"; \

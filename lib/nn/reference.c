@@ -9,13 +9,12 @@
 #include "nn/sdpa.h"
 #include "nn/softmax.h"
 
-// y = W x is the Linear layer y = x W^T on one row.   y: (N)   W: (N, K)   x: (K)
-static void matvec_ref(float *y, const float *W, const float *x, int N, int K) {
+void tw_matvec_naive(float *y, const float *W, const float *x, int N, int K) {
     tw_linear_naive(y, x, W, NULL, 1, K, N);
 }
 
 const tw_kernels tw_kernels_naive = {
-    .level = "naive", .variant = "naive", .dot = tw_dot_naive, .matvec = matvec_ref,
+    .level = "naive", .variant = "naive", .dot = tw_dot_naive, .matvec = tw_matvec_naive,
     .matmul = tw_matmul_naive, .matmul_nt = tw_matmul_nt_naive,
     .matmul_mt = tw_matmul_naive, .matmul_nt_mt = tw_matmul_nt_naive,
     .softmax = tw_softmax_row, .rmsnorm = tw_rmsnorm_row, .layernorm = tw_layernorm_row,

@@ -89,7 +89,8 @@ static const tw_q8_ops q8_avx512bw = { .level = "avx512bw", .quantize_x = tw_q8_
 static const tw_q8_ops q8_avx512vnni = { .level = "avx512vnni", .quantize_x = tw_q8_quantize_x_avx512,
                                          .matvec = tw_q8_matvec_avx512vnni, .x_multiple = 8, .w_multiple = 32,
                                          .packed_bytes = tw_q8_rows16_bytes, .pack = tw_q8_rows16_pack,
-                                         .matvec_packed = tw_q8_rows16_matvec, .pack_multiple = 4,
+                                         .matvec_packed = tw_q8_matvec_rows16_avx512vnni,
+                                         .pack_multiple = 4,
                                          .quantize_x_g4 = tw_q8_quantize_x_g4_avx512,
                                          .matvec_g4 = tw_q8_matvec_g4_avx512bw };
 #endif
@@ -106,25 +107,27 @@ static const tw_q8_ops q8_neon_dot = { .level = "neon_dot", .quantize_x = tw_q8_
 
 // ---- the levels, best last ----
 
-#define AVX2_F32 .dot = tw_dot_avx2, .matvec = tw_matvec_seq_avx2, \
+#define AVX2_F32 .dot = tw_dot_avx2, .matvec = tw_matvec_avx2, \
     .matmul = tw_matmul_avx2, .matmul_nt = tw_matmul_nt_avx2, \
-    .matmul_mt = tw_matmul_avx2_mt, .matmul_nt_mt = tw_matmul_nt_avx2_mt, \
-    .softmax = tw_softmax_avx2, .rmsnorm = tw_rmsnorm_avx2, .layernorm = tw_layernorm_avx2, \
-    .rope = tw_rope_avx2, .exp = tw_exp_avx2, .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, \
-    .attend = tw_attend_avx2, .gemm = &tw_ukernel_avx2
+    .matmul_mt = tw_matmul_mt_avx2, .matmul_nt_mt = tw_matmul_nt_mt_avx2, \
+    .softmax = tw_softmax_row_avx2, .rmsnorm = tw_rmsnorm_row_avx2, \
+    .layernorm = tw_layernorm_row_avx2, .rope = tw_rope_pairs_avx2, .exp = tw_exp_avx2, \
+    .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, .attend = tw_sdpa_one_avx2, \
+    .gemm = &tw_ukernel_avx2
 // 512-bit versions where they pay (matmul, dot, matvec, exp, softmax); AVX2 for the rest.
-#define AVX512_F32 .dot = tw_dot_avx512, .matvec = tw_matvec_seq_avx512, \
+#define AVX512_F32 .dot = tw_dot_avx512, .matvec = tw_matvec_avx512, \
     .matmul = tw_matmul_avx512, .matmul_nt = tw_matmul_nt_avx512, \
-    .matmul_mt = tw_matmul_avx512_mt, .matmul_nt_mt = tw_matmul_nt_avx512_mt, \
-    .softmax = tw_softmax_avx512, .rmsnorm = tw_rmsnorm_avx2, .layernorm = tw_layernorm_avx2, \
-    .rope = tw_rope_avx2, .exp = tw_exp_avx512, .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, \
-    .attend = tw_attend_avx2, .gemm = &tw_ukernel_avx512
+    .matmul_mt = tw_matmul_mt_avx512, .matmul_nt_mt = tw_matmul_nt_mt_avx512, \
+    .softmax = tw_softmax_row_avx512, .rmsnorm = tw_rmsnorm_row_avx2, \
+    .layernorm = tw_layernorm_row_avx2, .rope = tw_rope_pairs_avx2, .exp = tw_exp_avx512, \
+    .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, .attend = tw_sdpa_one_avx2, \
+    .gemm = &tw_ukernel_avx512
 // LayerNorm, RoPE and single-query attention have no NEON version yet (NULL): at this level the
 // model runs the components' own loops for them.
 #define NEON_F32 .dot = tw_dot_neon, .matvec = tw_matvec_neon, \
     .matmul = tw_matmul_neon, .matmul_nt = tw_matmul_nt_neon, \
-    .matmul_mt = tw_matmul_neon_mt, .matmul_nt_mt = tw_matmul_nt_neon_mt, \
-    .softmax = tw_softmax_neon, .rmsnorm = tw_rmsnorm_neon, .exp = tw_exp_neon, \
+    .matmul_mt = tw_matmul_mt_neon, .matmul_nt_mt = tw_matmul_nt_mt_neon, \
+    .softmax = tw_softmax_row_neon, .rmsnorm = tw_rmsnorm_row_neon, .exp = tw_exp_neon, \
     .silu = tw_silu_neon, .swiglu = tw_swiglu_neon, .gemm = &tw_ukernel_neon
 
 typedef struct {
@@ -209,8 +212,8 @@ const char *tw_simd_init(const char *level) {
 
 // 1 if any of y[0 .. n) is inf or NaN: all exponent bits set, the one exponent to which adding
 // 1 carries into the sign bit. An OR of additions over the elements, which the compiler
-// vectorises (the loop of isfinite tests with a call in its body was scalar: 3% of a
-// stories260K training step).
+// vectorises (the loop of isfinite tests with a call in its body was scalar, and showed in a
+// training step's profile: docs/performance.md, "Kernels").
 static int any_not_finite(const float *y, long n) {
     uint32_t carries = 0;
     long i = 0;

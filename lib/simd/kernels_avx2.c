@@ -1,8 +1,10 @@
 // kernels_avx2.c: the vector kernels of simd.h for x86-64 with AVX2 and FMA (8 floats per
 // register). Compiled with -mavx2 -mfma on this object only (mk/simd.mk), and called only after
 // tw_simd_init has seen the CPU report both features, so the rest of the binary runs anywhere.
-// Each function has the contract of its _naive twin in ref.c; the sums are taken in a different
-// order (several accumulators, then a tree), which is why tests compare within a rounding bound.
+// Each function has the contract of its naive twin, whose name it bears without the _avx2
+// (tw_softmax_row_avx2: tw_softmax_row, lib/nn/softmax.c; simd.h lists the pairs); the sums are
+// taken in a different order (several accumulators, then a tree), which is why tests compare
+// within a rounding bound.
 //
 // Range (docs/kernels.md, "Over the whole float range"): every kernel agrees with the reference
 // the naive model runs for every finite input whose reference result is finite, denormals to
@@ -49,8 +51,8 @@ static float hmax256(__m256 v) {
 //
 // The lower limit is a parameter: on Intel cores every operation with a subnormal result takes
 // a microcode assist of about a hundred cycles, and softmax over attention scores meets
-// exponents below -87.3 often enough that computing those weights as subnormals cost 5% of the
-// CPU time of decoding stories260K (docs/kernels.md). So the softmax and SiLU use
+// exponents below -87.3 often enough that computing those weights as subnormals was a measurable
+// share of decoding stories260K (docs/performance.md, "Kernels"). So the softmax and SiLU use
 // exp256_normal (limit -87.3365: results below 2^-126 become 0, an absolute difference under
 // 1.2e-38 that their tests state), and the exp kernel itself exp256 (limit -104, subnormals).
 static inline __m256 exp256_above(__m256 x, float lower_limit) {
@@ -155,7 +157,7 @@ void tw_swiglu_avx2(float *y, const float *gate, const float *up, long n) {
 
 // ---- softmax and norms (one row) ----
 
-void tw_softmax_avx2(float *y, const float *x, int n) {
+void tw_softmax_row_avx2(float *y, const float *x, int n) {
     __m256 vmax = _mm256_set1_ps(-INFINITY);
     int i = 0;
     for (; i + 8 <= n; i += 8) vmax = _mm256_max_ps(vmax, _mm256_loadu_ps(x + i));
@@ -207,7 +209,7 @@ static double hsum256d(__m256d v) {
 // (n * 3.4e38^2 < 1.8e308). Only the summation order differs from norm.c (eight lanes, then a
 // tree), and x * (1/rms) replaces x / rms: both are far below float rounding. The cost is that
 // of the conversions; rows are short next to the matrix products around them (docs/kernels.md).
-float tw_rmsnorm_avx2(float *out, const float *x, const float *w, int n, float eps) {
+float tw_rmsnorm_row_avx2(float *out, const float *x, const float *w, int n, float eps) {
     __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
     int i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -240,8 +242,8 @@ float tw_rmsnorm_avx2(float *out, const float *x, const float *w, int n, float e
 // LayerNorm in double throughout, like norm.c: a float sum of x overflows for rows near 3e38,
 // and (x - mean)^2 in float for |x - mean| > 1.8e19. Mean, then the mean of squared deviations
 // (two passes), then (x - mean) * rstd * gamma + beta rounded to float once.
-void tw_layernorm_avx2(float *out, const float *x, const float *gamma, const float *beta,
-                       int n, float eps) {
+void tw_layernorm_row_avx2(float *out, const float *x, const float *gamma, const float *beta,
+                           int n, float eps) {
     __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
     int i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -289,7 +291,7 @@ void tw_layernorm_avx2(float *out, const float *x, const float *gamma, const flo
 
 // Four pairs (a, b) per register: out = x * (c, c) + swap(x) * (-s, s), where swap exchanges
 // the two members of each pair.
-void tw_rope_avx2(float *x, const float *cos_t, const float *sin_t, int n_head, int D) {
+void tw_rope_pairs_avx2(float *x, const float *cos_t, const float *sin_t, int n_head, int D) {
     const __m256 flip = _mm256_setr_ps(-0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f, -0.0f, 0.0f);
     for (int h = 0; h < n_head; h++) {
         float *xh = x + (long)h * D;
@@ -352,8 +354,8 @@ static float mix_in_order(const float *att, const float *v, int S, int kv_stride
 // sum of values runs four independent accumulators (one chain would wait on the FMA latency
 // at every key). A score or an output that comes out non-finite is recomputed in the order of
 // the reference (lib/nn/sdpa.c), so extreme inputs give the reference's answer (docs/kernels.md).
-void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const float *k,
-                    const float *v, int S, int D, int kv_stride) {
+void tw_sdpa_one_avx2(float *out, float *scores, float *att, const float *q, const float *k,
+                      const float *v, int S, int D, int kv_stride) {
     float scale = 1.0f / sqrtf((float)D);
     float *sc = scores ? scores : att;   // without a scores buffer, softmax in place
     int s = 0, overflowed = 0;
@@ -381,7 +383,7 @@ void tw_attend_avx2(float *out, float *scores, float *att, const float *q, const
         sc[s] = tw_dot_avx2(q, k + (long)s * kv_stride, D) * scale;
         overflowed |= !isfinite(sc[s]);
     }
-    if (!overflowed || !softmax_special_row(att, sc, S)) tw_softmax_avx2(att, sc, S);
+    if (!overflowed || !softmax_special_row(att, sc, S)) tw_softmax_row_avx2(att, sc, S);
     int d = 0;
     for (; d + 8 <= D; d += 8) {
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;

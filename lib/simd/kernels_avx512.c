@@ -59,7 +59,7 @@ void tw_exp_avx512(float *y, const float *x, long n) {
     }
 }
 
-void tw_softmax_avx512(float *y, const float *x, int n) {
+void tw_softmax_row_avx512(float *y, const float *x, int n) {
     __m512 vmax = _mm512_set1_ps(-INFINITY);
     int i = 0;
     for (; i + 16 <= n; i += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(x + i));

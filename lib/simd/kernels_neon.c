@@ -105,7 +105,7 @@ void tw_swiglu_neon(float *y, const float *gate, const float *up, long n) {
     for (; i < n; i++) y[i] = gate[i] / (1.0f + expf(-gate[i])) * up[i];
 }
 
-void tw_softmax_neon(float *y, const float *x, int n) {
+void tw_softmax_row_neon(float *y, const float *x, int n) {
     float32x4_t vmax = vdupq_n_f32(-INFINITY);
     int i = 0;
     for (; i + 4 <= n; i += 4) vmax = vmaxq_f32(vmax, vld1q_f32(x + i));
@@ -133,9 +133,9 @@ void tw_softmax_neon(float *y, const float *x, int n) {
     for (; i < n; i++) y[i] *= 1.0f / sum;
 }
 
-// Sum of squares and outputs in double, as norm.c and tw_rmsnorm_avx2 compute them: in float
+// Sum of squares and outputs in double, as norm.c and tw_rmsnorm_row_avx2 compute them: in float
 // the sum overflows once |x| > 1.8e19 and the output becomes zeros.
-float tw_rmsnorm_neon(float *out, const float *x, const float *w, int n, float eps) {
+float tw_rmsnorm_row_neon(float *out, const float *x, const float *w, int n, float eps) {
     float64x2_t s0 = vdupq_n_f64(0), s1 = vdupq_n_f64(0);
     int i = 0;
     for (; i + 4 <= n; i += 4) {

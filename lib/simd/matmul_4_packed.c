@@ -146,7 +146,7 @@ static void pack_B(float *Bp, const float *B, long rs_b, long cs_b, int k0, int 
             // A full panel of a row-major B: each k row is nr contiguous floats. memcpy moves
             // them with the widest loads the C library has (this file is built without ISA
             // flags, and the element loop below is not vectorised at -O2): it halved the time
-            // spent packing B at n = 1024 (6% -> 3% of the matmul, measured on Sapphire Rapids).
+            // spent packing B (the figure: docs/performance.md, "Kernels").
             for (int k = 0; k < kb; k++)
                 memcpy(dst + (long)k * nr, src + k * rs_b, (size_t)nr * sizeof(float));
         } else if (cs_b == 1) {

@@ -50,9 +50,9 @@ void tw_matmul_avx2(float *C, const float *A, const float *B, int M, int N, int 
 void tw_matmul_nt_avx2(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_avx2, C, A, B, 1, K, M, N, K, 1);
 }
-void tw_matmul_avx2_mt(float *C, const float *A, const float *B, int M, int N, int K) {
+void tw_matmul_mt_avx2(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_avx2, C, A, B, N, 1, M, N, K, tw_matmul_threads());
 }
-void tw_matmul_nt_avx2_mt(float *C, const float *A, const float *B, int M, int N, int K) {
+void tw_matmul_nt_mt_avx2(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_avx2, C, A, B, 1, K, M, N, K, tw_matmul_threads());
 }

@@ -7,8 +7,8 @@
 // Why this shape: a core with two 512-bit FMA ports needs >= 8 independent FMAs in flight, and
 // the more FMAs per load the closer the loop runs to the FMA limit (28 per 16 loads here, against
 // 12 per 8 for AVX2's 6 x 16). The B micro-panel streams from L2 (see matmul_4_packed.c), so the
-// loop prefetches it PF iterations ahead (measured: about +7% at n = 1024 on Sapphire Rapids);
-// a prefetch never faults, so running past the end of the panel is harmless.
+// loop prefetches it PF iterations ahead, which paid where measured (docs/performance.md,
+// "Kernels"); a prefetch never faults, so running past the end of the panel is harmless.
 #include <immintrin.h>
 #include "simd.h"
 
@@ -60,9 +60,9 @@ void tw_matmul_avx512(float *C, const float *A, const float *B, int M, int N, in
 void tw_matmul_nt_avx512(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_avx512, C, A, B, 1, K, M, N, K, 1);
 }
-void tw_matmul_avx512_mt(float *C, const float *A, const float *B, int M, int N, int K) {
+void tw_matmul_mt_avx512(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_avx512, C, A, B, N, 1, M, N, K, tw_matmul_threads());
 }
-void tw_matmul_nt_avx512_mt(float *C, const float *A, const float *B, int M, int N, int K) {
+void tw_matmul_nt_mt_avx512(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_avx512, C, A, B, 1, K, M, N, K, tw_matmul_threads());
 }

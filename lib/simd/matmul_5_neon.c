@@ -44,9 +44,9 @@ void tw_matmul_neon(float *C, const float *A, const float *B, int M, int N, int 
 void tw_matmul_nt_neon(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_neon, C, A, B, 1, K, M, N, K, 1);
 }
-void tw_matmul_neon_mt(float *C, const float *A, const float *B, int M, int N, int K) {
+void tw_matmul_mt_neon(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_neon, C, A, B, N, 1, M, N, K, tw_matmul_threads());
 }
-void tw_matmul_nt_neon_mt(float *C, const float *A, const float *B, int M, int N, int K) {
+void tw_matmul_nt_mt_neon(float *C, const float *A, const float *B, int M, int N, int K) {
     tw_matmul_packed(&tw_ukernel_neon, C, A, B, 1, K, M, N, K, tw_matmul_threads());
 }

@@ -58,7 +58,7 @@ static inline __m128 row_partial(const float *w, const float *x, int K, int far)
     return _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));   // 8 -> 4 lanes
 }
 
-void tw_matvec_seq_avx2(float *y, const float *W, const float *x, int N, int K) {
+void tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K) {
     const int far = (long)N * K > TW_MATVEC_SMALL_FLOATS;
     int i = 0;
     for (; i + 4 <= N; i += 4) {

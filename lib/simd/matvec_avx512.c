@@ -6,10 +6,10 @@
 // reads every weight once, from L3 or DRAM, so the kernel is as fast as the memory system can
 // stream W to it, and the hardware prefetchers decide that. Four rows side by side are four
 // streams K floats apart inside the same pages, visited in the order line 0, K/16, 2K/16, 3K/16,
-// 1, ... Intel's L2 streamer copes; on AMD Zen 4 the same loop read the 15M classifier at 17-20
-// GB/s where a plain one-row-at-a-time loop reached 31 GB/s (issue 13). This kernel reads W in
-// exactly the order it lies in memory, one ascending stream, which every prefetcher (Intel,
-// AMD, Arm) follows at full speed, with no vendor switch. The row loop of a large matrix also
+// 1, ... Intel's L2 streamer copes; AMD Zen 4's prefetchers did not, and a plain one-row-at-a-time
+// loop read far faster there (issue 13; the figures: docs/performance.md, "Kernels"). This kernel
+// reads W in exactly the order it lies in memory, one ascending stream, which every prefetcher
+// (Intel, AMD, Arm) follows at full speed, with no vendor switch. The row loop of a large matrix also
 // asks for the lines 8 KiB ahead with a software prefetch (simd.h, TW_PREFETCH_AHEAD_FLOATS):
 // when the memory is slow to answer, the hardware prefetchers alone keep too few lines in flight.
 //
@@ -152,7 +152,7 @@ static inline __m128 sums4(const __m512 p[4]) {
     return _mm512_castps512_ps128(_mm512_permutexvar_ps(idx, w));
 }
 
-void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K) {
+void tw_matvec_avx512(float *y, const float *W, const float *x, int N, int K) {
     // Side by side while W is small enough to sit in any core's L2 (256 KiB: the matrices of
     // stories260K); one row after another, in memory order, for anything larger. Same bits.
     const int side_by_side = (long)N * K <= TW_MATVEC_SMALL_FLOATS;
@@ -169,7 +169,7 @@ void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K
         }
         // Small K: the sums are a large share of the work, so sums4. Streaming: each row's fold
         // runs while the next row's loads are in flight; sums4 there, which waits for all four
-        // rows, measured 5-9 % slower (AMD EPYC Zen 5, 288x288 to 4096x288). Same bits either way.
+        // rows, measured slower (docs/performance.md, "Kernels"). Same bits either way.
         __m128 r;
         if (side_by_side) r = sums4(p);
         else {

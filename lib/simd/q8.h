@@ -76,8 +76,8 @@ void tw_q8_matvec_avx512vnni(float *y, const int8_t *Wq, const float *Ws, const 
 // AVX-512 VNNI on weights interleaved sixteen rows at a time (q8_vnni_rows16.c; gs % 4 == 0).
 size_t tw_q8_rows16_bytes(int N, int K, int gs);
 void tw_q8_rows16_pack(void *dst, const int8_t *Wq, const float *Ws, int N, int K, int gs);
-void tw_q8_rows16_matvec(float *y, const void *P, int32_t *scratch, const int8_t *xq, const float *xs,
-                         int N, int K, int gs);
+void tw_q8_matvec_rows16_avx512vnni(float *y, const void *P, int32_t *scratch, const int8_t *xq,
+                                    const float *xs, int N, int K, int gs);
 void tw_q8_quantize_x_neon(int8_t *q, float *s, const float *x, int n_groups, int gs);
 void tw_q8_matvec_neon(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                        const float *xs, int N, int K, int gs);

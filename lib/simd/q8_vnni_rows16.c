@@ -5,8 +5,8 @@
 // Why repack. In the row-major Q8_0 layout one 64-byte load holds two groups of one row, and
 // vpdpbusd leaves each group's products spread over eight int32 lanes: before the group's scale
 // can be applied, those lanes must be folded together (q8_avx512vnni.c: nine shuffles and adds
-// per row and 256 bytes), and those folds, not the multiplies, set the speed (about 38 % of the
-// VNNI peak). Here each int32 lane belongs to a different row instead. A 64-byte load holds four
+// per row and 256 bytes), and those folds, not the multiplies, set the speed, well under the
+// VNNI peak. Here each int32 lane belongs to a different row instead. A 64-byte load holds four
 // consecutive weights of each of sixteen rows, the same four columns of x are broadcast to every
 // lane, and after gs / 4 vpdpbusd each lane holds its row's whole group sum: one conversion and
 // one multiply-add per group apply sixteen rows' scales at once, with nothing to fold.
@@ -28,28 +28,27 @@
 // after another, so the kernel reads the whole matrix as one ascending stream, which every
 // hardware prefetcher follows (the lesson of lib/simd/matvec_avx512.c). gs must be a multiple of 4.
 //
-// What sets the speed (docs/quantization.md has the measurements). On Sapphire/Emerald Rapids
+// What sets the speed (the figures, and the CPUs they were measured on: docs/performance.md,
+// "Kernels", and docs/quantization.md, second to fourth pass). On Sapphire/Emerald Rapids
 // vpdpbusd zmm issues on ports 0 and 5, and so do the float ops of each group's end (cvt, mul,
 // fma): with gs 32 a block-group is 8 vpdpbusd + 3 float ops, at most 2 * 8 / 11 = 1.45 vpdpbusd a
 // cycle. So a set of eight blocks takes its groups two at a time (group_pair): one chain per block
 // and group, sixteen chains of gs / 4, and no vpaddd to join two chains of one group (with two
 // chains a group, 8 + 4 ops a block-group). An odd group count runs its odd group first, with two
-// chains a block: last, its chains are still draining when the call ends (3-4 % slower at 128x288).
+// chains a block: last, its chains are still draining when the call ends (measured slower).
 // The per-call corrections are a tree of pair sums (minus_128_group_sums, 22 vector ops at K = 288
-// instead of 45). Measured at 128x288 in L1, 3.0 GHz: the loop of pairs takes about 100 cycles per
-// 128 vpdpbusd, 1.28 a cycle, where the port count allows 1.45; without its 128 weight loads
-// (timing only, wrong results) it takes about 86, with the same number of loads all from one line
-// it takes 100 again: the load uops, not the L1 capacity, take the rest. The weights cannot be
+// instead of 45). In L1 the loop of pairs stays under the port bound, and removing its weight
+// loads (timing only) closes most of the gap while moving them all to one line does not: the load
+// uops, not the L1 capacity, take the rest. The weights cannot be
 // vpdpbusd's memory operand (only its signed operand can), so each 64 bytes is a load of its own.
 // On AMD Zen 4 (512-bit ops in two 256-bit halves, about one vpdpbusd zmm and one 64-byte load a
 // cycle) loads and the single VNNI pipe bound it; the changes only remove ops (the joining vpaddd,
 // half the correction ops) and reorder groups, and the pair loop keeps its 16 chains, 8 sums, 2
 // broadcasts of x and a weight in 27 of the 32 zmm registers (gcc keeps them all in registers:
 // no stack traffic in the loop), so nothing there can spill or need a second VNNI pipe.
-// Measured on AMD Zen 5 (two VNNI pipes: the probe issues 2.0 vpdpbusd a cycle): a pair of groups
-// takes 84 cycles at 128 rows in L1, 1.52 a cycle, where the multiply and the FMA of each
-// block-group, on the same pipes, allow 1.6; weights as vpdpbusd's memory operand, the int-to-float
-// conversion by the 1.5 * 2^23 trick and a software prefetch were all slower there
+// On AMD Zen 5 (two VNNI pipes) a pair of groups runs close to what the multiply and the FMA of
+// each block-group, on the same pipes, allow; weights as vpdpbusd's memory operand, the
+// int-to-float conversion by the 1.5 * 2^23 trick and a software prefetch were all slower there
 // (docs/quantization.md, fourth pass).
 #include <immintrin.h>
 #include <stdint.h>
@@ -108,7 +107,7 @@ enum { NB_MAX = 8, CHAINS_MAX = 8 };
 // Independent vpdpbusd chains per block: two in sets of eight or four, 8 / NB in smaller sets (a
 // group has 8 to 16 chains; with latency 5 and two issued a cycle, 10 are needed, and the next
 // group's chains make up the rest), at most one per chunk. One chain per block in a set of eight
-// (no vpaddd to join them) measured 5 % slower at 128x288.
+// (no vpaddd to join them) measured slower (docs/performance.md, "Kernels").
 #define CHAINS_WANTED(NB) ((NB) >= 4 ? 2 : 8 / (NB))
 #define CHAINS(NB, CH) (CHAINS_WANTED(NB) < (CH) ? CHAINS_WANTED(NB) : (CH))
 
@@ -127,7 +126,7 @@ INLINE void groups(__m512 acc[NB_MAX], const unsigned char *const blk[NB_MAX], c
     const int NC = CHAINS(NB, CH);
     __m512i d[NB_MAX][CHAINS_MAX];   // (NB, NC) the chains; chain i takes chunks i, i + NC, ...
     // one broadcast, copied into each block's first chain (a load per block instead, from the
-    // group's other lanes, measured 2-3 % slower: the loads are the scarcer resource)
+    // group's other lanes, measured slower: the loads are the scarcer resource)
     const __m512i c0 = _mm512_set1_epi32(*corr);
     UNROLL for (int j = 0; j < NB; j++) {
         d[j][0] = c0;
@@ -293,8 +292,8 @@ INLINE void minus_128_group_sums(int32_t *sums, const int8_t *xq, int K, int gs)
     }
 }
 
-void tw_q8_rows16_matvec(float *y, const void *packed, int32_t *scratch, const int8_t *xq,
-                         const float *xs, int N, int K, int gs) {
+void tw_q8_matvec_rows16_avx512vnni(float *y, const void *packed, int32_t *scratch,
+                                    const int8_t *xq, const float *xs, int N, int K, int gs) {
     int32_t *corr = scratch;   // (K / gs) of the (K) the caller gives: minus_128_group_sums
     // The group sizes of the models in this toolkit with their chunk count as a constant
     // (stories260K: 4; llama2.c's 15M export: 32; 64), any other multiple of 4 in one loop.

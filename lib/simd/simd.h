@@ -2,14 +2,29 @@
 // of a level (for the benchmark, lesson 12, the exercises and the tests), and the one dispatch
 // table that holds what the model calls.
 //
-// One reference per operation: the loop in the component's own file (lib/nn/) is what runs at
-// the naive level and what every kernel here is tested against (tests/test_simd.c) before it is
-// ever timed (bench/bench.c). lib/nn/reference.h gathers those loops under the kernel signatures
-// (tw_kernels_naive). Only the kernels no component has (dot, exp, the matmul ladder) have their
-// naive version here. Variants by suffix:
+// One reference per operation, its naive twin: the loop in the component's own file (lib/nn/) is
+// what runs at the naive level and what every kernel here is tested against (tests/test_simd.c)
+// before it is ever timed (bench/bench.c). Each kernel is named after its twin plus the ISA
+// suffix (tw_softmax_row, lib/nn/softmax.c; tw_softmax_row_avx2 here: the list of pairs is above
+// the declarations below). Only the kernels no component has (dot, exp, the matmul ladder) have
+// their naive twin here.
+// The naive level is written down twice, on purpose, for two different uses:
+//   - the catalogue, lib/nn/reference.c's tw_kernels_naive (and lib/quant/q8_0.c's naive int8
+//     table): the twins under the kernel signatures, for the tests, the benchmark and the
+//     lessons (tw_kernels_for("naive")). It lives in nn/ because simd/ sits below nn/ and may not
+//     name the components' functions (tools/check_layers.sh);
+//   - the dispatch's naive row (dispatch.c): every slot NULL, so that each hook declines and the
+//     component runs its twin itself, with its own bias, threads and training path, bit for bit.
+// Filling the dispatch's naive row with the twins would need simd/ to call up into nn/ (or a
+// pointer that nn/ sets at start-up: more global state) and would route the naive model through
+// the hooks; two short tables with one meaning each are the simpler honest structure.
+// Variants by suffix:
 //   _avx2    x86-64 AVX2 + FMA   (built when the compiler targets x86-64; used if the CPU has it)
 //   _avx512  x86-64 AVX-512F     (idem)
 //   _neon    AArch64 Advanced SIMD (baseline on every 64-bit Arm, Apple silicon included)
+// and, for int8 kernels that need more than their level's baseline (lib/simd/q8.h; their twins,
+// tw_q8_quantize_x_naive and tw_q8_matvec_naive, are in lib/quant/q8_0.c): _avx512bw,
+// _avx512vnni (vpdpbusd), _neon_dot (sdot), the names of the variants (dispatch.c).
 // `make SIMD=0` builds none of the SIMD files; only the naive level exists then.
 //
 // The dispatch table tw_simd is the one piece of global state in lib/:
@@ -207,46 +222,66 @@ void tw_matmul_set_threads(int n);
 extern const tw_ukernel tw_ukernel_scalar;   // portable C, 4 x 8: the packing rung without SIMD
 void tw_matmul_packed_scalar(float *C, const float *A, const float *B, int M, int N, int K);
 
-// ---- per-ISA variants (declared unconditionally; defined only where built) ----
+// ---- the SIMD twins (declared unconditionally; defined only where built) ----
+// Each kernel is named after its naive twin, the loop it must agree with, plus its ISA suffix:
+// tw_softmax_row (lib/nn/softmax.c) has tw_softmax_row_avx2, _avx512 and _neon. The twins:
+//   naive twin        where                   slot        _avx2  _avx512  _neon
+//   tw_dot_naive      simd/ref.c              dot           x      x        x
+//   tw_exp_naive      simd/ref.c              exp           x      x        x
+//   tw_matvec_naive   nn/reference.c          matvec        x      x        x
+//   tw_matmul_naive   simd/matmul_1_naive.c   matmul        x      x        x
+//   tw_matmul_nt_naive  (idem)                matmul_nt     x      x        x
+//   tw_softmax_row    nn/softmax.c            softmax       x      x        x
+//   tw_rmsnorm_row    nn/norm.c               rmsnorm       x      -        x
+//   tw_layernorm_row  nn/norm.c               layernorm     x      -        -
+//   tw_rope_pairs     nn/rope.c               rope          x      -        -
+//   tw_silu           nn/activation.c         silu          x      -        x
+//   tw_swiglu         nn/ffn.c                swiglu        x      -        x
+//   tw_sdpa_one       nn/sdpa.c               attend        x      -        -
+// "-": the level has none; the AVX-512 level's table takes the _avx2 kernel (dispatch.c). The
+// _mt kernels are the same product with OpenMP threads (twin: the one-thread naive rung).
+// Files: kernels_avx2.c, kernels_avx512.c, kernels_neon.c; the x86 matvecs in matvec_avx2.c and
+// matvec_avx512.c (NEON's in kernels_neon.c); the matmuls in matmul_5_avx2.c, matmul_5_avx512.c
+// and matmul_5_neon.c.
 
 float tw_dot_avx2(const float *a, const float *b, int n);
-void  tw_softmax_avx2(float *y, const float *x, int n);
-float tw_rmsnorm_avx2(float *out, const float *x, const float *w, int n, float eps);
-void  tw_layernorm_avx2(float *out, const float *x, const float *gamma, const float *beta,
-                        int n, float eps);
-void  tw_rope_avx2(float *x, const float *cos_t, const float *sin_t, int n_head, int D);
+float tw_dot_avx512(const float *a, const float *b, int n);
+float tw_dot_neon(const float *a, const float *b, int n);
 void  tw_exp_avx2(float *y, const float *x, long n);
+void  tw_exp_avx512(float *y, const float *x, long n);
+void  tw_exp_neon(float *y, const float *x, long n);
+void  tw_softmax_row_avx2(float *y, const float *x, int n);
+void  tw_softmax_row_avx512(float *y, const float *x, int n);
+void  tw_softmax_row_neon(float *y, const float *x, int n);
+float tw_rmsnorm_row_avx2(float *out, const float *x, const float *w, int n, float eps);
+float tw_rmsnorm_row_neon(float *out, const float *x, const float *w, int n, float eps);
+void  tw_layernorm_row_avx2(float *out, const float *x, const float *gamma, const float *beta,
+                            int n, float eps);
+void  tw_rope_pairs_avx2(float *x, const float *cos_t, const float *sin_t, int n_head, int D);
 void  tw_silu_avx2(float *y, const float *x, long n);
+void  tw_silu_neon(float *y, const float *x, long n);
 void  tw_swiglu_avx2(float *y, const float *gate, const float *up, long n);
-void  tw_attend_avx2(float *out, float *scores, float *att, const float *q, const float *k,
-                     const float *v, int S, int D, int kv_stride);
+void  tw_swiglu_neon(float *y, const float *gate, const float *up, long n);
+void  tw_sdpa_one_avx2(float *out, float *scores, float *att, const float *q, const float *k,
+                       const float *v, int S, int D, int kv_stride);
+void  tw_matvec_neon(float *y, const float *W, const float *x, int N, int K);   // x86: see below
+
+// The matmul ladder's last rung, one per ISA: the packed driver around the level's micro-kernel.
 extern const tw_ukernel tw_ukernel_avx2;     // 6 x 16
+extern const tw_ukernel tw_ukernel_avx512;   // 14 x 32
+extern const tw_ukernel tw_ukernel_neon;     // 8 x 8
 void  tw_matmul_avx2(float *C, const float *A, const float *B, int M, int N, int K);
 void  tw_matmul_nt_avx2(float *C, const float *A, const float *B, int M, int N, int K);
-void  tw_matmul_avx2_mt(float *C, const float *A, const float *B, int M, int N, int K);
-void  tw_matmul_nt_avx2_mt(float *C, const float *A, const float *B, int M, int N, int K);
-
-float tw_dot_avx512(const float *a, const float *b, int n);
-void  tw_softmax_avx512(float *y, const float *x, int n);
-void  tw_exp_avx512(float *y, const float *x, long n);
-extern const tw_ukernel tw_ukernel_avx512;   // 14 x 32
+void  tw_matmul_mt_avx2(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_nt_mt_avx2(float *C, const float *A, const float *B, int M, int N, int K);
 void  tw_matmul_avx512(float *C, const float *A, const float *B, int M, int N, int K);
 void  tw_matmul_nt_avx512(float *C, const float *A, const float *B, int M, int N, int K);
-void  tw_matmul_avx512_mt(float *C, const float *A, const float *B, int M, int N, int K);
-void  tw_matmul_nt_avx512_mt(float *C, const float *A, const float *B, int M, int N, int K);
-
-float tw_dot_neon(const float *a, const float *b, int n);
-void  tw_matvec_neon(float *y, const float *W, const float *x, int N, int K);
-void  tw_softmax_neon(float *y, const float *x, int n);
-float tw_rmsnorm_neon(float *out, const float *x, const float *w, int n, float eps);
-void  tw_exp_neon(float *y, const float *x, long n);
-void  tw_silu_neon(float *y, const float *x, long n);
-void  tw_swiglu_neon(float *y, const float *gate, const float *up, long n);
-extern const tw_ukernel tw_ukernel_neon;     // 8 x 8
+void  tw_matmul_mt_avx512(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_nt_mt_avx512(float *C, const float *A, const float *B, int M, int N, int K);
 void  tw_matmul_neon(float *C, const float *A, const float *B, int M, int N, int K);
 void  tw_matmul_nt_neon(float *C, const float *A, const float *B, int M, int N, int K);
-void  tw_matmul_neon_mt(float *C, const float *A, const float *B, int M, int N, int K);
-void  tw_matmul_nt_neon_mt(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_mt_neon(float *C, const float *A, const float *B, int M, int N, int K);
+void  tw_matmul_nt_mt_neon(float *C, const float *A, const float *B, int M, int N, int K);
 
 // ---- the decode matvec: rows in memory order, and rows shared among threads ----
 // matvec_avx512.c / matvec_avx2.c: y = W x reading W as one ascending stream (what every
@@ -260,8 +295,8 @@ void  tw_matmul_nt_neon_mt(float *C, const float *A, const float *B, int M, int 
 // where the hardware prefetchers would start cold; that start of each matrix is where it pays
 // (the measurements, and the distances tried: docs/kernels.md, "Software prefetch").
 #define TW_PREFETCH_AHEAD_FLOATS 2048
-void tw_matvec_seq_avx2(float *y, const float *W, const float *x, int N, int K);
-void tw_matvec_seq_avx512(float *y, const float *W, const float *x, int N, int K);
+void tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K);
+void tw_matvec_avx512(float *y, const float *W, const float *x, int N, int K);
 // matvec_mt.c: fn over rows split among OpenMP threads in blocks of 16 rows (one call of fn per
 // thread; static split, so a thread reads the same rows every token and keeps them in its own
 // core's cache). One thread without OpenMP (make OMP=1), inside a parallel region, or when W is
