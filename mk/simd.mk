@@ -101,7 +101,15 @@ CLEAN_FILES += run_bench
 ARM_CC   ?= aarch64-linux-gnu-gcc
 ARM_ROOT ?= /usr/aarch64-linux-gnu
 ARM_BUILD ?= $(BUILD)-arm
-test-arm:                                      ## cross-build the kernel self-test for AArch64, run it in qemu
+# The AArch64 library, built once before test-arm and test-arm-q8 (both link it from $(ARM_BUILD)):
+# without it, `make test-arm test-arm-q8` at -j2 ran two sub-makes that built one library at once.
+.PHONY: arm-lib
+arm-lib:
+	@command -v $(ARM_CC) >/dev/null 2>&1 && command -v qemu-aarch64 >/dev/null 2>&1 || { \
+	  echo "test-arm: needs $(ARM_CC) and qemu-aarch64: sudo apt-get install -y gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user" >&2; exit 1; }
+	@$(MAKE) --no-print-directory CC=$(ARM_CC) BUILD=$(ARM_BUILD) OMP=0 $(ARM_BUILD)/libtw.a
+
+test-arm: arm-lib                              ## cross-build the kernel self-test for AArch64, run it in qemu
 	@$(MAKE) --no-print-directory CC=$(ARM_CC) BUILD=$(ARM_BUILD) OMP=0 $(ARM_BUILD)/tests/arm/simd_selftest
 	qemu-aarch64 -L $(ARM_ROOT) $(ARM_BUILD)/tests/arm/simd_selftest
 

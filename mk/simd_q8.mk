@@ -41,7 +41,7 @@ $(BUILD)/tests/arm/q8_selftest.o: tests/q8_cases.h lib/simd/q8.h lib/quant/q8_0.
 q8-selftest: $(BUILD)/tests/arm/q8_selftest     ## the int8 kernel self-test on this machine (every level)
 	./$(BUILD)/tests/arm/q8_selftest
 
-test-arm-q8:                                     ## int8 kernels on AArch64 under qemu, with and without sdot
+test-arm-q8: arm-lib                             ## int8 kernels on AArch64 under qemu, with and without sdot
 	@command -v $(ARM_CC) >/dev/null 2>&1 && command -v qemu-aarch64 >/dev/null 2>&1 || { \
 	  echo "test-arm-q8: needs $(ARM_CC) and qemu-aarch64: sudo apt-get install -y gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user" >&2; exit 1; }
 	@$(MAKE) --no-print-directory CC=$(ARM_CC) BUILD=$(ARM_BUILD) OMP=0 $(ARM_BUILD)/tests/arm/q8_selftest
