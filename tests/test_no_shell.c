@@ -166,6 +166,17 @@ START_TEST(tt_run_starts_no_shell)
     ck_assert_int_eq(r.rc, 127);
     ck_assert_ptr_nonnull(strstr(r.err, "cannot run ./tw-no-such-program"));
     tt_run_free(&r);
+    // A shell handed a command line is refused outright, whatever the line holds.
+    snprintf(cmd, sizeof cmd, "sh -c 'touch %s'", m[0]);   // check_no_shell: example
+    r = tt_run(cmd);
+    ck_assert_int_eq(r.rc, -1);
+    ck_assert_ptr_nonnull(strstr(r.err, "refused"));
+    tt_run_free(&r);
+    snprintf(cmd, sizeof cmd, "/bin/bash -e -xc 'touch %s'", m[0]);
+    r = tt_run(cmd);
+    ck_assert_int_eq(r.rc, -1);
+    tt_run_free(&r);
+    ck_assert(!tt_exists(m[0]));
     r = tt_run("echo 'unclosed");
     ck_assert_int_eq(r.rc, -1);
     ck_assert_ptr_nonnull(strstr(r.err, "unclosed quote"));
@@ -200,6 +211,56 @@ START_TEST(tt_mkdir_p_and_tt_remove_tree_need_no_shell)
 }
 END_TEST
 
+// ---- tools/check_no_shell.sh, which make test runs on lib/, tools/, lessons/, bench/, fuzz/, tests/ ----
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(check_no_shell_passes_the_tree_and_names_every_shell)
+{
+    run_result r = tt_run("sh tools/check_no_shell.sh");
+    ck_assert_msg(r.rc == 0, "tools/check_no_shell.sh failed on the tree:\n%s", r.err);
+    ck_assert_msg(strstr(r.out, "lib tools lessons bench fuzz tests, none runs a shell"), "%s", r.out);
+    tt_run_free(&r);
+
+    char dir[64] = "/tmp/tw_noshell_check_XXXXXX", path[128], cmd[256];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/bad.c", dir);
+    write_text(path,
+        "int a(void) { return system(\"ls\"); }   // 1: system\n"
+        "FILE *b = popen(cmd, \"r\");             // 2: popen\n"
+        "x = c == '\"'; system (cmd);             // 3: a quote in a char literal, then system\n"
+        "execl(\"/bin/sh\", \"sh\", \"-c\", cmd, (char *)NULL);\n"
+        "execvp(\"bash\", argv);\n"
+        "char *v[] = { \"sh\", \"-c\", cmd, NULL };\n"
+        "tt_run(\"sh -c 'touch x'\");\n"   // check_no_shell: example
+        "tt_run(\"/bin/dash -ec 'touch x'\");\n");   // check_no_shell: example
+    snprintf(path, sizeof path, "%s/good.c", dir);
+    write_text(path,
+        "// system(\"x\") and popen( in a comment\n"
+        "const char *s = \"system(\";   // in a string: a test looking for it\n"
+        "char *u = \"http://x\"; tt_run(\"sh tools/check_layers.sh lib\");   // a script file\n"
+        "mysystem(1); system_x(2); popen_count++; execvp(argv[0], argv);\n");
+    snprintf(path, sizeof path, "%s/bad.py", dir);
+    write_text(path, "import os\nos.system('ls')  # 2\n# os.system('no')\n"
+                     "subprocess.run(c, shell=True)\nsubprocess.run(['ls'])\n");
+    snprintf(cmd, sizeof cmd, "sh tools/check_no_shell.sh %s", dir);
+    r = tt_run(cmd);
+    ck_assert_int_eq(r.rc, 1);
+    const char *want[] = { "bad.c:1:", "bad.c:2:", "bad.c:3:", "bad.c:4:", "bad.c:5:", "bad.c:6:",
+                           "bad.c:7:", "bad.c:8:", "bad.py:2:", "bad.py:4:" };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(r.err, want[i]) != NULL, "no finding %s in:\n%s", want[i], r.err);
+    ck_assert_int_eq(tt_count_lines(r.err), (int)(sizeof want / sizeof want[0]));   // none in the good file
+    tt_run_free(&r);
+    ck_assert_int_eq(tt_remove_tree(dir), 0);
+}
+END_TEST
+
 Suite *suite_no_shell(void) {
     Suite *s = suite_create("no_shell");
     TCase *tc = tcase_create("no_shell");
@@ -209,6 +270,7 @@ Suite *suite_no_shell(void) {
     tcase_add_test(tc, tt_split_groups_quotes_and_gives_no_other_character_a_meaning);
     tcase_add_test(tc, tt_run_starts_no_shell);
     tcase_add_test(tc, tt_mkdir_p_and_tt_remove_tree_need_no_shell);
+    tcase_add_test(tc, check_no_shell_passes_the_tree_and_names_every_shell);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -106,7 +106,25 @@ static void redirect(int target, const char *path, int flags) {
     if (fd != target) close(fd);
 }
 
+// 1 if argv is a shell given a command line: sh, bash, dash, ksh or zsh (any folder) with an
+// option word holding c (-c, -ec, ...) before its first operand.
+static int shell_command_line(char *const argv[]) {
+    const char *slash = strrchr(argv[0], '/'), *name = slash ? slash + 1 : argv[0];
+    const char *shells[] = { "sh", "bash", "dash", "ksh", "zsh" };
+    int shell = 0;
+    for (size_t i = 0; i < sizeof shells / sizeof shells[0]; i++) shell |= strcmp(name, shells[i]) == 0;
+    for (int i = 1; shell && argv[i] != NULL && argv[i][0] == '-' && strcmp(argv[i], "--") != 0; i++)
+        if (argv[i][1] != '-' && strchr(argv[i], 'c') != NULL) return 1;
+    return 0;
+}
+
 pid_t tt_spawn(char *const argv[], char *const env[], const char *out, const char *err) {
+    if (argv == NULL || argv[0] == NULL) return -1;
+    if (shell_command_line(argv)) {
+        fprintf(stderr, "tt_spawn: refusing to run %s %s: the suite runs no shell command line "
+                "(run the program itself, or a script file)\n", argv[0], argv[1]);
+        return -1;
+    }
     char **e = NULL;
     if (env != NULL && env[0] != NULL && (e = merged_environ(env)) == NULL) return -1;
     fflush(stdout);
@@ -143,6 +161,11 @@ int tt_call(char *const argv[], char *const env[], const char *out, const char *
 }
 
 run_result tt_runv(char *const argv[], char *const env[]) {
+    if (argv == NULL || argv[0] == NULL || shell_command_line(argv)) {
+        run_result refused = { -1, calloc(1, 1), strdup("tt_run: refused: no program, or a shell given "
+                                                     "a command line with -c (the suite runs no shell)\n") };
+        return refused;
+    }
     // A private folder for the captured streams, so parallel runs never share files; stdin is
     // /dev/null so a program that waits for input cannot hang the suite.
     const char *tmp = getenv("TMPDIR");

@@ -35,7 +35,9 @@ void tt_split_free(char **words);
 // Starts argv without a shell: stdin from /dev/null, stdout to the file out and stderr to err
 // (created or truncated; NULL is /dev/null; err equal to out writes both to the one file),
 // env as for tt_runv. Returns the child's pid (-1 if it could not fork); tt_wait gives its exit
-// status (-1 if a signal ended it). tt_call is the two together.
+// status (-1 if a signal ended it). tt_call is the two together. All of them refuse a shell given a
+// command line (sh, bash, dash, ksh or zsh with -c, -ec, ...: pid -1, rc -1, and a line saying so);
+// a script file is run by its #! line or as `sh FILE`.
 pid_t tt_spawn(char *const argv[], char *const env[], const char *out, const char *err);
 int   tt_wait(pid_t pid);
 int   tt_call(char *const argv[], char *const env[], const char *out, const char *err);
