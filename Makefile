@@ -116,10 +116,10 @@ TEST_DEPS += check-layers
 check-file-refs:                               ## every file name in comments and docs/ exists in the tree
 	@sh tools/check_file_refs.sh .
 TEST_DEPS += check-file-refs
-# No program runs a shell: no popen, system or exec of sh in lib/, tools/, lessons/, bench/, fuzz/
-# (tools/check_no_shell.sh; docs/hardening.md, "No shell").
+# No program runs a shell: no popen, system, exec of sh or sh -c in lib/, tools/, lessons/, bench/,
+# fuzz/ and tests/ (tools/check_no_shell.sh; docs/hardening.md, "No shell").
 .PHONY: check-no-shell
-check-no-shell:                                ## no C file outside tests/ calls popen, system or execl("/bin/sh")
+check-no-shell:                                ## no C or Python file (tests/ too) runs a shell: popen, system, sh -c
 	@sh tools/check_no_shell.sh
 TEST_DEPS += check-no-shell
 

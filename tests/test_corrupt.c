@@ -14,7 +14,8 @@
 // 3. Paths that are not regular files: the manifest's "@" rows (a directory, a FIFO, /dev/null,
 //    /dev/zero), made at run time (see special_path), go through the same readers and programs;
 //    each must be refused at once (a FIFO must not block) with one line saying what it is.
-// Runs from the top of the checkout (make test does). Uses POSIX system(), mkdtemp and stat.
+// Runs from the top of the checkout (make test does). Uses POSIX mkdtemp, mkfifo, symlink and stat;
+// programs run through tests/testrun.h (no shell).
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <ctype.h>
@@ -257,17 +258,30 @@ END_TEST
 
 // ---- running the programs ----
 
+// Copies the file from to the new file to (0 on success, -1 if not).
+static int copy_file(const char *from, const char *to) {
+    FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+    char buf[8192];
+    size_t n;
+    int ok = in != NULL && out != NULL;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+    ok = ok && !ferror(in);
+    if (in) fclose(in);
+    if (out && fclose(out) != 0) ok = 0;
+    return ok ? 0 : -1;
+}
+
 // Checks one failing run; returns 0 and describes the problem in why if it misbehaved.
 static int check_failure(const run_result *r, const char *cmd, int want_exit, const char *name,
                          char *why, size_t len) {
     if (r->rc != want_exit)
-        snprintf(why, len, "`%s` exited %d, expected %d (stderr: %s)", cmd, r->rc, want_exit,
+        snprintf(why, len, "`%.300s` exited %d, expected %d (stderr: %s)", cmd, r->rc, want_exit,
                  r->err);
     else if (tt_count_lines(r->err) != 1)
-        snprintf(why, len, "`%s` printed %d lines on stderr, expected exactly 1: %s", cmd,
+        snprintf(why, len, "`%.300s` printed %d lines on stderr, expected exactly 1: %s", cmd,
                  tt_count_lines(r->err), r->err);
     else if (name && !strstr(r->err, name))
-        snprintf(why, len, "`%s`: stderr '%s' does not name '%s'", cmd, r->err, name);
+        snprintf(why, len, "`%.300s`: stderr '%s' does not name '%s'", cmd, r->err, name);
     else
         return 1;
     return 0;
@@ -277,7 +291,7 @@ static int check_failure(const run_result *r, const char *cmd, int want_exit, co
 static void check_special_word(const run_result *r, const corrupt_case *c, const char *cmd,
                                char *why, size_t len) {
     if (!why[0] && c->special && !contains_nocase(r->err, c->word))
-        snprintf(why, len, "`%s`: stderr '%s' does not say '%s'", cmd, r->err, c->word);
+        snprintf(why, len, "`%.300s`: stderr '%s' does not say '%s'", cmd, r->err, c->word);
 }
 
 // A program must have been built if its source is in the tree (make test builds every one).
@@ -359,15 +373,23 @@ START_TEST(programs_reject_every_corrupt_file_with_one_line)
             // npydiff reports an unreadable tensor as a FAIL row of its table (stdout) and one line
             // on stderr naming the file, and exits 1: it keeps going through the other tensors.
             // A special path is made as a/x.npy itself (copying a FIFO would block the test).
-            char make[256];
-            if (!c->special) snprintf(make, sizeof make, "cp %s $d/a/x.npy", c->path);
-            else if (strcmp(c->name, "@directory") == 0) snprintf(make, sizeof make, "mkdir $d/a/x.npy");
-            else if (strcmp(c->name, "@fifo") == 0) snprintf(make, sizeof make, "mkfifo $d/a/x.npy");
-            else snprintf(make, sizeof make, "ln -s %s $d/a/x.npy", c->path);
-            snprintf(cmd, sizeof cmd, "d=$(mktemp -d) && mkdir $d/a $d/b && %s && "
-                     "cp " CORRUPT_DIR "/npy/valid_f32.npy $d/b/x.npy && ./npydiff $d/a $d/b; "
-                     "s=$?; rm -rf $d; exit $s", make);
+            char d[] = "/tmp/tw_corrupt_npy_XXXXXX", a[64], b[64], x[80], y[80];
+            ck_assert_ptr_nonnull(mkdtemp(d));
+            snprintf(a, sizeof a, "%s/a", d);
+            snprintf(b, sizeof b, "%s/b", d);
+            snprintf(x, sizeof x, "%s/x.npy", a);
+            snprintf(y, sizeof y, "%s/x.npy", b);
+            ck_assert(mkdir(a, 0777) == 0 && mkdir(b, 0777) == 0);
+            int made;
+            if (!c->special) made = copy_file(c->path, x);
+            else if (strcmp(c->name, "@directory") == 0) made = mkdir(x, 0777);
+            else if (strcmp(c->name, "@fifo") == 0) made = mkfifo(x, 0666);
+            else made = symlink(c->path, x);
+            ck_assert_msg(made == 0 && copy_file(CORRUPT_DIR "/npy/valid_f32.npy", y) == 0,
+                          "cannot set up %s for %s", d, c->path);
+            snprintf(cmd, sizeof cmd, "./npydiff %s %s", a, b);
             run_result r = tt_run(cmd);
+            ck_assert_int_eq(tt_remove_tree(d), 0);
             if (r.rc != 1 || !strstr(r.out, "a/x.npy") || !strstr(r.out, "FAIL"))
                 snprintf(why, sizeof why, "npydiff on %s: exit %d, stdout: %.600s", c->path,
                          r.rc, r.out);
@@ -450,7 +472,8 @@ START_TEST(generate_check_finite_names_the_tensor_that_overflows)
 END_TEST
 
 // Bad flags: command, expected exit code, what stderr must name. "P" stands for the program's
-// valid input, filled in below.
+// valid input and "LONG" for a 68 KB prompt (one word: 4000 times "Once upon a time "), both
+// filled in below.
 typedef struct {
     const char *program, *source, *args;
     int         exit_code;
@@ -482,7 +505,7 @@ static const flag_case FLAG_CASES[] = {
     { "./generate", "tools/generate.c", "P P", 2, "unexpected" },
     // A 68 KB prompt: refused at once (encoding it first took minutes).
     { "./generate", "tools/generate.c",
-      "P -n 4 -i \"$(awk 'BEGIN { for (i = 0; i < 4000; i++) printf \"Once upon a time \" }')\"", 1, "-i" },
+      "P -n 4 -i LONG", 1, "-i" },
     { "./generate", "tools/generate.c", "data/corrupt/no_such_model.bin", 1, "no_such_model.bin" },
     { "./generate", "tools/generate.c", "P -z data/corrupt/no_such_tok.bin", 1, "no_such_tok.bin" },
     { "./generate", "tools/generate.c", "data/corrupt -z " TOKENIZER, 1, "data/corrupt" },
@@ -503,14 +526,21 @@ static const char *valid_input(const char *program) {
     return CORRUPT_DIR "/npy";
 }
 
-// Replaces each standalone "P" in args with the program's valid input.
+// Replaces each standalone "P" in args with the program's valid input, and "LONG" with the long
+// prompt in single quotes (one word for tt_run's splitter).
 static void expand_args(char *out, size_t len, const char *program, const char *args) {
     size_t k = 0;
     out[0] = '\0';
     for (const char *p = args; *p && k + 1 < len; p++) {
         if (*p == 'P' && (p == args || p[-1] == ' ') && (p[1] == ' ' || p[1] == '\0'))
             k += (size_t)snprintf(out + k, len - k, "%s", valid_input(program));
-        else
+        else if (strncmp(p, "LONG", 4) == 0 && (p == args || p[-1] == ' ') && (p[4] == ' ' || p[4] == '\0')) {
+            k += (size_t)snprintf(out + k, len - k, "'");
+            for (int i = 0; i < 4000 && k < len; i++)
+                k += (size_t)snprintf(out + k, len - k, "Once upon a time ");
+            if (k < len) k += (size_t)snprintf(out + k, len - k, "'");
+            p += 3;
+        } else
             out[k++] = *p;
         if (k >= len) k = len - 1;
         out[k] = '\0';
@@ -521,7 +551,8 @@ START_TEST(programs_reject_bad_flags_with_one_line_naming_the_flag)
 {
     const flag_case *fc = &FLAG_CASES[_i];
     if (!program_expected(fc->program, fc->source)) return;   // the program is not in this tree
-    char args[512], cmd[700], why[1400];
+    static char args[72000], cmd[72200];   // LONG is 68,002 bytes
+    char why[1400];
     expand_args(args, sizeof args, fc->program, fc->args);
     snprintf(cmd, sizeof cmd, "%s %s", fc->program, args);
     run_result r = tt_run(cmd);

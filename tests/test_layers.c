@@ -32,9 +32,12 @@ START_TEST(the_check_names_every_broken_rule)
 {
     char tmpl[] = "/tmp/tw-layers-XXXXXX", cmd[512];
     ck_assert_ptr_nonnull(mkdtemp(tmpl));
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/nn %s/formats %s/misc %s/simd", tmpl, tmpl, tmpl, tmpl);
-    ck_assert_int_eq(system(cmd), 0);
     char dir[128];
+    const char *sub[] = { "nn", "formats", "misc", "simd" };
+    for (int i = 0; i < 4; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", tmpl, sub[i]);
+        ck_assert_int_eq(tt_mkdir_p(dir), 0);
+    }
     snprintf(dir, sizeof dir, "%s/nn", tmpl);
     write_file(dir, "good.c", "#include <math.h>\n#include \"nn/good.h\"\n#include \"simd/simd.h\"\n");
     write_file(dir, "up.c", "#include \"nn/good.h\"\n#include \"formats/npy.h\"\n");   // nn -> formats
@@ -68,8 +71,7 @@ START_TEST(the_check_names_every_broken_rule)
                   strstr(r.err, "ok.c") == NULL && strstr(r.err, "linear.c") == NULL,
                   "a file that follows the rules was reported:\n%s", r.err);
     tt_run_free(&r);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
-    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(tt_remove_tree(tmpl), 0);
 }
 END_TEST
 
@@ -88,8 +90,11 @@ START_TEST(the_check_names_every_stale_mention)
 {
     char tmpl[] = "/tmp/tw-refs-XXXXXX", cmd[512], dir[128];
     ck_assert_ptr_nonnull(mkdtemp(tmpl));
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/lib/nn %s/docs %s/tools %s/tests", tmpl, tmpl, tmpl, tmpl);
-    ck_assert_int_eq(system(cmd), 0);
+    const char *sub[] = { "lib/nn", "docs", "tools", "tests" };
+    for (int i = 0; i < 4; i++) {
+        snprintf(dir, sizeof dir, "%s/%s", tmpl, sub[i]);
+        ck_assert_int_eq(tt_mkdir_p(dir), 0);
+    }
     snprintf(dir, sizeof dir, "%s/lib/nn", tmpl);
     write_file(dir, "a.c", "// see nn/a.c and lib/nn/a.c, and llama2.c's run.c\n"   // all exist
                            "// moved from lib/old/gone.c\n"                         // line 2
@@ -117,8 +122,7 @@ START_TEST(the_check_names_every_stale_mention)
         ck_assert_msg(strstr(r.err, not_names[i]) == NULL, "\"%s\" was reported:\n%s",
                       not_names[i], r.err);
     tt_run_free(&r);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
-    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(tt_remove_tree(tmpl), 0);
 }
 END_TEST
 

@@ -8,10 +8,12 @@
 // Files a lesson "// Needs:" (lesson 11's model) must exist; `make model` makes them.
 // The lessons' numbers come from lib/ functions that have their own PyTorch-checked tests; what
 // this file checks is that the programs run, keep their promises and fail cleanly on bad flags.
-// Uses POSIX opendir, mkdtemp, stat and system(), available on Linux and macOS.
+// Uses POSIX opendir, mkdtemp, stat, chmod, fork and execvp (through tests/testrun.h: no shell),
+// available on Linux and macOS.
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "testutil.h"
+#include "testrun.h"
 
 #define MAX_LESSONS 40
 #define MAX_FILES   128
@@ -90,12 +93,6 @@ static void scan_lessons(void) {
 
 // ---- helpers ----
 
-static int run(const char *cmd) {
-    int rc = system(cmd);
-    if (rc == -1 || !WIFEXITED(rc)) return -1;
-    return WEXITSTATUS(rc);
-}
-
 static long file_size(const char *path) {
     struct stat st;
     return stat(path, &st) == 0 ? (long)st.st_size : -1;
@@ -117,7 +114,7 @@ static char *slurp(const char *path, long *len) {
 }
 
 static int have_gnuplot(void) {
-    return run("command -v gnuplot >/dev/null 2>&1") == 0;
+    return tw_gnuplot_available();   // looks on PATH without a shell
 }
 
 static void require_binary(const lesson_spec *s, char *bin, size_t len) {
@@ -143,17 +140,16 @@ static int writes_npy(const lesson_spec *s) {
 
 // 1 if the lesson's --help offers --seed, 0 if not, -1 if that could not be found out.
 static int help_offers_seed(const char *bin) {
-    char tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[512], path[256];
+    char tmpl[] = "/tmp/tw-lesson-XXXXXX", path[256];
     char *dir = mkdtemp(tmpl);
     if (!dir) return -1;
     snprintf(path, sizeof path, "%s/help.txt", dir);
-    snprintf(cmd, sizeof cmd, "%s --help > %s 2>&1", bin, path);
-    run(cmd);
+    char *argv[] = { (char *)bin, "--help", NULL };
+    tt_call(argv, NULL, path, path);
     char *text = slurp(path, NULL);
     int offers = text && strstr(text, "--seed") != NULL;
     free(text);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    run(cmd);
+    tt_remove_tree(dir);
     return offers;
 }
 
@@ -168,8 +164,9 @@ static int offers_seed(const char *bin) {
 // are independent, and the slowest (lesson 14 trains for seconds) would otherwise start only when
 // the lessons before it were done and leave a core idle at the end. RUNS is made, and the runs
 // started, once in the runner's own process (an unchecked fixture), before the tests fork: one
-// child shell of the runner starts them all and waits for them, and the fixture's teardown waits
-// for that shell, so the runs' CPU time counts as the runner's (time make test sees it).
+// child of the runner starts them all (fork + execvp, no shell) and waits for them, and the
+// fixture's teardown waits for that child, so the runs' CPU time counts as the runner's (time
+// make test sees it).
 // Up to three runs of lesson N, each writing its exit status to RUNS/lessonN/NAME.rc when it ends
 // (written under another name and renamed, so a test never reads half of it):
 //   run1  with pictures, and a fake `make` first on its PATH, which only records in make_called
@@ -183,51 +180,104 @@ static int offers_seed(const char *bin) {
 static char RUNS[64];
 enum { STARTED_RUN1 = 1, STARTED_RUN2 = 2, STARTED_SEED = 4 };
 static int STARTED[MAX_LESSONS];   // which runs start_runs started, per lesson (LESSONS order)
-static pid_t RUNS_SHELL = -1;      // the shell that started them all and waits for them
+static pid_t RUNS_PARENT = -1;     // the child that started them all and waits for them
 
-// Prepares lesson s's folder and appends the commands of its runs, each ending in " & ", to
-// cmds (room for len bytes); returns which runs they are (STARTED_*), 0 if none.
-static int start_runs(char *cmds, size_t len, const lesson_spec *s) {
-    char bin[64], dir[128], cmd[4096], run2[1024] = "", seed_run[1024] = "";
+// One run the fixture starts: lesson bin, writing into DIR/NAME, its status to DIR/NAME.rc.
+typedef struct { char bin[64], dir[128]; const char *name; } lesson_run;
+static lesson_run RUN_LIST[MAX_LESSONS * 3];
+static int n_runs;
+
+// Prepares lesson s's folder (its fakebin/make) and adds its runs to RUN_LIST; returns which runs
+// they are (STARTED_*), 0 if none.
+static int start_runs(const lesson_spec *s) {
+    char bin[64], dir[128], path[256];
     snprintf(bin, sizeof bin, "./lesson%d", s->number);
     if (file_size(bin) <= 0) return 0;   // the test says it is missing
     snprintf(dir, sizeof dir, "%s/lesson%d", RUNS, s->number);
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/fakebin && printf '#!/bin/sh\necho \"make $*\" >> %s/make_called\n' "
-             "> %s/fakebin/make && chmod +x %s/fakebin/make", dir, dir, dir, dir);
-    if (run(cmd) != 0) return 0;         // the test then finds no run1.rc and says so
-#define RC(name) "echo $? > %s/" name ".rc.tmp && mv %s/" name ".rc.tmp %s/" name ".rc"
-    if (writes_npy(s))
-        snprintf(run2, sizeof run2, "(%s --no-plot --out %s/run2 > /dev/null 2>&1; " RC("run2") ") & ",
-                 bin, dir, dir, dir, dir);
-    if (help_offers_seed(bin) == 1)
-        snprintf(seed_run, sizeof seed_run, "(%s --no-plot --seed 987 --out %s/seed > /dev/null 2>&1; "
-                 RC("seed") ") & ", bin, dir, dir, dir, dir);
-    int w = snprintf(cmd, sizeof cmd,
-             "(PATH='%s/fakebin':\"$PATH\" %s --out %s/run1 > %s/stdout1.txt 2> %s/stderr1.txt; " RC("run1") ") & "
-             "%s%s", dir, bin, dir, dir, dir, dir, dir, dir, run2, seed_run);
-#undef RC
-    if (w < 0 || (size_t)w >= sizeof cmd || strlen(cmds) + (size_t)w >= len) return 0;
-    strcat(cmds, cmd);
-    return STARTED_RUN1 | (run2[0] ? STARTED_RUN2 : 0) | (seed_run[0] ? STARTED_SEED : 0);
+    snprintf(path, sizeof path, "%s/fakebin", dir);
+    if (tt_mkdir_p(path) != 0) return 0;   // the test then finds no run1.rc and says so
+    // The fake make is a script run by execvp (its #! line), never by sh -c.
+    snprintf(path, sizeof path, "%s/fakebin/make", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return 0;
+    fprintf(f, "#!/bin/sh\necho \"make $*\" >> '%s/make_called'\n", dir);
+    if (fclose(f) != 0 || chmod(path, 0755) != 0) return 0;
+    int started = STARTED_RUN1;
+    const char *names[3] = { "run1", "run2", "seed" };
+    if (writes_npy(s)) started |= STARTED_RUN2;
+    if (help_offers_seed(bin) == 1) started |= STARTED_SEED;
+    for (int k = 0; k < 3; k++) {
+        if (!(started & (1 << k))) continue;
+        lesson_run *r = &RUN_LIST[n_runs++];
+        snprintf(r->bin, sizeof r->bin, "%s", bin);
+        snprintf(r->dir, sizeof r->dir, "%s", dir);
+        r->name = names[k];
+    }
+    return started;
+}
+
+// Writes DIR/NAME.rc ("%d\n") under another name first, then renames it.
+static void record_status(const lesson_run *r, int rc) {
+    char tmp[256], path[256];
+    snprintf(tmp, sizeof tmp, "%s/%s.rc.tmp", r->dir, r->name);
+    snprintf(path, sizeof path, "%s/%s.rc", r->dir, r->name);
+    FILE *f = fopen(tmp, "w");
+    if (!f) return;
+    fprintf(f, "%d\n", rc);
+    if (fclose(f) == 0) rename(tmp, path);
+}
+
+// In the child the fixture forks: starts every run of RUN_LIST, records each one's status as it
+// ends (128 + the signal's number for a run a signal ended, as a shell's $? would say), then exits.
+static void start_and_wait_all(void) {
+    static pid_t pids[MAX_LESSONS * 3];
+    int left = 0;
+    for (int i = 0; i < n_runs; i++) {
+        const lesson_run *r = &RUN_LIST[i];
+        char out[256], so[256], se[256], path_env[8192];
+        snprintf(out, sizeof out, "%s/%s", r->dir, r->name);
+        char *plain[] = { (char *)r->bin, "--no-plot", "--out", out, NULL };
+        char *seed[] = { (char *)r->bin, "--no-plot", "--seed", "987", "--out", out, NULL };
+        char *run1[] = { (char *)r->bin, "--out", out, NULL };
+        if (strcmp(r->name, "run1") == 0) {
+            snprintf(so, sizeof so, "%s/stdout1.txt", r->dir);
+            snprintf(se, sizeof se, "%s/stderr1.txt", r->dir);
+            const char *old = getenv("PATH");
+            snprintf(path_env, sizeof path_env, "PATH=%s/fakebin:%s", r->dir, old ? old : "/usr/bin:/bin");
+            char *env[] = { path_env, NULL };
+            pids[i] = tt_spawn(run1, env, so, se);
+        } else {
+            pids[i] = tt_spawn(strcmp(r->name, "seed") == 0 ? seed : plain, NULL, NULL, NULL);
+        }
+        if (pids[i] < 0) record_status(r, 127);
+        else left++;
+    }
+    while (left > 0) {
+        int st;
+        pid_t p = wait(&st);
+        if (p < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        for (int i = 0; i < n_runs; i++)
+            if (pids[i] == p) {
+                record_status(&RUN_LIST[i], WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
+                left--;
+            }
+    }
+    _exit(0);
 }
 
 static void make_runs_folder(void) {
     snprintf(RUNS, sizeof RUNS, "%s", "/tmp/tw-lessons-XXXXXX");
     if (!mkdtemp(RUNS)) { RUNS[0] = '\0'; return; }   // each test then says it cannot write there
-    const size_t len = (size_t)MAX_LESSONS * 4096 + 16;
-    char *cmds = calloc(len, 1);
-    if (!cmds) return;                                 // each test then finds no run of its lesson
-    for (int i = 0; i < n_lessons; i++) STARTED[i] = start_runs(cmds, len, &LESSONS[i]);
-    strcat(cmds, "wait");
+    n_runs = 0;
+    for (int i = 0; i < n_lessons; i++) STARTED[i] = start_runs(&LESSONS[i]);
     fflush(stdout);
     fflush(stderr);
-    RUNS_SHELL = fork();
-    if (RUNS_SHELL == 0) {
-        execl("/bin/sh", "sh", "-c", cmds, (char *)NULL);
-        _exit(127);
-    }
-    if (RUNS_SHELL < 0) memset(STARTED, 0, sizeof STARTED);
-    free(cmds);
+    RUNS_PARENT = fork();
+    if (RUNS_PARENT == 0) start_and_wait_all();
+    if (RUNS_PARENT < 0) memset(STARTED, 0, sizeof STARTED);
 }
 
 // The exit status a run recorded in DIR/NAME.rc ("%d\n"), or -1 if there is none.
@@ -253,25 +303,23 @@ static int wait_for_run(const char *dir, const char *name, int seconds) {
     return recorded_status(dir, name);
 }
 
-// After the last test: the runs folder goes, once the shell that started the runs has ended. Each
+// After the last test: the runs folder goes, once the child that started the runs has ended. Each
 // test has waited for its own lesson's runs, so it ends at once unless a run hung (its test then
-// failed); after 5 s that shell is stopped, and a hung lesson is left to the user, as before.
+// failed); after 5 s that child is stopped, and a hung lesson is left to the user, as before.
 static void remove_runs_folder(void) {
-    char cmd[128];
     if (!RUNS[0]) return;
-    if (RUNS_SHELL > 0) {
+    if (RUNS_PARENT > 0) {
         const struct timespec nap = { 0, 50 * 1000 * 1000 };
         int ended = 0;
         for (int i = 0; i < 100 && !ended; i++)
-            if (!(ended = waitpid(RUNS_SHELL, NULL, WNOHANG) != 0)) nanosleep(&nap, NULL);
+            if (!(ended = waitpid(RUNS_PARENT, NULL, WNOHANG) != 0)) nanosleep(&nap, NULL);
         if (!ended) {
             fprintf(stderr, "test_lessons: a lesson run had not ended; leaving it running\n");
-            kill(RUNS_SHELL, SIGKILL);
-            waitpid(RUNS_SHELL, NULL, 0);
+            kill(RUNS_PARENT, SIGKILL);
+            waitpid(RUNS_PARENT, NULL, 0);
         }
     }
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", RUNS);
-    if (system(cmd) != 0) fprintf(stderr, "test_lessons: could not remove %s\n", RUNS);
+    if (tt_remove_tree(RUNS) != 0) fprintf(stderr, "test_lessons: could not remove %s\n", RUNS);
 }
 
 // ---- tests ----
@@ -350,16 +398,15 @@ END_TEST
 START_TEST(lesson_help_exits_0_and_describes_the_lesson)
 {
     const lesson_spec *s = &LESSONS[_i];
-    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[2600], path[1024];
+    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", path[1024];
     require_binary(s, bin, sizeof bin);
     char *dir = mkdtemp(tmpl);
     ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
     snprintf(path, sizeof path, "%s/help.txt", dir);
-    snprintf(cmd, sizeof cmd, "%s --help > %s 2>&1", bin, path);
-    int rc = run(cmd);
+    char *argv[] = { bin, "--help", NULL };
+    int rc = tt_call(argv, NULL, path, path);
     char *text = slurp(path, NULL);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    run(cmd);
+    tt_remove_tree(dir);
     ck_assert_msg(rc == 0, "%s --help exited with %d", bin, rc);
     ck_assert_msg(text && strstr(text, "Usage:") && strlen(text) > 200,
                   "%s --help printed no usage or no description: %s", bin, text ? text : "");
@@ -370,18 +417,17 @@ END_TEST
 START_TEST(lesson_rejects_an_unknown_flag_with_exit_2_and_one_line)
 {
     const lesson_spec *s = &LESSONS[_i];
-    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", cmd[2600], path[1024];
+    char bin[64], tmpl[] = "/tmp/tw-lesson-XXXXXX", out[1024], path[1024];
     require_binary(s, bin, sizeof bin);
     char *dir = mkdtemp(tmpl);
     ck_assert_msg(dir != NULL, "cannot make a temporary folder in /tmp");
     snprintf(path, sizeof path, "%s/err.txt", dir);
-    snprintf(cmd, sizeof cmd, "%s --out %s/o --no-such-flag > /dev/null 2> %s", bin, dir, path);
-    int rc = run(cmd);
+    snprintf(out, sizeof out, "%s/o", dir);
+    char *argv[] = { bin, "--out", out, "--no-such-flag", NULL };
+    int rc = tt_call(argv, NULL, NULL, path);
     char *text = slurp(path, NULL);
-    snprintf(path, sizeof path, "%s/o", dir);
-    long made = file_size(path);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    run(cmd);
+    long made = file_size(out);
+    tt_remove_tree(dir);
     ck_assert_msg(rc == 2, "%s --no-such-flag exited with %d, want 2", bin, rc);
     ck_assert_msg(text && strstr(text, "--no-such-flag") && strchr(text, '\n') &&
                   strchr(text, '\n')[1] == '\0',
@@ -395,10 +441,10 @@ END_TEST
 START_TEST(lesson_rejects_a_bad_seed_value_with_exit_2)
 {
     const lesson_spec *s = &LESSONS[_i];
-    char bin[64], cmd[256];
+    char bin[64];
     require_binary(s, bin, sizeof bin);
-    snprintf(cmd, sizeof cmd, "%s --seed banana > /dev/null 2>&1", bin);
-    int rc = run(cmd);
+    char *argv[] = { bin, "--seed", "banana", NULL };
+    int rc = tt_call(argv, NULL, NULL, NULL);
     ck_assert_msg(rc == 2, "%s --seed banana exited with %d, want 2", bin, rc);
 }
 END_TEST
@@ -410,12 +456,13 @@ END_TEST
 START_TEST(lesson_seed_changes_the_output_or_is_not_offered)
 {
     const lesson_spec *s = &LESSONS[_i];
-    char bin[64], dir[128], cmd[2048];
+    char bin[64], dir[128];
     require_binary(s, bin, sizeof bin);
     if (!offers_seed(bin)) {
-        snprintf(cmd, sizeof cmd, "%s --seed 5 --no-plot --out /tmp/tw-no-such-dir-%d > /dev/null 2>&1",
-                 bin, s->number);
-        ck_assert_msg(run(cmd) == 2, "%s does not offer --seed in --help but accepts it", bin);
+        char out[64];
+        snprintf(out, sizeof out, "/tmp/tw-no-such-dir-%d", s->number);
+        char *argv[] = { bin, "--seed", "5", "--no-plot", "--out", out, NULL };
+        ck_assert_msg(tt_call(argv, NULL, NULL, NULL) == 2, "%s does not offer --seed in --help but accepts it", bin);
         return;
     }
     snprintf(dir, sizeof dir, "%s/lesson%d", RUNS, s->number);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "testutil.h"
+#include "testrun.h"
 #include "inspect/check_finite.h"
 #include "formats/llama2c.h"
 #include "inspect/dump.h"
@@ -368,9 +369,7 @@ START_TEST(check_mode_names_each_tensor_as_the_dump_names_its_file)
     ck_assert_int_eq(tw_model_check_finite(&s, &m, T, 1, NULL, err, sizeof err), TW_OK);
     tw_model_state_free(&s);
     tw_model_free(&m);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir_tmpl);
-    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(tt_remove_tree(dir_tmpl), 0);
 }
 END_TEST
 

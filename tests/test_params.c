@@ -8,13 +8,14 @@
 //   - bad configs are rejected with a message naming the problem;
 //   - ./params ends with `total N`, exits 2 on bad usage and 1 on a bad file, with one line.
 // Counts are integers: every comparison is exact.
-#define _POSIX_C_SOURCE 200809L   // popen, pclose, mkstemp, fdopen
+#define _POSIX_C_SOURCE 200809L   // mkstemp, fdopen
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <check.h>
 #include "testutil.h"
+#include "testrun.h"
 #include "formats/hf_config.h"
 
 static const struct { const char *file; int64_t total; } CONFIGS[] = {
@@ -253,15 +254,26 @@ END_TEST
 
 // ---- the ./params program ----
 
-// Runs a shell command; returns its exit status and the last line of its stdout in last.
-static int run(const char *cmd, char *last, size_t n) {
-    FILE *f = popen(cmd, "r");
-    ck_assert_ptr_nonnull(f);
-    char line[512];
+// Runs cmd (tt_run: no shell); returns its exit status and the last line of its stdout in last,
+// and writes its stderr to the file err_path when that is not NULL.
+static int run(const char *cmd, char *last, size_t n, const char *err_path) {
+    run_result r = tt_run(cmd);
     last[0] = '\0';
-    while (fgets(line, sizeof line, f)) snprintf(last, n, "%s", line);
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    for (const char *p = r.out; *p; ) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p + 1) : strlen(p);
+        snprintf(last, n, "%.*s", (int)len, p);
+        p += len;
+    }
+    if (err_path != NULL) {
+        FILE *f = fopen(err_path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(r.err, f);
+        ck_assert_int_eq(fclose(f), 0);
+    }
+    int st = r.rc;
+    tt_run_free(&r);
+    return st;
 }
 
 static int count_lines(const char *path) {
@@ -277,7 +289,7 @@ START_TEST(params_tool_ends_with_the_exact_total)
 {
     char cmd[512], last[512], want[64];
     snprintf(cmd, sizeof cmd, "./params --context 4096 %s", CONFIGS[_i].file);
-    ck_assert_int_eq(run(cmd, last, sizeof last), 0);
+    ck_assert_int_eq(run(cmd, last, sizeof last, NULL), 0);
     snprintf(want, sizeof want, "total %lld\n", (long long)CONFIGS[_i].total);
     ck_assert_str_eq(last, want);
 }
@@ -299,8 +311,8 @@ START_TEST(params_tool_reports_bad_usage_and_bad_files)
     char tmpl[] = "/tmp/tw-params-XXXXXX", cmd[1024], last[512];
     int fd = mkstemp(tmpl);
     ck_assert_int_ge(fd, 0);
-    snprintf(cmd, sizeof cmd, "./params %s 2> %s", TOOL_ERRORS[_i].args, tmpl);
-    int st = run(cmd, last, sizeof last);
+    snprintf(cmd, sizeof cmd, "./params %s", TOOL_ERRORS[_i].args);
+    int st = run(cmd, last, sizeof last, tmpl);
     ck_assert_msg(st == TOOL_ERRORS[_i].status, "'%s' exited %d, want %d", cmd, st, TOOL_ERRORS[_i].status);
     ck_assert_str_eq(last, "");   // nothing on stdout: no half-written report
     FILE *f = fdopen(fd, "r");
@@ -322,8 +334,8 @@ START_TEST(params_tool_names_an_unsupported_model_type)
     FILE *f = fdopen(fd, "w");
     fputs("{\"model_type\": \"falcon\", \"hidden_size\": 64}\n", f);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "./params %s 2> %s", tmpl, err);
-    ck_assert_int_eq(run(cmd, last, sizeof last), 1);
+    snprintf(cmd, sizeof cmd, "./params %s", tmpl);
+    ck_assert_int_eq(run(cmd, last, sizeof last, err), 1);
     f = fdopen(fe, "r");
     char line[512] = "";
     ck_assert_ptr_nonnull(fgets(line, sizeof line, f));

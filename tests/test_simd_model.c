@@ -173,8 +173,7 @@ START_TEST(dump_at_the_best_level_matches_the_naive_dump)
     scratch_path(a, sizeof a, "naive");
     scratch_path(b, sizeof b, "best");
     scratch_path(c, sizeof c, "other");
-    snprintf(cmd, sizeof cmd, "rm -rf %s %s %s", a, b, c);
-    ck_assert_int_eq(system(cmd), 0);
+    ck_assert(tt_remove_tree(a) == 0 && tt_remove_tree(b) == 0 && tt_remove_tree(c) == 0);
     const char *prompt = "Once upon a time there was a little girl";
     snprintf(cmd, sizeof cmd, GEN "-t 0 -n 1 -i \"%s\" --simd naive --dump %s", prompt, a);
     run_result r = tt_run(cmd);
@@ -228,8 +227,7 @@ START_TEST(dump_at_the_best_level_matches_the_naive_dump)
     }
     tw_npy_free(&sc);
     tw_npy_free(&pt);
-    snprintf(cmd, sizeof cmd, "rm -rf %s %s %s", a, b, c);
-    ck_assert_int_eq(system(cmd), 0);
+    ck_assert(tt_remove_tree(a) == 0 && tt_remove_tree(b) == 0 && tt_remove_tree(c) == 0);
 }
 END_TEST
 

@@ -183,8 +183,7 @@ START_TEST(scaled_gate_model_gives_the_naive_dump_and_story_at_every_level)
         tt_run_free(&r);
     }
     free(want_text);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(tt_remove_tree(dir), 0);
     // On a CPU without AVX2 only the naive level exists: the premise is still checked above.
     if (strcmp(tw_simd_available(), "naive") != 0) ck_assert_int_gt(compared, 0);
 }

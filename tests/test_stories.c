@@ -3,7 +3,7 @@
 // strtoull wraps to 2^64 - 1), a 1,000-token corpus split near --val-frac (it put 512 of 1,009
 // tokens into validation), and the five files written as one set: a write that fails part-way
 // leaves the old set whole and no staged file behind.
-// Uses POSIX mkdtemp, mkdir and system() (through tests/testrun.h).
+// Uses POSIX mkdtemp and mkdir; make_stories runs through tests/testrun.h (no shell).
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <stdio.h>
@@ -31,9 +31,7 @@ static char *slurp_n(const char *path, long *n) {
 }
 
 static void remove_tree(const char *dir) {
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(tt_remove_tree(dir), 0);
 }
 
 START_TEST(flags_out_of_range_exit_2_with_one_line)
