@@ -211,28 +211,52 @@ START_TEST(a_bad_output_is_found_before_anything_is_written)
 }
 END_TEST
 
+// Copies the file at from to a new file at to, byte for byte; 0 on success.
+static int copy_file(const char *to, const char *from) {
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    int ok = in != NULL && out != NULL;
+    char buf[4096];
+    size_t n;
+    while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0) ok = fwrite(buf, 1, n, out) == n;
+    if (in) {
+        ok = ok && !ferror(in);
+        fclose(in);
+    }
+    if (out) ok = (fclose(out) == 0) && ok;
+    return ok ? 0 : -1;
+}
+
 // The floor: a FIFO (given, or found as floor.txt beside --tokens) is refused at once, never
 // waited on (timeout 20: exit 124 if it hangs); a teacher_nll of inf, nan or below 0 is refused.
 START_TEST(a_bad_floor_file_gets_one_line)
 {
-    char dir[512], cmd[4096];
+    char dir[512], f_path[600], floor_txt[600], tokens[600], cmd[4096];
     tmp_path(dir, sizeof dir, "floor");
-    ck_assert(mkdir(dir, 0700) == 0);
-    const char *setups[] = { "mkfifo $d/f", "mkfifo $d/floor.txt", "printf 'teacher_nll inf\n' > $d/f",
-                             "printf 'teacher_nll nan\n' > $d/f", "printf 'teacher_nll -0.5\n' > $d/f" };
+    ck_assert(tt_mkdir_p(dir) == 0);
+    snprintf(f_path, sizeof f_path, "%s/f", dir);
+    snprintf(floor_txt, sizeof floor_txt, "%s/floor.txt", dir);
+    snprintf(tokens, sizeof tokens, "%s/t.bin", dir);
+    ck_assert(copy_file(tokens, GOLD "gpt2/tokens.bin") == 0);   // the tokens beside floor.txt
+    // What each case puts in place: a FIFO as --floor, a FIFO found as floor.txt, then bad texts.
+    const char *texts[] = { NULL, NULL, "teacher_nll inf\n", "teacher_nll nan\n", "teacher_nll -0.5\n" };
     const char *words[] = { "FIFO", "FIFO", "inf", "nan", "-0.5" };
     for (int i = 0; i < 5; i++) {
-        snprintf(cmd, sizeof cmd, "d=%s; rm -f $d/f $d/floor.txt; %s; cp " GOLD "gpt2/tokens.bin $d/t.bin; "
-                 "timeout 20 ./train --tokens $d/t.bin --vocab 65 --batch 2 --seq 8 --steps 1 --curve none %s",
-                 dir, setups[i], i == 1 ? "" : "--floor $d/f");
+        remove(f_path);
+        remove(floor_txt);
+        if (i < 2) {
+            ck_assert(mkfifo(i == 0 ? f_path : floor_txt, 0600) == 0);
+        } else {
+            FILE *f = fopen(f_path, "w");
+            ck_assert(f != NULL && fputs(texts[i], f) >= 0 && fclose(f) == 0);
+        }
+        snprintf(cmd, sizeof cmd, "timeout 20 ./train --tokens %s --vocab 65 --batch 2 --seq 8 --steps 1 "
+                 "--curve none%s%s", tokens, i == 1 ? "" : " --floor ", i == 1 ? "" : f_path);
         run_result r = tt_run(cmd);
         ck_assert_msg(r.rc == 1 && tt_count_lines(r.err) == 1 && strstr(r.err, words[i]) && strstr(r.err, "floor"),
-                      "%s: rc %d: %s", setups[i], r.rc, r.err);
+                      "case %d (%s): rc %d: %s", i, words[i], r.rc, r.err);
         tt_run_free(&r);
     }
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    run_result r = tt_run(cmd);
-    tt_run_free(&r);
+    ck_assert(tt_remove_tree(dir) == 0);
 }
 END_TEST
 
