@@ -489,7 +489,8 @@ static int have_gnuplot(void) {
 // as gnuplot strings), so a folder name holding $(...), quotes or backquotes is only a name. The
 // command printed for the reader is the shell equivalent, for copying.
 void lesson_plot_ex(const char *script, const char *datafile, const char *png, const char *extra) {
-    char cmd[4096], data_path[2048], png_path[2048], dq[4200], pq[4200];
+    char data_path[2048], png_path[2048], dq[4200], pq[4200];
+    char cmd[sizeof dq + sizeof pq + 1024];   // the printed command: both names and the script
     snprintf(data_path, sizeof data_path, "%s/%s", L.out_dir, datafile);
     snprintf(png_path, sizeof png_path, "%s/%s", L.out_dir, png);
     if (!tw_gnuplot_quote(dq, sizeof dq, data_path) || !tw_gnuplot_quote(pq, sizeof pq, png_path)) {
