@@ -23,8 +23,6 @@
 #include "quant/q8model.h"
 #include "quant/q8budget.h"
 #include "formats/same_file.h"
-#include "formats/file_kind.h"
-#include "formats/regular_file.h"
 #include "train/tokens.h"
 #include "simd/simd.h"
 
@@ -186,20 +184,8 @@ int main(int argc, char **argv) {
         return 2;
     }
 
-    // One of the toolkit's other files (a version-2 file: already quantized) would be read as a
-    // header whose dim is its magic: name what it is instead.
-    unsigned char magic[4];
-    FILE *mf;
-    if (tw_regular_file_open(&mf, NULL, 0, in, "a llama2.c checkpoint") == TW_FILE_OK) {
-        const int got = fread(magic, 1, 4, mf) == 4;
-        fclose(mf);
-        const char *kind = got ? tw_file_kind_name(magic) : NULL;
-        if (kind) {
-            fprintf(stderr, "quantize: %s: is %s: quantize reads llama2.c version-0 (fp32) checkpoints "
-                    "(e.g. data/models/stories260K.bin)\n", in, kind);
-            return 1;
-        }
-    }
+    // One of the toolkit's other files (a version-2 file: already quantized) is named by the
+    // loader from its magic (tw_file_kind_name), instead of being read as a header.
     tw_model m;
     char err[512];
     if (tw_llama2c_load(&m, in, err, sizeof err) != TW_OK) {

@@ -115,27 +115,18 @@ static int first_bytes(unsigned char b[4], const char *path) {
     return got == 4;
 }
 
-// 1 if the path is a regular file that starts with the version-2 magic (anything else, a
-// directory or a FIFO included, is left to the version-0 loader to refuse, without blocking).
-static int has_q8_magic(const char *path) {
-    unsigned char b[4];
-    FILE *f;
-    if (tw_regular_file_open(&f, NULL, 0, path, "a llama2.c checkpoint file (.bin)") != TW_FILE_OK)
-        return 0;
-    size_t got = fread(b, 1, 4, f);
-    fclose(f);
-    const uint32_t magic = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    return got == 4 && magic == TW_Q8FILE_MAGIC;
-}
-
 tw_status tw_llama2c_load_any(tw_model *m, int *version, const char *path, char *err, size_t err_len) {
     memset(m, 0, sizeof *m);
-    if (!has_q8_magic(path)) {
+    // The magic tells the versions apart; anything that is not a regular file, or is shorter, is
+    // left to the version-0 loader to refuse (without blocking on a FIFO).
+    unsigned char b[4] = { 0 };
+    const int got = first_bytes(b, path);
+    const uint32_t magic = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    if (!got || magic != TW_Q8FILE_MAGIC) {
         *version = 0;
         // Another file of the toolkit's (or a version-2 file whose magic is damaged) would be
         // read by the version-0 loader as a header whose dim is its magic: name it instead.
-        unsigned char b[4];
-        const char *kind = first_bytes(b, path) ? tw_file_kind_name(b) : NULL;
+        const char *kind = got ? tw_file_kind_name(b) : NULL;
         if (kind) {
             if (err && err_len)
                 snprintf(err, err_len, "%s: is %s; only llama2.c checkpoints of version 0 (fp32) and 2 (int8) are read here",
