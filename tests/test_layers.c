@@ -13,10 +13,7 @@
 static void write_file(const char *dir, const char *name, const char *text) {
     char path[256];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    ck_assert_msg(f != NULL, "cannot write %s", path);
-    fputs(text, f);
-    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_msg(tt_write_text(path, text) == 0, "cannot write %s", path);
 }
 
 START_TEST(lib_includes_point_one_way)

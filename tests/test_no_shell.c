@@ -214,10 +214,7 @@ END_TEST
 // ---- tools/check_no_shell.sh, which make test runs on lib/, tools/, lessons/, bench/, fuzz/, tests/ ----
 
 static void write_text(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    ck_assert_msg(f != NULL, "cannot write %s", path);
-    fputs(text, f);
-    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_msg(tt_write_text(path, text) == 0, "cannot write %s", path);
 }
 
 START_TEST(check_no_shell_passes_the_tree_and_names_every_shell)

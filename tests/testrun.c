@@ -280,3 +280,10 @@ int tt_remove_tree(const char *path) {
     // Depth first, children before their folder; FTW_PHYS: a symbolic link is removed, never followed.
     return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : -1;
 }
+
+int tt_write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return -1;
+    const int ok = fputs(text, f) >= 0;
+    return (fclose(f) == 0 && ok) ? 0 : -1;
+}
