@@ -36,7 +36,7 @@ lessons: $(LESSONS)                            ## build every lesson as ./lesson
 # `make attention-map` and `make bench` write) are drawn with their default data when it exists.
 # gnuplot is optional: without it the lessons still run, write their data and print the commands.
 plots: lessons                                 ## run every lesson, drawing its pictures into out/lessonN/
-	@gp=0; command -v gnuplot > /dev/null 2>&1 && gp=1; \
+	@mkdir -p out; gp=0; command -v gnuplot > /dev/null 2>&1 && gp=1; \
 	for src in $(LESSON_SRC); do \
 	  n=$$(basename $$src | sed 's/_.*//; s/^0//'); \
 	  for png in $$(sed -n 's|^// Pictures:||p' $$src); do rm -f out/lesson$$n/$$png; done; \
