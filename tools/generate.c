@@ -28,6 +28,7 @@
 #include "train/checkpoint.h"
 #include "tokenize/tokenizer.h"
 #include "decode/sampler.h"
+#include "decode/speculative.h"
 #include "simd/simd.h"
 #include "inspect/check_finite.h"
 #include "inspect/dump.h"
@@ -50,7 +51,11 @@ static void usage(FILE *f) {
         "  --cache-info  print the KV cache's layout and size to stderr\n"
         "  --simd LEVEL  kernels: naive, avx2, avx512, neon or auto (default auto, or $TW_SIMD)\n"
         "  --check-finite  after every forward pass, stop at the first NaN/Inf and name its tensor\n"
-        "                (also TW_CHECK_FINITE=1)\n");
+        "                (also TW_CHECK_FINITE=1)\n"
+        "speculative decoding (docs/serving.md): a draft proposes, the model checks in one pass\n"
+        "  --draft FILE        the draft model (same vocabulary), e.g. a smaller one made by ./train\n"
+        "  --draft-layers N    or: the model's own first N layers, read through its final norm and head\n"
+        "  --draft-k K         tokens the draft proposes per round, 1..64, default 4\n");
 }
 
 // Bad usage: one line naming the flag and the problem, exit 2.
@@ -69,6 +74,9 @@ typedef struct {
     long steps;
     int no_cache, cache_info;
     int check_finite;   // --check-finite or TW_CHECK_FINITE=1
+    const char *draft;  // --draft FILE, or NULL
+    int draft_layers;   // --draft-layers N, or 0
+    int draft_k;        // --draft-k K (default 4)
 } options;
 
 static float parse_float(const char *flag, const char *s) {
@@ -88,7 +96,7 @@ static long long parse_int(const char *flag, const char *s) {
 }
 
 static options parse_args(int argc, char **argv) {
-    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0 };
+    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0, NULL, 0, 4 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); exit(0); }
@@ -101,12 +109,27 @@ static options parse_args(int argc, char **argv) {
             continue;
         }
         int known = strcmp(a, "--dump") == 0 || strcmp(a, "--simd") == 0 ||
+                    strcmp(a, "--draft") == 0 || strcmp(a, "--draft-layers") == 0 ||
+                    strcmp(a, "--draft-k") == 0 ||
                     (strlen(a) == 2 && strchr("tpsnizm", a[1]) != NULL);
         if (!known) die_usage("unknown flag '%s'%s", a, "");
         if (i + 1 >= argc) die_usage("flag '%s' needs a value%s", a, "");
         const char *v = argv[++i];
         if (strcmp(a, "--dump") == 0) { o.dump_dir = v; continue; }
         if (strcmp(a, "--simd") == 0) { o.simd = v; continue; }
+        if (strcmp(a, "--draft") == 0) { o.draft = v; continue; }
+        if (strcmp(a, "--draft-layers") == 0) {
+            long long n = parse_int(a, v);
+            if (n < 1 || n > 4096) die_usage("--draft-layers: %s is not a layer count (1 or more, at most the model's layers)%s", v, "");
+            o.draft_layers = (int)n;
+            continue;
+        }
+        if (strcmp(a, "--draft-k") == 0) {
+            long long k = parse_int(a, v);
+            if (k < 1 || k > 64) die_usage("--draft-k: %s is outside 1..64 (tokens the draft proposes per round)%s", v, "");
+            o.draft_k = (int)k;
+            continue;
+        }
         switch (a[1]) {
         case 't': o.temperature = parse_float(a, v); break;
         case 'p': o.topp = parse_float(a, v); break;
@@ -127,6 +150,10 @@ static options parse_args(int argc, char **argv) {
     // As llama2.c: a negative temperature means greedy, a top-p outside [0, 1] means 0.9.
     if (o.temperature < 0.0f) o.temperature = 0.0f;
     if (o.topp < 0.0f || o.topp > 1.0f) o.topp = 0.9f;
+    if (o.draft != NULL && o.draft_layers > 0)
+        die_usage("--draft and --draft-layers both name a draft: pass one of them%s%s", "", "");
+    if ((o.draft != NULL || o.draft_layers > 0) && o.no_cache)
+        die_usage("--draft needs the KV cache: drop --no-cache%s%s", "", "");
     const char *cf = getenv("TW_CHECK_FINITE");
     if (cf != NULL && cf[0] != '\0' && strcmp(cf, "0") != 0) o.check_finite = 1;
     return o;
@@ -170,6 +197,89 @@ static void print_piece(const char *piece) {
     fflush(stdout);
 }
 
+// The draft of --draft FILE (loaded into *file) or --draft-layers N (a view of m's first layers,
+// in *view), checked against the model; NULL after printing one line if it does not fit.
+static const tw_model *load_draft(const options *o, const tw_model *m, int steps, tw_model *file,
+                                  tw_model *view) {
+    char err[512] = "";
+    int version = 0;
+    if (o->draft == NULL) {
+        if (tw_spec_layer_draft(view, m, o->draft_layers) == TW_OK) return view;
+        fprintf(stderr, "generate: --draft-layers: %d is more than the model's %d layers\n",
+                o->draft_layers, m->cfg.n_layer);
+        return NULL;
+    }
+    tw_status st = tw_checkpoint_is_ours(o->draft) ? tw_checkpoint_load(file, o->draft, err, sizeof err)
+                                                   : tw_llama2c_load_any(file, &version, o->draft, err, sizeof err);
+    if (st != TW_OK) {
+        fprintf(stderr, "generate: --draft %s\n", err);
+        return NULL;
+    }
+    if (file->cfg.vocab != m->cfg.vocab) {
+        fprintf(stderr, "generate: --draft %s: its vocabulary has %d tokens and the model's %d: "
+                "a draft must share the model's tokenizer\n", o->draft, file->cfg.vocab, m->cfg.vocab);
+        return NULL;
+    }
+    if (file->cfg.max_seq < steps) {
+        fprintf(stderr, "generate: --draft %s: its context holds %d positions, fewer than the %d to "
+                "run: pass -n %d or less\n", o->draft, file->cfg.max_seq, steps, file->cfg.max_seq);
+        return NULL;
+    }
+    return file;
+}
+
+// Speculative decoding (--draft FILE or --draft-layers N): prints the prompt, then each round's
+// tokens as they come, then what the draft saved to stderr. Returns the exit code.
+static int generate_speculative(const options *o, const tw_model *m, const tw_model *draft,
+                                const tw_tokenizer *tok, tw_sampler *sampler, const int *prompt,
+                                int n_prompt, int steps) {
+    int rc = 1;
+    tw_spec sp = { 0 };
+    int *seq = NULL;
+    // The prompt is forced: print it (only up to `steps` positions, as the plain loop does).
+    int n = n_prompt < steps + 1 ? n_prompt : steps + 1;
+    for (int t = 1; t < n; t++) print_piece(tw_tokenizer_decode(tok, prompt[t - 1], prompt[t]));
+    seq = malloc((size_t)(steps + 1) * sizeof *seq);
+    if (seq == NULL) { fprintf(stderr, "generate: out of memory\n"); goto done; }
+    memcpy(seq, prompt, (size_t)n * sizeof *seq);
+    if (n <= steps && tw_spec_init(&sp, m, draft, o->draft_k, steps, n) != TW_OK) {
+        fprintf(stderr, "generate: cannot allocate the states of the model and its draft for %d positions\n", steps);
+        goto done;
+    }
+    const double t0 = now_seconds();
+    int ended = 0;
+    while (!ended && n <= steps) {
+        const int before = n;
+        tw_status st = tw_spec_round(&sp, sampler, seq, &n);
+        if (st != TW_OK) {
+            fprintf(stderr, "generate: forward pass failed at position %d: %s\n", before - 1, tw_status_str(st));
+            goto done;
+        }
+        for (int t = before; t < n && !ended; t++) {
+            if (seq[t] == TW_TOK_BOS) ended = 1;   // as llama2.c: BOS ends the text
+            else print_piece(tw_tokenizer_decode(tok, seq[t - 1], seq[t]));
+        }
+    }
+    printf("\n");
+    fflush(stdout);
+    const double dt = now_seconds() - t0;
+    if (sp.rounds > 0) {
+        fprintf(stderr, "speculative: %s, k = %d: %ld of %ld proposals kept, acceptance rate %.1f %% "
+                "(of the %ld tested: a round stops at its first rejection); %ld tokens in %ld target "
+                "passes (%.2f per pass)\n",
+                o->draft != NULL ? o->draft : "draft = the model's first layers", o->draft_k,
+                sp.accepted, sp.proposed, sp.tested ? 100.0 * sp.accepted / sp.tested : 0.0, sp.tested,
+                sp.emitted, sp.rounds, (double)sp.emitted / sp.rounds);
+        fprintf(stderr, "speculative: %ld tokens in %.3f s (%.1f tok/s), prefill included\n", sp.emitted,
+                dt, dt > 0 ? sp.emitted / dt : 0.0);
+    }
+    rc = 0;
+done:
+    tw_spec_free(&sp);
+    free(seq);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     options o = parse_args(argc, argv);
     // The kernels are chosen once, before any forward pass (the dispatch table is then read-only).
@@ -187,6 +297,8 @@ int main(int argc, char **argv) {
     tw_model_state s = { 0 };
     tw_sampler sampler = { 0 };
     int *tokens = NULL, *seq = NULL;
+    tw_model draft_file = { 0 }, draft_view;
+    const tw_model *draft = NULL;   // --draft or --draft-layers
     int version = 0;   // 0: fp32; 2: Q8_0, whose Linear layers run in int8 (quant/q8model.h)
     tw_status load = tw_checkpoint_is_ours(o.model)   // ./train's TWMODEL files (train/checkpoint.h)
                    ? tw_checkpoint_load(&m, o.model, err, sizeof err)
@@ -202,6 +314,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "generate: %s\n", err);
         goto done;
     }
+    if ((o.draft != NULL || o.draft_layers > 0) &&
+        (draft = load_draft(&o, &m, steps, &draft_file, &draft_view)) == NULL)
+        goto done;
 
     // A prompt that cannot fit in seq_len tokens is refused before encoding, whose merge loop is
     // quadratic in the prompt's length (a pasted book would hang): every token stands for at most
@@ -251,6 +366,14 @@ int main(int argc, char **argv) {
     else
         fprintf(stderr, "model: llama2.c version 0 (fp32)\n");
     if (o.cache_info) print_cache_info(&m, steps, o.no_cache);
+    if (draft != NULL) {
+        if (tw_sampler_init(&sampler, V, o.temperature, o.topp, seed) != TW_OK) {
+            fprintf(stderr, "generate: out of memory\n");
+            goto done;
+        }
+        rc = generate_speculative(&o, &m, draft, &tok, &sampler, tokens, n_prompt, steps);
+        goto done;
+    }
 
     // Activations: with the cache, room for the prompt in one prefill call; without, for the
     // whole sequence (recomputed every step).
@@ -327,6 +450,7 @@ done:
     free(seq);
     free(tokens);
     tw_tokenizer_free(&tok);
+    tw_model_free(&draft_file);
     tw_model_free(&m);
     return rc;
 }
