@@ -1,0 +1,48 @@
+// batch.h: batched decoding. One forward pass over R rows that belong to different sequences at
+// different positions: row r is token tokens[r] of the sequence whose block table is tables[r], at
+// position pos[r]. The Linear layers (attention's four projections, the FFN, the head) run once
+// over all R rows, so each weight read from memory feeds R tokens instead of one; attention stays
+// per row, against its own sequence's keys and values in a paged cache (decode/paged_cache.h).
+// Rows of one sequence may appear several times in a call (a prompt's prefill, in order of
+// position): every row's key and value are stored before any row attends, so row r sees its
+// sequence's positions 0 .. pos[r].
+//
+// The arithmetic of each row is that of tw_model_forward on the same sequence, except the order of
+// the sums inside a Linear layer: over R > 1 rows the matmul kernels run instead of the matvec
+// (docs/serving.md measures the difference; at the naive level there is none, bit for bit).
+// Pre-norm models only (GPT-2, Llama, Qwen3 styles): TW_ERR_ARG for the 2017 style.
+#ifndef TW_BATCH_H
+#define TW_BATCH_H
+#include "core/status.h"
+#include "nn/model.h"
+#include "decode/paged_cache.h"
+
+typedef struct {
+    const tw_model *m;
+    tw_paged_pool   pool;      // every sequence's keys and values
+    int    R_max, S_max;       // most rows per call, longest sequence
+    float *x;                  // (R_max, C) the residual stream
+    float *xn;                 // (R_max, C) after a norm
+    float *q, *k, *v;          // (R_max, H*D), (R_max, G*D), (R_max, G*D) the projections
+    float *z;                  // (R_max, H*D) attention's heads side by side
+    float *sub_out;            // (R_max, C) a sub-layer's output (attention, then the FFN)
+    float *f1, *f2, *f3;       // (R_max, F) SwiGLU gate, up, act; classic FFN pre, hidden
+    float *kg, *vg;            // (S_max, G*D) one sequence's keys and values, gathered
+    float *scores, *pattern;   // (S_max) one head's
+    float *logits;             // (R_max, V) the rows that asked for logits, in row order
+} tw_batch;
+
+// A batch for model m: up to R_max rows per call, sequences of up to S_max positions, a pool of
+// n_blocks blocks of block_size positions. TW_ERR_ARG for a post-norm model or bad sizes.
+tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, int block_size,
+                        int n_blocks);
+void      tw_batch_free(tw_batch *b);   // safe on a zeroed struct
+
+// One forward pass over R rows. tables[r] must already hold room for position pos[r]
+// (tw_block_table_reserve on b->pool). want[r] = 1 asks for row r's logits (NULL: every row); the
+// j-th row that asked gets b->logits + j*V. TW_ERR_SHAPE for a token outside the vocabulary,
+// TW_ERR_ARG for R or a position out of range.
+tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const int *tokens,
+                           const int *pos, const unsigned char *want, int R);
+
+#endif
