@@ -6,6 +6,7 @@
 //   x += z Wo^T; xn = Norm2(x); x += FFN(xn)          all R rows at once
 #include <stdlib.h>
 #include <string.h>
+#include "nn/activation.h"
 #include "nn/embedding.h"
 #include "nn/ffn.h"
 #include "nn/norm.h"
@@ -67,13 +68,31 @@ static void add_rows(float *y, const float *a, long n) {
     for (long i = 0; i < n; i++) y[i] = y[i] + a[i];
 }
 
+// The FFN of tw_swiglu_forward / tw_ffn_forward_keep (nn/ffn.c), its Linear layers over all R rows
+// at once: b->sub_out = FFN(b->xn).
+static void ffn_rows(tw_batch *b, const tw_block_weights *w, int R) {
+    const tw_model_config *c = &b->m->cfg;
+    const int C = c->block.attn.d_model, F = c->block.ffn_hidden;
+    const long n = (long)R * F;
+    if (c->block.ffn == TW_FFN_SWIGLU) {   // f1 = gate, f2 = up, f3 = silu(gate) * up
+        tw_linear_forward_rows(b->f1, b->xn, w->ffn_gate, NULL, R, C, F);
+        tw_linear_forward_rows(b->f2, b->xn, w->ffn_up, NULL, R, C, F);
+        if (!tw_simd_swiglu(b->f3, b->f1, b->f2, n)) tw_swiglu(b->f3, b->f1, b->f2, n);
+        tw_linear_forward_rows(b->sub_out, b->f3, w->ffn_down, NULL, R, F, C);
+    } else {                               // f1 = pre, f2 = act(pre)
+        tw_linear_forward_rows(b->f1, b->xn, w->ffn_w1, w->ffn_b1, R, C, F);
+        tw_activation(b->f2, b->f1, n, c->block.act);
+        tw_linear_forward_rows(b->sub_out, b->f2, w->ffn_w2, w->ffn_b2, R, F, C);
+    }
+}
+
 tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const int *tokens,
                            const int *pos, const unsigned char *want, int R) {
     const tw_model *m = b->m;
     const tw_model_config *c = &m->cfg;
     const tw_mha_config *a = &c->block.attn;
     const int C = a->d_model, H = a->n_head, G = a->n_kv_head, D = a->head_dim;
-    const int F = c->block.ffn_hidden, V = c->vocab, HD = H * D, GD = G * D;
+    const int V = c->vocab, HD = H * D, GD = G * D;
     if (R < 1 || R > b->R_max) return TW_ERR_ARG;
     for (int r = 0; r < R; r++)
         if (pos[r] < 0 || pos[r] >= b->S_max ||
@@ -90,11 +109,9 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
         const tw_block_weights *w = &m->layers[l];
         // Attention: the three projections over every row in one call.
         norm_rows(b->xn, b->x, w->norm1_w, w->norm1_b, c, R);
-        float *const ys[3] = { b->q, b->k, b->v };
-        const tw_weight Ws[3] = { w->attn.wq, w->attn.wk, w->attn.wv };
-        const float *const bs[3] = { w->attn.bq, w->attn.bk, w->attn.bv };
-        const int outs[3] = { HD, GD, GD };
-        tw_linear_forward_many(3, ys, b->xn, Ws, bs, outs, R, C);
+        tw_linear_forward_rows(b->q, b->xn, w->attn.wq, w->attn.bq, R, C, HD);
+        tw_linear_forward_rows(b->k, b->xn, w->attn.wk, w->attn.bk, R, C, GD);
+        tw_linear_forward_rows(b->v, b->xn, w->attn.wv, w->attn.bv, R, C, GD);
         // Every row's key (normed and rotated) and value go into the cache first, so that rows of
         // one sequence in this call see each other; then each row attends.
         for (int r = 0; r < R; r++) {
@@ -119,16 +136,11 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
                                 S, D, GD);
             }
         }
-        tw_linear_forward_weight(b->sub_out, b->z, w->attn.wo, w->attn.bo, R, HD, C);
+        tw_linear_forward_rows(b->sub_out, b->z, w->attn.wo, w->attn.bo, R, HD, C);
         add_rows(b->x, b->sub_out, (long)R * C);
         // The FFN over every row.
         norm_rows(b->xn, b->x, w->norm2_w, w->norm2_b, c, R);
-        if (c->block.ffn == TW_FFN_SWIGLU)
-            tw_swiglu_forward(b->sub_out, b->f1, b->f2, b->f3, b->xn, w->ffn_gate, w->ffn_up,
-                              w->ffn_down, R, C, F);
-        else
-            tw_ffn_forward_keep(b->sub_out, b->f1, b->f2, b->xn, w->ffn_w1, w->ffn_b1, w->ffn_w2,
-                                w->ffn_b2, R, C, F, c->block.act);
+        ffn_rows(b, w, R);
         add_rows(b->x, b->sub_out, (long)R * C);
     }
 
@@ -144,6 +156,6 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
         memcpy(b->xn, b->x, (size_t)n_want * C * sizeof(float));
     else
         norm_rows(b->xn, b->x, m->final_w, m->final_b, c, n_want);
-    tw_linear_forward_weight(b->logits, b->xn, m->head, NULL, n_want, C, V);
+    tw_linear_forward_rows(b->logits, b->xn, m->head, NULL, n_want, C, V);
     return TW_OK;
 }

@@ -7,9 +7,12 @@
 // position): every row's key and value are stored before any row attends, so row r sees its
 // sequence's positions 0 .. pos[r].
 //
-// The arithmetic of each row is that of tw_model_forward on the same sequence, except the order of
-// the sums inside a Linear layer: over R > 1 rows the matmul kernels run instead of the matvec
-// (docs/serving.md measures the difference; at the naive level there is none, bit for bit).
+// Each row's logits are bit for bit those of decoding its sequence alone, one position at a time
+// with tw_model_forward_next, at every SIMD level: the Linear layers run the decode's own matvec
+// with the loops turned around (tw_linear_forward_rows: a block of W's rows is read once, then
+// used by every row), and every other step is the same function on the same row. (A prompt
+// prefilled as rows here differs from tw_model_forward's prefill over T positions, which runs the
+// matmul kernels: docs/serving.md.)
 // Pre-norm models only (GPT-2, Llama, Qwen3 styles): TW_ERR_ARG for the 2017 style.
 #ifndef TW_BATCH_H
 #define TW_BATCH_H
