@@ -1,4 +1,4 @@
-// concepts.h: the concept exercises (5..12), one per idea of lessons 3 to 13, each a small function
+// concepts.h: the concept exercises (5..12, 39, 40), one per idea of lessons 3 to 13, each a small function
 // you write in exN_<topic>.c. `make exerciseN` builds your file with check_concepts.c, which
 // compares it with the library's reference (lib/) on random inputs and on the awkward cases
 // (size 1, an all -inf row, huge logits, a constant row, ...) and names the first wrong element
@@ -53,6 +53,19 @@ void ex_linear_backward(float *dx, float *dW, float *db, const float *dy, const 
 // ignored, get zeros). Stable for huge logits; a -inf logit has probability 0.
 //   dlogits, logits: (T, V)   targets: (T)
 void ex_cross_entropy_backward(float *dlogits, const float *logits, const int *targets, int T, int V);
+
+// Exercise 39 (lesson 28): one proposal of speculative decoding. The draft proposed token x,
+// drawn from its distribution q; p is the target's distribution (both (V), summing to 1). Accept
+// x when u_accept < p[x] / q[x] (with probability min(1, p[x] / q[x])) and return it; otherwise
+// draw from the residual r = max(0, p - q) / sum(max(0, p - q)) with u_resid: return the first
+// token whose running sum of r exceeds u_resid (the last token with r > 0 if rounding leaves the
+// total just below u_resid). If the residual is all zero (p == q), draw from p the same way.
+int ex_spec_step(const float *p, const float *q, int V, int x, float u_accept, float u_resid);
+
+// Exercise 40 (lesson 28): a paged KV cache's lookup. Position pos of a sequence lives in its
+// logical block pos / B, which the block table maps to a pool block; return the row of the pool
+// (pool block * B + row within the block) that holds it.   table: (pos / B + 1) pool blocks
+int ex_block_row(const int *table, int B, int pos);
 
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
