@@ -7,9 +7,8 @@
 //     one-at-a-time decoding at a SIMD level, and this checks the text does not).
 //   - Bad prompts files and flag mixes: one line, exit 1 or 2, nothing on stdout.
 //   - Greedy output is the documented greedy story byte for byte, with drafts of 1, 3 and 5 of
-//     its 5 layers and k from 1 to 8 (tolerance 0: the text). The target's pass over k + 1
-//     positions sums its Linear layers in another order than one position at a time at a SIMD
-//     level (docs/serving.md): this is the check that the greedy text is still the same.
+//     its 5 layers and k from 1 to 8 (tolerance 0: the text; the target's passes run the
+//     decode's own arithmetic, docs/serving.md).
 //   - A draft equal to the model accepts every proposal, and prints k + 1 tokens per pass.
 //   - The same prompt with one token per round (--draft-k 1) prints the prompt first.
 //   - Bad flags and drafts: one line on stderr, exit 1 or 2, nothing on stdout.

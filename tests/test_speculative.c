@@ -10,8 +10,9 @@
 //     so the fixed seed passing is no accident), and the same test must reject two classic wrong
 //     rules (drawing the fallback from p instead of the residual; accepting with p[x] instead of p[x] / q[x]).
 //   - Two models: greedy speculative decoding with a draft of the target's first layer emits
-//     the same tokens as plain greedy decoding (tolerance 0: tokens), and a draft equal to the
-//     target accepts every proposal.
+//     the same tokens as plain greedy decoding (a prefill, then one token at a time), at the
+//     naive and at the best SIMD level (tolerance 0: tokens; the target's passes run the decode's
+//     own arithmetic, decode/batch.h), and a draft equal to the target accepts every proposal.
 // ./generate's --draft flags are tested in test_generate.c.
 #include <check.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "decode/speculative.h"
+#include "simd/simd.h"
 
 enum { VMAX = 64 };
 
@@ -144,13 +146,17 @@ static void tiny_model(tw_model *m, int layers) {
     tw_model_randomize(m, 99);
 }
 
-// Plain greedy decoding: seq[0] given, one token at a time to seq[steps].
-static void plain_greedy(const tw_model *m, int *seq, int steps) {
+// Plain greedy decoding as ./generate runs it: the prompt seq[0 .. n_prompt) in one call, then one
+// token at a time to seq[steps].
+static void plain_greedy(const tw_model *m, int *seq, int n_prompt, int steps) {
     tw_model_state s;
-    ck_assert_int_eq(tw_model_state_init(&s, m, 1, steps), TW_OK);
-    for (int pos = 0; pos < steps; pos++) {
+    const int V = m->cfg.vocab;
+    ck_assert_int_eq(tw_model_state_init(&s, m, n_prompt, steps), TW_OK);
+    ck_assert_int_eq(tw_model_forward_next(&s, m, seq, n_prompt, 0), TW_OK);
+    seq[n_prompt] = tw_argmax(s.logits + (size_t)(n_prompt - 1) * V, V);
+    for (int pos = n_prompt; pos < steps; pos++) {
         ck_assert_int_eq(tw_model_forward_next(&s, m, &seq[pos], 1, pos), TW_OK);
-        seq[pos + 1] = tw_argmax(s.logits, m->cfg.vocab);
+        seq[pos + 1] = tw_argmax(s.logits, V);
     }
     tw_model_state_free(&s);
 }
@@ -162,7 +168,7 @@ static void spec_greedy(const tw_model *m, const tw_model *draft, int k, int *se
     tw_spec sp;
     tw_sampler s;
     ck_assert_int_eq(tw_sampler_init(&s, m->cfg.vocab, 0.0f, 1.0f, 1), TW_OK);
-    ck_assert_int_eq(tw_spec_init(&sp, m, draft, k, steps, n_prompt), TW_OK);
+    ck_assert_int_eq(tw_spec_init(&sp, m, draft, k, steps, seq, n_prompt), TW_OK);
     int n = n_prompt;
     while (n <= steps) ck_assert_int_eq(tw_spec_round(&sp, &s, seq, &n), TW_OK);
     ck_assert_int_eq(n, steps + 1);
@@ -173,23 +179,24 @@ static void spec_greedy(const tw_model *m, const tw_model *draft, int k, int *se
     tw_sampler_free(&s);
 }
 
-START_TEST(greedy_speculative_decoding_emits_the_targets_greedy_tokens)
-{
+// Greedy speculative decoding against plain greedy decoding on a random model, tokens compared
+// exactly: drafts of the first layer and of the model itself, prompts of 1 to 3 tokens, k = 1..5.
+static void greedy_equals_plain(void) {
     tw_model m, view;
     tiny_model(&m, 3);
     const int steps = 40;
     int plain[41], spec[41];
     for (int prompt = 1; prompt <= 3; prompt++) {
-        plain[0] = 3;
-        plain_greedy(&m, plain, steps);
+        for (int t = 0; t < prompt; t++) plain[t] = 3 + 5 * t;
+        plain_greedy(&m, plain, prompt, steps);
         for (int k = 1; k <= 5; k += 2) {
             memcpy(spec, plain, (size_t)prompt * sizeof *spec);   // the same prompt, forced
             ck_assert_int_eq(tw_spec_layer_draft(&view, &m, 1), TW_OK);
             long acc, prop;
             spec_greedy(&m, &view, k, spec, prompt, steps, &acc, &prop);
             for (int t = 0; t <= steps; t++)
-                ck_assert_msg(spec[t] == plain[t], "prompt %d, k %d: token %d is %d, plain greedy %d",
-                              prompt, k, t, spec[t], plain[t]);
+                ck_assert_msg(spec[t] == plain[t], "%s: prompt %d, k %d: token %d is %d, plain greedy %d",
+                              tw_simd.level, prompt, k, t, spec[t], plain[t]);
             // The draft equal to the target accepts every proposal.
             memcpy(spec, plain, (size_t)prompt * sizeof *spec);
             spec_greedy(&m, &m, k, spec, prompt, steps, &acc, &prop);
@@ -200,6 +207,16 @@ START_TEST(greedy_speculative_decoding_emits_the_targets_greedy_tokens)
     ck_assert_int_eq(tw_spec_layer_draft(&view, &m, 0), TW_ERR_ARG);
     ck_assert_int_eq(tw_spec_layer_draft(&view, &m, 4), TW_ERR_ARG);
     tw_model_free(&m);
+}
+
+START_TEST(greedy_speculative_decoding_emits_the_targets_greedy_tokens)
+{
+    ck_assert_str_eq(tw_simd_init("naive"), "naive");
+    greedy_equals_plain();
+    const char *avail = tw_simd_available(), *sp = strrchr(avail, ' ');
+    ck_assert_ptr_nonnull(tw_simd_init(sp ? sp + 1 : avail));   // the best level here
+    greedy_equals_plain();
+    ck_assert_str_eq(tw_simd_init("naive"), "naive");
 }
 END_TEST
 

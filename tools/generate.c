@@ -214,6 +214,11 @@ static const tw_model *load_draft(const options *o, const tw_model *m, int steps
                                   tw_model *view) {
     char err[512] = "";
     int version = 0;
+    if (!tw_batch_supports(m)) {
+        fprintf(stderr, "generate: --draft: speculative decoding runs pre-norm models only (the GPT-2, "
+                "Llama and Qwen3 styles), and this model is post-norm (2017 style)\n");
+        return NULL;
+    }
     if (o->draft == NULL) {
         if (tw_spec_layer_draft(view, m, o->draft_layers) == TW_OK) return view;
         fprintf(stderr, "generate: --draft-layers: %d is more than the model's %d layers\n",
@@ -253,7 +258,7 @@ static int generate_speculative(const options *o, const tw_model *m, const tw_mo
     seq = malloc((size_t)(steps + 1) * sizeof *seq);
     if (seq == NULL) { fprintf(stderr, "generate: out of memory\n"); goto done; }
     memcpy(seq, prompt, (size_t)n * sizeof *seq);
-    if (n <= steps && tw_spec_init(&sp, m, draft, o->draft_k, steps, n) != TW_OK) {
+    if (n <= steps && tw_spec_init(&sp, m, draft, o->draft_k, steps, seq, n) != TW_OK) {
         fprintf(stderr, "generate: cannot allocate the states of the model and its draft for %d positions\n", steps);
         goto done;
     }
@@ -378,6 +383,12 @@ static void free_prompts(batch_seq *seqs, int n) {
 static int prepare_prompts(batch_seq **seqs_out, const options *o, const tw_model *m,
                            const tw_tokenizer *tok, unsigned long long seed, int steps) {
     const int V = m->cfg.vocab;
+    if (!tw_batch_supports(m)) {
+        fprintf(stderr, "generate: --prompts: batched decoding runs pre-norm models only (the GPT-2, "
+                "Llama and Qwen3 styles), and this model is post-norm (2017 style)\n");
+        *seqs_out = NULL;
+        return -1;
+    }
     char *text = NULL, **lines = NULL;
     int n = read_prompts(o->prompts, &text, &lines), ok = 0;
     batch_seq *seqs = n > 0 ? calloc((size_t)n, sizeof *seqs) : NULL;

@@ -16,13 +16,17 @@
 #include "simd/simd.h"
 #include "decode/batch.h"
 
+int tw_batch_supports(const tw_model *m) {
+    const tw_model_config *c = &m->cfg;
+    return c->block.prenorm && c->pos != TW_POS_SINUSOIDAL && !c->embed_scale;
+}
+
 tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, int block_size,
                         int n_blocks) {
     memset(b, 0, sizeof *b);
     const tw_model_config *c = &m->cfg;
     const tw_mha_config *a = &c->block.attn;
-    if (!c->block.prenorm || c->pos == TW_POS_SINUSOIDAL || c->embed_scale || R_max < 1 ||
-        S_max < 1 || S_max > c->max_seq)
+    if (!tw_batch_supports(m) || R_max < 1 || S_max < 1 || S_max > c->max_seq)
         return TW_ERR_ARG;
     tw_status st = tw_paged_pool_init(&b->pool, c->n_layer, a->n_kv_head, a->head_dim, block_size,
                                       n_blocks);

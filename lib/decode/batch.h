@@ -35,6 +35,9 @@ typedef struct {
     float *logits;             // (R_max, V) the rows that asked for logits, in row order
 } tw_batch;
 
+// 1 if batched decoding runs model m: pre-norm, with RoPE or learned positions (not 2017's).
+int tw_batch_supports(const tw_model *m);
+
 // A batch for model m: up to R_max rows per call, sequences of up to S_max positions, a pool of
 // n_blocks blocks of block_size positions. TW_ERR_ARG for a post-norm model or bad sizes.
 tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, int block_size,

@@ -16,6 +16,7 @@
 #include "core/status.h"
 #include "nn/model.h"
 #include "decode/sampler.h"
+#include "decode/batch.h"
 
 // ---- the rule, on explicit distributions ----
 
@@ -37,24 +38,34 @@ void tw_spec_emit_dist(double *out, const float *p, const float *q, int V);
 // The caller owns the models, the sampler and seq; tw_spec_init allocates the rest.
 typedef struct {
     const tw_model *target, *draft;
-    tw_model_state  ts, ds;          // target and draft states, each with a KV cache of `steps`
+    tw_batch        tb;              // the target's passes: rows of one sequence (decode/batch.h)
+    tw_block_table  table;           // the target's cache, in tb's pool
+    tw_model_state  ds;              // the draft's state, with a KV cache of `steps`
     int             k;               // most tokens drafted per round
     int             steps;           // positions to run (the caches' length)
     int             target_valid;    // positions 0 .. target_valid-1 of the target cache hold seq
     int             draft_valid;     // the same for the draft cache
+    int             have_last;       // 1: last_logits is the target's output after seq[n - 1]
+    float          *last_logits;     // (V) the prompt's last logits, from the prefill
     float          *p, *q;           // (k + 1, V) target, (k, V) draft distributions of a round
     float          *r;               // (V) residual scratch
     int            *drafted;         // (k) the round's proposals
     int            *rows;            // (k + 1) the tokens of the target's pass
+    int            *pos;             // (k + 1) their positions
+    tw_block_table **tables;         // (k + 1) each &table
     long            rounds, proposed, accepted, emitted;   // target passes and token counts
     long            tested;          // proposals the rule looked at: a round stops at its first
                                      // rejection, so accepted / tested is the acceptance rate
 } tw_spec;
 
-// TW_ERR_ARG unless both models share the vocabulary, k >= 1, 1 <= n_prompt <= steps and both
-// contexts hold steps positions; TW_ERR_NOMEM. n_prompt sizes the prefill.
+// TW_ERR_ARG unless both models share the vocabulary, k >= 1, 1 <= n_prompt <= steps, both
+// contexts hold steps positions and the target is pre-norm (decode/batch.h); TW_ERR_NOMEM.
+// Prefills the target with the prompt as plain decoding does (tw_model_forward_next over the
+// n_prompt positions), so that with every later position run as rows of the batch (the decode's
+// own arithmetic, decode/batch.h), greedy speculative decoding gives plain greedy decoding's
+// tokens bit for bit.   prompt: (n_prompt)
 tw_status tw_spec_init(tw_spec *sp, const tw_model *target, const tw_model *draft, int k, int steps,
-                       int n_prompt);
+                       const int *prompt, int n_prompt);
 void      tw_spec_free(tw_spec *sp);   // safe on a zeroed struct
 
 // A draft made of the target's own first n_layer layers, read through its final norm and head
