@@ -8,10 +8,18 @@
 //     lower 99th-percentile time to first token than static batching, and holds no more blocks
 //     (on this stream: 66 steps against 100, p99 23 steps against 55, 20 blocks against 23).
 //   - The nearest-rank percentile on a hand example; bad streams are refused.
+//   - The request stream file: written and read back equal; every malformed line, an empty
+//     stream, a directory and a missing file give one line naming the file and the line.
+//   - ./serve on stories260K: both policies' rows; bad flags and files: one line, exit 1 or 2.
+#define _POSIX_C_SOURCE 200809L   // getpid
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "testutil.h"
+#include "testrun.h"
 #include "decode/serve.h"
 #include "decode/sampler.h"
 
@@ -146,6 +154,92 @@ START_TEST(continuous_batching_beats_static_batching_on_the_same_stream)
 }
 END_TEST
 
+static void scratch(char *out, size_t len, const char *tag) {
+    mkdir("out", 0777);
+    snprintf(out, len, "out/test_serve_%ld_%s", (long)getpid(), tag);
+}
+
+static void write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(the_stream_file_round_trips_and_bad_lines_are_named)
+{
+    char path[128], err[512];
+    scratch(path, sizeof path, "stream.txt");
+    tw_request a[20], *b = NULL;
+    int n = 0;
+    tw_requests_generate(a, 20, 4, 3.0, 1, 30, 1, 50);
+    ck_assert_int_eq(tw_requests_write(path, a, 20, err, sizeof err), TW_OK);
+    ck_assert_int_eq(tw_requests_read(&b, &n, path, err, sizeof err), TW_OK);
+    ck_assert_int_eq(n, 20);
+    ck_assert_mem_eq(a, b, sizeof a);
+    free(b);
+    static const struct { const char *text; const char *needle; } bad[] = {
+        { "0 5 5\n3 x 4\n", "line 2: '3 x 4' is not three whole numbers" },
+        { "0 5\n", "line 1: '0 5' is not three whole numbers" },
+        { "0 5 5 5\n", "line 1: '0 5 5 5' is not three whole numbers" },
+        { "-1 5 5\n", "line 1: '-1 5 5' is not three whole numbers" },
+        { "0 1234567890 5\n", "is not three whole numbers" },
+        { "0 0 5\n", "line 1: a request needs a prompt and an output of 1 token or more (got 0 and 5)" },
+        { "# only a comment\n\n", "no requests" },
+        { "", "no requests" },
+        { "5 2 2\n# late\n4 2 2\n", "line 3: arrival 4 comes before the previous request's 5" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_text(path, bad[i].text);
+        ck_assert_int_ne(tw_requests_read(&b, &n, path, err, sizeof err), TW_OK);
+        ck_assert_msg(strstr(err, bad[i].needle) != NULL, "'%s': '%s' should say '%s'", bad[i].text, err, bad[i].needle);
+        ck_assert_msg(strstr(err, path) != NULL && strchr(err, '\n') == NULL, "%s", err);
+        ck_assert_ptr_null(b);
+    }
+    write_text(path, " 0 3 4 \r\n\t2\t1\t1\n");   // spaces, tabs and CRLF are fine
+    ck_assert_int_eq(tw_requests_read(&b, &n, path, err, sizeof err), TW_OK);
+    ck_assert(n == 2 && b[1].arrival == 2 && b[1].prompt_len == 1 && b[0].output_len == 4);
+    free(b);
+    ck_assert_int_eq(tw_requests_read(&b, &n, "out", err, sizeof err), TW_ERR_IO);
+    ck_assert_msg(strstr(err, "is a directory") != NULL, "%s", err);
+    ck_assert_int_eq(tw_requests_read(&b, &n, "out/no-such-stream.txt", err, sizeof err), TW_ERR_IO);
+    remove(path);
+}
+END_TEST
+
+#define SERVE "./serve data/models/stories260K.bin "
+
+START_TEST(serve_prints_both_policies_and_refuses_bad_input)
+{
+    char path[128], cmd[512];
+    scratch(path, sizeof path, "cli.txt");
+    write_text(path, "0 4 10\n0 6 3\n1 2 20\n2 5 5\n9 3 8\n");
+    snprintf(cmd, sizeof cmd, SERVE "--requests %s --slots 2", path);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "%s: %s", cmd, r.err);
+    ck_assert_msg(strstr(r.out, "\nstatic ") && strstr(r.out, "\ncontinuous ") && strstr(r.out, "5 requests, at most 2"), "%s", r.out);
+    tt_run_free(&r);
+    write_text(path, "0 4 10\n0 600 3\n");
+    struct { char args[200]; int rc; const char *needle; } bad[6];
+    int n = 0;
+    snprintf(bad[n].args, 200, SERVE "--requests %s", path); bad[n].rc = 1; bad[n++].needle = "longer than the model's context of 512";
+    snprintf(bad[n].args, 200, SERVE "--slots 0"); bad[n].rc = 2; bad[n++].needle = "--slots: '0' is not a whole number in 1..256";
+    snprintf(bad[n].args, 200, SERVE "--requests out/no-such.txt"); bad[n].rc = 1; bad[n++].needle = "no-such.txt";
+    snprintf(bad[n].args, 200, SERVE "--frobnicate 1"); bad[n].rc = 2; bad[n++].needle = "unknown flag '--frobnicate'";
+    snprintf(bad[n].args, 200, "./serve"); bad[n].rc = 2; bad[n++].needle = "no model given";
+    snprintf(bad[n].args, 200, SERVE "--requests"); bad[n].rc = 2; bad[n++].needle = "needs a value";
+    for (int i = 0; i < n; i++) {
+        r = tt_run(bad[i].args);
+        ck_assert_msg(r.rc == bad[i].rc, "%s: exit %d, want %d (%s)", bad[i].args, r.rc, bad[i].rc, r.err);
+        ck_assert_msg(tt_count_lines(r.err) == 1 && strstr(r.err, bad[i].needle), "%s: '%s' should say '%s'",
+                      bad[i].args, r.err, bad[i].needle);
+        ck_assert_str_eq(r.out, "");
+        tt_run_free(&r);
+    }
+    remove(path);
+}
+END_TEST
+
 Suite *suite_serve(void) {
     Suite *s = suite_create("serve");
     TCase *tc = tcase_create("core");
@@ -153,6 +247,8 @@ Suite *suite_serve(void) {
     tcase_add_test(tc, percentile_is_the_nearest_rank);
     tcase_add_test(tc, static_and_continuous_give_each_request_its_own_greedy_tokens);
     tcase_add_test(tc, continuous_batching_beats_static_batching_on_the_same_stream);
+    tcase_add_test(tc, the_stream_file_round_trips_and_bad_lines_are_named);
+    tcase_add_test(tc, serve_prints_both_policies_and_refuses_bad_input);
     suite_add_tcase(s, tc);
     return s;
 }

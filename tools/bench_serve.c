@@ -21,7 +21,6 @@
 #include "tw.h"
 #include "formats/llama2c.h"
 #include "decode/batch.h"
-#include "decode/serve.h"
 #include "decode/sampler.h"
 #include "simd/simd.h"
 #include "bench_clock.h"
@@ -106,56 +105,6 @@ static double time_batch(tw_batch *b, int N, int steps) {
     return dt;
 }
 
-// Static against continuous batching on one seeded stream (decode/serve.h): throughput, time to
-// first token and time per output token, each the median and the 99th percentile, in measured
-// seconds and in engine steps (the schedule's own clock), and the KV cache memory.
-static int serve_stream(const tw_model *m) {
-    enum { NREQ = 96, SLOTS = 16, BLOCK = 16 };
-    const int p_max = 48, o_max = 96, S = p_max + o_max;
-    if (S > m->cfg.max_seq) { fprintf(stderr, "bench_serve: the model's context is too short for the stream\n"); return 1; }
-    tw_request req[NREQ];
-    tw_requests_generate(req, NREQ, 2024, 2.0, 4, p_max, 8, o_max);
-    tw_batch b;
-    if (tw_batch_init(&b, m, SLOTS + p_max, S, BLOCK, SLOTS * ((S + BLOCK - 1) / BLOCK)) != TW_OK) {
-        fprintf(stderr, "bench_serve: cannot allocate the batch\n");
-        return 1;
-    }
-    const double block_kib = (double)tw_paged_block_bytes(&b.pool) / 1024.0;
-    printf("\nA stream of %d requests (seeded): one arrives every 2 steps on average, prompts of 4..%d "
-           "tokens, outputs of 8..%d; at most %d at once\n", NREQ, p_max, o_max, SLOTS);
-    printf("%-11s %6s %9s %10s %17s %17s %17s %16s\n", "batching", "steps", "seconds", "tok/s",
-           "TTFT p50/p99 s", "TPOT p50/p99 ms", "TTFT p50/p99 st", "KV cache peak");
-    static const char *names[2] = { "static", "continuous" };
-    for (int kind = 0; kind < 2; kind++) {
-        tw_request_timing t[NREQ];
-        tw_serve_stats st;
-        if (tw_serve_run(&b, req, NREQ, SLOTS, (tw_batching)kind, t, &st, NULL) != TW_OK) {
-            fprintf(stderr, "bench_serve: the %s run failed\n", names[kind]);
-            tw_batch_free(&b);
-            return 1;
-        }
-        double ttft[NREQ], ttft_steps[NREQ], tpot[NREQ];
-        int n_tpot = 0;
-        for (int i = 0; i < NREQ; i++) {
-            ttft[i] = t[i].first_s - t[i].arrival_s;
-            ttft_steps[i] = t[i].first_step - req[i].arrival;
-            if (req[i].output_len > 1) tpot[n_tpot++] = 1e3 * (t[i].last_s - t[i].first_s) / (req[i].output_len - 1);
-        }
-        char a[32], c[32], d[32], e[32];
-        snprintf(a, sizeof a, "%.3f / %.3f", tw_percentile(ttft, NREQ, 50), tw_percentile(ttft, NREQ, 99));
-        snprintf(c, sizeof c, "%.2f / %.2f", tw_percentile(tpot, n_tpot, 50), tw_percentile(tpot, n_tpot, 99));
-        snprintf(d, sizeof d, "%.0f / %.0f", tw_percentile(ttft_steps, NREQ, 50), tw_percentile(ttft_steps, NREQ, 99));
-        snprintf(e, sizeof e, "%d blocks", st.peak_blocks);
-        printf("%-11s %6ld %9.3f %10.1f %17s %17s %17s %16s\n", names[kind], st.steps, st.seconds,
-               st.tokens / st.seconds, a, c, d, e);
-    }
-    printf("KV cache: a block is %d positions, %.1f KiB; %d caches padded to %d positions would take %.1f KiB "
-           "(%d blocks' worth), whatever the requests' lengths\n", BLOCK, block_kib, SLOTS, S,
-           SLOTS * (double)S / BLOCK * block_kib, SLOTS * S / BLOCK);
-    tw_batch_free(&b);
-    return 0;
-}
-
 int main(int argc, char **argv) {
     const char *path = NULL;
     int steps = 32, repeats = 5;
@@ -232,7 +181,6 @@ int main(int argc, char **argv) {
     }
     printf("(FLOPs per token: %.3g at %.0f keys on average)\n", fpt, avg_keys);
     tw_batch_free(&b);
-    if (serve_stream(&m) != 0) return 1;
     tw_model_free(&m);
     return 0;
 }

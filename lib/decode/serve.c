@@ -1,10 +1,14 @@
 // serve.c: static and continuous batching over a stream of requests (see serve.h).
 #define _POSIX_C_SOURCE 200809L   // clock_gettime
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "core/rng.h"
+#include "formats/atomic_file.h"
+#include "formats/regular_file.h"
 #include "decode/sampler.h"
 #include "decode/serve.h"
 
@@ -19,6 +23,110 @@ void tw_requests_generate(tw_request *r, int n, uint64_t seed, double gap, int p
         r[i].output_len = o_min + (int)(tw_rng_uniform(&rng) * (o_max - o_min + 1)) % (o_max - o_min + 1);
         t += -gap * log(1.0 - tw_rng_uniform(&rng));   // exponential gaps: a Poisson stream
     }
+}
+
+// One integer field of a stream line: digits only (no sign), at most 9 of them. Moves *s past it
+// and its trailing spaces; -1 if there is none.
+static int read_field(const char **s) {
+    const char *c = *s;
+    while (*c == ' ' || *c == '\t') c++;
+    if (*c < '0' || *c > '9') return -1;
+    long v = 0;
+    int digits = 0;
+    while (*c >= '0' && *c <= '9') {
+        if (++digits > 9) return -1;
+        v = v * 10 + (*c++ - '0');
+    }
+    if (*c != ' ' && *c != '\t' && *c != '\0' && *c != '\r') return -1;
+    *s = c;
+    return (int)v;
+}
+
+tw_status tw_requests_read(tw_request **r, int *n, const char *path, char *err, size_t err_len) {
+    *r = NULL;
+    *n = 0;
+    long long bytes;
+    FILE *f = tw_regular_file_open_measured(&bytes, err, err_len, path,
+                                            "a request stream (text: ARRIVAL PROMPT_LEN OUTPUT_LEN a line)",
+                                            "cannot open the request stream");
+    if (f == NULL) return TW_ERR_IO;
+    int cap = 0, line_no = 0, n_req = 0;
+    tw_request *req = NULL;
+    char line[256];
+    tw_status st = TW_OK;
+    while (st == TW_OK && fgets(line, sizeof line, f) != NULL) {
+        line_no++;
+        const size_t len = strlen(line);
+        if (len == sizeof line - 1 && line[len - 1] != '\n') {
+            snprintf(err, err_len, "%s: line %d is longer than %d bytes: write ARRIVAL PROMPT_LEN "
+                     "OUTPUT_LEN a line", path, line_no, (int)sizeof line - 2);
+            st = TW_ERR_FORMAT;
+            break;
+        }
+        if (len > 0 && line[len - 1] == '\n') line[len - 1] = '\0';
+        const char *c = line;
+        while (*c == ' ' || *c == '\t') c++;
+        if (*c == '\0' || *c == '\r' || *c == '#') continue;
+        tw_request q;
+        q.arrival = read_field(&c);
+        q.prompt_len = q.arrival < 0 ? -1 : read_field(&c);
+        q.output_len = q.prompt_len < 0 ? -1 : read_field(&c);
+        while (*c == ' ' || *c == '\t' || *c == '\r') c++;
+        if (q.output_len < 0 || *c != '\0') {
+            snprintf(err, err_len, "%s: line %d: '%.40s' is not three whole numbers ARRIVAL PROMPT_LEN "
+                     "OUTPUT_LEN (at most 9 digits each)", path, line_no, line);
+            st = TW_ERR_FORMAT;
+        } else if (q.prompt_len < 1 || q.output_len < 1) {
+            snprintf(err, err_len, "%s: line %d: a request needs a prompt and an output of 1 token or "
+                     "more (got %d and %d)", path, line_no, q.prompt_len, q.output_len);
+            st = TW_ERR_FORMAT;
+        } else if (n_req > 0 && q.arrival < req[n_req - 1].arrival) {
+            snprintf(err, err_len, "%s: line %d: arrival %d comes before the previous request's %d: "
+                     "list the requests in order of arrival", path, line_no, q.arrival, req[n_req - 1].arrival);
+            st = TW_ERR_FORMAT;
+        } else {
+            if (n_req == cap) {
+                cap = cap ? 2 * cap : 64;
+                tw_request *bigger = cap <= (1 << 24) ? realloc(req, (size_t)cap * sizeof *req) : NULL;
+                if (bigger == NULL) {
+                    snprintf(err, err_len, "%s: too many requests (out of memory)", path);
+                    st = TW_ERR_NOMEM;
+                    break;
+                }
+                req = bigger;
+            }
+            req[n_req++] = q;
+        }
+    }
+    if (st == TW_OK && ferror(f)) {
+        snprintf(err, err_len, "%s: cannot read the file: %s", path, strerror(errno));
+        st = TW_ERR_IO;
+    }
+    fclose(f);
+    if (st == TW_OK && n_req == 0) {
+        snprintf(err, err_len, "%s: no requests: write ARRIVAL PROMPT_LEN OUTPUT_LEN a line", path);
+        st = TW_ERR_FORMAT;
+    }
+    if (st != TW_OK) { free(req); return st; }
+    *r = req;
+    *n = n_req;
+    return TW_OK;
+}
+
+tw_status tw_requests_write(const char *path, const tw_request *r, int n, char *err, size_t err_len) {
+    tw_atomic_file af;
+    if (tw_atomic_open(&af, path, "w") != TW_OK) {
+        snprintf(err, err_len, "%s: cannot create the file: %s", path, strerror(errno));
+        return TW_ERR_IO;
+    }
+    int ok = fprintf(af.f, "# request stream: ARRIVAL (engine step) PROMPT_LEN OUTPUT_LEN (docs/serving.md)\n") > 0;
+    for (int i = 0; ok && i < n; i++)
+        ok = fprintf(af.f, "%d %d %d\n", r[i].arrival, r[i].prompt_len, r[i].output_len) > 0;
+    if (tw_atomic_commit(&af, ok) != TW_OK) {
+        snprintf(err, err_len, "%s: cannot write the file: %s", path, strerror(errno));
+        return TW_ERR_IO;
+    }
+    return TW_OK;
 }
 
 static int by_double(const void *a, const void *b) {

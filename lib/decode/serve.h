@@ -15,6 +15,7 @@
 // machine and every run. Seconds are the measured durations of those steps, summed.
 #ifndef TW_SERVE_H
 #define TW_SERVE_H
+#include <stddef.h>
 #include <stdint.h>
 #include "core/status.h"
 #include "decode/batch.h"
@@ -34,6 +35,16 @@ void tw_requests_generate(tw_request *r, int n, uint64_t seed, double gap, int p
 // The prompt of request i: BOS (id 1), then len - 1 ids in 3 .. V-1 drawn from a stream seeded
 // by i.   tokens: (len)
 void tw_request_prompt(int *tokens, int len, int i, int V);
+
+// A request stream file (docs/serving.md): text, one request a line, "ARRIVAL PROMPT_LEN OUTPUT_LEN"
+// (integers: the arrival step >= 0, in order; the lengths >= 1); blank lines and lines starting
+// with '#' are skipped. On success *r (malloc'ed: the caller frees it) holds *n >= 1 requests.
+// Otherwise one line in err naming the file, the line and the problem: TW_ERR_IO (cannot open,
+// not a regular file), TW_ERR_FORMAT (a line that does not parse, arrivals out of order, no
+// requests), TW_ERR_NOMEM.
+tw_status tw_requests_read(tw_request **r, int *n, const char *path, char *err, size_t err_len);
+// Writes requests in that format (atomically: a complete file or none). TW_ERR_IO with err.
+tw_status tw_requests_write(const char *path, const tw_request *r, int n, char *err, size_t err_len);
 
 typedef enum { TW_BATCH_STATIC = 0, TW_BATCH_CONTINUOUS } tw_batching;
 
