@@ -6,6 +6,7 @@
 //     alone (tolerance 0: the text; docs/serving.md says why the batched sums may differ from
 //     one-at-a-time decoding at a SIMD level, and this checks the text does not).
 //   - Bad prompts files and flag mixes: one line, exit 1 or 2, nothing on stdout.
+//   - OMP_NUM_THREADS=2 on a build without OpenMP is named on stderr instead of ignored.
 //   - Greedy output is the documented greedy story byte for byte, with drafts of 1, 3 and 5 of
 //     its 5 layers and k from 1 to 8 (tolerance 0: the text; the target's passes run the
 //     decode's own arithmetic, docs/serving.md).
@@ -22,6 +23,7 @@
 #include "testutil.h"
 #include "testrun.h"
 #include "formats/llama2c_write.h"
+#include "simd/simd.h"
 
 #define MODEL "data/models/stories260K.bin"
 #define TOK   "data/models/tok512.bin"
@@ -207,11 +209,26 @@ START_TEST(bad_prompts_files_give_one_line)
 }
 END_TEST
 
+START_TEST(threads_asked_for_without_openmp_are_named)
+{
+    run_result r = tt_run("OMP_NUM_THREADS=2 " GEN "-t 0 -n 8");
+    ck_assert_int_eq(r.rc, 0);
+    const int note = strstr(r.err, "OMP_NUM_THREADS=2 has no effect") != NULL;
+    ck_assert_msg(note == !tw_threads_built_in(), "built with OpenMP: %d, note printed: %d (%s)",
+                  tw_threads_built_in(), note, r.err);
+    tt_run_free(&r);
+    r = tt_run("OMP_NUM_THREADS=1 " GEN "-t 0 -n 8");
+    ck_assert_ptr_null(strstr(r.err, "has no effect"));
+    tt_run_free(&r);
+}
+END_TEST
+
 Suite *suite_generate_serving(void) {
     Suite *s = suite_create("generate_serving");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, one_prompt_prints_what_dash_i_prints);
+    tcase_add_test(tc, threads_asked_for_without_openmp_are_named);
     tcase_add_test(tc, three_prompts_print_each_prompts_own_greedy_text_in_order);
     tcase_add_test(tc, bad_prompts_files_give_one_line);
     tcase_add_test(tc, greedy_drafts_print_the_documented_story);

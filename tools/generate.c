@@ -602,6 +602,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "seed: %llu (rerun with -s %llu to repeat)\n", seed, seed);
     fprintf(stderr, "simd: %s kernels (--simd naive|avx2|avx512|neon|auto; here: %s)\n", simd_level,
             tw_simd_available());
+    // A thread count asked for and not available: say so rather than run on one thread silently.
+    const char *omp = getenv("OMP_NUM_THREADS");
+    if (omp != NULL && atoi(omp) > 1 && !tw_threads_built_in())
+        fprintf(stderr, "threads: OMP_NUM_THREADS=%s has no effect: this ./generate was built without "
+                "OpenMP and runs on one thread (rebuild: make clean && make generate OMP=1)\n", omp);
     if (version == 2)
         fprintf(stderr, "model: llama2.c version 2 (Q8_0: int8 weights in groups of %d, run by the "
                 "%s int8 kernels)\n", m.copies->gs, tw_q8_ops_for_simd_level(simd_level)->level);

@@ -331,6 +331,9 @@ void tw_matvec_part(tw_matvec_fn fn, float *y, const float *W, const float *x, i
 // Sets the number of OpenMP threads for the threaded kernels (matvec and matmul) when n >= 1
 // (n <= 0 changes nothing); returns the number now in effect (always 1 without OpenMP).
 int  tw_threads_set(int n);
+// 1 if this build has OpenMP (make OMP=1, and the benchmarks' builds): without it every kernel runs
+// on one thread whatever OMP_NUM_THREADS says.
+int  tw_threads_built_in(void);
 
 // attn_avx512.c: one attention head's backward (as tw_sdpa_backward) and its mix (out = weights
 // v) for head sizes D <= 16, vectors along the keys; return 0 (nothing done) for other D or when
