@@ -1,5 +1,5 @@
 // check_concepts.c: the checker of the concept exercises (concepts.h), built with one exercise
-// (EXERCISE = 5..22) by `make exerciseN`. It runs your function and the library's reference on
+// (EXERCISE = 5..23) by `make exerciseN`. It runs your function and the library's reference on
 // random inputs of several sizes and on the awkward cases that break the usual wrong attempt (each
 // case's name says the rule it tests), and stops at the first element that differs by more than
 // the exercise's tolerance, naming the case, the element (row and column for a matrix), your value
@@ -84,8 +84,8 @@ static void stop_if_todo(void) {
 // Scratch for the cases (not all exercises use all of them, hence not static: no unused warning).
 float A[BUF], B[BUF], Cb[BUF], Dm[BUF], GOT[BUF], WANT[BUF];
 
-// ---- shared by exercises 13 and 20 (BPE) ----
-#if EXERCISE == 13 || EXERCISE == 20
+// ---- shared by exercises 13, 20 and 23 (tokenizers) ----
+#if EXERCISE == 13 || EXERCISE == 20 || EXERCISE == 23
 // A small tokenizer in memory with the layout of llama2.c's files: <unk>, BOS, EOS, the 256 byte
 // tokens, the characters " ", "a", "b", "c", "e", "h", "t", then the given pieces, piece k scoring
 // -1 - k (so the first piece merges first), the characters -1000 (they are never a merge result).
@@ -124,7 +124,7 @@ static void tok_make(small_tok *k, const char *const *pieces, int n_pieces) {
     for (int b = 0; b < 256; b++) { k->t.byte_pieces[2 * b] = (char)b; k->t.byte_pieces[2 * b + 1] = '\0'; }
 }
 // The library's encoding of text (no BOS, no EOS). Returns the count.
-static int tok_encode(int *ids, const small_tok *k, const char *text) {
+int tok_encode(int *ids, const small_tok *k, const char *text) {
     int n = 0;
     if (tw_tokenizer_encode(&k->t, ids, &n, (int)tw_tokenizer_max_tokens(text), text, 0, 0) != TW_OK) {
         printf("the reference tokenizer failed on \"%s\"\n", text);
@@ -137,9 +137,10 @@ int tok_id(const small_tok *k, const char *s) {
     if (id < 0) { printf("checker bug: no piece \"%s\"\n", s); exit(1); }
     return id;
 }
+// (The helpers of this section are not static: exercise 23 uses only some of them.)
 // Prints ids as their pieces, [ ][ab][c], a byte token as <0x7A>, an id outside the vocabulary as
 // its number.
-static void print_pieces(const small_tok *k, const int *ids, int n) {
+void print_pieces(const small_tok *k, const int *ids, int n) {
     for (int i = 0; i < n && i < 40; i++) {
         if (ids[i] >= 0 && ids[i] < k->t.vocab_size) printf("[%s]", k->strings[ids[i]]);
         else printf("[id %d?]", ids[i]);
@@ -147,7 +148,7 @@ static void print_pieces(const small_tok *k, const int *ids, int n) {
     if (n > 40) printf("... (%d ids)", n);
 }
 // Compares two id sequences exactly; prints both as pieces on a mismatch.
-static int compare_ids(const char *what, const small_tok *k, const int *got, int n_got,
+int compare_ids(const char *what, const small_tok *k, const int *got, int n_got,
                        const int *want, int n_want) {
     int same = n_got == n_want;
     for (int i = 0; same && i < n_got; i++) same = got[i] == want[i];
@@ -1018,8 +1019,56 @@ static int run_all(void) {
         return 1;
     return 0;
 }
+#elif EXERCISE == 23
+static const char *TITLE = "decoding a token to text";
+// Exact: the bytes must equal tw_tokenizer_decode's for the same previous token and token.
+// Prints s with its special bytes escaped ("\n", "\x01"), between quotes.
+static void print_escaped(const char *s, int n) {
+    putchar('"');
+    for (int i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\n') printf("\\n");
+        else if (c < 32 || c >= 127) printf("\\x%02x", c);
+        else putchar(c);
+    }
+    putchar('"');
+}
+static int one(const char *what, const small_tok *k, int prev, const char *piece) {
+    const int token = tok_id(k, piece);
+    char got[64];
+    memset(got, 'Z', sizeof got);
+    int n = ex_decode_piece(got, prev, token, (const char *const *)k->strings);
+    stop_if_todo();
+    const char *want = tw_tokenizer_decode(&k->t, prev, token);
+    const int n_want = (int)strlen(want);
+    if (n == n_want && n >= 0 && n < 64 && memcmp(got, want, (size_t)n) == 0 && got[n] == '\0') return 0;
+    printf("FAIL: %s: token %d after token %d: yours ", what, token, prev);
+    if (n < 0 || n >= 64) printf("(a length of %d)", n);
+    else { print_escaped(got, n); if (got[n] != '\0') printf(" (no NUL after it)"); }
+    printf(", expected ");
+    print_escaped(want, n_want);
+    printf("\n");
+    return 1;
+}
+static int run_all(void) {
+    static const char *pieces[] = { " the", "he", " a", "ca" };
+    small_tok k;
+    tok_make(&k, pieces, 4);
+    const int the = tok_id(&k, " the");
+    if (one("\" the\" after the word \"he\": the space stays (it separates the words)", &k,
+            tok_id(&k, "he"), " the")) return 1;
+    if (one("\" the\" right after BOS: the dummy prefix's space goes", &k, 1, " the")) return 1;
+    if (one("\"he\" right after BOS: no leading space, nothing to remove", &k, 1, "he")) return 1;
+    if (one("\" \" after BOS: the piece that is only a space decodes to nothing", &k, 1, " ")) return 1;
+    if (one("\"<0x0A>\" is the byte 0x0A (a newline), not six characters", &k, the, "<0x0A>")) return 1;
+    if (one("\"<0x41>\" is the byte 'A'", &k, the, "<0x41>")) return 1;
+    if (one("\"<0xE2>\" after BOS: one byte of a UTF-8 character, 0xE2", &k, 1, "<0xE2>")) return 1;
+    if (one("\"<unk>\" is a piece like any other", &k, the, "<unk>")) return 1;
+    if (one("\" a\" after \" a\"", &k, tok_id(&k, " a"), " a")) return 1;
+    return 0;
+}
 #else
-#error "EXERCISE must be 5..22 for check_concepts.c"
+#error "EXERCISE must be 5..23 for check_concepts.c"
 #endif
 
 int main(int argc, char **argv) {

@@ -1,4 +1,4 @@
-// concepts.h: the concept exercises (5..22), at least one per lesson (the kernel exercises 1..4 in
+// concepts.h: the concept exercises (5..23), at least one per lesson (the kernel exercises 1..4 in
 // exercise.h are lesson 12's), each a small function you write in exN_<topic>.c. `make exerciseN` builds your file with check_concepts.c, which
 // compares it with the library's reference (lib/) on random inputs and on the awkward cases
 // (size 1, an all -inf row, huge logits, a constant row, a repeated id, ...) that break the usual
@@ -154,6 +154,13 @@ int ex_beam_search(int *out, float *out_logprob, const int *prompt, int n_prompt
 //   logits: (V)   h, g: (C)   W: (V, C)
 void ex_logit_lens(float *logits, const float *h, const float *g, const float *W, int C, int V,
                    float eps);
+
+// Exercise 23 (lesson 1): decoding one token to the bytes it prints, as tw_tokenizer_decode does.
+// The piece is vocab[token], except: after BOS (prev_token == 1) a piece that starts with a space
+// loses that one space (it was the dummy prefix), and a piece spelled "<0xHH>" (two upper-case hex
+// digits) stands for the single byte 0xHH. Writes the bytes and a terminating NUL to out and
+// returns the number of bytes (without the NUL).   out: room for strlen(vocab[token]) + 1
+int ex_decode_piece(char *out, int prev_token, int token, const char *const *vocab);
 
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
