@@ -1,15 +1,15 @@
-# mk/exercises.mk: the concept exercises 5..12 and 13..23 (lessons/exercises/concepts.h), one or
+# mk/exercises.mk: the concept exercises 5..12 and 13..25 (lessons/exercises/concepts.h), one or
 # more per lesson: softmax with a temperature, LayerNorm and RMSNorm, RoPE, causal attention,
 # SwiGLU, top-p sampling, the backward of Linear and of softmax with cross-entropy, BPE encoding,
 # the embedding backward, splitting into heads, a pre-norm block, counting parameters, AdamW,
-# Q8_0, a BPE merge, beam search, the logit lens, decoding a token. The same mechanism as the
-# kernel exercises 1..4 in mk/simd.mk:
+# Q8_0, a BPE merge, beam search, the logit lens, decoding a token, gradient clipping, the
+# learning-rate schedule. The same mechanism as the kernel exercises 1..4 in mk/simd.mk:
 #   make exerciseN              build your lessons/exercises/exN_*.c with check_concepts.c, run it
 #   make exerciseN SOLUTION=1   the same with solutions/exN_*.c
 #   make test-concept-exercises every solution passes, every stub says "not implemented yet", and
 #                               every classic wrong attempt (wrong/exN_*.c) is rejected with the
 #                               message its "The checker says:" line names (part of `make test`)
-CEX_NUMS := 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23
+CEX_NUMS := 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25
 CEX_DIR  := lessons/exercises
 CEX_KIND := $(if $(filter 1,$(SOLUTION)),solution,stub)
 
@@ -64,11 +64,11 @@ done
 endef
 
 .PHONY: $(addprefix exercise,$(CEX_NUMS)) test-concept-exercises
-$(addprefix exercise,$(CEX_NUMS)): exercise%: $(BUILD)/exercises/$(CEX_KIND)/exercise%   ## exerciseN (5..23): check your function against lib/
+$(addprefix exercise,$(CEX_NUMS)): exercise%: $(BUILD)/exercises/$(CEX_KIND)/exercise%   ## exerciseN (5..25): check your function against lib/
 	cp $< $@
 	./$@
 
-test-concept-exercises: $(foreach k,stub solution wrong,$(foreach n,$(CEX_NUMS),$(BUILD)/exercises/$(k)/exercise$(n)))   ## solutions 5..23 pass, stubs fail politely, wrong attempts are rejected
+test-concept-exercises: $(foreach k,stub solution wrong,$(foreach n,$(CEX_NUMS),$(BUILD)/exercises/$(k)/exercise$(n)))   ## solutions 5..25 pass, stubs fail politely, wrong attempts are rejected
 	@$(call EXERCISE_TEST_LOOP,$(CEX_NUMS),) && echo "concept exercises: $(words $(CEX_NUMS)) solutions pass the checker, $(words $(CEX_NUMS)) stubs report 'not implemented yet', $(words $(CEX_NUMS)) wrong attempts are rejected for their mistake"
 TEST_DEPS   += test-concept-exercises
 CLEAN_FILES += $(addprefix exercise,$(CEX_NUMS))

@@ -1,5 +1,5 @@
 // check_concepts.c: the checker of the concept exercises (concepts.h), built with one exercise
-// (EXERCISE = 5..23) by `make exerciseN`. It runs your function and the library's reference on
+// (EXERCISE = 5..25) by `make exerciseN`. It runs your function and the library's reference on
 // random inputs of several sizes and on the awkward cases that break the usual wrong attempt (each
 // case's name says the rule it tests), and stops at the first element that differs by more than
 // the exercise's tolerance, naming the case, the element (row and column for a matrix), your value
@@ -1067,8 +1067,84 @@ static int run_all(void) {
     if (one("\" a\" after \" a\"", &k, tok_id(&k, " a"), " a")) return 1;
     return 0;
 }
+#elif EXERCISE == 24
+static const char *TITLE = "gradient clipping by the global norm";
+// The reference is tw_clip_grad_norm on a copy. Tolerance: the norm summed in double and rounded
+// once agrees to 1e-6 relative with any double sum; the scaled gradients are one float product
+// each, 1e-6 relative (+ 1e-30 for zeros). A float sum of squares overflows on the 1e20 case.
+static int one(const char *what, const int *sizes, int n_tensors, const float *scales,
+               float max_norm, uint64_t seed) {
+    float *mine[4], *ref[4];
+    long counts[4], off = 0;
+    for (int i = 0; i < n_tensors; i++) {
+        counts[i] = sizes[i];
+        mine[i] = GOT + off; ref[i] = WANT + off;
+        randn(mine[i], counts[i], scales[i], seed + (uint64_t)i);
+        memcpy(ref[i], mine[i], (size_t)counts[i] * sizeof(float));
+        off += counts[i];
+    }
+    float norm = ex_clip_grad_norm(mine, counts, n_tensors, max_norm);
+    stop_if_todo();
+    float want = tw_clip_grad_norm(ref, counts, n_tensors, max_norm);
+    if (!close_enough(norm, want, 0.0f, 1e-6f)) {
+        printf("FAIL: %s: you returned the norm %.9g, expected %.9g (sqrt of the sum of every "
+               "squared element of every tensor, before clipping)\n", what, (double)norm, (double)want);
+        return 1;
+    }
+    char w[256];
+    for (int i = 0; i < n_tensors; i++) {
+        snprintf(w, sizeof w, "%s: tensor %d", what, i);
+        if (compare(w, mine[i], ref[i], counts[i], 1e-30f, 1e-6f)) return 1;
+    }
+    return 0;
+}
+static int run_all(void) {
+    const int three[3] = { 40, 7, 25 };
+    const float spread[3] = { 1.0f, 0.1f, 0.5f };
+    if (one("three tensors of different norms, max_norm 1: one norm over all of them together, "
+            "not per tensor", three, 3, spread, 1.0f, 2400)) return 1;
+    if (one("the same, max_norm 100: the norm is below, nothing changes", three, 3, spread, 100.0f, 2400))
+        return 1;
+    if (one("max_norm 0: clipping is off, nothing changes (the norm is still returned)", three, 3,
+            spread, 0.0f, 2400)) return 1;
+    const int one_t[1] = { 1000 };
+    const float huge[1] = { 1e20f };
+    if (one("gradients of 1e20 (a diverging step): their squares overflow float, sum them in double",
+            one_t, 1, huge, 1.0f, 2410)) return 1;
+    const int four[4] = { 1, 3, 200, 16 };
+    const float mixed[4] = { 3.0f, 0.01f, 0.2f, 1.0f };
+    if (one("four tensors, max_norm 0.5", four, 4, mixed, 0.5f, 2420)) return 1;
+    return 0;
+}
+#elif EXERCISE == 25
+static const char *TITLE = "warm-up and cosine decay of the learning rate";
+// Exact up to 1 ulp: the reference computes in double and rounds once; 1e-6 relative (+ 1e-12
+// for the zero at step 0) allows a float cosine.
+static int one(const char *what, float lr, float min_lr, int warmup, int decay) {
+    static const int probe[] = { 0, 1, 2, 50, 99, 100, 101, 500, 1000, 2999, 3000, 5000, 5001, 10000 };
+    for (int i = 0; i < (int)(sizeof probe / sizeof probe[0]); i++) {
+        const int step = probe[i];
+        float got = ex_lr_schedule(step, lr, min_lr, warmup, decay);
+        stop_if_todo();
+        float want = tw_lr_schedule(step, lr, min_lr, warmup, decay);
+        if (!close_enough(got, want, 1e-12f, 1e-6f)) {
+            printf("FAIL: %s: step %d gives %.9g, expected %.9g\n", what, step, (double)got, (double)want);
+            return 1;
+        }
+    }
+    return 0;
+}
+static int run_all(void) {
+    if (one("lr 5e-4, min_lr 5e-5, warm-up 100, decay to step 5000: the cosine starts after the "
+            "warm-up (r = (step - warmup) / (decay_steps - warmup)) and ends at min_lr, not 0",
+            5e-4f, 5e-5f, 100, 5000)) return 1;
+    if (one("no warm-up (warmup 0), decay to 3000", 1e-3f, 0.0f, 0, 3000)) return 1;
+    if (one("lr == min_lr, warmup 0: a constant rate", 3e-4f, 3e-4f, 0, 5000)) return 1;
+    if (one("decay_steps <= warmup: min_lr after the warm-up", 1e-3f, 1e-4f, 100, 100)) return 1;
+    return 0;
+}
 #else
-#error "EXERCISE must be 5..23 for check_concepts.c"
+#error "EXERCISE must be 5..25 for check_concepts.c"
 #endif
 
 int main(int argc, char **argv) {

@@ -1,4 +1,4 @@
-// concepts.h: the concept exercises (5..23), at least one per lesson (the kernel exercises 1..4 in
+// concepts.h: the concept exercises (5..25), at least one per lesson (the kernel exercises 1..4 in
 // exercise.h are lesson 12's), each a small function you write in exN_<topic>.c. `make exerciseN` builds your file with check_concepts.c, which
 // compares it with the library's reference (lib/) on random inputs and on the awkward cases
 // (size 1, an all -inf row, huge logits, a constant row, a repeated id, ...) that break the usual
@@ -161,6 +161,22 @@ void ex_logit_lens(float *logits, const float *h, const float *g, const float *W
 // digits) stands for the single byte 0xHH. Writes the bytes and a terminating NUL to out and
 // returns the number of bytes (without the NUL).   out: room for strlen(vocab[token]) + 1
 int ex_decode_piece(char *out, int prev_token, int token, const char *const *vocab);
+
+// Exercise 24 (lesson 14): gradient clipping by the global norm, as torch's clip_grad_norm_ and
+// tw_clip_grad_norm do. The norm is ONE number over every tensor together: sqrt of the sum of
+// every squared element (sum in double: squares of 1e20 overflow float). If it exceeds max_norm,
+// scale every gradient by max_norm / (norm + 1e-6); max_norm <= 0 turns clipping off. Returns the
+// norm before clipping.   grads[i]: (counts[i]), scaled in place
+float ex_clip_grad_norm(float *const *grads, const long *counts, int n_tensors, float max_norm);
+
+// Exercise 25 (lesson 14): the learning rate of step (counted from 0), warm-up then cosine decay,
+// as tw_lr_schedule (lib/train/optim.h) and llama2.c's train.py compute it:
+//   step < warmup:                 lr * step / warmup
+//   warmup <= step <= decay_steps: min_lr + (lr - min_lr) (1 + cos(pi r)) / 2,
+//                                  r = (step - warmup) / (decay_steps - warmup)
+//   step > decay_steps, or decay_steps <= warmup: min_lr
+// Compute in double and round once.
+float ex_lr_schedule(int step, float lr, float min_lr, int warmup, int decay_steps);
 
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
