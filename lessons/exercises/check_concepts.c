@@ -294,8 +294,9 @@ static int one(const char *what, int T, int D, float qscale, uint64_t seed) {
     return check(what, T, D);
 }
 // Scores of several hundred, exact in float: q and k hold small non-negative integers (times 16
-// for q), D = 16, so every score is an integer multiple of 4 (the division by sqrt(16) = 4 is exact). expf of a
-// score above 88.7 overflows to inf, so a softmax without the max subtraction gives inf / inf = NaN.
+// for q), D = 16, so every score is an integer multiple of 4 (the division by sqrt(16) = 4 is
+// exact). expf of a score above 88.7 overflows to inf, so a softmax without the max subtraction
+// gives inf / inf = NaN.
 static int huge_scores(void) {
     const int T = 4, D = 16;
     for (int i = 0; i < T * D; i++) {
@@ -660,8 +661,8 @@ static void ffn(void *p, float *out, const float *in, int T) {
                       T, BL_C, BL_F);
 }
 // The usual wrong wirings, to name the one an answer matches. kind 1: the residual carries the
-// normed input (h = n1 + attn(n1), y = n2 + ffn(n2)); 2: post-norm (h = norm1(x + attn(x)), y = norm2(h + ffn(h)));
-// 3: parallel (the FFN reads norm2(x), not norm2(h)).
+// normed input (h = n1 + attn(n1), y = n2 + ffn(n2)); 2: post-norm (h = norm1(x + attn(x)),
+// y = norm2(h + ffn(h))); 3: parallel (the FFN reads norm2(x), not norm2(h)).
 static void wrong_wiring(float *y, const float *x, int T, block_ctx *b, int kind) {
     static float n[BL_T * BL_C], a[BL_T * BL_C], h[BL_T * BL_C], t[BL_T * BL_C];
     const long TC = (long)T * BL_C;

@@ -1,10 +1,12 @@
 // concepts.h: the concept exercises (5..25), at least one per lesson (the kernel exercises 1..4 in
-// exercise.h are lesson 12's), each a small function you write in exN_<topic>.c. `make exerciseN` builds your file with check_concepts.c, which
-// compares it with the library's reference (lib/) on random inputs and on the awkward cases
-// (size 1, an all -inf row, huge logits, a constant row, a repeated id, ...) that break the usual
-// wrong attempt, and names the first wrong element (row and column for a matrix), the value
-// expected there and, where it can tell, the rule your answer broke. `make exerciseN SOLUTION=1` builds the worked answer in
-// solutions/. The kernel exercises 1..4 (exercise.h) are about speed; these are about meaning.
+// exercise.h are lesson 12's), each a small function you write in exN_<topic>.c. `make exerciseN`
+// builds your file with check_concepts.c, which compares it with the library's reference (lib/)
+// on random inputs and on the awkward cases (size 1, an all -inf row, huge logits, a constant row,
+// a repeated id, ...) that break the usual wrong attempt, and names the first wrong element (row
+// and column for a matrix), the value expected there and, where it can tell, the rule your answer
+// broke. `make exerciseN SOLUTION=1` builds the worked answer in solutions/; wrong/ holds one
+// classic wrong attempt per exercise, which `make test` requires the checker to reject. The
+// kernel exercises 1..4 (exercise.h) are about speed; these are about meaning.
 #ifndef CONCEPTS_H
 #define CONCEPTS_H
 #include <stdint.h>
