@@ -126,17 +126,13 @@ simd-selftest: $(BUILD)/tests/arm/simd_selftest   ## run the Check-free kernel s
 # ---- kernel exercises (lessons/exercises/) ----
 # make exerciseN builds your lessons/exercises/exN_*.c with the checker into ./exerciseN and runs
 # it; SOLUTION=1 builds solutions/exN_*.c instead. `make test-exercises` proves that every
-# solution passes the checker and every stub fails it politely (run by `make test`).
+# solution passes the checker, every stub fails it politely and every classic wrong attempt
+# (wrong/exN_*.c) is rejected for its mistake (run by `make test`; the loop is mk/exercises.mk's).
 EX_DIR  := lessons/exercises
 EX_NUMS := 1 2 3 4
-ifeq ($(SOLUTION),1)
-  EX_SRC_DIR := $(EX_DIR)/solutions
-else
-  EX_SRC_DIR := $(EX_DIR)
-endif
 
-# The checker of exercise N is compiled once and linked with the stub and with the solution.
-# $(1) = N
+# The checker of exercise N is compiled once and linked with the stub, the solution and the wrong
+# attempt. $(1) = N
 define EXERCISE_CHECK_RULE
 $(BUILD)/exercises/check$(1).o: CPPFLAGS += -I$(EX_DIR) -Itests -DEXERCISE=$(1)
 $(BUILD)/exercises/check$(1).o: $(EX_DIR)/check.c
@@ -144,17 +140,22 @@ $(BUILD)/exercises/check$(1).o: $(EX_DIR)/check.c
 	$$(call say,CC,$$<)$$(COMPILE) -c $$< -o $$@
 endef
 $(foreach n,$(EX_NUMS),$(eval $(call EXERCISE_CHECK_RULE,$(n))))
-# $(1) = N, $(2) = build subfolder, $(3) = folder of the exercise source
+# $(1) = N, $(2) = build subfolder (stub|solution|wrong), $(3) = folder of the exercise source.
+# name$(1).o records the path of the file built, for the checker's messages (source_name.c).
 define EXERCISE_RULES
 $(BUILD)/exercises/$(2)/ex$(1).o: CPPFLAGS += -I$(EX_DIR)
 $(BUILD)/exercises/$(2)/ex$(1).o: $$(wildcard $(3)/ex$(1)_*.c)
 	@mkdir -p $$(@D)
 	$$(call say,CC,$$@)$$(COMPILE) -c $$(wildcard $(3)/ex$(1)_*.c) -o $$@
-$(BUILD)/exercises/$(2)/exercise$(1): $(BUILD)/exercises/check$(1).o $(BUILD)/exercises/$(2)/ex$(1).o $(LIB)
+$(BUILD)/exercises/$(2)/name$(1).o: $(EX_DIR)/source_name.c
+	@mkdir -p $$(@D)
+	$$(call say,CC,$$@)$$(CC) $$(CSTD) $$(WARN) -DEX_SOURCE='"$$(wildcard $(3)/ex$(1)_*.c)"' -c $$< -o $$@
+$(BUILD)/exercises/$(2)/exercise$(1): $(BUILD)/exercises/check$(1).o $(BUILD)/exercises/$(2)/ex$(1).o $(BUILD)/exercises/$(2)/name$(1).o $(LIB)
 	$$(call say,LD,$$@)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
 endef
 $(foreach n,$(EX_NUMS),$(eval $(call EXERCISE_RULES,$(n),stub,$(EX_DIR))))
 $(foreach n,$(EX_NUMS),$(eval $(call EXERCISE_RULES,$(n),solution,$(EX_DIR)/solutions)))
+$(foreach n,$(EX_NUMS),$(eval $(call EXERCISE_RULES,$(n),wrong,$(EX_DIR)/wrong)))
 
 EX_KIND := $(if $(filter 1,$(SOLUTION)),solution,stub)
 .PHONY: $(addprefix exercise,$(EX_NUMS)) test-exercises
@@ -162,16 +163,8 @@ $(addprefix exercise,$(EX_NUMS)): exercise%: $(BUILD)/exercises/$(EX_KIND)/exerc
 	cp $< $@
 	./$@
 
-test-exercises: $(foreach n,$(EX_NUMS),$(BUILD)/exercises/stub/exercise$(n) $(BUILD)/exercises/solution/exercise$(n))   ## solutions pass, stubs fail politely
-	@for n in $(EX_NUMS); do \
-	  ./$(BUILD)/exercises/solution/exercise$$n --no-timing > $(BUILD)/exercises/sol$$n.log 2>&1 \
-	    || { echo "solution $$n fails the checker:"; cat $(BUILD)/exercises/sol$$n.log; exit 1; }; \
-	  grep -q '^PASS' $(BUILD)/exercises/sol$$n.log || { echo "solution $$n: no PASS line"; exit 1; }; \
-	  if ./$(BUILD)/exercises/stub/exercise$$n --no-timing > $(BUILD)/exercises/stub$$n.log 2>&1; then \
-	    echo "stub $$n passes the checker without being implemented"; exit 1; fi; \
-	  grep -q '^not implemented yet' $(BUILD)/exercises/stub$$n.log \
-	    || { echo "stub $$n did not fail politely:"; cat $(BUILD)/exercises/stub$$n.log; exit 1; }; \
-	done; echo "exercises: 4 solutions pass the checker, 4 stubs report 'not implemented yet'"
+test-exercises: $(foreach k,stub solution wrong,$(foreach n,$(EX_NUMS),$(BUILD)/exercises/$(k)/exercise$(n)))   ## solutions pass, stubs fail politely, wrong attempts are rejected
+	@$(call EXERCISE_TEST_LOOP,$(EX_NUMS),--no-timing) && echo "exercises: 4 solutions pass the checker, 4 stubs report 'not implemented yet', 4 wrong attempts are rejected for their mistake"
 TEST_DEPS += test-exercises
 CLEAN_FILES += $(addprefix exercise,$(EX_NUMS))
 

@@ -1,11 +1,15 @@
-// concepts.h: the concept exercises (5..12, 39, 40), one per idea of lessons 3 to 13, each a small function
-// you write in exN_<topic>.c. `make exerciseN` builds your file with check_concepts.c, which
-// compares it with the library's reference (lib/) on random inputs and on the awkward cases
-// (size 1, an all -inf row, huge logits, a constant row, ...) and names the first wrong element
-// with the value expected there. `make exerciseN SOLUTION=1` builds the worked answer in
-// solutions/. The kernel exercises 1..4 (exercise.h) are about speed; these are about meaning.
+// concepts.h: the concept exercises (5..25, 39, 40), at least one per lesson (the kernel exercises 1..4 in
+// exercise.h are lesson 12's), each a small function you write in exN_<topic>.c. `make exerciseN`
+// builds your file with check_concepts.c, which compares it with the library's reference (lib/)
+// on random inputs and on the awkward cases (size 1, an all -inf row, huge logits, a constant row,
+// a repeated id, ...) that break the usual wrong attempt, and names the first wrong element (row
+// and column for a matrix), the value expected there and, where it can tell, the rule your answer
+// broke. `make exerciseN SOLUTION=1` builds the worked answer in solutions/; wrong/ holds one
+// classic wrong attempt per exercise, which `make test` requires the checker to reject. The
+// kernel exercises 1..4 (exercise.h) are about speed; these are about meaning.
 #ifndef CONCEPTS_H
 #define CONCEPTS_H
+#include <stdint.h>
 
 // Exercise 5 (lesson 6): y = softmax(x / temperature), stable for huge logits; a row that is all
 // -inf gives zeros, not NaN.                       y, x: (n)   temperature > 0
@@ -54,6 +58,128 @@ void ex_linear_backward(float *dx, float *dW, float *db, const float *dy, const 
 //   dlogits, logits: (T, V)   targets: (T)
 void ex_cross_entropy_backward(float *dlogits, const float *logits, const int *targets, int T, int V);
 
+// Exercise 13 (lesson 1): BPE encoding as tw_tokenizer_encode does it, without BOS and EOS.
+// vocab (V) holds the token strings, scores (V) their merge priority; ids 3 .. 258 are the byte
+// tokens (id = byte + 3). For a non-empty text: the token for " " first (the dummy prefix), then one
+// token per character (here: per byte; every text of the checker is ASCII but for one byte that is
+// not in the vocabulary, which becomes its byte token), then repeatedly merge the adjacent pair
+// whose concatenation is in the vocabulary with the HIGHEST score (the leftmost such pair on a tie)
+// until no adjacent pair is in the vocabulary. Returns the number of ids written.
+//   ids: (room for strlen(text) + 1)
+int ex_bpe_encode(int *ids, const char *text, const char *const *vocab, const float *scores, int V);
+
+// Exercise 14 (lesson 2): the backward of the embedding lookup out[t] = table[ids[t]]: ADD each
+// row of dout to its token's row of dtable (gradients accumulate: dtable already holds earlier
+// gradients, and an id that appears twice collects both rows).
+//   dtable: (V, C)   dout: (T, C)   ids: (T), each in [0, V)
+void ex_embedding_backward(float *dtable, const float *dout, const int *ids, int T, int V, int C);
+
+// Exercise 15 (lesson 4): causal grouped-query attention over all heads. q holds the H query heads
+// side by side in each row, k and v the G key/value heads; query head h reads key/value head
+// h / (H / G). Head h of row t is q[t*H*D + h*D .. + D]. z gets each head's attention output in the
+// same layout. You may call tw_sdpa_forward (lib/nn/sdpa.h) on one head's contiguous (T, D)
+// copies: the exercise is the gathering into heads and the head mapping.
+//   z, q: (T, H*D)   k, v: (T, G*D)   G divides H
+void ex_gqa_attention(float *z, const float *q, const float *k, const float *v, int T, int H,
+                      int G, int D);
+
+// Exercise 16 (lesson 9): the residual wiring of a pre-norm transformer block, from its four
+// sub-layers (the checker passes the library's RMSNorms, attention and SwiGLU):
+//   h = x + attn(norm1(x))      y = h + ffn(norm2(h))
+// Each sub-layer maps (T, C) to (T, C): f->norm1(f->ctx, out, in, T) and so on; out must not
+// alias in. scratch holds 3 * T * C floats for your intermediates.
+//   y, x: (T, C)
+typedef struct {
+    void (*norm1)(void *ctx, float *out, const float *in, int T);
+    void (*attn)(void *ctx, float *out, const float *in, int T);
+    void (*norm2)(void *ctx, float *out, const float *in, int T);
+    void (*ffn)(void *ctx, float *out, const float *in, int T);
+    void *ctx;
+} ex_sublayers;
+void ex_prenorm_block(float *y, const float *x, int T, int C, const ex_sublayers *f, float *scratch);
+
+// Exercise 17 (lesson 10): the parameters of a Llama-style model (RMSNorm with a gain only,
+// attention without biases, SwiGLU, no position table), component by component, as
+// tw_params_count (lib/formats/hf_config.h) counts them.
+typedef struct {
+    long long C, L, H, G, D, F, V;   // hidden size, layers, query heads, kv heads, head_dim, MLP width, vocab
+    int tied;                        // 1: the output head shares the token embedding's storage
+} ex_model_config;
+typedef struct {
+    long long embed;        // the token embedding table
+    long long attn_layer;   // q, k, v, o weights of one layer
+    long long mlp_layer;    // gate, up, down weights of one layer
+    long long norms_layer;  // the two norms' gains of one layer
+    long long final_norm;
+    long long lm_head;      // 0 when tied (counted once, in embed)
+    long long total;        // every unique parameter
+} ex_param_counts;
+void ex_count_params(ex_param_counts *out, const ex_model_config *cfg);
+
+// Exercise 18 (lesson 14): one AdamW step on n parameters, torch.optim.AdamW's update (step counts
+// from 1):
+//   p *= 1 - lr * wd                                   decoupled decay, before the Adam update
+//   m = beta1 m + (1 - beta1) g        v = beta2 v + (1 - beta2) g^2
+//   p -= lr * m_hat / (sqrt(v_hat) + eps)   with m_hat = m / (1 - beta1^step), v_hat = v / (1 - beta2^step)
+//   p, m, v: (n) updated in place   g: (n)
+void ex_adamw_step(float *p, float *m, float *v, const float *g, long n, int step, float lr,
+                   float beta1, float beta2, float eps, float wd);
+
+// Exercise 19 (lesson 15): Q8_0 quantization of one group of gs values, as tw_quant_groups does:
+//   s = max_i |x_i| / 127 (in float)      q_i = rintf(x_i / s), nearest with ties to even
+// A group of zeros gets s = 0 and every q_i = 0.       q, x: (gs)   s: one float
+void ex_q8_quantize_group(int8_t *q, float *s, const float *x, int gs);
+
+// Exercise 20 (lesson 16): one BPE merge applied to a sequence of token ids, in place: every
+// occurrence of the adjacent pair (a, b) becomes the single id ab, scanning from the left, so the
+// occurrences never overlap ("a a a" with the pair (a, a) gives "aa a"). Returns the new length.
+// The result is what tw_tokenizer_encode gives once the piece ab joins the vocabulary.
+//   ids: (n) on entry, the first (return value) entries on exit
+int ex_bpe_merge(int *ids, int n, int a, int b, int ab);
+
+// Exercise 21 (lesson 17): beam search as tw_beam_search (lib/decode/beam.h) does it. Starting from
+// prompt (n_prompt tokens), keep the `width` sequences with the largest total log-probability;
+// at each of `steps` steps extend every kept sequence by every token (next() writes the V
+// log-probabilities after a prefix) and keep the best `width` of all width x V candidates, ties
+// to the earlier beam, then the lower token id. At the first step there is one sequence (the
+// prompt). Write the new tokens of the best final sequence to out and its total log-probability
+// (the sum over the steps, in float, in step order) to *out_logprob. Returns 0, or -1 if a buffer
+// cannot be allocated.
+//   out: (steps)   prompt: (n_prompt)
+typedef void (*ex_next_logprobs)(float *logprobs, const int *prefix, int len, void *ctx);
+int ex_beam_search(int *out, float *out_logprob, const int *prompt, int n_prompt, int steps,
+                   int width, int V, ex_next_logprobs next, void *ctx);
+
+// Exercise 22 (lesson 18): the logit lens: read the residual stream h of one position at some
+// layer as if it were the last one: the model's final RMSNorm, then the classifier.
+//   logits[v] = sum_c W[v][c] * rmsnorm(h)[c]     rmsnorm(h)[c] = h[c] / sqrt(mean(h^2) + eps) * g[c]
+//   logits: (V)   h, g: (C)   W: (V, C)
+void ex_logit_lens(float *logits, const float *h, const float *g, const float *W, int C, int V,
+                   float eps);
+
+// Exercise 23 (lesson 1): decoding one token to the bytes it prints, as tw_tokenizer_decode does.
+// The piece is vocab[token], except: after BOS (prev_token == 1) a piece that starts with a space
+// loses that one space (it was the dummy prefix), and a piece spelled "<0xHH>" (two upper-case hex
+// digits) stands for the single byte 0xHH. Writes the bytes and a terminating NUL to out and
+// returns the number of bytes (without the NUL).   out: room for strlen(vocab[token]) + 1
+int ex_decode_piece(char *out, int prev_token, int token, const char *const *vocab);
+
+// Exercise 24 (lesson 14): gradient clipping by the global norm, as torch's clip_grad_norm_ and
+// tw_clip_grad_norm do. The norm is ONE number over every tensor together: sqrt of the sum of
+// every squared element (sum in double: squares of 1e20 overflow float). If it exceeds max_norm,
+// scale every gradient by max_norm / (norm + 1e-6); max_norm <= 0 turns clipping off. Returns the
+// norm before clipping.   grads[i]: (counts[i]), scaled in place
+float ex_clip_grad_norm(float *const *grads, const long *counts, int n_tensors, float max_norm);
+
+// Exercise 25 (lesson 14): the learning rate of step (counted from 0), warm-up then cosine decay,
+// as tw_lr_schedule (lib/train/optim.h) and llama2.c's train.py compute it:
+//   step < warmup:                 lr * step / warmup
+//   warmup <= step <= decay_steps: min_lr + (lr - min_lr) (1 + cos(pi r)) / 2,
+//                                  r = (step - warmup) / (decay_steps - warmup)
+//   step > decay_steps, or decay_steps <= warmup: min_lr
+// Compute in double and round once.
+float ex_lr_schedule(int step, float lr, float min_lr, int warmup, int decay_steps);
+
 // Exercise 39 (lesson 28): one proposal of speculative decoding. The draft proposed token x,
 // drawn from its distribution q; p is the target's distribution (both (V), summing to 1). Accept
 // x when u_accept < p[x] / q[x] (with probability min(1, p[x] / q[x])) and return it; otherwise
@@ -69,5 +195,8 @@ int ex_block_row(const int *table, int B, int pos);
 
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
+
+// The path of the file this binary was built from (source_name.c, set by the Makefile).
+extern const char ex_source_file[];
 
 #endif

@@ -25,4 +25,7 @@ void ex_ukernel(int kc, const float *Ap, const float *Bp, float *C, long ldc, in
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
 
+// The path of the file this binary was built from (source_name.c, set by the Makefile).
+extern const char ex_source_file[];
+
 #endif

@@ -1,5 +1,7 @@
-// Exercise 39, a classic wrong attempt: on rejection it draws from the target's p instead of the
+// Wrong attempt at exercise 39 (make test builds it and requires the checker to reject it).
+// The mistake: on rejection it draws from the target's p instead of the
 // residual max(0, p - q). The tokens the draft over-proposed then come out too often.
+// The checker says: not from p
 #include "concepts.h"
 
 int ex_spec_step(const float *p, const float *q, int V, int x, float u_accept, float u_resid) {
