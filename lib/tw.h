@@ -80,9 +80,14 @@
 #include "tokenize/tokenizer.h"
 #include "tokenize/bpe_train.h"
 #include "tokenize/bpe_pieces.h"
-// lib/decode/: choosing the next token: sampling, beam search.
+// lib/decode/: choosing the next token: sampling, beam search; serving: speculative decoding,
+// batched decoding over a paged KV cache, static and continuous batching.
 #include "decode/sampler.h"
 #include "decode/beam.h"
+#include "decode/speculative.h"
+#include "decode/paged_cache.h"
+#include "decode/batch.h"
+#include "decode/serve.h"
 // lib/quant/: int8 weights: the Q8_0 scheme, the int8 file, the error budget.
 #include "quant/q8_0.h"
 #include "quant/model_q8.h"

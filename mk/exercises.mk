@@ -3,13 +3,13 @@
 # SwiGLU, top-p sampling, the backward of Linear and of softmax with cross-entropy, BPE encoding,
 # the embedding backward, splitting into heads, a pre-norm block, counting parameters, AdamW,
 # Q8_0, a BPE merge, beam search, the logit lens, decoding a token, gradient clipping, the
-# learning-rate schedule. The same mechanism as the kernel exercises 1..4 in mk/simd.mk:
+# learning-rate schedule, a proposal of speculative decoding, a block-table lookup. The same mechanism as the kernel exercises 1..4 in mk/simd.mk:
 #   make exerciseN              build your lessons/exercises/exN_*.c with check_concepts.c, run it
 #   make exerciseN SOLUTION=1   the same with solutions/exN_*.c
 #   make test-concept-exercises every solution passes, every stub says "not implemented yet", and
 #                               every classic wrong attempt (wrong/exN_*.c) is rejected with the
 #                               message its "The checker says:" line names (part of `make test`)
-CEX_NUMS := 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25
+CEX_NUMS := 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 39 40
 CEX_DIR  := lessons/exercises
 CEX_KIND := $(if $(filter 1,$(SOLUTION)),solution,stub)
 

@@ -28,6 +28,9 @@
 #include "train/checkpoint.h"
 #include "tokenize/tokenizer.h"
 #include "decode/sampler.h"
+#include "decode/speculative.h"
+#include "decode/batch.h"
+#include "formats/regular_file.h"
 #include "simd/simd.h"
 #include "inspect/check_finite.h"
 #include "inspect/dump.h"
@@ -50,7 +53,13 @@ static void usage(FILE *f) {
         "  --cache-info  print the KV cache's layout and size to stderr\n"
         "  --simd LEVEL  kernels: naive, avx2, avx512, neon or auto (default auto, or $TW_SIMD)\n"
         "  --check-finite  after every forward pass, stop at the first NaN/Inf and name its tensor\n"
-        "                (also TW_CHECK_FINITE=1)\n");
+        "                (also TW_CHECK_FINITE=1)\n"
+        "batched decoding (docs/serving.md)\n"
+        "  --prompts FILE      one prompt a line, decoded together; prints each completion in order\n"
+        "speculative decoding (docs/serving.md): a draft proposes, the model checks in one pass\n"
+        "  --draft FILE        the draft model (same vocabulary), e.g. a smaller one made by ./train\n"
+        "  --draft-layers N    or: the model's own first N layers, read through its final norm and head\n"
+        "  --draft-k K         tokens the draft proposes per round, 1..64, default 4\n");
 }
 
 // Bad usage: one line naming the flag and the problem, exit 2.
@@ -69,6 +78,10 @@ typedef struct {
     long steps;
     int no_cache, cache_info;
     int check_finite;   // --check-finite or TW_CHECK_FINITE=1
+    const char *draft;  // --draft FILE, or NULL
+    int draft_layers;   // --draft-layers N, or 0
+    int draft_k;        // --draft-k K (default 4)
+    const char *prompts;   // --prompts FILE, or NULL
 } options;
 
 static float parse_float(const char *flag, const char *s) {
@@ -88,7 +101,7 @@ static long long parse_int(const char *flag, const char *s) {
 }
 
 static options parse_args(int argc, char **argv) {
-    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0 };
+    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0, NULL, 0, 4, NULL };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); exit(0); }
@@ -101,12 +114,28 @@ static options parse_args(int argc, char **argv) {
             continue;
         }
         int known = strcmp(a, "--dump") == 0 || strcmp(a, "--simd") == 0 ||
+                    strcmp(a, "--draft") == 0 || strcmp(a, "--draft-layers") == 0 ||
+                    strcmp(a, "--draft-k") == 0 || strcmp(a, "--prompts") == 0 ||
                     (strlen(a) == 2 && strchr("tpsnizm", a[1]) != NULL);
         if (!known) die_usage("unknown flag '%s'%s", a, "");
         if (i + 1 >= argc) die_usage("flag '%s' needs a value%s", a, "");
         const char *v = argv[++i];
         if (strcmp(a, "--dump") == 0) { o.dump_dir = v; continue; }
         if (strcmp(a, "--simd") == 0) { o.simd = v; continue; }
+        if (strcmp(a, "--draft") == 0) { o.draft = v; continue; }
+        if (strcmp(a, "--prompts") == 0) { o.prompts = v; continue; }
+        if (strcmp(a, "--draft-layers") == 0) {
+            long long n = parse_int(a, v);
+            if (n < 1 || n > 4096) die_usage("--draft-layers: %s is not a layer count (1 or more, at most the model's layers)%s", v, "");
+            o.draft_layers = (int)n;
+            continue;
+        }
+        if (strcmp(a, "--draft-k") == 0) {
+            long long k = parse_int(a, v);
+            if (k < 1 || k > 64) die_usage("--draft-k: %s is outside 1..64 (tokens the draft proposes per round)%s", v, "");
+            o.draft_k = (int)k;
+            continue;
+        }
         switch (a[1]) {
         case 't': o.temperature = parse_float(a, v); break;
         case 'p': o.topp = parse_float(a, v); break;
@@ -127,6 +156,15 @@ static options parse_args(int argc, char **argv) {
     // As llama2.c: a negative temperature means greedy, a top-p outside [0, 1] means 0.9.
     if (o.temperature < 0.0f) o.temperature = 0.0f;
     if (o.topp < 0.0f || o.topp > 1.0f) o.topp = 0.9f;
+    if (o.draft != NULL && o.draft_layers > 0)
+        die_usage("--draft and --draft-layers both name a draft: pass one of them%s%s", "", "");
+    if ((o.draft != NULL || o.draft_layers > 0) && o.no_cache)
+        die_usage("--draft needs the KV cache: drop --no-cache%s%s", "", "");
+    if (o.prompts != NULL && (o.draft != NULL || o.draft_layers > 0 || o.no_cache || o.dump_dir))
+        die_usage("--prompts decodes with the KV cache and no draft: drop %s%s",
+                  o.no_cache ? "--no-cache" : o.dump_dir ? "--dump" : "--draft", "");
+    if (o.prompts != NULL && o.prompt[0] != '\0')
+        die_usage("-i and --prompts both give prompts: pass one of them%s%s", "", "");
     const char *cf = getenv("TW_CHECK_FINITE");
     if (cf != NULL && cf[0] != '\0' && strcmp(cf, "0") != 0) o.check_finite = 1;
     return o;
@@ -170,6 +208,316 @@ static void print_piece(const char *piece) {
     fflush(stdout);
 }
 
+// The draft of --draft FILE (loaded into *file) or --draft-layers N (a view of m's first layers,
+// in *view), checked against the model; NULL after printing one line if it does not fit.
+static const tw_model *load_draft(const options *o, const tw_model *m, int steps, tw_model *file,
+                                  tw_model *view) {
+    char err[512] = "";
+    int version = 0;
+    if (!tw_batch_supports(m)) {
+        fprintf(stderr, "generate: --draft: speculative decoding runs pre-norm models only (the GPT-2, "
+                "Llama and Qwen3 styles), and this model is post-norm (2017 style)\n");
+        return NULL;
+    }
+    if (o->draft == NULL) {
+        if (tw_spec_layer_draft(view, m, o->draft_layers) == TW_OK) return view;
+        fprintf(stderr, "generate: --draft-layers: %d is more than the model's %d layers\n",
+                o->draft_layers, m->cfg.n_layer);
+        return NULL;
+    }
+    tw_status st = tw_checkpoint_is_ours(o->draft) ? tw_checkpoint_load(file, o->draft, err, sizeof err)
+                                                   : tw_llama2c_load_any(file, &version, o->draft, err, sizeof err);
+    if (st != TW_OK) {
+        fprintf(stderr, "generate: --draft %s\n", err);
+        return NULL;
+    }
+    if (file->cfg.vocab != m->cfg.vocab) {
+        fprintf(stderr, "generate: --draft %s: its vocabulary has %d tokens and the model's %d: "
+                "a draft must share the model's tokenizer\n", o->draft, file->cfg.vocab, m->cfg.vocab);
+        return NULL;
+    }
+    if (file->cfg.max_seq < steps) {
+        fprintf(stderr, "generate: --draft %s: its context holds %d positions, fewer than the %d to "
+                "run: pass -n %d or less\n", o->draft, file->cfg.max_seq, steps, file->cfg.max_seq);
+        return NULL;
+    }
+    return file;
+}
+
+// Speculative decoding (--draft FILE or --draft-layers N): prints the prompt, then each round's
+// tokens as they come, then what the draft saved to stderr. Returns the exit code.
+static int generate_speculative(const options *o, const tw_model *m, const tw_model *draft,
+                                const tw_tokenizer *tok, tw_sampler *sampler, const int *prompt,
+                                int n_prompt, int steps) {
+    int rc = 1;
+    tw_spec sp = { 0 };
+    int *seq = NULL;
+    // The prompt is forced: print it (only up to `steps` positions, as the plain loop does).
+    int n = n_prompt < steps + 1 ? n_prompt : steps + 1;
+    for (int t = 1; t < n; t++) print_piece(tw_tokenizer_decode(tok, prompt[t - 1], prompt[t]));
+    seq = malloc((size_t)(steps + 1) * sizeof *seq);
+    if (seq == NULL) { fprintf(stderr, "generate: out of memory\n"); goto done; }
+    memcpy(seq, prompt, (size_t)n * sizeof *seq);
+    if (n <= steps && tw_spec_init(&sp, m, draft, o->draft_k, steps, seq, n) != TW_OK) {
+        fprintf(stderr, "generate: cannot allocate the states of the model and its draft for %d positions\n", steps);
+        goto done;
+    }
+    const double t0 = now_seconds();
+    int ended = 0;
+    while (!ended && n <= steps) {
+        const int before = n;
+        tw_status st = tw_spec_round(&sp, sampler, seq, &n);
+        if (st != TW_OK) {
+            fprintf(stderr, "generate: forward pass failed at position %d: %s\n", before - 1, tw_status_str(st));
+            goto done;
+        }
+        for (int t = before; t < n && !ended; t++) {
+            if (seq[t] == TW_TOK_BOS) ended = 1;   // as llama2.c: BOS ends the text
+            else print_piece(tw_tokenizer_decode(tok, seq[t - 1], seq[t]));
+        }
+    }
+    printf("\n");
+    fflush(stdout);
+    const double dt = now_seconds() - t0;
+    if (sp.rounds > 0) {
+        fprintf(stderr, "speculative: %s, k = %d: %ld of %ld proposals kept, acceptance rate %.1f %% "
+                "(of the %ld tested: a round stops at its first rejection); %ld tokens in %ld target "
+                "passes (%.2f per pass)\n",
+                o->draft != NULL ? o->draft : "draft = the model's first layers", o->draft_k,
+                sp.accepted, sp.proposed, sp.tested ? 100.0 * sp.accepted / sp.tested : 0.0, sp.tested,
+                sp.emitted, sp.rounds, (double)sp.emitted / sp.rounds);
+        fprintf(stderr, "speculative: %ld tokens in %.3f s (%.1f tok/s), prefill included\n", sp.emitted,
+                dt, dt > 0 ? sp.emitted / dt : 0.0);
+    }
+    rc = 0;
+done:
+    tw_spec_free(&sp);
+    free(seq);
+    return rc;
+}
+
+// The prompts of --prompts FILE: one a line (a final line without '\n' counts; "\r\n" too).
+// Returns the number of lines, with *text (the file, lines terminated in place) and lines[]
+// (malloc'ed, pointing into it), or -1 after printing one line.
+static int read_prompts(const char *path, char **text, char ***lines) {
+    char err[512];
+    long long bytes;
+    FILE *f = tw_regular_file_open_measured(&bytes, err, sizeof err, path,
+                                            "a text file of prompts, one a line", "cannot open");
+    if (f == NULL) { fprintf(stderr, "generate: --prompts %s\n", err); return -1; }
+    if (bytes > (1LL << 26)) {
+        fprintf(stderr, "generate: --prompts %s: %lld bytes is more than the 64 MiB a prompts file may have\n", path, bytes);
+        fclose(f);
+        return -1;
+    }
+    *text = malloc((size_t)bytes + 1);
+    if (*text == NULL || fread(*text, 1, (size_t)bytes, f) != (size_t)bytes) {
+        fprintf(stderr, "generate: --prompts %s: cannot read the file\n", path);
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    (*text)[bytes] = '\0';
+    if (strlen(*text) != (size_t)bytes) {
+        fprintf(stderr, "generate: --prompts %s: the file has a zero byte: pass a text file, one prompt a line\n", path);
+        return -1;
+    }
+    int n = 0;
+    for (char *c = *text; *c; c++) n += *c == '\n';
+    if (bytes > 0 && (*text)[bytes - 1] != '\n') n++;
+    if (n == 0) { fprintf(stderr, "generate: --prompts %s: the file is empty: write one prompt a line\n", path); return -1; }
+    *lines = malloc((size_t)n * sizeof **lines);
+    if (*lines == NULL) { fprintf(stderr, "generate: out of memory\n"); return -1; }
+    char *c = *text;
+    for (int i = 0; i < n; i++) {
+        (*lines)[i] = c;
+        char *nl = strchr(c, '\n');
+        if (nl) { *nl = '\0'; c = nl + 1; }
+        size_t len = strlen((*lines)[i]);
+        if (len > 0 && (*lines)[i][len - 1] == '\r') (*lines)[i][len - 1] = '\0';
+    }
+    return n;
+}
+
+// One sequence of --prompts: its tokens, its cache's block table, its sampler, its text.
+typedef struct {
+    int *tokens;          // (steps + 1) prompt, then generated
+    int  n_prompt, len;   // prompt tokens; tokens known
+    int  ran;             // positions run through the model
+    int  done;            // 1 when it reached `steps` or BOS
+    tw_block_table table;
+    tw_sampler sampler;
+    char *out;            // its printed text, as plain generation prints it
+    size_t out_len, out_cap;
+} batch_seq;
+
+static void seq_append(batch_seq *q, const char *piece) {
+    if (!tw_tokenizer_piece_printable(piece)) return;
+    size_t n = strlen(piece);
+    if (q->out_len + n + 1 > q->out_cap) {
+        size_t cap = (q->out_len + n + 1) * 2;
+        char *p = realloc(q->out, cap);
+        if (p == NULL) return;   // the text is cut short rather than crash; the counts stay right
+        q->out = p;
+        q->out_cap = cap;
+    }
+    memcpy(q->out + q->out_len, piece, n + 1);
+    q->out_len += n;
+}
+
+// --prompts FILE: every prompt decoded together, one row per sequence and step (a prompt's
+// prefill as several rows of one step), then each completion printed in input order. Sequence i
+// samples with seed + i, so one prompt prints what -i prints. Returns the exit code.
+static void free_prompts(batch_seq *seqs, int n) {
+    for (int i = 0; seqs && i < n; i++) {
+        free(seqs[i].tokens);
+        tw_sampler_free(&seqs[i].sampler);
+        tw_block_table_free(&seqs[i].table);
+        free(seqs[i].out);
+    }
+    free(seqs);
+}
+
+// The prompts of --prompts, read and encoded before anything is printed: one line and -1 if the
+// file or a line is unusable, else their number, with *seqs (calloc'ed; free with free_prompts).
+static int prepare_prompts(batch_seq **seqs_out, const options *o, const tw_model *m,
+                           const tw_tokenizer *tok, unsigned long long seed, int steps) {
+    const int V = m->cfg.vocab;
+    if (!tw_batch_supports(m)) {
+        fprintf(stderr, "generate: --prompts: batched decoding runs pre-norm models only (the GPT-2, "
+                "Llama and Qwen3 styles), and this model is post-norm (2017 style)\n");
+        *seqs_out = NULL;
+        return -1;
+    }
+    char *text = NULL, **lines = NULL;
+    int n = read_prompts(o->prompts, &text, &lines), ok = 0;
+    batch_seq *seqs = n > 0 ? calloc((size_t)n, sizeof *seqs) : NULL;
+    if (n > 0 && seqs == NULL) fprintf(stderr, "generate: out of memory\n");
+    if (seqs == NULL) goto done;
+    for (int i = 0; i < n; i++) {
+        batch_seq *q = &seqs[i];
+        size_t max_tok = tw_tokenizer_max_tokens(lines[i]);
+        q->tokens = malloc(((size_t)steps + 1 + max_tok) * sizeof *q->tokens);
+        if (q->tokens == NULL || tw_tokenizer_encode(tok, q->tokens, &q->n_prompt, (int)max_tok + steps + 1,
+                                                     lines[i], 1, 0) != TW_OK) {
+            fprintf(stderr, "generate: --prompts %s: line %d: cannot encode it (out of memory)\n", o->prompts, i + 1);
+            goto done;
+        }
+        if (q->n_prompt > m->cfg.max_seq) {
+            fprintf(stderr, "generate: --prompts %s: line %d is %d tokens (BOS included), longer than the "
+                    "model's seq_len of %d\n", o->prompts, i + 1, q->n_prompt, m->cfg.max_seq);
+            goto done;
+        }
+        q->len = q->n_prompt;
+        if (tw_sampler_init(&q->sampler, V, o->temperature, o->topp, seed + (unsigned long long)i) != TW_OK) {
+            fprintf(stderr, "generate: out of memory\n");
+            goto done;
+        }
+    }
+    ok = 1;
+done:
+    free(lines);
+    free(text);
+    if (!ok) { free_prompts(seqs, n); n = -1; seqs = NULL; }
+    *seqs_out = seqs;
+    return n;
+}
+
+// --prompts FILE: every prompt decoded together, one row per sequence and step (a prompt's
+// prefill as several rows of one step), then each completion printed in input order. Sequence i
+// samples with seed + i, so one prompt prints what -i prints. Returns the exit code.
+static int generate_batch(batch_seq *seqs, int n, const tw_model *m, const tw_tokenizer *tok,
+                          int steps) {
+    enum { BLOCK = 16, ROWS_MAX = 256 };
+    const int V = m->cfg.vocab;
+    int rc = 1;
+    tw_batch b = { 0 };
+    tw_block_table **tables = NULL;
+    int *row_tok = NULL, *row_pos = NULL, *row_seq = NULL;
+    unsigned char *want = NULL;
+    const int blocks_each = (steps + BLOCK - 1) / BLOCK;
+    tw_status st = tw_batch_init(&b, m, ROWS_MAX, steps, BLOCK, n * blocks_each);
+    if (st != TW_OK) {
+        fprintf(stderr, "generate: --prompts: %s\n", st == TW_ERR_ARG
+                ? "batched decoding runs pre-norm models only (GPT-2, Llama, Qwen3 styles)"
+                : "cannot allocate the batch and its KV cache");
+        goto done;
+    }
+    tables = malloc(ROWS_MAX * sizeof *tables);
+    row_tok = malloc(ROWS_MAX * sizeof *row_tok);
+    row_pos = malloc(ROWS_MAX * sizeof *row_pos);
+    row_seq = malloc(ROWS_MAX * sizeof *row_seq);
+    want = malloc(ROWS_MAX);
+    if (!tables || !row_tok || !row_pos || !row_seq || !want) { fprintf(stderr, "generate: out of memory\n"); goto done; }
+    for (int i = 0; i < n; i++) {
+        batch_seq *q = &seqs[i];
+        if (tw_block_table_init(&q->table, &b.pool, steps) != TW_OK) { fprintf(stderr, "generate: out of memory\n"); goto done; }
+        // The prompt is forced: print it (positions beyond -n are not run, as with -i).
+        const int shown = q->n_prompt < steps + 1 ? q->n_prompt : steps + 1;
+        for (int t = 1; t < shown; t++) seq_append(q, tw_tokenizer_decode(tok, q->tokens[t - 1], q->tokens[t]));
+        if (q->n_prompt > steps) q->done = 1;
+    }
+    const double t0 = now_seconds();
+    long generated = 0, calls = 0;
+    int peak_blocks = 0;   // most blocks held at once
+    for (;;) {
+        // Rows of this step: each live sequence's positions not run yet, up to ROWS_MAX.
+        int R = 0;
+        for (int i = 0; i < n && R < ROWS_MAX; i++) {
+            batch_seq *q = &seqs[i];
+            if (q->done) continue;
+            // The cache grows block by block as the sequence does (the pool holds every
+            // sequence's full length, so this cannot fail).
+            if (tw_block_table_reserve(&q->table, &b.pool, q->len) != TW_OK) {
+                fprintf(stderr, "generate: --prompts: the KV cache pool is too small\n");
+                goto done;
+            }
+            for (int p = q->ran; p < q->len && R < ROWS_MAX; p++) {
+                tables[R] = &q->table;
+                row_tok[R] = q->tokens[p];
+                row_pos[R] = p;
+                row_seq[R] = i;
+                want[R] = p == q->len - 1;   // logits only after the last known token
+                R++;
+            }
+        }
+        if (R == 0) break;
+        if (b.pool.n_blocks - b.pool.n_free > peak_blocks) peak_blocks = b.pool.n_blocks - b.pool.n_free;
+        st = tw_batch_forward(&b, tables, row_tok, row_pos, want, R);
+        calls++;
+        if (st != TW_OK) { fprintf(stderr, "generate: batched forward pass failed: %s\n", tw_status_str(st)); goto done; }
+        int j = 0;
+        for (int r = 0; r < R; r++) {
+            batch_seq *q = &seqs[row_seq[r]];
+            q->ran = row_pos[r] + 1;
+            if (!want[r]) continue;
+            const int next = tw_sampler_sample(&q->sampler, b.logits + (size_t)j++ * V);
+            generated++;
+            if (next == TW_TOK_BOS) { q->done = 1; continue; }   // as llama2.c: BOS ends the text
+            seq_append(q, tw_tokenizer_decode(tok, q->tokens[q->len - 1], next));
+            q->tokens[q->len++] = next;
+            if (q->len > steps) q->done = 1;   // positions 0 .. steps-1 ran: the last token is shown
+        }
+        for (int i = 0; i < n; i++)
+            if (seqs[i].done) tw_block_table_release(&seqs[i].table, &b.pool);   // its blocks go back
+    }
+    const double dt = now_seconds() - t0;
+    for (int i = 0; i < n; i++) printf("%s\n", seqs[i].out ? seqs[i].out : "");
+    fflush(stdout);
+    fprintf(stderr, "batch: %d prompts decoded together: %ld tokens in %ld forward passes, %.3f s "
+            "(%.1f tok/s in all, prefill included)\n", n, generated, calls, dt, dt > 0 ? generated / dt : 0.0);
+    const double kib = (double)tw_paged_block_bytes(&b.pool) / 1024.0;
+    fprintf(stderr, "kv cache: paged, blocks of %d positions (%.1f KiB): at most %d blocks held at once "
+            "(%.1f KiB), against %.1f KiB for %d caches of %d positions each\n", BLOCK, kib, peak_blocks,
+            peak_blocks * kib, (double)n * steps / BLOCK * kib, n, steps);
+    rc = 0;
+done:
+    for (int i = 0; i < n; i++) tw_block_table_free(&seqs[i].table);
+    tw_batch_free(&b);
+    free(tables); free(row_tok); free(row_pos); free(row_seq); free(want);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     options o = parse_args(argc, argv);
     // The kernels are chosen once, before any forward pass (the dispatch table is then read-only).
@@ -187,6 +535,10 @@ int main(int argc, char **argv) {
     tw_model_state s = { 0 };
     tw_sampler sampler = { 0 };
     int *tokens = NULL, *seq = NULL;
+    tw_model draft_file = { 0 }, draft_view;
+    const tw_model *draft = NULL;   // --draft or --draft-layers
+    batch_seq *batch = NULL;        // --prompts
+    int n_batch = 0;
     int version = 0;   // 0: fp32; 2: Q8_0, whose Linear layers run in int8 (quant/q8model.h)
     tw_status load = tw_checkpoint_is_ours(o.model)   // ./train's TWMODEL files (train/checkpoint.h)
                    ? tw_checkpoint_load(&m, o.model, err, sizeof err)
@@ -202,6 +554,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "generate: %s\n", err);
         goto done;
     }
+    if ((o.draft != NULL || o.draft_layers > 0) &&
+        (draft = load_draft(&o, &m, steps, &draft_file, &draft_view)) == NULL)
+        goto done;
+    unsigned long long seed = o.seed > 0 ? (unsigned long long)o.seed : (unsigned long long)time(NULL);
+    if (o.prompts != NULL && (n_batch = prepare_prompts(&batch, &o, &m, &tok, seed, steps)) < 0)
+        goto done;
 
     // A prompt that cannot fit in seq_len tokens is refused before encoding, whose merge loop is
     // quadratic in the prompt's length (a pasted book would hang): every token stands for at most
@@ -241,16 +599,32 @@ int main(int argc, char **argv) {
                 tw_model_dump_count(&m), o.dump_dir, o.dump_dir);
     }
 
-    unsigned long long seed = o.seed > 0 ? (unsigned long long)o.seed : (unsigned long long)time(NULL);
     fprintf(stderr, "seed: %llu (rerun with -s %llu to repeat)\n", seed, seed);
     fprintf(stderr, "simd: %s kernels (--simd naive|avx2|avx512|neon|auto; here: %s)\n", simd_level,
             tw_simd_available());
+    // A thread count asked for and not available: say so rather than run on one thread silently.
+    const char *omp = getenv("OMP_NUM_THREADS");
+    if (omp != NULL && atoi(omp) > 1 && !tw_threads_built_in())
+        fprintf(stderr, "threads: OMP_NUM_THREADS=%s has no effect: this ./generate was built without "
+                "OpenMP and runs on one thread (rebuild: make clean && make generate OMP=1)\n", omp);
     if (version == 2)
         fprintf(stderr, "model: llama2.c version 2 (Q8_0: int8 weights in groups of %d, run by the "
                 "%s int8 kernels)\n", m.copies->gs, tw_q8_ops_for_simd_level(simd_level)->level);
     else
         fprintf(stderr, "model: llama2.c version 0 (fp32)\n");
     if (o.cache_info) print_cache_info(&m, steps, o.no_cache);
+    if (o.prompts != NULL) {
+        rc = generate_batch(batch, n_batch, &m, &tok, steps);
+        goto done;
+    }
+    if (draft != NULL) {
+        if (tw_sampler_init(&sampler, V, o.temperature, o.topp, seed) != TW_OK) {
+            fprintf(stderr, "generate: out of memory\n");
+            goto done;
+        }
+        rc = generate_speculative(&o, &m, draft, &tok, &sampler, tokens, n_prompt, steps);
+        goto done;
+    }
 
     // Activations: with the cache, room for the prompt in one prefill call; without, for the
     // whole sequence (recomputed every step).
@@ -327,6 +701,8 @@ done:
     free(seq);
     free(tokens);
     tw_tokenizer_free(&tok);
+    tw_model_free(&draft_file);
+    free_prompts(batch, n_batch);
     tw_model_free(&m);
     return rc;
 }

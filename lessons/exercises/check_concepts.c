@@ -1145,8 +1145,95 @@ static int run_all(void) {
     if (one("decay_steps <= warmup: min_lr after the warm-up", 1e-3f, 1e-4f, 100, 100)) return 1;
     return 0;
 }
+#elif EXERCISE == 39
+static const char *TITLE = "speculative decoding: one proposal";
+// Exact: the chosen token must be the one lib/decode/speculative.c's rule chooses for the same
+// p, q, x and draws (tw_spec_accept, then tw_spec_residual_sample).
+static int want_step(const float *p, const float *q, int V, int x, float ua, float ur) {
+    static float r[64];
+    return tw_spec_accept(p, q, x, ua) ? x : tw_spec_residual_sample(r, p, q, V, ur);
+}
+static int one(const char *what, const float *p, const float *q, int V, int x, float ua, float ur) {
+    int mine = ex_spec_step(p, q, V, x, ua, ur);
+    stop_if_todo();
+    int want = want_step(p, q, V, x, ua, ur);
+    if (mine == want) return 0;
+    printf("FAIL: %s: proposal %d, u_accept %.4f (p/q = %.4f), u_resid %.4f: you returned %d, expected %d",
+           what, x, (double)ua, q[x] > 0 ? (double)(p[x] / q[x]) : 0.0, (double)ur, mine, want);
+    const int accepted = tw_spec_accept(p, q, x, ua);
+    printf(" [p:");
+    for (int i = 0; i < V && i < 8; i++) printf(" %.4f", (double)p[i]);
+    printf(" | q:");
+    for (int i = 0; i < V && i < 8; i++) printf(" %.4f", (double)q[i]);
+    printf("%s]", V > 8 ? " ..." : "");
+    if (!accepted && mine == x) printf(" (rejected: u_accept >= p[x] / q[x])");
+    else if (accepted) printf(" (accepted: u_accept < p[x] / q[x])");
+    else if (mine == tw_sample_cumulative(p, V, ur))
+        printf(" (on rejection draw from the residual max(0, p - q), renormalised, not from p)");
+    printf("\n");
+    return 1;
+}
+// A distribution of V tokens in multiples of 1/256, some zero.
+static void dist(float *d, int V, tw_rng *r, int zeros) {
+    int units[64] = { 0 }, left = 256;
+    while (left > 0) {
+        int i = (int)(tw_rng_uniform(r) * V) % V, c = 1 + (int)(tw_rng_uniform(r) * 40.0f);
+        if (zeros && i % 3 == 2) continue;
+        if (c > left) c = left;
+        units[i] += c;
+        left -= c;
+    }
+    for (int i = 0; i < V; i++) d[i] = (float)units[i] / 256.0f;
+}
+static int run_all(void) {
+    tw_rng r;
+    tw_rng_init(&r, 3939);
+    float p[64], q[64];
+    char what[96];
+    for (int trial = 0; trial < 400; trial++) {
+        const int V = 1 + trial % 40;
+        dist(p, V, &r, trial % 2);
+        dist(q, V, &r, trial % 3 == 0);
+        int x = tw_sample_cumulative(q, V, tw_rng_uniform(&r));   // a proposal drawn from q
+        snprintf(what, sizeof what, "random p and q, V = %d", V);
+        if (one(what, p, q, V, x, tw_rng_uniform(&r), tw_rng_uniform(&r))) return 1;
+    }
+    const float pd[4] = { 0.5f, 0.5f, 0, 0 }, qd[4] = { 0, 0, 0.25f, 0.75f };
+    if (one("disjoint: p is zero where the draft proposes", pd, qd, 4, 3, 0.0f, 0.7f)) return 1;
+    if (one("p == q: every proposal is kept", pd, pd, 4, 1, 0.999f, 0.2f)) return 1;
+    const float pe[3] = { 0.25f, 0.25f, 0.5f }, qe[3] = { 0.5f, 0.25f, 0.25f };
+    if (one("p/q = 0.5: kept below u = 0.5", pe, qe, 3, 0, 0.49f, 0.1f)) return 1;
+    if (one("p/q = 0.5: rejected from u = 0.5 on, the residual is token 2", pe, qe, 3, 0, 0.5f, 0.1f)) return 1;
+    return 0;
+}
+#elif EXERCISE == 40
+static const char *TITLE = "a paged KV cache's block-table lookup";
+static int run_all(void) {
+    tw_rng r;
+    tw_rng_init(&r, 4040);
+    static const int sizes[] = { 1, 4, 12, 16 };
+    int table[64];
+    for (int s = 0; s < 4; s++) {
+        const int B = sizes[s];
+        for (int i = 0; i < 64; i++) table[i] = (int)(tw_rng_uniform(&r) * 1000.0f);   // any pool blocks
+        for (int pos = 0; pos < 64 * B && pos < 600; pos += 1 + pos / 50) {
+            int mine = ex_block_row(table, B, pos);
+            stop_if_todo();
+            const int want = table[pos / B] * B + pos % B;
+            if (mine == want) continue;
+            printf("FAIL: block size %d, position %d (logical block %d -> pool block %d, row %d): you "
+                   "returned %d, expected %d", B, pos, pos / B, table[pos / B], pos % B, mine, want);
+            if (mine == table[pos % B] * B + pos / B) printf(" (block and row swapped: the block is pos / B, the row pos %% B)");
+            else if (mine == pos) printf(" (a position goes through the table: its pool block is table[pos / B])");
+            else if (mine == table[pos / B] + pos % B) printf(" (a pool block holds B rows: multiply the block by B)");
+            printf("\n");
+            return 1;
+        }
+    }
+    return 0;
+}
 #else
-#error "EXERCISE must be 5..25 for check_concepts.c"
+#error "EXERCISE must be 5..25, 39 or 40 for check_concepts.c"
 #endif
 
 int main(int argc, char **argv) {

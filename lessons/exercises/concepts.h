@@ -1,4 +1,4 @@
-// concepts.h: the concept exercises (5..25), at least one per lesson (the kernel exercises 1..4 in
+// concepts.h: the concept exercises (5..25, 39, 40), at least one per lesson (the kernel exercises 1..4 in
 // exercise.h are lesson 12's), each a small function you write in exN_<topic>.c. `make exerciseN`
 // builds your file with check_concepts.c, which compares it with the library's reference (lib/)
 // on random inputs and on the awkward cases (size 1, an all -inf row, huge logits, a constant row,
@@ -179,6 +179,19 @@ float ex_clip_grad_norm(float *const *grads, const long *counts, int n_tensors, 
 //   step > decay_steps, or decay_steps <= warmup: min_lr
 // Compute in double and round once.
 float ex_lr_schedule(int step, float lr, float min_lr, int warmup, int decay_steps);
+
+// Exercise 39 (lesson 28): one proposal of speculative decoding. The draft proposed token x,
+// drawn from its distribution q; p is the target's distribution (both (V), summing to 1). Accept
+// x when u_accept < p[x] / q[x] (with probability min(1, p[x] / q[x])) and return it; otherwise
+// draw from the residual r = max(0, p - q) / sum(max(0, p - q)) with u_resid: return the first
+// token whose running sum of r exceeds u_resid (the last token with r > 0 if rounding leaves the
+// total just below u_resid). If the residual is all zero (p == q), draw from p the same way.
+int ex_spec_step(const float *p, const float *q, int V, int x, float u_accept, float u_resid);
+
+// Exercise 40 (lesson 28): a paged KV cache's lookup. Position pos of a sequence lives in its
+// logical block pos / B, which the block table maps to a pool block; return the row of the pool
+// (pool block * B + row within the block) that holds it.   table: (pos / B + 1) pool blocks
+int ex_block_row(const int *table, int B, int pos);
 
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);

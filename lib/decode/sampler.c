@@ -54,9 +54,7 @@ int tw_argmax(const float *x, int n) {
     return best;
 }
 
-// The first index whose running sum of probs exceeds u (the last index if rounding leaves the
-// total just below u).
-static int sample_cumulative(const float *probs, int n, float u) {
+int tw_sample_cumulative(const float *probs, int n, float u) {
     float cdf = 0.0f;
     for (int i = 0; i < n; i++) {
         cdf += probs[i];
@@ -73,7 +71,9 @@ static int by_prob_desc(const void *a, const void *b) {
     return (x->index > y->index) - (x->index < y->index);
 }
 
-static int sample_topp(tw_sampler *s, float u) {
+// The nucleus of s->probs: sorts the candidates into s->candidates and returns the index of the
+// last one kept (the shortest prefix whose mass exceeds top-p); *mass receives that prefix's mass.
+static int nucleus(tw_sampler *s, float *mass_out) {
     const int n = s->vocab_size;
     // Tokens below (1 - p) / (n - 1) can never be inside the nucleus: dropping them first keeps
     // the sort short.
@@ -93,6 +93,13 @@ static int sample_topp(tw_sampler *s, float u) {
         mass += s->candidates[i].prob;
         if (mass > s->topp) { last = i; break; }
     }
+    *mass_out = mass;
+    return last;
+}
+
+static int sample_topp(tw_sampler *s, float u) {
+    float mass;
+    const int last = nucleus(s, &mass);
     const float r = u * mass;
     float cdf = 0.0f;
     for (int i = 0; i <= last; i++) {
@@ -108,6 +115,25 @@ int tw_sampler_sample(tw_sampler *s, const float *logits) {
     for (int i = 0; i < n; i++) s->probs[i] = logits[i] / s->temperature;
     tw_softmax_rows(s->probs, s->probs, 1, n, 1.0f);
     const float u = tw_sampler_next_f32(s);
-    if (s->topp <= 0.0f || s->topp >= 1.0f) return sample_cumulative(s->probs, n, u);
+    if (s->topp <= 0.0f || s->topp >= 1.0f) return tw_sample_cumulative(s->probs, n, u);
     return sample_topp(s, u);
+}
+
+void tw_sampler_distribution(tw_sampler *s, float *probs, const float *logits) {
+    const int n = s->vocab_size;
+    if (s->temperature == 0.0f) {   // greedy: all the mass on the argmax
+        memset(probs, 0, (size_t)n * sizeof *probs);
+        probs[tw_argmax(logits, n)] = 1.0f;
+        return;
+    }
+    for (int i = 0; i < n; i++) s->probs[i] = logits[i] / s->temperature;
+    tw_softmax_rows(s->probs, s->probs, 1, n, 1.0f);
+    if (s->topp <= 0.0f || s->topp >= 1.0f) {
+        memcpy(probs, s->probs, (size_t)n * sizeof *probs);
+        return;
+    }
+    float mass;
+    const int last = nucleus(s, &mass);
+    memset(probs, 0, (size_t)n * sizeof *probs);
+    for (int i = 0; i <= last; i++) probs[s->candidates[i].index] = s->candidates[i].prob / mass;
 }

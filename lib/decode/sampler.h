@@ -33,6 +33,17 @@ void      tw_sampler_free(tw_sampler *s);   // safe on a zeroed struct; zeroes i
 // The next token for logits (V), which are not modified.
 int tw_sampler_sample(tw_sampler *s, const float *logits);
 
+// The distribution tw_sampler_sample draws from for these logits (what speculative decoding needs
+// of both models): a one-hot at the argmax for temperature 0; else softmax(logits / temperature),
+// and with top-p in (0, 1) only the nucleus tw_sampler_sample picks from, renormalised to sum 1.
+// Uses the sampler's scratch; draws no random number.
+//   probs: (V) out   logits: (V)
+void tw_sampler_distribution(tw_sampler *s, float *probs, const float *logits);
+
+// The first index whose running sum of probs (n) exceeds u in [0, 1) (the last index if rounding
+// leaves the total just below u): a draw from probs.
+int tw_sample_cumulative(const float *probs, int n, float u);
+
 // Index of the largest of x (n); the first one on ties.
 int tw_argmax(const float *x, int n);
 

@@ -79,6 +79,14 @@ void tw_linear_forward_weight(float *y, const float *x, tw_weight W, const float
         tw_linear_forward(y, x, W.f32, b, T, C_in, C_out);
 }
 
+void tw_linear_forward_rows(float *y, const float *x, tw_weight W, const float *b,
+                            int T, int C_in, int C_out) {
+    if (!(W.q8 && W.work) && tw_simd_linear_rows(y, x, W.f32, b, T, C_in, C_out)) return;
+    // int8, or the naive level: one row at a time, as decoding alone runs it.
+    for (int t = 0; t < T; t++)
+        tw_linear_forward_weight(y + (size_t)t * C_out, x + (size_t)t * C_in, W, b, 1, C_in, C_out);
+}
+
 void tw_linear_forward_many(int n, float *const y[], const float *x, const tw_weight W[],
                             const float *const b[], const int C_out[], int T, int C_in) {
     int fp32 = 1;

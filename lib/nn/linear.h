@@ -31,6 +31,13 @@ void tw_linear_forward(float *y, const float *x, const float *W, const float *b,
 //   y: (T, C_out)   x: (T, C_in)   W: (C_out, C_in)   b: (C_out) or NULL
 void tw_linear_forward_weight(float *y, const float *x, tw_weight W, const float *b,
                               int T, int C_in, int C_out);
+// The same for T rows from T different sequences (batched decoding, decode/batch.h): each row of
+// y gets exactly the bits tw_linear_forward_weight gives that row alone with T = 1 (the decode's
+// matvec at a SIMD level, the loop at the naive level), while each block of W's rows is read once
+// for all T rows (tw_simd_linear_rows). An int8 weight runs row by row.
+//   y: (T, C_out)   x: (T, C_in)   W: (C_out, C_in)   b: (C_out) or NULL
+void tw_linear_forward_rows(float *y, const float *x, tw_weight W, const float *b,
+                            int T, int C_in, int C_out);
 // n Linear layers applied to the same input, y[i] = x W[i]^T + b[i] for i = 0 .. n-1 (q, k and
 // v of self-attention; SwiGLU's gate and up): the same as n calls of tw_linear_forward_weight,
 // bit for bit, except that in decode (T = 1, after tw_simd_init, fp32 weights) the n matrices

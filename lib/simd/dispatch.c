@@ -256,6 +256,24 @@ int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
     return 1;
 }
 
+int tw_simd_linear_rows(float *y, const float *x, const float *W, const float *b,
+                        int T, int C_in, int C_out) {
+    if (!tw_simd.matvec) return 0;
+    // Rows of W per block: a multiple of 4 (the NEON and naive matvecs keep their bits only on
+    // splits at multiples of 4) whose floats fill about 16 KiB, at least 4.
+    int block = (4096 / (C_in > 0 ? C_in : 1)) & ~3;
+    if (block < 4) block = 4;
+    for (int o = 0; o < C_out; o += block) {
+        const int n = C_out - o < block ? C_out - o : block;
+        for (int t = 0; t < T; t++)   // the block stays in L1 while every row uses it
+            tw_simd.matvec(y + (long)t * C_out + o, W + (long)o * C_in, x + (long)t * C_in, n, C_in);
+    }
+    if (b)   // as tw_simd_linear: the bias added after the sum
+        for (int t = 0; t < T; t++)
+            for (int o = 0; o < C_out; o++) y[(long)t * C_out + o] += b[o];
+    return 1;
+}
+
 int tw_simd_linear_one_row_many(int n, float *const y[], const float *x, const float *const W[],
                                 const float *const b[], const int C_out[], int C_in) {
     enum { MAX_JOBS = 8 };

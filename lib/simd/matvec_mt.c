@@ -60,6 +60,14 @@ void tw_matvec_threaded_jobs(tw_matvec_fn fn, const tw_matvec_job *jobs, int n, 
     for (int j = 0; j < n; j++) fn(jobs[j].y, jobs[j].W, x, jobs[j].N, K);
 }
 
+int tw_threads_built_in(void) {
+#ifdef _OPENMP
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 int tw_threads_set(int n) {
 #ifdef _OPENMP
     if (n >= 1) omp_set_num_threads(n);

@@ -123,6 +123,16 @@ const char *tw_simd_variants(void);
 //   y: (T, C_out)   x: (T, C_in)   W: (C_out, C_in)   b: (C_out) or NULL.  y must not alias x.
 int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
                    int T, int C_in, int C_out);
+// The Linear layer for T rows that belong to T different sequences (batched decoding,
+// decode/batch.h): each row of y gets exactly the bits tw_simd_linear gives that row alone (the
+// decode's matvec), but W is read from memory once for all T rows instead of T times: its rows are
+// taken in blocks of a multiple of 4 rows that fit in L1 (about 16 KiB), and every row of x is
+// multiplied by a block before the next block is read. The matvec computes each output from its
+// own weight row alone (simd.h, tw_matvec_part), so cutting W into blocks changes no bit.
+// Returns 0 (touching nothing) when the table has no matvec.
+//   y: (T, C_out)   x: (T, C_in)   W: (C_out, C_in)   b: (C_out) or NULL.  y must not alias x.
+int tw_simd_linear_rows(float *y, const float *x, const float *W, const float *b,
+                        int T, int C_in, int C_out);
 // The same for n Linear layers that read the same one row x (T = 1: the q, k, v projections of a
 // decode step, or SwiGLU's gate and up), as one job: the threads start once for all n matrices
 // and share their rows (tw_matvec_threaded_jobs). Each y[i] gets the bits tw_simd_linear gives.
@@ -321,6 +331,9 @@ void tw_matvec_part(tw_matvec_fn fn, float *y, const float *W, const float *x, i
 // Sets the number of OpenMP threads for the threaded kernels (matvec and matmul) when n >= 1
 // (n <= 0 changes nothing); returns the number now in effect (always 1 without OpenMP).
 int  tw_threads_set(int n);
+// 1 if this build has OpenMP (make OMP=1, and the benchmarks' builds): without it every kernel runs
+// on one thread whatever OMP_NUM_THREADS says.
+int  tw_threads_built_in(void);
 
 // attn_avx512.c: one attention head's backward (as tw_sdpa_backward) and its mix (out = weights
 // v) for head sizes D <= 16, vectors along the keys; return 0 (nothing done) for other D or when

@@ -1,0 +1,165 @@
+// batch.c: batched decoding over a paged KV cache (see batch.h). The steps of one layer mirror
+// tw_block_forward's pre-norm path (nn/block.c) and tw_mha_forward (nn/mha.c), row for row:
+//   xn = Norm1(x); q, k, v = xn Wq^T, Wk^T, Wv^T      all R rows at once
+//   per row: QK-norm, RoPE at its own position, k and v stored through its block table
+//   per row and head: attention over its sequence's positions 0 .. pos
+//   x += z Wo^T; xn = Norm2(x); x += FFN(xn)          all R rows at once
+#include <stdlib.h>
+#include <string.h>
+#include "nn/activation.h"
+#include "nn/embedding.h"
+#include "nn/ffn.h"
+#include "nn/norm.h"
+#include "nn/posenc.h"
+#include "nn/rope.h"
+#include "nn/sdpa.h"
+#include "simd/simd.h"
+#include "decode/batch.h"
+
+int tw_batch_supports(const tw_model *m) {
+    const tw_model_config *c = &m->cfg;
+    return c->block.prenorm && c->pos != TW_POS_SINUSOIDAL && !c->embed_scale;
+}
+
+tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, int block_size,
+                        int n_blocks) {
+    memset(b, 0, sizeof *b);
+    const tw_model_config *c = &m->cfg;
+    const tw_mha_config *a = &c->block.attn;
+    if (!tw_batch_supports(m) || R_max < 1 || S_max < 1 || S_max > c->max_seq)
+        return TW_ERR_ARG;
+    tw_status st = tw_paged_pool_init(&b->pool, c->n_layer, a->n_kv_head, a->head_dim, block_size,
+                                      n_blocks);
+    if (st != TW_OK) return st;
+    b->m = m;
+    b->R_max = R_max;
+    b->S_max = S_max;
+    const size_t C = (size_t)a->d_model, HD = (size_t)a->n_head * a->head_dim;
+    const size_t GD = (size_t)a->n_kv_head * a->head_dim, F = (size_t)c->block.ffn_hidden;
+    const size_t R = (size_t)R_max, S = (size_t)S_max, V = (size_t)c->vocab;
+    float **bufs[] = { &b->x, &b->xn, &b->q, &b->k, &b->v, &b->z, &b->sub_out, &b->f1, &b->f2,
+                       &b->f3, &b->kg, &b->vg, &b->scores, &b->pattern, &b->logits };
+    const size_t sizes[] = { R * C, R * C, R * HD, R * GD, R * GD, R * HD, R * C, R * F, R * F,
+                             R * F, S * GD, S * GD, S, S, R * V };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if ((*bufs[i] = malloc(sizes[i] * sizeof(float))) == NULL) {
+            tw_batch_free(b);
+            return TW_ERR_NOMEM;
+        }
+    return TW_OK;
+}
+
+void tw_batch_free(tw_batch *b) {
+    tw_paged_pool_free(&b->pool);
+    float *bufs[] = { b->x, b->xn, b->q, b->k, b->v, b->z, b->sub_out, b->f1, b->f2, b->f3,
+                      b->kg, b->vg, b->scores, b->pattern, b->logits };
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    memset(b, 0, sizeof *b);
+}
+
+// The block's norm over R rows (LayerNorm or RMSNorm, as the model says).
+static void norm_rows(float *out, const float *x, const float *w, const float *bias,
+                      const tw_model_config *c, int R) {
+    const int C = c->block.attn.d_model;
+    if (c->block.norm == TW_NORM_LAYER)
+        tw_layernorm_forward(out, NULL, NULL, x, w, bias, R, C, c->block.norm_eps);
+    else
+        tw_rmsnorm_forward(out, NULL, x, w, R, C, c->block.norm_eps);
+}
+
+// y += a (the residual connection; the block's y = x + a, in place).
+static void add_rows(float *y, const float *a, long n) {
+    for (long i = 0; i < n; i++) y[i] = y[i] + a[i];
+}
+
+// The FFN of tw_swiglu_forward / tw_ffn_forward_keep (nn/ffn.c), its Linear layers over all R rows
+// at once: b->sub_out = FFN(b->xn).
+static void ffn_rows(tw_batch *b, const tw_block_weights *w, int R) {
+    const tw_model_config *c = &b->m->cfg;
+    const int C = c->block.attn.d_model, F = c->block.ffn_hidden;
+    const long n = (long)R * F;
+    if (c->block.ffn == TW_FFN_SWIGLU) {   // f1 = gate, f2 = up, f3 = silu(gate) * up
+        tw_linear_forward_rows(b->f1, b->xn, w->ffn_gate, NULL, R, C, F);
+        tw_linear_forward_rows(b->f2, b->xn, w->ffn_up, NULL, R, C, F);
+        if (!tw_simd_swiglu(b->f3, b->f1, b->f2, n)) tw_swiglu(b->f3, b->f1, b->f2, n);
+        tw_linear_forward_rows(b->sub_out, b->f3, w->ffn_down, NULL, R, F, C);
+    } else {                               // f1 = pre, f2 = act(pre)
+        tw_linear_forward_rows(b->f1, b->xn, w->ffn_w1, w->ffn_b1, R, C, F);
+        tw_activation(b->f2, b->f1, n, c->block.act);
+        tw_linear_forward_rows(b->sub_out, b->f2, w->ffn_w2, w->ffn_b2, R, F, C);
+    }
+}
+
+tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const int *tokens,
+                           const int *pos, const unsigned char *want, int R) {
+    const tw_model *m = b->m;
+    const tw_model_config *c = &m->cfg;
+    const tw_mha_config *a = &c->block.attn;
+    const int C = a->d_model, H = a->n_head, G = a->n_kv_head, D = a->head_dim;
+    const int V = c->vocab, HD = H * D, GD = G * D;
+    if (R < 1 || R > b->R_max) return TW_ERR_ARG;
+    for (int r = 0; r < R; r++)
+        if (pos[r] < 0 || pos[r] >= b->S_max ||
+            pos[r] / b->pool.block_size >= tables[r]->n_blocks)
+            return TW_ERR_ARG;
+
+    // Embeddings (+ learned positions, each row at its own position).
+    tw_status st = tw_embedding_forward(b->x, tokens, m->tok_emb, R, V, C);
+    if (st != TW_OK) return st;
+    if (c->pos == TW_POS_LEARNED)
+        for (int r = 0; r < R; r++) tw_posenc_learned_add(b->x + (size_t)r * C, m->pos_emb, 1, C, pos[r]);
+
+    for (int l = 0; l < c->n_layer; l++) {
+        const tw_block_weights *w = &m->layers[l];
+        // Attention: the three projections over every row in one call.
+        norm_rows(b->xn, b->x, w->norm1_w, w->norm1_b, c, R);
+        tw_linear_forward_rows(b->q, b->xn, w->attn.wq, w->attn.bq, R, C, HD);
+        tw_linear_forward_rows(b->k, b->xn, w->attn.wk, w->attn.bk, R, C, GD);
+        tw_linear_forward_rows(b->v, b->xn, w->attn.wv, w->attn.bv, R, C, GD);
+        // Every row's key (normed and rotated) and value go into the cache first, so that rows of
+        // one sequence in this call see each other; then each row attends.
+        for (int r = 0; r < R; r++) {
+            float *k = b->k + (size_t)r * GD;
+            if (a->qk_norm) tw_rmsnorm_forward(k, NULL, k, w->attn.k_norm, G, D, a->norm_eps);
+            if (a->rope != TW_ROPE_NONE) tw_rope_forward(k, a->rope, 1, G, D, pos[r], a->rope_theta);
+            memcpy(tw_paged_key(&b->pool, tables[r], l, pos[r]), k, (size_t)GD * sizeof *k);
+            memcpy(tw_paged_value(&b->pool, tables[r], l, pos[r]), b->v + (size_t)r * GD,
+                   (size_t)GD * sizeof *k);
+        }
+        for (int r = 0; r < R; r++) {
+            float *q = b->q + (size_t)r * HD, *z = b->z + (size_t)r * HD;
+            if (a->qk_norm) tw_rmsnorm_forward(q, NULL, q, w->attn.q_norm, H, D, a->norm_eps);
+            if (a->rope != TW_ROPE_NONE) tw_rope_forward(q, a->rope, 1, H, D, pos[r], a->rope_theta);
+            tw_paged_gather(b->kg, b->vg, &b->pool, tables[r], l, pos[r] + 1);
+            const int group = H / G, S = pos[r] + 1;
+            for (int h = 0; h < H; h++) {   // as tw_mha_forward's decode: one query, every key
+                const float *kh = b->kg + (size_t)(h / group) * D, *vh = b->vg + (size_t)(h / group) * D;
+                if (!tw_simd_attend_one(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D,
+                                        kh, vh, S, D, GD))
+                    tw_sdpa_one(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D, kh, vh,
+                                S, D, GD);
+            }
+        }
+        tw_linear_forward_rows(b->sub_out, b->z, w->attn.wo, w->attn.bo, R, HD, C);
+        add_rows(b->x, b->sub_out, (long)R * C);
+        // The FFN over every row.
+        norm_rows(b->xn, b->x, w->norm2_w, w->norm2_b, c, R);
+        ffn_rows(b, w, R);
+        add_rows(b->x, b->sub_out, (long)R * C);
+    }
+
+    // The final norm, then the head over the rows that asked for logits, packed.
+    int n_want = 0;
+    for (int r = 0; r < R; r++) {
+        if (want && !want[r]) continue;
+        if (n_want != r) memcpy(b->x + (size_t)n_want * C, b->x + (size_t)r * C, (size_t)C * sizeof(float));
+        n_want++;
+    }
+    if (n_want == 0) return TW_OK;
+    if (!c->final_norm)
+        memcpy(b->xn, b->x, (size_t)n_want * C * sizeof(float));
+    else
+        norm_rows(b->xn, b->x, m->final_w, m->final_b, c, n_want);
+    tw_linear_forward_rows(b->logits, b->xn, m->head, NULL, n_want, C, V);
+    return TW_OK;
+}

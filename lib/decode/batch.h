@@ -1,0 +1,54 @@
+// batch.h: batched decoding. One forward pass over R rows that belong to different sequences at
+// different positions: row r is token tokens[r] of the sequence whose block table is tables[r], at
+// position pos[r]. The Linear layers (attention's four projections, the FFN, the head) run once
+// over all R rows, so each weight read from memory feeds R tokens instead of one; attention stays
+// per row, against its own sequence's keys and values in a paged cache (decode/paged_cache.h).
+// Rows of one sequence may appear several times in a call (a prompt's prefill, in order of
+// position): every row's key and value are stored before any row attends, so row r sees its
+// sequence's positions 0 .. pos[r].
+//
+// Each row's logits are bit for bit those of decoding its sequence alone, one position at a time
+// with tw_model_forward_next, at every SIMD level: the Linear layers run the decode's own matvec
+// with the loops turned around (tw_linear_forward_rows: a block of W's rows is read once, then
+// used by every row), and every other step is the same function on the same row. (A prompt
+// prefilled as rows here differs from tw_model_forward's prefill over T positions, which runs the
+// matmul kernels: docs/serving.md.)
+// Pre-norm models only (GPT-2, Llama, Qwen3 styles): TW_ERR_ARG for the 2017 style.
+#ifndef TW_BATCH_H
+#define TW_BATCH_H
+#include "core/status.h"
+#include "nn/model.h"
+#include "decode/paged_cache.h"
+
+typedef struct {
+    const tw_model *m;
+    tw_paged_pool   pool;      // every sequence's keys and values
+    int    R_max, S_max;       // most rows per call, longest sequence
+    float *x;                  // (R_max, C) the residual stream
+    float *xn;                 // (R_max, C) after a norm
+    float *q, *k, *v;          // (R_max, H*D), (R_max, G*D), (R_max, G*D) the projections
+    float *z;                  // (R_max, H*D) attention's heads side by side
+    float *sub_out;            // (R_max, C) a sub-layer's output (attention, then the FFN)
+    float *f1, *f2, *f3;       // (R_max, F) SwiGLU gate, up, act; classic FFN pre, hidden
+    float *kg, *vg;            // (S_max, G*D) one sequence's keys and values, gathered
+    float *scores, *pattern;   // (S_max) one head's
+    float *logits;             // (R_max, V) the rows that asked for logits, in row order
+} tw_batch;
+
+// 1 if batched decoding runs model m: pre-norm, with RoPE or learned positions (not 2017's).
+int tw_batch_supports(const tw_model *m);
+
+// A batch for model m: up to R_max rows per call, sequences of up to S_max positions, a pool of
+// n_blocks blocks of block_size positions. TW_ERR_ARG for a post-norm model or bad sizes.
+tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, int block_size,
+                        int n_blocks);
+void      tw_batch_free(tw_batch *b);   // safe on a zeroed struct
+
+// One forward pass over R rows. tables[r] must already hold room for position pos[r]
+// (tw_block_table_reserve on b->pool). want[r] = 1 asks for row r's logits (NULL: every row); the
+// j-th row that asked gets b->logits + j*V. TW_ERR_SHAPE for a token outside the vocabulary,
+// TW_ERR_ARG for R or a position out of range.
+tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const int *tokens,
+                           const int *pos, const unsigned char *want, int R);
+
+#endif

@@ -1,0 +1,203 @@
+// test_batch.c: the paged KV cache (decode/paged_cache.h) and batched decoding (decode/batch.h).
+//   - The pool: blocks handed out 0, 1, 2 ..., a table grows by whole blocks, a reservation the
+//     pool cannot meet takes nothing, released blocks are reused, rows read back through the
+//     table are the rows written, and the gather copies them in position order.
+//   - Batched decoding at the naive level, for the Llama, Qwen3 (QK-norm, halves RoPE) and GPT-2
+//     (LayerNorm, learned positions, biases, GELU) styles: three sequences of different lengths
+//     advanced together, with prompts prefilled as several rows of one sequence in one call,
+//     give logits bit-identical to decoding each sequence alone with tw_model_forward_next
+//     (tolerance 0: at the naive level every Linear layer is the same in-order loop for any
+//     number of rows, and every other step is the same function on the same row).
+//   - The same at the best SIMD level, also bit for bit: the batch's Linear layers run the
+//     decode's own matvec, block by block of W's rows (tw_linear_forward_rows), and the matvec
+//     computes each output from its weight row alone.
+//   - Bad calls: a position without a block, a post-norm model, too many rows.
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "testutil.h"
+#include "simd/simd.h"
+#include "decode/batch.h"
+
+START_TEST(the_pool_hands_out_and_takes_back_blocks)
+{
+    tw_paged_pool p;
+    ck_assert_int_eq(tw_paged_pool_init(&p, 2, 1, 2, 4, 3), TW_OK);   // 3 blocks of 4 positions
+    ck_assert_uint_eq(tw_paged_block_bytes(&p), 2u * 2 * 4 * 1 * 2 * 4);
+    tw_block_table a, b;
+    ck_assert_int_eq(tw_block_table_init(&a, &p, 12), TW_OK);
+    ck_assert_int_eq(tw_block_table_init(&b, &p, 12), TW_OK);
+    ck_assert_int_eq(tw_block_table_reserve(&a, &p, 5), TW_OK);        // 2 blocks: 0, 1
+    ck_assert_int_eq(a.n_blocks, 2);
+    ck_assert(a.blocks[0] == 0 && a.blocks[1] == 1 && p.n_free == 1);
+    ck_assert_int_eq(tw_block_table_reserve(&a, &p, 8), TW_OK);        // still 2 blocks
+    ck_assert_int_eq(a.n_blocks, 2);
+    ck_assert_int_eq(tw_block_table_reserve(&b, &p, 9), TW_ERR_NOMEM); // needs 3, 1 free
+    ck_assert(b.n_blocks == 0 && p.n_free == 1);                       // nothing taken
+    ck_assert_int_eq(tw_block_table_reserve(&b, &p, 13), TW_ERR_ARG);  // beyond its room
+    ck_assert_int_eq(tw_block_table_reserve(&b, &p, 1), TW_OK);
+    ck_assert_int_eq(b.blocks[0], 2);
+    // Rows written through the table read back, and gather in position order.
+    for (int pos = 0; pos < 8; pos++) {
+        float *k = tw_paged_key(&p, &a, 1, pos), *v = tw_paged_value(&p, &a, 1, pos);
+        k[0] = (float)pos; k[1] = 100.0f + pos; v[0] = -(float)pos; v[1] = -100.0f - pos;
+    }
+    float kg[16], vg[16];
+    tw_paged_gather(kg, vg, &p, &a, 1, 7);
+    for (int pos = 0; pos < 7; pos++) {
+        ck_assert(kg[2 * pos] == (float)pos && kg[2 * pos + 1] == 100.0f + pos);
+        ck_assert(vg[2 * pos] == -(float)pos && vg[2 * pos + 1] == -100.0f - pos);
+    }
+    // Layer 0 of the same position is another row.
+    ck_assert_ptr_ne(tw_paged_key(&p, &a, 0, 3), tw_paged_key(&p, &a, 1, 3));
+    tw_block_table_release(&a, &p);
+    ck_assert(a.n_blocks == 0 && p.n_free == 2);
+    ck_assert_int_eq(tw_block_table_reserve(&b, &p, 9), TW_OK);        // reuses a's blocks
+    ck_assert_int_eq(b.n_blocks, 3);
+    tw_block_table_release(&b, &p);
+    ck_assert_int_eq(p.n_free, 3);
+    tw_block_table_free(&a);
+    tw_block_table_free(&b);
+    tw_paged_pool_free(&p);
+}
+END_TEST
+
+static void tiny(tw_model *m, const char *style) {
+    tw_model_config c;
+    ck_assert_int_eq(tw_model_config_preset(&c, style), TW_OK);
+    c.max_seq = 32;
+    ck_assert_int_eq(tw_model_init(m, &c), TW_OK);
+    tw_model_randomize(m, 4242);
+}
+
+enum { NSEQ = 3, STEPS = 12 };
+
+// Runs NSEQ sequences through batched decoding and alone, comparing every position's logits
+// within tol: sequence i has a prompt of 1 + 2i tokens (prefilled as rows of one call, together
+// with the others' decode rows), then greedy tokens, its own length.
+static void compare_batched_with_alone(const char *style, float tol) {
+    tw_model m;
+    tiny(&m, style);
+    const int V = m.cfg.vocab;
+    tw_batch b;
+    ck_assert_int_eq(tw_batch_init(&b, &m, 16, 32, 4, 64), TW_OK);
+    tw_block_table t[NSEQ];
+    tw_model_state alone[NSEQ];
+    int seq[NSEQ][STEPS + 8], len[NSEQ], done_rows[NSEQ];
+    for (int i = 0; i < NSEQ; i++) {
+        ck_assert_int_eq(tw_block_table_init(&t[i], &b.pool, 32), TW_OK);
+        ck_assert_int_eq(tw_model_state_init(&alone[i], &m, 1, 32), TW_OK);
+        len[i] = 1 + 2 * i;
+        for (int j = 0; j < len[i]; j++) seq[i][j] = (7 * i + 3 * j + 1) % V;
+        done_rows[i] = 0;   // positions run so far
+    }
+    double worst = 0.0;
+    for (int step = 0; step < STEPS; step++) {
+        tw_block_table *tables[16];
+        int tokens[16], pos[16], owner[16], R = 0;
+        unsigned char want[16];
+        for (int i = 0; i < NSEQ; i++) {
+            if (step == 2 && i == 1) continue;   // a sequence may sit out a step
+            for (int p = done_rows[i]; p < len[i]; p++) {   // its unrun positions: prefill or one
+                tables[R] = &t[i];
+                tokens[R] = seq[i][p];
+                pos[R] = p;
+                owner[R] = i;
+                want[R] = p == len[i] - 1;   // logits of its last row only
+                R++;
+            }
+            ck_assert_int_eq(tw_block_table_reserve(&t[i], &b.pool, len[i]), TW_OK);
+        }
+        ck_assert_int_eq(tw_batch_forward(&b, tables, tokens, pos, want, R), TW_OK);
+        int j = 0;
+        for (int r = 0; r < R; r++) {
+            const int i = owner[r];
+            // Alone: one position at a time.
+            ck_assert_int_eq(tw_model_forward_next(&alone[i], &m, &tokens[r], 1, pos[r]), TW_OK);
+            if (!want[r]) continue;
+            const float *bl = b.logits + (size_t)j * V;
+            j++;
+            for (int v = 0; v < V; v++) {
+                const double d = fabs((double)bl[v] - alone[i].logits[v]);
+                if (d > worst) worst = d;
+                ck_assert_msg(d <= tol, "%s: sequence %d position %d logit %d: batched %.9g, alone %.9g",
+                              style, i, pos[r], v, bl[v], alone[i].logits[v]);
+            }
+            seq[i][len[i]] = tw_argmax(alone[i].logits, V);
+        }
+        for (int i = 0; i < NSEQ; i++)
+            if (!(step == 2 && i == 1)) { done_rows[i] = len[i]; len[i]++; }
+    }
+    if (tol == 0.0f) ck_assert(worst == 0.0);
+    for (int i = 0; i < NSEQ; i++) {
+        tw_block_table_release(&t[i], &b.pool);
+        tw_block_table_free(&t[i]);
+        tw_model_state_free(&alone[i]);
+    }
+    ck_assert_int_eq(b.pool.n_free, 64);
+    tw_batch_free(&b);
+    tw_model_free(&m);
+}
+
+START_TEST(batched_decoding_equals_decoding_alone_at_the_naive_level)
+{
+    ck_assert_str_eq(tw_simd_init("naive"), "naive");
+    compare_batched_with_alone("llama", 0.0f);
+    compare_batched_with_alone("qwen3", 0.0f);
+    compare_batched_with_alone("gpt2", 0.0f);
+}
+END_TEST
+
+START_TEST(batched_decoding_equals_decoding_alone_at_the_best_level)
+{
+    const char *avail = tw_simd_available(), *sp = strrchr(avail, ' ');
+    ck_assert_ptr_nonnull(tw_simd_init(sp ? sp + 1 : avail));
+    compare_batched_with_alone("llama", 0.0f);
+    compare_batched_with_alone("qwen3", 0.0f);
+    compare_batched_with_alone("gpt2", 0.0f);
+    ck_assert_str_eq(tw_simd_init("naive"), "naive");
+}
+END_TEST
+
+START_TEST(bad_batches_are_refused)
+{
+    tw_model m, post;
+    tiny(&m, "llama");
+    tiny(&post, "2017");
+    tw_batch b;
+    ck_assert_int_eq(tw_batch_init(&b, &post, 4, 16, 4, 8), TW_ERR_ARG);
+    ck_assert_int_eq(tw_batch_init(&b, &m, 4, 33, 4, 8), TW_ERR_ARG);   // beyond max_seq 32
+    ck_assert_int_eq(tw_batch_init(&b, &m, 4, 16, 4, 8), TW_OK);
+    tw_block_table t;
+    ck_assert_int_eq(tw_block_table_init(&t, &b.pool, 16), TW_OK);
+    tw_block_table *tables[5] = { &t, &t, &t, &t, &t };
+    int tokens[5] = { 1, 2, 3, 4, 5 }, pos[5] = { 0, 1, 2, 3, 4 };
+    ck_assert_int_eq(tw_batch_forward(&b, tables, tokens, pos, NULL, 1), TW_ERR_ARG);  // no block
+    ck_assert_int_eq(tw_block_table_reserve(&t, &b.pool, 4), TW_OK);
+    ck_assert_int_eq(tw_batch_forward(&b, tables, tokens, pos, NULL, 4), TW_OK);
+    ck_assert_int_eq(tw_batch_forward(&b, tables, tokens, pos, NULL, 5), TW_ERR_ARG);  // R > R_max
+    pos[0] = 4;   // position 4 is in block 1, not reserved
+    ck_assert_int_eq(tw_batch_forward(&b, tables, tokens, pos, NULL, 1), TW_ERR_ARG);
+    pos[0] = 0;
+    tokens[0] = m.cfg.vocab;
+    ck_assert_int_eq(tw_batch_forward(&b, tables, tokens, pos, NULL, 1), TW_ERR_SHAPE);
+    tw_block_table_release(&t, &b.pool);
+    tw_block_table_free(&t);
+    tw_batch_free(&b);
+    tw_model_free(&m);
+    tw_model_free(&post);
+}
+END_TEST
+
+Suite *suite_batch(void) {
+    Suite *s = suite_create("batch");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, the_pool_hands_out_and_takes_back_blocks);
+    tcase_add_test(tc, batched_decoding_equals_decoding_alone_at_the_naive_level);
+    tcase_add_test(tc, batched_decoding_equals_decoding_alone_at_the_best_level);
+    tcase_add_test(tc, bad_batches_are_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,186 @@
+// bench_serve.c: batched decoding against one sequence at a time, on one thread.
+//
+// One decode step of one sequence reads every weight once and does 2 FLOPs per weight: about
+// 0.5 FLOP per byte read, far below what a core can do per byte its memory delivers, so the decode
+// is bound by memory. N sequences decoded together read every weight once per step for N tokens:
+// the FLOPs per byte grow N-fold, until the core's FMA units are the limit. This prints, for N
+// from 1 to 64 (each sequence at its own position after a 32-token prompt), the aggregate tokens/s
+// of tw_batch_forward, its ratio to the single-sequence decode (tw_model_forward_next, what
+// ./generate runs) measured in the same repeat, the GFLOP/s and their share of the FMA peak
+// measured in the same run (bench/peak.h).
+//
+//   bench_serve MODEL.bin [-d DECODE_STEPS] [-r REPEATS]
+//
+// FLOPs per token: 2 per weight of every Linear layer and the head, plus attention's
+// 4 * layers * H * D * (keys seen): the dot products with the keys and the weighted sum of the
+// values. Each figure is the median over the repeats (the rungs take turns within a repeat, so a
+// slow moment of a shared machine hits all of them), with the range of the per-repeat ratios.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tw.h"
+#include "formats/llama2c.h"
+#include "decode/batch.h"
+#include "decode/sampler.h"
+#include "simd/simd.h"
+#include "bench_clock.h"
+#include "cpuinfo.h"
+#include "peak.h"
+
+enum { PROMPT = 32, MAX_N = 64, MAX_REPEATS = 32 };
+static const int NS[] = { 1, 2, 4, 8, 16, 32, 64 };
+enum { N_NS = sizeof NS / sizeof NS[0] };
+
+// FLOPs of one token at a position seeing S keys.
+static double flops_per_token(const tw_model *m, double S) {
+    const tw_model_config *c = &m->cfg;
+    const tw_mha_config *a = &c->block.attn;
+    const double C = a->d_model, HD = (double)a->n_head * a->head_dim;
+    const double GD = (double)a->n_kv_head * a->head_dim, F = c->block.ffn_hidden;
+    const double ffn = c->block.ffn == TW_FFN_SWIGLU ? 3 * C * F : 2 * C * F;
+    const double per_layer = 2 * (C * HD + 2 * C * GD + HD * C + ffn) + 4 * HD * S;
+    return c->n_layer * per_layer + 2 * C * c->vocab;
+}
+
+// Seconds for `steps` decode steps of one sequence after a PROMPT-token prefill.
+static double time_single(const tw_model *m, int steps) {
+    tw_model_state s;
+    if (tw_model_state_init(&s, m, PROMPT, PROMPT + steps) != TW_OK) { fprintf(stderr, "out of memory\n"); exit(1); }
+    int tokens[PROMPT];
+    for (int t = 0; t < PROMPT; t++) tokens[t] = (t * 131 + 7) % m->cfg.vocab;
+    tw_model_forward_next(&s, m, tokens, PROMPT, 0);
+    int tok = tw_argmax(s.logits + (size_t)(PROMPT - 1) * m->cfg.vocab, m->cfg.vocab);
+    const double t0 = now_seconds();
+    for (int i = 0; i < steps; i++) {
+        tw_model_forward_next(&s, m, &tok, 1, PROMPT + i);
+        tok = tw_argmax(s.logits, m->cfg.vocab);
+    }
+    const double dt = now_seconds() - t0;
+    tw_model_state_free(&s);
+    return dt;
+}
+
+// Seconds for `steps` decode steps of N sequences together (each first prefilled with its own
+// PROMPT-token prompt, not timed), through the batch and its paged cache.
+static double time_batch(tw_batch *b, int N, int steps) {
+    const tw_model *m = b->m;
+    const int V = m->cfg.vocab;
+    tw_block_table tables[MAX_N];
+    tw_block_table *rows[MAX_N];
+    int tok[MAX_N], pos[MAX_N];
+    for (int i = 0; i < N; i++) {
+        tw_block_table_init(&tables[i], &b->pool, PROMPT + steps);
+        if (tw_block_table_reserve(&tables[i], &b->pool, PROMPT + steps) != TW_OK) {
+            fprintf(stderr, "bench_serve: the pool is too small\n");
+            exit(1);
+        }
+        // The prefill: the prompt as PROMPT rows of one call.
+        tw_block_table *pt[PROMPT];
+        int ptok[PROMPT], ppos[PROMPT];
+        for (int t = 0; t < PROMPT; t++) {
+            pt[t] = &tables[i];
+            ptok[t] = (t * 131 + 7 * i + 7) % V;
+            ppos[t] = t;
+        }
+        unsigned char want[PROMPT] = { 0 };
+        want[PROMPT - 1] = 1;
+        tw_batch_forward(b, pt, ptok, ppos, want, PROMPT);
+        tok[i] = tw_argmax(b->logits, V);
+        rows[i] = &tables[i];
+        pos[i] = PROMPT;
+    }
+    const double t0 = now_seconds();
+    for (int s = 0; s < steps; s++) {
+        tw_batch_forward(b, rows, tok, pos, NULL, N);
+        for (int i = 0; i < N; i++) {
+            tok[i] = tw_argmax(b->logits + (size_t)i * V, V);
+            pos[i]++;
+        }
+    }
+    const double dt = now_seconds() - t0;
+    for (int i = 0; i < N; i++) {
+        tw_block_table_release(&tables[i], &b->pool);
+        tw_block_table_free(&tables[i]);
+    }
+    return dt;
+}
+
+int main(int argc, char **argv) {
+    const char *path = NULL;
+    int steps = 32, repeats = 5;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) steps = atoi(argv[++i]);
+        else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) repeats = atoi(argv[++i]);
+        else if (argv[i][0] != '-' && path == NULL) path = argv[i];
+        else { fprintf(stderr, "usage: bench_serve MODEL.bin [-d DECODE_STEPS] [-r REPEATS]\n"); return 2; }
+    }
+    if (path == NULL || steps < 1 || repeats < 1 || repeats > MAX_REPEATS) {
+        fprintf(stderr, "usage: bench_serve MODEL.bin [-d DECODE_STEPS 1..] [-r REPEATS 1..%d]\n", MAX_REPEATS);
+        return 2;
+    }
+    const char *level = tw_simd_init(NULL);
+    tw_threads_set(1);
+    tw_model m = { 0 };
+    char err[512];
+    int version;
+    if (tw_llama2c_load_any(&m, &version, path, err, sizeof err) != TW_OK) {
+        fprintf(stderr, "bench_serve: %s\n", err);
+        return 1;
+    }
+    if (PROMPT + steps > m.cfg.max_seq) {
+        fprintf(stderr, "bench_serve: -d %d: the model's context holds %d positions, %d after the prompt\n",
+                steps, m.cfg.max_seq, m.cfg.max_seq - PROMPT);
+        return 2;
+    }
+    tw_batch b;
+    const int blocks_each = (PROMPT + steps + 15) / 16;
+    if (tw_batch_init(&b, &m, MAX_N > PROMPT ? MAX_N : PROMPT, PROMPT + steps, 16, MAX_N * blocks_each) != TW_OK) {
+        fprintf(stderr, "bench_serve: cannot allocate the batch\n");
+        return 1;
+    }
+    char cpu[256];
+    bench_cpu_describe(cpu, sizeof cpu);
+    tw_peak peak = { 0 };
+    const char *isa = tw_peak_best_isa();
+    const int have_peak = isa && tw_peak_fma(&peak, isa, 0, 5, 0.05);
+    printf("bench_serve: %s, %s kernels, 1 thread; %s: %ld parameters, %d layers, C %d, vocab %d\n",
+           cpu, level, path, tw_model_count_params(&m), m.cfg.n_layer, m.cfg.block.attn.d_model,
+           m.cfg.vocab);
+    if (have_peak) printf("FMA peak of one core (%s probe): %.1f GFLOP/s\n", peak.isa, peak.gflops);
+
+    double single[MAX_REPEATS], batch[N_NS][MAX_REPEATS], ratio[N_NS][MAX_REPEATS];
+    for (int r = 0; r < repeats; r++) {
+        single[r] = steps / time_single(&m, steps);
+        for (int j = 0; j < N_NS; j++) {
+            batch[j][r] = (double)NS[j] * steps / time_batch(&b, NS[j], steps);
+            ratio[j][r] = batch[j][r] / single[r];
+        }
+    }
+    const double avg_keys = PROMPT + (steps + 1) / 2.0;   // keys seen, averaged over the steps
+    const double fpt = flops_per_token(&m, avg_keys);
+    const double s_med = median(single, repeats);
+    printf("\n%d decode steps after a %d-token prompt, median of %d repeats (ratios: per repeat, "
+           "median [min - max])\n", steps, PROMPT, repeats);
+    printf("%-28s %12s %22s %10s %8s\n", "", "tok/s", "x one sequence", "GFLOP/s", "of peak");
+    printf("%-28s %12.1f %22s %10.2f", "one sequence (forward_next)", s_med, "1", s_med * fpt * 1e-9);
+    if (have_peak) printf(" %7.1f %%", 100.0 * s_med * fpt * 1e-9 / peak.gflops);
+    printf("\n");
+    for (int j = 0; j < N_NS; j++) {
+        double lo = ratio[j][0], hi = ratio[j][0];
+        for (int r = 1; r < repeats; r++) {
+            if (ratio[j][r] < lo) lo = ratio[j][r];
+            if (ratio[j][r] > hi) hi = ratio[j][r];
+        }
+        const double tps = median(batch[j], repeats), gf = tps * fpt * 1e-9;
+        char name[64], rat[64];
+        snprintf(name, sizeof name, "batch of %d", NS[j]);
+        snprintf(rat, sizeof rat, "%.2f [%.2f - %.2f]", median(ratio[j], repeats), lo, hi);
+        printf("%-28s %12.1f %22s %10.2f", name, tps, rat, gf);
+        if (have_peak) printf(" %7.1f %%", 100.0 * gf / peak.gflops);
+        printf("\n");
+    }
+    printf("(FLOPs per token: %.3g at %.0f keys on average)\n", fpt, avg_keys);
+    tw_batch_free(&b);
+    tw_model_free(&m);
+    return 0;
+}
