@@ -230,7 +230,7 @@ END_TEST
 START_TEST(quantize_and_generate_name_the_kind_of_a_wrong_file)
 {
     static const struct { const char *cmd; const char *word; } cases[] = {
-        { "./quantize data/corrupt/q8file/valid_shared.bin %s", "version-2 (int8" },
+        { "./quantize data/corrupt/q8file/valid_shared.bin %s", "already quantized" },
         { "./quantize data/golden/train/gpt2/init.bin %s", "TWMODEL checkpoint" },
         { "./quantize data/corrupt/twstate/negative_step.bin %s", "TWSTATE training state" },
         // (no %s: ./generate writes no file; tt_run captures its stdout)
