@@ -126,7 +126,7 @@ int main(int argc, char **argv) {
     lesson_section("Parameters and FLOPs of a projection");
     lesson_say("A Linear layer holds C_in*C_out weights plus C_out biases, and applying it to one "
                "token costs C_in*C_out multiply-adds, that is 2*C_in*C_out FLOPs (a multiply and an "
-               "add each). Some notes write \"16.7M FLOPs\" for a 4096x4096 projection: that is the "
+               "add each). A claim you may meet: a 4096x4096 projection costs \"16.7M FLOPs\": that is the "
                "number of multiply-adds (and of weights), half the FLOP count.");
     printf("  %-34s %6s %6s %5s %15s %17s\n", "layer", "C_in", "C_out", "bias", "parameters",
            "FLOPs per token");

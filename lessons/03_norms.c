@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
     lesson_expect_near("affine row has mean 0.5", am, 0.5, 1e-5);
     const long qwen_norm = 36L * 2 * 4096 + 4096 + 36L * 2 * 128;
     lesson_say("Parameters: LayerNorm has 2C (gamma and beta), RMSNorm C. For C = 4096 that is "
-               "8192 against 4096: RMSNorm does halve the norm's parameters, as the course notes claim (\"half the "
+               "8192 against 4096: RMSNorm does halve the norm's parameters, as a claim you may meet says (\"half the "
                "parameters\"), "
                "but all of Qwen3-8B's norms together (2 per layer x 36 layers, the final norm, and "
                "the 128-wide QK-norms on q and k in each layer) hold %ld parameters, %.4f%% of its "
@@ -195,8 +195,8 @@ int main(int argc, char **argv) {
     printf("  input (%d, %d), best of %d calls:\n", Tt, Ct, reps);
     printf("    LayerNorm  %8.1f us per call  (%.2f ns per element)\n", us_ln, 1e3 * us_ln / (Tt * Ct));
     printf("    RMSNorm    %8.1f us per call  (%.2f ns per element)\n", us_rms, 1e3 * us_rms / (Tt * Ct));
-    lesson_say("RMSNorm took %.0f%% of LayerNorm's time here. The notes promise \"~50%% less "
-               "compute\"; that is not what a measurement shows. LayerNorm reads each row three "
+    lesson_say("RMSNorm took %.0f%% of LayerNorm's time here. A claim you may meet promises "
+               "\"~50%% less compute\"; that is not what a measurement shows. LayerNorm reads each row three "
                "times (mean, variance, output) and RMSNorm twice, so somewhat less is expected; "
                "both are tiny next to the matrix multiplications around them (one 4096x4096 "
                "projection of the same 16 rows is 2*16*4096*4096 = %.2f GFLOPs). These are the "

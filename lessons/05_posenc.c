@@ -210,8 +210,8 @@ int main(int argc, char **argv) {
     lesson_expect_near("last pair, base 1e4: wavelength 2*pi*1e4^(126/128)",
                        freqs[63 * 5 + 3], 2 * PI * pow(1e4, 126.0 / 128), 1.0);
     lesson_say("The fastest pair is the same in both (1 radian per position); the slowest pair "
-               "repeats after %.0f positions with base 1e4 but %.0f with base 1e6. The notes call "
-               "the larger base \"NTK-aware scaling\"; strictly, NTK-aware scaling is a trick "
+               "repeats after %.0f positions with base 1e4 but %.0f with base 1e6. A claim you may meet "
+               "calls the larger base \"NTK-aware scaling\"; strictly, NTK-aware scaling is a trick "
                "that raises the base of an already trained model at inference time, without "
                "retraining. Qwen3's rope_theta of 1e6 is the base it was trained with, so "
                "nothing is rescaled when it runs.", (double)freqs[63 * 5 + 3],

@@ -5,7 +5,7 @@
 // inf/inf = NaN), and subtracting the row's maximum first fixes it without changing the answer;
 // temperature divides the scores before the softmax (0.5 sharpens, 2 flattens); and the causal
 // mask is an additive -inf, which exp turns into an exact 0.
-// Also checks two numbers printed in the course notes, one of which is wrong.
+// Also checks two quoted answers a learner may meet, one of which is wrong.
 // Calls: tw_softmax_rows, tw_print_matrix, tw_npy_write_f32, tw_write_labelled_matrix.
 // Build & run: make lesson6 && ./lesson6 [--seed N] [-T N] [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/06_temperature.gp     (reads out/lesson6/temperature.dat)
@@ -21,8 +21,8 @@ static const lesson_info INFO = {
     6, "Softmax: stability, temperature and the causal mask",
     "Attention weights and next-token probabilities both come out of a softmax. This lesson computes "
     "softmax by hand and with tw_softmax_rows, shows the textbook formula breaking on the scores "
-    "[1000, 1000.1, 1000.2] (and that the answer printed for them in the course notes is the "
-    "softmax of different numbers), sweeps the temperature from 0.5 to 2 and shows how the "
+    "[1000, 1000.1, 1000.2] (and that an answer you may meet for them, [0.0900, 0.2447, 0.6652], is "
+    "the softmax of different numbers), sweeps the temperature from 0.5 to 2 and shows how the "
     "distribution sharpens or flattens, and builds a causal mask with -inf so each position can "
     "only attend to itself and the past."
 };
@@ -91,19 +91,19 @@ int main(int argc, char **argv) {
     float reff[3] = { (float)ref[0], (float)ref[1], (float)ref[2] };
     lesson_expect("the naive formula gives NaN here", isnan(naive[0]) && isnan(naive[2]));
     lesson_expect_close("stable softmax == float64 reference", stable, reff, 3, 1e-6f);
-    const float notes_claim[3] = { 0.0900f, 0.2447f, 0.6652f };
+    const float quoted[3] = { 0.0900f, 0.2447f, 0.6652f };
     const float z012[3] = { 0.0f, 1.0f, 2.0f };
     float p012[3];
     tw_softmax_rows(p012, z012, 1, 3, 1.0f);
-    lesson_say("The course notes print tensor([0.0900, 0.2447, 0.6652]) for this input. That is "
-               "wrong: it is the softmax of scores one apart, [1000, 1001, 1002] (or [0, 1, 2]: "
+    lesson_say("A claim you may meet: for this input softmax gives tensor([0.0900, 0.2447, "
+               "0.6652]). That is wrong: it is the softmax of scores one apart, [1000, 1001, 1002] (or [0, 1, 2]: "
                "%.4f, %.4f, %.4f). Scores 0.1 apart are much closer to uniform: %.4f, %.4f, %.4f. "
                "Only differences between scores matter, and these differences are small.",
                (double)p012[0], (double)p012[1], (double)p012[2],
                (double)stable[0], (double)stable[1], (double)stable[2]);
-    lesson_expect_close("the notes' numbers are softmax([0,1,2])", p012, notes_claim, 3, 5e-5f);
-    lesson_expect("the notes' numbers are not softmax([1000,1000.1,1000.2])",
-                  fabsf(stable[2] - notes_claim[2]) > 0.1f);
+    lesson_expect_close("the quoted numbers are softmax([0,1,2])", p012, quoted, 3, 5e-5f);
+    lesson_expect("the quoted numbers are not softmax([1000,1000.1,1000.2])",
+                  fabsf(stable[2] - quoted[2]) > 0.1f);
 
     // ---- 3. temperature ----
     lesson_section("Temperature: dividing the scores before the softmax");
@@ -112,13 +112,13 @@ int main(int argc, char **argv) {
                "towards uniform). Entropy, in bits, measures the flatness: log2(3) = %.3f bits is "
                "uniform over three choices, 0 is certain.", log2(3.0));
     static const float TAUS[] = { 0.5f, 0.75f, 1.0f, 1.5f, 2.0f };
-    // The notes list three of these; -1 marks "not given".
-    static const float NOTES[][3] = { { 0.84f, 0.11f, 0.04f }, { -1, -1, -1 },
+    // A quoted temperature table gives three of these; -1 marks "not given".
+    static const float QUOTED[][3] = { { 0.84f, 0.11f, 0.04f }, { -1, -1, -1 },
                                       { 0.67f, 0.24f, 0.09f }, { -1, -1, -1 },
                                       { 0.51f, 0.31f, 0.19f } };
     printf("  %5s   %7s %7s %7s   %7s   %s\n", "tau", "p(2)", "p(1)", "p(0.1)", "entropy",
-           "the notes say");
-    float notes_off[5] = { 0 };
+           "a quoted table says");
+    float quoted_off[5] = { 0 };
     int temps_ok = 1;
     for (int i = 0; i < 5; i++) {
         float pt[3];
@@ -128,23 +128,23 @@ int main(int argc, char **argv) {
         for (int j = 0; j < 3; j++) if (fabs(pt[j] - r[j]) > 1e-6) temps_ok = 0;
         printf("  %5.2f   %7.4f %7.4f %7.4f   %7.3f   ", (double)TAUS[i], (double)pt[0],
                (double)pt[1], (double)pt[2], entropy_bits(pt, 3));
-        if (NOTES[i][0] < 0) { printf("-\n"); continue; }
-        for (int j = 0; j < 3; j++) notes_off[i] = fmaxf(notes_off[i], fabsf(pt[j] - NOTES[i][j]));
-        // the notes round to 2 decimals, so a correct entry is off by at most 0.005
-        printf("[%.2f, %.2f, %.2f]  off by up to %.3f%s\n", (double)NOTES[i][0],
-               (double)NOTES[i][1], (double)NOTES[i][2], (double)notes_off[i],
-               notes_off[i] > 0.0051f ? " (more than rounding)" : " (rounding)");
+        if (QUOTED[i][0] < 0) { printf("-\n"); continue; }
+        for (int j = 0; j < 3; j++) quoted_off[i] = fmaxf(quoted_off[i], fabsf(pt[j] - QUOTED[i][j]));
+        // the quoted table rounds to 2 decimals, so a correct entry is off by at most 0.005
+        printf("[%.2f, %.2f, %.2f]  off by up to %.3f%s\n", (double)QUOTED[i][0],
+               (double)QUOTED[i][1], (double)QUOTED[i][2], (double)quoted_off[i],
+               quoted_off[i] > 0.0051f ? " (more than rounding)" : " (rounding)");
     }
     lesson_expect("every temperature row matches float64 within 1e-6", temps_ok);
     float p05[3];
     tw_softmax_rows(p05, z, 1, 3, 0.5f);
     lesson_say("At tau = 0.5 the scores become [4, 2, 0.2], so the last probability is "
-               "exp(0.2) / (exp(4) + exp(2) + exp(0.2)) = %.4f, not the notes' 0.04: that row is "
-               "off by %.3f. The notes' rows for tau = 1 and 2 are close but not correctly rounded "
-               "either (the notes' own first example, [0.66, 0.24, 0.10], is right). Halving "
+               "exp(0.2) / (exp(4) + exp(2) + exp(0.2)) = %.4f, not the quoted table's 0.04: that row "
+               "is off by %.3f. Its rows for tau = 1 and 2 are close but not correctly rounded "
+               "either (the same source's first example, [0.66, 0.24, 0.10], is right). Halving "
                "the temperature squares the odds: p(2)/p(1) goes from e = %.2f to "
-               "e^2 = %.2f.", (double)p05[2], (double)notes_off[0], exp(1.0), exp(2.0));
-    lesson_expect("the notes' tau = 0.5 row is off by more than 0.02", notes_off[0] > 0.02f);
+               "e^2 = %.2f.", (double)p05[2], (double)quoted_off[0], exp(1.0), exp(2.0));
+    lesson_expect("the quoted tau = 0.5 row is off by more than 0.02", quoted_off[0] > 0.02f);
     lesson_expect_near("softmax([2,1,0.1] / 0.5)[0] = 0.8638", p05[0], 0.8638, 5e-5);
 
     // a fine sweep for the picture

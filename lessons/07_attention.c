@@ -229,7 +229,7 @@ int main(int argc, char **argv) {
                   scaling[4 * 6 + 5] > 0.9f);
     lesson_expect("scaled softmax at d_k = 1024 stays spread (max weight < 0.5)",
                   scaling[4 * 6 + 4] < 0.5f);
-    lesson_say("The course notes say that for d_k = 128 \"dot products can lie in [-20, 20]\". "
+    lesson_say("A claim you may meet: for d_k = 128 \"dot products can lie in [-20, 20]\". "
                "The standard deviation is sqrt(128) = 11.3, so [-20, 20] is about +-1.8 standard "
                "deviations: the measurement above finds %.1f%% of the values outside it. The range "
                "is typical, not a bound.", 100.0 * scaling[3 * 6 + 3]);

@@ -5,7 +5,7 @@
 // (ReLU, GELU, SiLU) drawn side by side; the gated SwiGLU form silu(x Wg^T) * (x Wu^T) used by
 // Llama and Qwen, worked step by step against the library; and why a SwiGLU hidden size of
 // 2/3 * 4C keeps the parameter count of the classic 4C FFN, with real sizes (Llama 2, stories260K,
-// Qwen3-8B, whose 12288 is not the notes' 14336).
+// Qwen3-8B, whose 12288 is not the 14336 a hand count you may meet uses).
 // Calls: tw_relu1, tw_gelu_erf1, tw_gelu_tanh1, tw_silu1, tw_activation, tw_silu,
 //        tw_ffn_forward, tw_swiglu_forward, tw_linear_forward, tw_linear_params.
 // Build & run: make lesson8 && ./lesson8 [--seed N] [-T N] [--out DIR] [--no-plot]
@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
     // ---- 4. the 2/3 rule ----
     lesson_section("Why the hidden size is about 2/3 * 4C");
     lesson_say("Classic FFN: two matrices of C x 4C = 8C^2 weights. SwiGLU: three matrices of C x F "
-               "= 3CF. Equal when 3CF = 8C^2, i.e. F = 8C/3 = (2/3) * 4C. The notes write this as "
+               "= 3CF. Equal when 3CF = 8C^2, i.e. F = 8C/3 = (2/3) * 4C. A claim you may meet writes this as "
                "\"4d -> 2 x (8d/3) = 5.33d\": the gate and up projections together are 5.33C wide, "
                "more than 4C, but the down projection is narrower, and the total is the same 8C^2. "
                "Per token the FLOPs are 2 x weights in both, so compute matches too.");
@@ -145,7 +145,7 @@ int main(int argc, char **argv) {
         { "Llama-2-7B (rounded to 256)", 4096, 11008, 1 },
         { "stories260K (rounded to 4)", 64, 172, 1 },
         { "Qwen3-8B (config: 12288 = 3C)", 4096, 12288, 1 },
-        { "notes' \"Qwen3-8B\" 14336 (Llama-3-8B)", 4096, 14336, 1 },
+        { "claimed \"Qwen3-8B\" 14336 (Llama-3-8B)", 4096, 14336, 1 },
         { "GPT-2 small (classic, with biases)", 768, 3072, 2 },
     };
     for (size_t i = 0; i < sizeof M / sizeof M[0]; i++) {
@@ -166,8 +166,8 @@ int main(int argc, char **argv) {
     lesson_expect("Llama's rule gives 11008 for C = 4096", llama_f == 11008);
     lesson_expect("the same rule with multiple 4 gives 172 for C = 64", s260_f == 172);
     lesson_say("Qwen3-8B does not follow the 2/3 rule: its config says intermediate_size 12288 = "
-               "3C, so each layer's MLP holds 3 x 4096 x 12288 = %lld weights. The course notes "
-               "use 14336 (Llama-3-8B's size) and get 3 x 58.7M = 176M per layer; the correct "
+               "3C, so each layer's MLP holds 3 x 4096 x 12288 = %lld weights. A hand count you may "
+               "meet uses 14336 (Llama-3-8B's size) and get 3 x 58.7M = 176M per layer; the correct "
                "figure is 151.0M, and over 36 layers the difference is %.2f billion parameters.",
                3 * tw_linear_params(4096, 12288, 0),
                36.0 * 3 * (double)(tw_linear_params(4096, 14336, 0) - tw_linear_params(4096, 12288, 0)) * 1e-9);

@@ -415,7 +415,7 @@ static void error_budget(void) {
     lesson_write_text("budget.txt", report);
     lesson_note("Activation quantization adds its own rounding on top of the weights'; with groups of "
                 "%d it is fine-grained (one scale per %d values), so the two rows stay close.", gs, gs);
-    lesson_expect("int8 perplexity within 1% of fp32 (the issue's goal)", fabs(b8.ppl_test / b8.ppl_ref - 1) < 0.01);
+    lesson_expect("int8 perplexity within 1% of fp32", fabs(b8.ppl_test / b8.ppl_ref - 1) < 0.01);
     lesson_expect("the int8 KL divergence is small (below 0.01 nats)", b8.mean_kl >= 0 && b8.mean_kl < 0.01);
     tw_tokenizer_free(&tok);
     tw_model_free(&mw);

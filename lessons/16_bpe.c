@@ -100,8 +100,7 @@ static const char STORY[] =
     "Timmy learned that sometimes, the cloud isn't respected, but it's okay to help other"
     "s.\n";
 
-// From the course notes (note 002, on what a tokenizer does; characters the notes' encoding
-// damaged are restored): "The tokenizer's main job is to turn text into numbers (tokens), so that
+// A sentence of the kind a Chinese introduction to tokenizers opens with: "The tokenizer's main job is to turn text into numbers (tokens), so that
 // the model can process it."
 static const char CHINESE[] =
     "Tokenizer 的主要功能是把文字轉換成數字 (token)，這樣模型才能夠處理。";
@@ -314,7 +313,7 @@ static int byte_tokens(const tw_tokenizer *tok, const char *text) {
 static void other_texts(const tw_tokenizer *tok512, const char *train_part) {
     const double share = 100.0 * (double)strlen(train_part) / (double)strlen(STORY);
     lesson_section("A story vocabulary on Chinese and on C code");
-    lesson_say("A sentence from the course notes (note 002, on what a tokenizer does), and five "
+    lesson_say("A Chinese sentence (\"the tokenizer's main job is to turn text into numbers\"), and five "
                "lines of C from lib/tokenize/tokenizer.c:");
     printf("  %s\n\n", CHINESE);
     show_encoding("Chinese, tok512", tok512, CHINESE, 18);
