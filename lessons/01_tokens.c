@@ -88,7 +88,7 @@ int main(int argc, char **argv) {
     int *ids = encode(&tok, text, 1, &n);
     printf("  text  (%zu bytes): %s\n", strlen(text), text);
     printf("  pieces (%d tokens):\n    ", n);
-    for (int i = 0; i < n; i++) { lesson_print_piece(tw_tokenizer_decode(&tok, 0, ids[i])); putchar(' '); }
+    for (int i = 0; i < n; i++) printf("[%s] ", lesson_token(&tok, ids[i]));
     printf("\n  ids:\n    ");
     for (int i = 0; i < n; i++) printf("%d ", ids[i]);
     printf("\n");
@@ -97,6 +97,19 @@ int main(int argc, char **argv) {
                "space in front: SentencePiece adds a \"dummy\" space before the text so the first "
                "word is spelled like any other word. Decoding drops that space again after BOS.",
                ids[0]);
+    lesson_say("This is how every lesson shows a token: its piece from the vocabulary in brackets, "
+               "_ for the space it starts with, \\n for a newline, <0xHH> for a byte token. The "
+               "piece is shown, not the decoded text, so [_Once] looks the same after BOS (where "
+               "decoding prints \"Once\") as anywhere else. One piece is the space alone, [_] (id "
+               "%d): a word with no \"_word\" piece of its own is spelled [_] and then smaller "
+               "pieces, as \" Zoe\" is here:", tw_tokenizer_lookup(&tok, " "));
+    int n_zoe = 0;
+    int *ids_zoe = encode(&tok, "Zoe", 0, &n_zoe);   // the dummy space makes it " Zoe"
+    printf("   ");
+    for (int i = 0; i < n_zoe; i++) printf(" [%s]", lesson_token(&tok, ids_zoe[i]));
+    printf("\n");
+    lesson_expect("\" Zoe\" starts with the lone-space piece [_]",
+                  n_zoe > 1 && ids_zoe[0] == tw_tokenizer_lookup(&tok, " "));
     char *back = decode(&tok, ids, n);
     printf("  decoded: %s\n", back);
     lesson_expect("decode(encode(text)) == text", strcmp(back, text) == 0);

@@ -57,7 +57,7 @@ static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
     if (sampler->temperature == 0.0f) {
         g_predicted = tw_argmax(logits, V);
         lesson_say("Temperature 0: the sampler is greedy and takes the largest logit, id %d [%s].",
-                   g_predicted, lesson_visible_piece(tw_tokenizer_decode(tok, prev, g_predicted)));
+                   g_predicted, lesson_token(tok, g_predicted));
         return 1;
     }
     tw_prob_index *c = lesson_alloc_bytes((size_t)V * sizeof *c);      // (V)
@@ -82,7 +82,7 @@ static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
     }
     lesson_say("How a token is chosen, at step %d (%s). The model's last position gives %d logits, one "
                "per vocabulary entry. Divided by the temperature %.2f and passed through softmax "
-               "they become probabilities; the most likely ones, after \"...%s\" (a space shows as _):", step,
+               "they become probabilities; the most likely ones, after \"...%s\" (pieces as lesson 1 shows them, _ for a space):", step,
                force && c[0].prob >= 0.6f ? "the last step"
                                           : "the first step where the model is not nearly sure: p < 0.6 for the top token",
                V,
@@ -92,9 +92,15 @@ static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
     for (int i = 0; i < 10 && i < V; i++) {
         cum += c[i].prob;
         printf("    %4d %6d  [%-10s] %8.4f %10.4f%s\n", i + 1, c[i].index,
-               lesson_visible_piece(tw_tokenizer_decode(tok, prev, c[i].index)), (double)c[i].prob, cum,
+               lesson_token(tok, c[i].index), (double)c[i].prob, cum,
                nucleus_on && i + 1 == keep ? "   <- the nucleus ends here" : "");
     }
+    for (int i = 0; i < 10 && i < V; i++)
+        if (strcmp(tok->vocab[c[i].index], " ") == 0)
+            lesson_note("[_] (id %d, rank %d, p %.4f) is the space alone. A word that tok512 has no "
+                        "\"_word\" piece for is spelled [_] and then smaller pieces (lesson 1: "
+                        "\" Zoe\" is [_][Z][o][e]), so this p is the total of all such rarer next "
+                        "words together.", c[i].index, i + 1, (double)c[i].prob);
     tw_sampler copy = *sampler;                     // shares the scratch; only the state matters
     float u = tw_sampler_next_f32(&copy);
     float target = u * mass, run = 0.0f;
@@ -109,11 +115,11 @@ static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
                    "number u = %.4f, scales it by the nucleus mass to %.4f, and walks down the "
                    "cumulative column to the first entry above it: id %d [%s].", (double)p, keep,
                    mass, (double)p, (double)u, target, g_predicted,
-                   lesson_visible_piece(tw_tokenizer_decode(tok, prev, g_predicted)));
+                   lesson_token(tok, g_predicted));
     else
         lesson_say("The sampler draws one uniform number u = %.4f and walks down the cumulative "
                    "column to the first entry above it: id %d [%s].", (double)u, g_predicted,
-                   lesson_visible_piece(tw_tokenizer_decode(tok, prev, g_predicted)));
+                   lesson_token(tok, g_predicted));
     return 1;
 }
 
@@ -172,9 +178,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n_prompt; i++) printf(" %d", seq[i]);
     printf("\n   pieces:");
     for (int i = 0; i < n_prompt; i++) {
-        const char *p = tw_tokenizer_decode(&tok, i ? seq[i - 1] : 0, seq[i]);
-        if (seq[i] == TW_TOK_BOS) printf(" [\\n<s>\\n]");   // as lesson 1 prints it
-        else printf(" [%s]", lesson_visible_piece(p));
+        printf(" [%s]", lesson_token(&tok, seq[i]));
     }
     printf("\n");
     lesson_say("The first id, %d, is BOS (begin of text), the piece \"\\n<s>\\n\" of lesson 1; "
@@ -325,7 +329,7 @@ int main(int argc, char **argv) {
     lesson_section("Files");
     const char **labels = lesson_alloc_bytes((size_t)T * sizeof *labels);
     for (int t = 0; t < T; t++) {
-        const char *p = t == 0 ? "<s>" : tw_tokenizer_decode(&tok, seq[t - 1], seq[t]);
+        const char *p = t == 0 ? "<s>" : tok.vocab[seq[t]];   // the piece, as lesson_token shows it
         char buf[64];
         snprintf(buf, sizeof buf, "%s", p);
         for (char *q = buf; *q; q++) if (*q == ' ') *q = '_';   // visible spaces on the axes

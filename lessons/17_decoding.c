@@ -65,8 +65,9 @@ static int *encode(const model *md, const char *text, int *n) {
     return ids;
 }
 
-static const char *piece(const model *md, int prev, int id) {
-    return lesson_visible_piece(tw_tokenizer_decode(&md->tok, prev, id));
+// The token `id` as every lesson shows it (lesson_token: its piece, '_' for a space).
+static const char *piece(const model *md, int id) {
+    return lesson_token(&md->tok, id);
 }
 
 // Probabilities (V) after the whole of ids (n), at temperature 1.
@@ -101,18 +102,18 @@ static void top10_along_the_story(model *md, const int *ids, int n, char *log, s
         int rank = 0;
         for (int i = 0; i < V; i++) rank += p[(size_t)t * V + i] > p[(size_t)t * V + ids[t + 1]];
         len += (size_t)snprintf(log + len, log_cap - len, "after [%s] next is [%s] p=%.4f rank %d; top 10:",
-                                piece(md, t ? ids[t - 1] : 0, ids[t]), piece(md, ids[t], ids[t + 1]),
+                                piece(md, ids[t]), piece(md, ids[t + 1]),
                                 (double)p[(size_t)t * V + ids[t + 1]], rank + 1);
         for (int j = 0; j < 10; j++)
-            len += (size_t)snprintf(log + len, log_cap - len, " [%s] %.3f", piece(md, ids[t], top[j]),
+            len += (size_t)snprintf(log + len, log_cap - len, " [%s] %.3f", piece(md, top[j]),
                                     (double)p[(size_t)t * V + top[j]]);
         len += (size_t)snprintf(log + len, log_cap - len, "\n");
         if (t >= shown) continue;
         printf("  after \"...%s\" the text goes on with [%s] (p = %.3f, rank %d). Top 10:\n   ",
-               piece(md, t ? ids[t - 1] : 0, ids[t]), piece(md, ids[t], ids[t + 1]),
+               piece(md, ids[t]), piece(md, ids[t + 1]),
                (double)p[(size_t)t * V + ids[t + 1]], rank + 1);
         for (int j = 0; j < 10; j++)
-            printf(" [%s] %.3f", piece(md, ids[t], top[j]), (double)p[(size_t)t * V + top[j]]);
+            printf(" [%s] %.3f", piece(md, top[j]), (double)p[(size_t)t * V + top[j]]);
         printf("\n");
     }
 }
@@ -146,10 +147,10 @@ static void five_rules(model *md, uint64_t seed) {
     int top[10];
     top_k_ids(top, p, V, 10);
     lesson_say("The distribution after \"%s\" (temperature 1):", prompt);
-    for (int j = 0; j < 10; j++) printf("    [%s] %.4f\n", piece(md, ids[n - 1], top[j]), (double)p[top[j]]);
+    for (int j = 0; j < 10; j++) printf("    [%s] %.4f\n", piece(md, top[j]), (double)p[top[j]]);
 
     int greedy = tw_argmax(logits, V);
-    printf("  greedy: the largest probability, always [%s]\n", piece(md, ids[n - 1], greedy));
+    printf("  greedy: the largest probability, always [%s]\n", piece(md, greedy));
     lesson_expect("greedy == the top of the list", greedy == top[0]);
 
     // temperature: the same logits divided by tau, then sampled 20 times with one seed
@@ -160,7 +161,7 @@ static void five_rules(model *md, uint64_t seed) {
         tw_sampler s = { 0 };
         LESSON_TRY(tw_sampler_init(&s, V, taus[i], 0.0f, seed + (uint64_t)i));
         printf("  temperature %.1f: p(top) = %.3f; 12 draws:", (double)taus[i], (double)pt[top[0]]);
-        for (int d = 0; d < 12; d++) printf(" [%s]", piece(md, ids[n - 1], tw_sampler_sample(&s, logits)));
+        for (int d = 0; d < 12; d++) printf(" [%s]", piece(md, tw_sampler_sample(&s, logits)));
         printf("\n");
         tw_sampler_free(&s);
     }
@@ -169,7 +170,7 @@ static void five_rules(model *md, uint64_t seed) {
     double mass_k = 0.0;
     for (int j = 0; j < k; j++) mass_k += p[top[j]];
     printf("  top-k, k = %d: only", k);
-    for (int j = 0; j < k; j++) printf(" [%s] %.3f", piece(md, ids[n - 1], top[j]), p[top[j]] / mass_k);
+    for (int j = 0; j < k; j++) printf(" [%s] %.3f", piece(md, top[j]), p[top[j]] / mass_k);
     printf(" can be drawn (renormalised from %.3f of the mass)\n", mass_k);
     // top-p: the shortest prefix of the sorted list whose mass exceeds p
     const float topp = 0.9f;
@@ -304,8 +305,8 @@ int main(int argc, char **argv) {
     lesson_section("What the model predicts, step by step");
     lesson_say("One forward pass over a story gives, at every position, a probability for each of "
                "the %d tokens that could come next. Here is what the model expected at the first "
-               "steps of a short story, against what the story actually says (a space shows as _; "
-               "every step is in next_tokens.txt):", md.V);
+               "steps of a short story, against what the story actually says (tokens as lesson 1 shows "
+               "them; every step is in next_tokens.txt):", md.V);
     int n_story;
     int *story = encode(&md, STORY, &n_story);
     char *log = lesson_alloc_bytes((size_t)n_story * 512);

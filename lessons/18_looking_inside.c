@@ -70,9 +70,9 @@ static void unload(model *md) {
     tw_model_free(&md->m);
 }
 
-// The token `id` as text after `prev`, spaces shown as '_' (lesson 1's convention).
-static const char *piece(const model *md, int prev, int id) {
-    return lesson_visible_piece(tw_tokenizer_decode(&md->tok, prev, id));
+// The token `id` as every lesson shows it (lesson_token: its piece, '_' for a space).
+static const char *piece(const model *md, int id) {
+    return lesson_token(&md->tok, id);
 }
 
 // BOS + STORY as ids (tracked); *n receives the count.
@@ -296,7 +296,7 @@ int main(int argc, char **argv) {
     char *text = lesson_alloc_bytes(cap);
     const int shown0 = 1, shown = 9;   // positions 1..9: "Once upon a time, there was ..."
     printf("  %-8s", "after");
-    for (int t = shown0; t < shown0 + shown && t < n; t++) printf(" %-9s", piece(&md, ids[t - 1], ids[t]));
+    for (int t = shown0; t < shown0 + shown && t < n; t++) printf(" %-9s", piece(&md, ids[t]));
     printf("\n");
     for (int k = 0; k <= L; k++) {
         read_out(lens, normed, stats, &md, stream_after(&md, k), n);
@@ -307,13 +307,13 @@ int main(int argc, char **argv) {
         for (int t = 0; t + 1 < n; t++) {
             int top = tw_argmax(lens + (size_t)t * V, V);
             same += top == base_pred[t];
-            if (len + 32 < cap) len += (size_t)snprintf(text + len, cap - len, " %s", piece(&md, ids[t], top));
+            if (len + 32 < cap) len += (size_t)snprintf(text + len, cap - len, " %s", piece(&md, top));
         }
         len += (size_t)snprintf(text + len, cap - len, "\n");
         agree[k] = (float)same / (float)(n - 1);
         printf("  %-8s", name);
         for (int t = shown0; t < shown0 + shown && t < n; t++)
-            printf(" %-9s", piece(&md, ids[t], tw_argmax(lens + (size_t)t * V, V)));
+            printf(" %-9s", piece(&md, tw_argmax(lens + (size_t)t * V, V)));
         printf("  (%3.0f%% agree with the output)\n", 100.0 * agree[k]);
     }
     lesson_note("each column is a position of the story, headed by its token; each row is the top "
