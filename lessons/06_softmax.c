@@ -48,12 +48,13 @@ static double entropy_bits(const float *p, int n) {
     return h;
 }
 
-int main(int argc, char **argv) {
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 6, .T = 6 }, NULL);
+static const float Z[3] = { 2.0f, 1.0f, 0.1f };   // the scores of sections 1 and 3
+enum { NT = 60 };                                 // temperatures in the picture's sweep
 
-    // ---- 1. the definition ----
+// 1. The definition: exp, then divide by the sum.
+static void scores_to_probabilities(void) {
     lesson_section("Scores in, probabilities out");
-    const float z[3] = { 2.0f, 1.0f, 0.1f };
+    const float *z = Z;
     float p[3];
     lesson_say("Take three scores z = [2, 1, 0.1]. Exponentiate each (exp makes everything "
                "positive and widens gaps), then divide by the sum so they add up to 1:");
@@ -69,7 +70,10 @@ int main(int argc, char **argv) {
     lesson_note("the biggest score gets the biggest share, but not all of it: softmax is a soft "
                 "version of \"pick the max\" (an argmax would give [1, 0, 0]).");
 
-    // ---- 2. stability ----
+}
+
+// 2. The textbook formula overflows at scores near 1000; subtracting the maximum does not.
+static void subtract_the_maximum(void) {
     lesson_section("Why the maximum is subtracted first");
     const float big[3] = { 1000.0f, 1000.1f, 1000.2f };
     float naive[3], stable[3];
@@ -105,8 +109,12 @@ int main(int argc, char **argv) {
     lesson_expect("the quoted numbers are not softmax([1000,1000.1,1000.2])",
                   fabsf(stable[2] - quoted[2]) > 0.1f);
 
-    // ---- 3. temperature ----
+}
+
+// 3. Temperature against a quoted table. Returns the picture's sweep (NT, 5), tracked.
+static float *temperature(void) {
     lesson_section("Temperature: dividing the scores before the softmax");
+    const float *z = Z;
     lesson_say("Sampling divides the logits by a temperature tau: softmax(z / tau). A small tau "
                "stretches the gaps (sharper, towards argmax), a large tau shrinks them (flatter, "
                "towards uniform). Entropy, in bits, measures the flatness: log2(3) = %.3f bits is "
@@ -148,7 +156,6 @@ int main(int argc, char **argv) {
     lesson_expect_near("softmax([2,1,0.1] / 0.5)[0] = 0.8638", p05[0], 0.8638, 5e-5);
 
     // a fine sweep for the picture
-    enum { NT = 60 };
     float *sweep = lesson_alloc(NT * 5);                               // (NT, 5)
     for (int i = 0; i < NT; i++) {
         float tau = 0.1f + 0.05f * (float)i;                           // 0.1 .. 3.05
@@ -157,15 +164,18 @@ int main(int argc, char **argv) {
         float row[5] = { tau, pt[0], pt[1], pt[2], (float)entropy_bits(pt, 3) };
         memcpy(sweep + i * 5, row, sizeof row);
     }
+    return sweep;
+}
 
-    // ---- 4. the causal mask ----
+// 4. The causal mask as an additive -inf on random scores (T, T). Returns the weights (T, T)
+// and sets *scores_out to the masked scores (both tracked).
+static float *causal_mask(float **scores_out, int T, uint64_t seed) {
     lesson_section("The causal mask is an additive -inf");
-    const int T = a.T;
     lesson_say("In a language model position t may only look at positions 0..t: the future is "
                "what it must predict. Attention enforces this by adding -inf to the score of every "
                "later position (column s > row t) before the softmax. exp(-inf) = %g exactly, so "
                "those weights are exactly zero and the rest still sum to 1.", (double)expf(-INFINITY));
-    float *scores = lesson_randn((long)T * T, 1.0f, a.seed);           // (T, T)
+    float *scores = lesson_randn((long)T * T, 1.0f, seed);             // (T, T)
     for (int t = 0; t < T; t++)
         for (int s = t + 1; s < T; s++) scores[t * T + s] = -INFINITY;
     float *w = lesson_alloc((long)T * T);                              // (T, T)
@@ -190,8 +200,12 @@ int main(int argc, char **argv) {
     float allmasked[3] = { -INFINITY, -INFINITY, -INFINITY }, am[3];
     tw_softmax_rows(am, allmasked, 1, 3, 1.0f);
     lesson_expect("a fully masked row becomes zeros, not NaN", am[0] == 0.0f && am[2] == 0.0f);
+    *scores_out = scores;
+    return w;
+}
 
-    // ---- files ----
+// The sweep and the causal example as .npy and for gnuplot.
+static void write_files(const float *sweep, const float *scores, const float *w, int T) {
     lesson_section("Files");
     lesson_write_npy2("temperature.npy", sweep, NT, 5);
     static const char *const TCOLS[5] = { "tau", "p_2", "p_1", "p_0.1", "entropy_bits" };
@@ -210,5 +224,15 @@ int main(int argc, char **argv) {
                             "key position s, value: weight (0 above the diagonal)");
     lesson_plot("06_temperature.gp", "temperature.dat", "temperature.png");
     lesson_plot("06_causal.gp", "causal_weights.dat", "causal_weights.png");
+}
+
+int main(int argc, char **argv) {
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 6, .T = 6 }, NULL);
+    scores_to_probabilities();
+    subtract_the_maximum();
+    float *sweep = temperature();
+    float *scores;
+    float *w = causal_mask(&scores, a.T, a.seed);
+    write_files(sweep, scores, w, a.T);
     return lesson_finish();
 }
