@@ -161,6 +161,7 @@ static void check_published(const model *m) {
 
 // A hand count that gives Qwen3-8B intermediate_size 14336 (Llama-3-8B's); the config says 12288.
 static void claimed_qwen3_width(const model *qwen3) {
+    lesson_section("Checking a hand count: Qwen3-8B with the wrong MLP width");
     tw_hf_config wrong = qwen3->cfg;
     wrong.ffn_hidden = 14336;
     tw_param_counts w;
@@ -193,6 +194,7 @@ static void claimed_qwen3_width(const model *qwen3) {
 
 // A hand-made table for a "Small" config (dim 256, 4 layers, 8/4 heads, vocab 8192).
 static void claimed_small_table(const model *small) {
+    lesson_section("Checking a hand count: a small model's table that does not add up");
     const tw_param_counts *n = &small->n;
     const int64_t hidden = 2 * (4 * 256) / 3;   // the quoted MLP code: int(2 * 4 * dim / 3) = 682
     lesson_say("A claim you may meet, as a tutorial's table of parameters for a small model, dim 256, 4 "
@@ -228,33 +230,8 @@ static void claimed_small_table(const model *small) {
 
 // ---- main ----
 
-int main(int argc, char **argv) {
-    int context = 4096;
-    const lesson_opt opts[] = {
-        { "--context", 'i', &context, "N", "context length for the KV-cache sizes (default 4096)" },
-        { NULL, 0, NULL, NULL, NULL },
-    };
-    lesson_start(argc, argv, &INFO, (lesson_args){ .no_seed = 1 }, opts);
-    if (context < 1) {   // bad usage: exit 2 like lesson_start's own option errors
-        fprintf(stderr, "lesson10: --context %d: give a positive number of tokens\n", context);
-        return 2;
-    }
-
-    model M[] = {
-        { "GPT-2 124M",   "data/configs/gpt2.json",            124439808LL,  { 0 }, { 0 } },
-        { "Llama-2-7B",   "data/configs/Llama-2-7b.json",      6738415616LL, { 0 }, { 0 } },
-        { "Qwen3-8B",     "data/configs/Qwen3-8B.json",        8190735360LL, { 0 }, { 0 } },
-        { "Small (dim 256)", "data/configs/small-swiglu.json", 0,            { 0 }, { 0 } },
-        { "Mistral-7B",   "data/configs/Mistral-7B-v0.1.json", 7241732096LL, { 0 }, { 0 } },
-        { "TinyLlama-1.1B", "data/configs/TinyLlama-1.1B.json", 1100048384LL, { 0 }, { 0 } },
-        { "Qwen2.5-0.5B", "data/configs/Qwen2.5-0.5B.json",    494032768LL,  { 0 }, { 0 } },
-        { "Qwen3-0.6B",   "data/configs/Qwen3-0.6B.json",      596049920LL,  { 0 }, { 0 } },
-    };
-    const int NM = (int)(sizeof M / sizeof M[0]);
-    for (int i = 0; i < NM; i++) load(&M[i]);
-    model *gpt2 = &M[0], *llama = &M[1], *qwen3 = &M[2], *small = &M[3];
-
-    // ---- 1 ----
+// 1. What a parameter is, and what is not one.
+static void what_counts(void) {
     lesson_section("What counts as a parameter");
     lesson_say("A parameter is one learned number: an entry of a weight matrix, of a bias "
                "vector, or of a normalisation gain. A Linear layer from C_in to C_out holds "
@@ -267,31 +244,18 @@ int main(int argc, char **argv) {
                "and counted by tw_params_count, which follows how the transformers modules "
                "create their weights. ./params CONFIG.json prints the same breakdown for any "
                "gpt2, llama, mistral, qwen2 or qwen3 config.");
+}
 
-    // ---- 2 ----
-    lesson_section("GPT-2 124M, module by module");
-    walk_gpt2(gpt2);
-    check_published(gpt2);
+// 2-4. One model's parameters module by module, then its total against the published one.
+static void walk(const char *title, const model *m, void (*walk_modules)(const model *)) {
+    lesson_section(title);
+    walk_modules(m);
+    check_published(m);
+}
 
-    // ---- 3 ----
-    lesson_section("Llama-2-7B: no biases, RMSNorm, SwiGLU, untied head");
-    walk_llama_like(llama);
-    check_published(llama);
-
-    // ---- 4 ----
-    lesson_section("Qwen3-8B: grouped-query attention, explicit head_dim, q_norm and k_norm");
-    walk_llama_like(qwen3);
-    check_published(qwen3);
-
-    // ---- 5 ----
-    lesson_section("Checking a hand count: Qwen3-8B with the wrong MLP width");
-    claimed_qwen3_width(qwen3);
-
-    // ---- 6 ----
-    lesson_section("Checking a hand count: a small model's table that does not add up");
-    claimed_small_table(small);
-
-    // ---- 7 ----
+// 7. Each model's shares: embeddings, attention, MLP, norms, head; Qwen3-8B's running total.
+// M (NM): the models, the first three checked already; qwen3 is one of them.
+static void shares(const model *M, int NM, const model *qwen3) {
     lesson_section("Shares: embeddings, attention, MLP, norms, output head");
     lesson_say("The same split for every config in data/configs/ (percent of each model's total; "
                "a tied head shows 0 because its numbers are the embedding's):");
@@ -337,8 +301,10 @@ int main(int argc, char **argv) {
         lesson_write_text("qwen3_layers.dat", q);
         lesson_expect("Qwen3-8B's staircase ends at its total", run == qwen3->n.total);
     }
+}
 
-    // ---- 8 ----
+// 8. Memory: weights at fp32, bf16 and int8, and the KV cache at `context` tokens.
+static void memory(const model *M, int NM, const model *llama, const model *qwen3, int context) {
     lesson_section("Memory: the weights, and the KV cache at a context length");
     lesson_say("Weights take (parameters x bytes per number): 4 bytes in fp32, 2 in bf16 or fp16, "
                "1 in int8 (plus a few scales, ignored here). While generating, a model also keeps "
@@ -378,7 +344,42 @@ int main(int argc, char **argv) {
                 commas(tw_hf_kv_bytes(&M[7].cfg, 1, 2)));
     lesson_expect("Llama-2-7B's KV cache at 4096 tokens in bf16 is exactly 2 GiB",
                   tw_hf_kv_bytes(&llama->cfg, 4096, 2) == 2LL << 30);
+}
 
+int main(int argc, char **argv) {
+    int context = 4096;
+    const lesson_opt opts[] = {
+        { "--context", 'i', &context, "N", "context length for the KV-cache sizes (default 4096)" },
+        { NULL, 0, NULL, NULL, NULL },
+    };
+    lesson_start(argc, argv, &INFO, (lesson_args){ .no_seed = 1 }, opts);
+    if (context < 1) {   // bad usage: exit 2 like lesson_start's own option errors
+        fprintf(stderr, "lesson10: --context %d: give a positive number of tokens\n", context);
+        return 2;
+    }
+
+    model M[] = {
+        { "GPT-2 124M",   "data/configs/gpt2.json",            124439808LL,  { 0 }, { 0 } },
+        { "Llama-2-7B",   "data/configs/Llama-2-7b.json",      6738415616LL, { 0 }, { 0 } },
+        { "Qwen3-8B",     "data/configs/Qwen3-8B.json",        8190735360LL, { 0 }, { 0 } },
+        { "Small (dim 256)", "data/configs/small-swiglu.json", 0,            { 0 }, { 0 } },
+        { "Mistral-7B",   "data/configs/Mistral-7B-v0.1.json", 7241732096LL, { 0 }, { 0 } },
+        { "TinyLlama-1.1B", "data/configs/TinyLlama-1.1B.json", 1100048384LL, { 0 }, { 0 } },
+        { "Qwen2.5-0.5B", "data/configs/Qwen2.5-0.5B.json",    494032768LL,  { 0 }, { 0 } },
+        { "Qwen3-0.6B",   "data/configs/Qwen3-0.6B.json",      596049920LL,  { 0 }, { 0 } },
+    };
+    const int NM = (int)(sizeof M / sizeof M[0]);
+    for (int i = 0; i < NM; i++) load(&M[i]);
+    const model *gpt2 = &M[0], *llama = &M[1], *qwen3 = &M[2], *small = &M[3];
+
+    what_counts();
+    walk("GPT-2 124M, module by module", gpt2, walk_gpt2);
+    walk("Llama-2-7B: no biases, RMSNorm, SwiGLU, untied head", llama, walk_llama_like);
+    walk("Qwen3-8B: grouped-query attention, explicit head_dim, q_norm and k_norm", qwen3, walk_llama_like);
+    claimed_qwen3_width(qwen3);
+    claimed_small_table(small);
+    shares(M, NM, qwen3);
+    memory(M, NM, llama, qwen3, context);
     lesson_plot("10_parameters.gp", "breakdown.dat", "breakdown.png");
     return lesson_finish();
 }
