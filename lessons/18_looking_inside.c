@@ -19,8 +19,8 @@
 //        tw_rmsnorm_forward, tw_linear_forward, tw_softmax_rows, tw_argmax, tw_sampler_sample,
 //        tw_model_init, tw_trainer_init, tw_train_step.
 // Build & run: make lesson18 && ./lesson18 [--seed N] [--out DIR] [--no-plot]   (make fetches the model)
-//   (about two seconds of CPU at the best SIMD level, the default; the small model's 500
-//   training steps are most of it)
+//   (about 1.3 s of CPU at the best SIMD level, the default; the small model's 500 training
+//   steps are a third of it; about 5 s with TW_SIMD=naive)
 // Plot:        gnuplot viz/18_ablation.gp        (reads out/lesson18/ablation.dat)
 //              gnuplot viz/18_ablation_spread.gp (reads out/lesson18/ablation_spread.dat)
 //              gnuplot viz/18_patching.gp        (reads out/lesson18/patching_positions.dat)
@@ -48,7 +48,7 @@ static const lesson_info INFO = {
     "over heads; induction scores on a repeated random sequence, in stories260K and in a 2-layer "
     "model trained here (which finds a shortcut by distance, shown by a period it never saw); the "
     "logit lens reads the stream after each layer through the final norm and the classifier. "
-    "About two seconds of CPU."
+    "About a second and a half of CPU."
 };
 
 // A short story in the style of TinyStories, written for this lesson.
@@ -345,7 +345,7 @@ static void mean_sd(double *mean, double *sd, const double *values, int n) {
     *sd = n > 1 ? sqrt(v / (n - 1)) : 0.0;
 }
 
-enum { N_STORIES = 8, STORY_T = 48 };
+enum { N_STORIES = 6, STORY_T = 32 };
 
 // For every head, the loss change on each of N_STORIES sampled stories with the head zeroed and
 // with it replaced by its mean output (over every position of every story). spread (L*H, 4):
@@ -566,6 +566,7 @@ static void activation_patching(float *by_pos, float *by_head, const char **labe
         LESSON_TRY(tw_tokenizer_encode(&md->tok, a, &T, max, CLEAN, 1, 0));
         LESSON_TRY(tw_tokenizer_encode(&md->tok, b, &T2, max, CORRUPT, 1, 0));
         if (T != T2) lesson_die("the two prompts have %d and %d tokens", T, T2);
+        if (T > 64) lesson_die("the prompts have %d tokens, more than the 64 the tables hold", T);
         clean = a;
         corrupt = b;
     }
@@ -696,15 +697,15 @@ static void induction_batch(int *in, int *tg, uint64_t seed, int s) {
     }
 }
 
-// Trains a 2-layer llama-style model (width 32, 4 heads of 8) on repeated random sequences with
+// Trains a 2-layer llama-style model (width 16, 4 heads of 4, FFN 32) on repeated random sequences with
 // AdamW (tw_train_step); curve (IND_STEPS) receives each step's batch loss.
 static void train_induction_model(model *md, float *curve, uint64_t seed) {
     memset(md, 0, sizeof *md);
     tw_model_config c;
     tw_model_config_preset(&c, "llama");
     c.vocab = IND_V; c.max_seq = IND_T; c.n_layer = 2;
-    c.block.attn.d_model = 32; c.block.attn.n_head = IND_H; c.block.attn.n_kv_head = IND_H;
-    c.block.attn.head_dim = 8; c.block.ffn_hidden = 64;
+    c.block.attn.d_model = 16; c.block.attn.n_head = IND_H; c.block.attn.n_kv_head = IND_H;
+    c.block.attn.head_dim = 4; c.block.ffn_hidden = 32;
     if (tw_model_init(&md->m, &c) != TW_OK) lesson_die("out of memory for the small model");
     tw_model_randomize(&md->m, seed);
     for (int i = 0; i < md->m.n_params; i++)   // norm gains start at 1, as in every trainer
@@ -742,8 +743,8 @@ static void induction_heads(float *score, float *trained_score, float *curve, mo
                "%.3f (uniform: %.3f), and the second copy's loss is only %.2f nats per token lower. "
                "Stories repeat names and phrases, not random sequences, so whatever copying it "
                "learned is weak here.", (double)score[best], uniform_second_copy(K), -drop);
-    lesson_say("So train a model where copying is the whole task: 2 layers of width 32 with 4 heads "
-               "of 8, vocabulary %d, on rows of %d random tokens repeated once, %d steps of AdamW "
+    lesson_say("So train a model where copying is the whole task: 2 layers of width 16 with 4 heads "
+               "of 4, vocabulary %d, on rows of %d random tokens repeated once, %d steps of AdamW "
                "on batches of %d (tw_train_step, lesson 14; seed %u, fixed). The first copy cannot be predicted "
                "(ln %d = %.2f nats); the second can, if the model learns to look back.",
                IND_V, IND_K, IND_STEPS, IND_B, INDUCTION_SEED, IND_V - 3, log((double)(IND_V - 3)));
@@ -790,7 +791,7 @@ static void induction_heads(float *score, float *trained_score, float *curve, mo
                        : "the high score was a shortcut by distance, not an induction head. A model "
                          "trained with one period learns the cheapest rule that fits its data; to "
                          "force induction the period must vary, and then it takes far longer than "
-                         "this lesson's second of training (about 1,500 steps were not enough here).");
+                         "this lesson's half second of training (in trials for this lesson, 1,500 steps were not enough).");
     lesson_expect("the trained model attends from the second copy to the token after the first (score > 0.5)",
                   trained_score[best_s] > 0.5f);
     lesson_expect("the trained model predicts the second copy far better than the first (by > 1 nat)",
