@@ -47,48 +47,41 @@ static char *decode(const tw_tokenizer *tok, const int *ids, int n) {
     return out;
 }
 
-int main(int argc, char **argv) {
-    const char *text = "Once upon a time, there was a little cat named Tom.";
-    lesson_opt extra[] = { { "--text", 's', &text, "TEXT", "the sentence to tokenize" }, { 0 } };
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .no_seed = 1 }, extra);
-    (void)a;
-
-    // ---- 1. the vocabulary ----
+// 1. The three groups of pieces in tok512: special, bytes, learned.
+static void inside_the_vocabulary(const tw_tokenizer *tok) {
     lesson_section("Inside the vocabulary");
-    tw_tokenizer tok = { 0 };
-    char err[256];
-    if (tw_tokenizer_load(&tok, TOK_PATH, 512, err, sizeof err) != TW_OK)
-        lesson_die("%s (run `make model` to fetch the tokenizer)", err);
     lesson_say("tok512.bin holds V = %d pieces, each with a merge score. They come in three "
-               "groups:", tok.vocab_size);
+               "groups:", tok->vocab_size);
     printf("  ids 0..2      special: 0 ");
-    lesson_print_piece(tok.vocab[0]);
+    lesson_print_piece(tok->vocab[0]);
     printf("  1 ");
-    lesson_print_piece(tok.vocab[1]);
+    lesson_print_piece(tok->vocab[1]);
     printf(" (BOS, begin of text)  2 ");
-    lesson_print_piece(tok.vocab[2]);
+    lesson_print_piece(tok->vocab[2]);
     printf(" (EOS, end of text)\n");
     printf("  ids 3..258    the 256 bytes: 3 %s  4 %s ... 13 %s (newline) ... 258 %s\n",
-           tok.vocab[3], tok.vocab[4], tok.vocab[13], tok.vocab[258]);
+           tok->vocab[3], tok->vocab[4], tok->vocab[13], tok->vocab[258]);
     printf("  ids 259..511  learned pieces, e.g.");
-    for (int id = 259; id < 259 + 8; id++) { putchar(' '); lesson_print_piece(tok.vocab[id]); }
+    for (int id = 259; id < 259 + 8; id++) { putchar(' '); lesson_print_piece(tok->vocab[id]); }
     printf(" ...\n                longer ones:");
     int shown = 0;
-    for (int id = 259; id < tok.vocab_size && shown < 8; id++)
-        if (strlen(tok.vocab[id]) >= 6) { putchar(' '); lesson_print_piece(tok.vocab[id]); shown++; }
+    for (int id = 259; id < tok->vocab_size && shown < 8; id++)
+        if (strlen(tok->vocab[id]) >= 6) { putchar(' '); lesson_print_piece(tok->vocab[id]); shown++; }
     printf("\n");
     lesson_say("(llama2.c's export spells BOS and EOS with newlines around them, shown as \\n.) "
                "Spaces belong to the piece after them: \"_time\" (shown with _ for a space) is one "
                "token, so the tokenizer does not need a separate space token between words.");
-    lesson_expect("\" the\" is a single token", tw_tokenizer_lookup(&tok, " the") >= 259);
+    lesson_expect("\" the\" is a single token", tw_tokenizer_lookup(tok, " the") >= 259);
+}
 
-    // ---- 2. encode and decode ----
+// 2. text -> pieces -> ids -> text, and how every lesson shows a token. Returns the ids (*n).
+static int *encode_and_decode(const tw_tokenizer *tok, const char *text, int *n_out) {
     lesson_section("Text -> pieces -> ids -> text");
     int n = 0;
-    int *ids = encode(&tok, text, 1, &n);
+    int *ids = encode(tok, text, 1, &n);
     printf("  text  (%zu bytes): %s\n", strlen(text), text);
     printf("  pieces (%d tokens):\n    ", n);
-    for (int i = 0; i < n; i++) { lesson_print_piece(tw_tokenizer_decode(&tok, 0, ids[i])); putchar(' '); }
+    for (int i = 0; i < n; i++) printf("[%s] ", lesson_token(tok, ids[i]));
     printf("\n  ids:\n    ");
     for (int i = 0; i < n; i++) printf("%d ", ids[i]);
     printf("\n");
@@ -97,38 +90,57 @@ int main(int argc, char **argv) {
                "space in front: SentencePiece adds a \"dummy\" space before the text so the first "
                "word is spelled like any other word. Decoding drops that space again after BOS.",
                ids[0]);
-    char *back = decode(&tok, ids, n);
+    lesson_say("This is how every lesson shows a token: its piece from the vocabulary in brackets, "
+               "_ for the space it starts with, \\n for a newline, <0xHH> for a byte token. The "
+               "piece is shown, not the decoded text, so [_Once] looks the same after BOS (where "
+               "decoding prints \"Once\") as anywhere else. One piece is the space alone, [_] (id "
+               "%d): a word with no \"_word\" piece of its own is spelled [_] and then smaller "
+               "pieces, as \" Zoe\" is here:", tw_tokenizer_lookup(tok, " "));
+    int n_zoe = 0;
+    int *ids_zoe = encode(tok, "Zoe", 0, &n_zoe);   // the dummy space makes it " Zoe"
+    printf("   ");
+    for (int i = 0; i < n_zoe; i++) printf(" [%s]", lesson_token(tok, ids_zoe[i]));
+    printf("\n");
+    lesson_expect("\" Zoe\" starts with the lone-space piece [_]",
+                  n_zoe > 1 && ids_zoe[0] == tw_tokenizer_lookup(tok, " "));
+    char *back = decode(tok, ids, n);
     printf("  decoded: %s\n", back);
     lesson_expect("decode(encode(text)) == text", strcmp(back, text) == 0);
     int in_range = 1;
-    for (int i = 0; i < n; i++) in_range &= ids[i] >= 0 && ids[i] < tok.vocab_size;
+    for (int i = 0; i < n; i++) in_range &= ids[i] >= 0 && ids[i] < tok->vocab_size;
     lesson_expect("every id is in [0, 512)", in_range);
+    *n_out = n;
+    return ids;
+}
 
-    // ---- 3. unseen characters ----
+// 3. Characters with no piece of their own are spelled byte by byte.
+static void byte_fallback(const tw_tokenizer *tok) {
     lesson_section("Characters the vocabulary never saw: byte fallback");
     const char *odd = "caf\xc3\xa9 \xe2\x98\x95";   // "cafe" with an acute e, a space, a coffee cup
     int n_odd = 0;
-    int *ids_odd = encode(&tok, odd, 0, &n_odd);
+    int *ids_odd = encode(tok, odd, 0, &n_odd);
     printf("  text: %s  (%zu bytes)\n  pieces:", odd, strlen(odd));
     for (int i = 0; i < n_odd; i++) {
         putchar(' ');
-        lesson_print_piece(tok.vocab[ids_odd[i]]);
+        lesson_print_piece(tok->vocab[ids_odd[i]]);
     }
     printf("\n");
     lesson_say("A character with no piece of its own is spelled byte by byte, with the byte "
                "tokens <0xHH> (id = byte + 3). Nothing is ever \"unknown\": any UTF-8 text can be "
                "encoded, it just takes more tokens.");
-    char *odd_back = decode(&tok, ids_odd, n_odd);
+    char *odd_back = decode(tok, ids_odd, n_odd);
     lesson_expect("byte fallback round-trips", strcmp(odd_back, odd) == 0);
+}
 
-    // ---- 4. bytes vs sub-words ----
+// 4. One story as bytes, as tok512 pieces and as whole words. Returns its bytes as ids (*n_out).
+static int32_t *why_subwords(const tw_tokenizer *tok, int *n_out) {
     lesson_section("Why sub-words: sequence length against vocabulary size");
     const char *story =
         "Once upon a time, there was a little girl named Lily. She liked to play outside in the "
         "sun. One day, she saw a big red ball in the park. She ran to the ball and kicked it. The "
         "ball went very high and Lily was happy.";
     int n_story = 0;
-    int *story_ids = encode(&tok, story, 0, &n_story);
+    int *story_ids = encode(tok, story, 0, &n_story);
     const int n_bytes = (int)strlen(story);
     int32_t *bytes = lesson_alloc_bytes((size_t)n_bytes * sizeof(int32_t));
     for (int i = 0; i < n_bytes; i++) bytes[i] = (unsigned char)story[i];   // the byte tokenizer
@@ -154,8 +166,14 @@ int main(int argc, char **argv) {
                "= 622M parameters for Qwen3-8B's embedding table.", n_bytes, n_story,
                (double)n_bytes / n_story);
     lesson_expect("tok512 needs fewer tokens than bytes", n_story < n_bytes);
+    (void)story_ids;
+    *n_out = n_bytes;
+    return bytes;
+}
 
-    // ---- files ----
+// The sentence's ids and the story's bytes as .npy; the sentence's and the vocabulary's pieces
+// as text.
+static void write_files(const tw_tokenizer *tok, const int *ids, int n, const int32_t *bytes, int n_bytes) {
     lesson_section("Files");
     int32_t *ids32 = lesson_alloc_bytes((size_t)n * sizeof(int32_t));
     for (int i = 0; i < n; i++) ids32[i] = ids[i];
@@ -169,20 +187,36 @@ int main(int argc, char **argv) {
     size_t len = (size_t)snprintf(txt, cap, "# lesson 1: the sentence's tokens\n# position id piece\n");
     for (int i = 0; i < n; i++) {
         char q[64];
-        tw_quote_label(q, sizeof q, tw_tokenizer_decode(&tok, 0, ids[i]));
+        tw_quote_label(q, sizeof q, tw_tokenizer_decode(tok, 0, ids[i]));
         len += (size_t)snprintf(txt + len, cap - len, "%d %d %s\n", i, ids[i], q);
     }
     lesson_write_text("tokens.txt", txt);
-    size_t vcap = 64 + (size_t)tok.vocab_size * 80;
+    size_t vcap = 64 + (size_t)tok->vocab_size * 80;
     char *voc = lesson_alloc_bytes(vcap);
     size_t vlen = (size_t)snprintf(voc, vcap, "# lesson 1: tok512 vocabulary\n# id score piece\n");
-    for (int id = 0; id < tok.vocab_size; id++) {
+    for (int id = 0; id < tok->vocab_size; id++) {
         char q[64];
-        tw_quote_label(q, sizeof q, tok.vocab[id]);
-        vlen += (size_t)snprintf(voc + vlen, vcap - vlen, "%d %g %s\n", id, (double)tok.scores[id], q);
+        tw_quote_label(q, sizeof q, tok->vocab[id]);
+        vlen += (size_t)snprintf(voc + vlen, vcap - vlen, "%d %g %s\n", id, (double)tok->scores[id], q);
     }
     lesson_write_text("vocab.txt", voc);
+}
+
+int main(int argc, char **argv) {
+    const char *text = "Once upon a time, there was a little cat named Tom.";
+    lesson_opt extra[] = { { "--text", 's', &text, "TEXT", "the sentence to tokenize" }, { 0 } };
+    lesson_start(argc, argv, &INFO, (lesson_args){ .no_seed = 1 }, extra);
+    tw_tokenizer tok = { 0 };
+    char err[256];
+    if (tw_tokenizer_load(&tok, TOK_PATH, 512, err, sizeof err) != TW_OK)
+        lesson_die("%s (run `make model` to fetch the tokenizer)", err);
+
+    inside_the_vocabulary(&tok);
+    int n = 0, n_bytes = 0;
+    int *ids = encode_and_decode(&tok, text, &n);
+    byte_fallback(&tok);
+    int32_t *bytes = why_subwords(&tok, &n_bytes);
+    write_files(&tok, ids, n, bytes, n_bytes);
     tw_tokenizer_free(&tok);
-    (void)story_ids;
     return lesson_finish();
 }

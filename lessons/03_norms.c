@@ -74,25 +74,40 @@ static double time_norm(int rmsnorm, float *out, const float *x, const float *g,
     return best * 1e6;
 }
 
-int main(int argc, char **argv) {
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 3, .T = 6 }, NULL);
-    const int T = a.T, C = 64;
-    const float eps = 1e-5f;
+enum { NS = 10 };   // columns of the statistics table
 
-    // ---- 1. rows with different offsets and spreads ----
+// What the sections share: the rows and both norms of them (tracked memory).
+typedef struct {
+    int T, C;
+    float eps;
+    float *x;            // (T, C) the input rows
+    float *ln, *rn;      // (T, C) LayerNorm(x) and RMSNorm(x), gain 1
+    float *mean, *rstd;  // (T) LayerNorm's statistics
+    float *stats;        // (T, NS) per-row statistics before and after
+    float *aff;          // (T, C) LayerNorm with gamma 2, beta 0.5
+} norms;
+
+// 1. Rows with very different offsets and spreads.
+static void make_rows(norms *n, uint64_t seed) {
+    const int T = n->T, C = n->C;
     lesson_section("Activations with very different scales");
     lesson_say("We make T = %d rows (tokens) of C = %d numbers: row t is offset[t] + spread[t] * "
                "noise, with noise drawn from N(0, 1). Inside a real model such differences come "
                "from residual additions piling up over the layers.", T, C);
     static const float OFFSET[] = { 0.0f, 3.0f, -2.0f, 0.0f, 10.0f, 0.0f };
     static const float SPREAD[] = { 1.0f, 0.5f, 2.0f, 8.0f, 1.0f, 0.1f };
-    float *x = lesson_randn((long)T * C, 1.0f, a.seed);                  // (T, C)
+    float *x = lesson_randn((long)T * C, 1.0f, seed);                    // (T, C)
     for (int t = 0; t < T; t++)
         for (int c = 0; c < C; c++)
             x[t * C + c] = OFFSET[t % 6] + SPREAD[t % 6] * x[t * C + c];
     lesson_print_matrix("x", x, T, C);
+    n->x = x;
+}
 
-    // ---- 2. both norms, unit gain ----
+// 2. LayerNorm and RMSNorm of the same rows, gain 1.
+static void both_norms(norms *n) {
+    const int T = n->T, C = n->C;
+    const float eps = n->eps, *x = n->x;
     lesson_section("LayerNorm and RMSNorm on the same rows");
     lesson_say("  LayerNorm: y = (x - mean) / sqrt(var + eps) * gamma + beta\n"
                "  RMSNorm:   y = x / sqrt(mean(x^2) + eps) * weight\n"
@@ -104,10 +119,17 @@ int main(int argc, char **argv) {
     tw_rmsnorm_forward(rn, rms, x, ones, T, C, eps);
     lesson_print_matrix("layernorm(x)", ln, T, C);
     lesson_print_matrix("rmsnorm(x)", rn, T, C);
+    n->ln = ln;
+    n->rn = rn;
+    n->mean = mean;
+    n->rstd = rstd;
+}
 
-    // ---- 3. statistics before and after ----
+// 3. Each row's mean, std and rms before and after, in a table (kept for norm_stats.dat).
+static void row_statistics(norms *n) {
+    const int T = n->T, C = n->C;
+    const float eps = n->eps, *x = n->x, *ln = n->ln, *rn = n->rn;
     lesson_section("Row statistics before and after");
-    enum { NS = 10 };
     float *stats = lesson_alloc((long)T * NS);                          // (T, 10)
     printf("  %3s | %8s %7s %7s | %8s %7s | %8s %7s %7s\n", "row", "mean", "std", "rms",
            "LN mean", "LN std", "RMS mean", "RMS std", "RMS rms");
@@ -141,8 +163,13 @@ int main(int argc, char **argv) {
     lesson_note("every row, whatever its scale (std 0.1 or 8), leaves with the same scale: that "
                 "is the whole point of a norm layer.");
     explain_eps(x, ln, T, C, eps);
+    n->stats = stats;
+}
 
-    // ---- 4. one row by hand ----
+// 4. One row's LayerNorm by hand against the library's.
+static void one_row_by_hand(const norms *n) {
+    const int T = n->T, C = n->C;
+    const float eps = n->eps, *x = n->x, *ln = n->ln, *mean = n->mean, *rstd = n->rstd;
     const int r = T > 1 ? 1 : 0;   // row 1 (offset 3, spread 0.5), or row 0 with -T 1
     const float *xr = x + (long)r * C;
     lesson_section("One row by hand");
@@ -160,8 +187,12 @@ int main(int argc, char **argv) {
     lesson_expect_near("hand rstd == tw_layernorm_forward's rstd", rs, rstd[r], 1e-5 * rs);
     float hand0 = (float)((xr[0] - m) * rs);
     lesson_expect_close("hand y[r][0] == layernorm y[r][0]", &hand0, ln + (long)r * C, 1, 1e-6f);
+}
 
-    // ---- 5. the learned gain and bias ----
+// 5. The learned gain and bias, and what the norms' parameters amount to in a real model.
+static void gain_and_bias(norms *n) {
+    const int T = n->T, C = n->C;
+    const float eps = n->eps, *x = n->x;
     lesson_section("The learned gain and bias, and what they cost");
     lesson_say("After normalising, the layer multiplies by a learned gain per column (gamma or "
                "weight, C numbers) and LayerNorm also adds a learned bias (beta, C numbers). With "
@@ -177,17 +208,20 @@ int main(int argc, char **argv) {
     lesson_expect_near("affine row has mean 0.5", am, 0.5, 1e-5);
     const long qwen_norm = 36L * 2 * 4096 + 4096 + 36L * 2 * 128;
     lesson_say("Parameters: LayerNorm has 2C (gamma and beta), RMSNorm C. For C = 4096 that is "
-               "8192 against 4096: RMSNorm does halve the norm's parameters, as the course notes claim (\"half the "
+               "8192 against 4096: RMSNorm does halve the norm's parameters, as a claim you may meet says (\"half the "
                "parameters\"), "
                "but all of Qwen3-8B's norms together (2 per layer x 36 layers, the final norm, and "
                "the 128-wide QK-norms on q and k in each layer) hold %ld parameters, %.4f%% of its "
                "8,190,735,360. The saving that matters is speed, not memory.",
                qwen_norm, 100.0 * qwen_norm / 8190735360.0);
+    n->aff = aff;
+}
 
-    // ---- 6. time per call ----
+// 6. Time per call of both norms on a (16, 4096) input: timing.dat only, never the .npy files.
+static void time_per_call(uint64_t seed) {
     lesson_section("Time per call on this machine");
     const int Tt = 16, Ct = 4096, reps = 100;
-    float *xt = lesson_randn((long)Tt * Ct, 1.0f, a.seed + 1), *yt = lesson_alloc((long)Tt * Ct);
+    float *xt = lesson_randn((long)Tt * Ct, 1.0f, seed + 1), *yt = lesson_alloc((long)Tt * Ct);
     float *gt = lesson_alloc(Ct), *bt = lesson_alloc(Ct);
     for (int c = 0; c < Ct; c++) gt[c] = 1.0f;
     double us_ln = time_norm(0, yt, xt, gt, bt, Tt, Ct, reps);
@@ -195,8 +229,8 @@ int main(int argc, char **argv) {
     printf("  input (%d, %d), best of %d calls:\n", Tt, Ct, reps);
     printf("    LayerNorm  %8.1f us per call  (%.2f ns per element)\n", us_ln, 1e3 * us_ln / (Tt * Ct));
     printf("    RMSNorm    %8.1f us per call  (%.2f ns per element)\n", us_rms, 1e3 * us_rms / (Tt * Ct));
-    lesson_say("RMSNorm took %.0f%% of LayerNorm's time here. The notes promise \"~50%% less "
-               "compute\"; that is not what a measurement shows. LayerNorm reads each row three "
+    lesson_say("RMSNorm took %.0f%% of LayerNorm's time here. A claim you may meet promises "
+               "\"~50%% less compute\"; that is not what a measurement shows. LayerNorm reads each row three "
                "times (mean, variance, output) and RMSNorm twice, so somewhat less is expected; "
                "both are tiny next to the matrix multiplications around them (one 4096x4096 "
                "projection of the same 16 rows is 2*16*4096*4096 = %.2f GFLOPs). These are the "
@@ -210,8 +244,12 @@ int main(int argc, char **argv) {
              "LayerNorm %.3f %.4f\nRMSNorm %.3f %.4f\n",
              reps, Tt, Ct, us_ln, 1e3 * us_ln / (Tt * Ct), us_rms, 1e3 * us_rms / (Tt * Ct));
     lesson_write_text("timing.dat", timing);
+}
 
-    // ---- files ----
+// The rows, both norms and the statistics as .npy; the statistics for gnuplot.
+static void write_files(const norms *n) {
+    const int T = n->T, C = n->C;
+    const float *x = n->x, *ln = n->ln, *rn = n->rn, *aff = n->aff, *stats = n->stats;
     lesson_section("Files");
     lesson_write_npy2("x.npy", x, T, C);
     lesson_write_npy2("layernorm.npy", ln, T, C);
@@ -224,5 +262,17 @@ int main(int argc, char **argv) {
                          "lesson 3: per-row statistics of x, LayerNorm(x) and RMSNorm(x), "
                          "gain 1, bias 0");
     lesson_plot("03_norm_stats.gp", "norm_stats.dat", "norm_stats.png");
+}
+
+int main(int argc, char **argv) {
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 3, .T = 6 }, NULL);
+    norms n = { .T = a.T, .C = 64, .eps = 1e-5f };
+    make_rows(&n, a.seed);
+    both_norms(&n);
+    row_statistics(&n);
+    one_row_by_hand(&n);
+    gain_and_bias(&n);
+    time_per_call(a.seed);
+    write_files(&n);
     return lesson_finish();
 }

@@ -31,21 +31,27 @@ static float *head_of(const float *m, int T, int n, int D, int h) {
     return o;
 }
 
-int main(int argc, char **argv) {
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 4, .T = 5 }, NULL);
-    const int T = a.T, C = 16, H = 4, D = 4;
+// What the sections share: the tokens, the projection weights and their outputs (tracked).
+typedef struct {
+    int T, C, H, D;
+    float *x;                 // (T, C)
+    float *wq, *wk, *wv;      // (H*D, C) each
+    float *q, *k, *v;         // (T, H*D) each
+    float *k_gqa, *k_mqa;     // (T, 2*D), (T, D)
+} projections;
 
-    // ---- 1. three projections ----
+// 1. q, k and v: three Linear projections of the same tokens.
+static void three_projections(projections *p, uint64_t seed) {
+    const int T = p->T, C = p->C, H = p->H, D = p->D;
     lesson_section("Three projections of the same tokens");
     lesson_say("Each token's vector x[t] (width C = %d) is projected three times: q = x Wq^T (what "
                "this token is looking for), k = x Wk^T (what it can be found by), v = x Wv^T (what "
                "it passes on when found). With H = %d heads of D = %d numbers, Wq is (H*D, C) = "
                "(%d, %d).", C, H, D, H * D, C);
-    float *x = lesson_randn((long)T * C, 1.0f, a.seed);                      // (T, C)
-    float *wq = lesson_randn((long)H * D * C, 0.25f, a.seed + 1);            // (H*D, C)
-    float *wk = lesson_randn((long)H * D * C, 0.25f, a.seed + 2);            // (H*D, C) for MHA
-    float *wv = lesson_randn((long)H * D * C, 0.25f, a.seed + 3);
-    float *wo = lesson_randn((long)C * H * D, 0.25f, a.seed + 4);            // (C, H*D)
+    float *x = lesson_randn((long)T * C, 1.0f, seed);                        // (T, C)
+    float *wq = lesson_randn((long)H * D * C, 0.25f, seed + 1);              // (H*D, C)
+    float *wk = lesson_randn((long)H * D * C, 0.25f, seed + 2);              // (H*D, C) for MHA
+    float *wv = lesson_randn((long)H * D * C, 0.25f, seed + 3);
     float *q = lesson_alloc((long)T * H * D), *k = lesson_alloc((long)T * H * D);
     float *v = lesson_alloc((long)T * H * D);
     tw_linear_forward(q, x, wq, NULL, T, C, H * D);
@@ -53,8 +59,13 @@ int main(int argc, char **argv) {
     tw_linear_forward(v, x, wv, NULL, T, C, H * D);
     printf("  x (%d, %d) -> q, k, v (%d, %d) each\n", T, C, T, H * D);
     lesson_print_matrix_n("q", q, T, H * D, 8, 16);
+    *p = (projections){ T, C, H, D, x, wq, wk, wv, q, k, v, NULL, NULL };
+}
 
-    // ---- 2. heads ----
+// 2. Heads are a change of view: (T, H*D) read as (T, H, D).
+static void cut_into_heads(const projections *p) {
+    const int T = p->T, H = p->H, D = p->D;
+    const float *q = p->q;
     lesson_section("Cutting the width into heads");
     lesson_say("Splitting into heads is only a change of view: row t of q, %d numbers, is read "
                "as %d heads of %d, shape (T, H, D) = (%d, %d, %d). Head h owns columns h*D .. "
@@ -64,8 +75,12 @@ int main(int argc, char **argv) {
     float *q0 = head_of(q, T, H, D, 0), *q1 = head_of(q, T, H, D, 1);
     lesson_print_matrix("head 0 of q (columns 0..3)", q0, T, D);
     lesson_print_matrix("head 1 of q (columns 4..7)", q1, T, D);
+}
 
-    // ---- 3. sharing keys and values ----
+// 3. Fewer key/value heads: GQA and MQA, and the weights they save.
+static void share_keys_and_values(projections *p) {
+    const int T = p->T, C = p->C, H = p->H, D = p->D;
+    const float *x = p->x, *wk = p->wk, *k = p->k;
     lesson_section("Fewer key/value heads: GQA and MQA");
     lesson_say("Each head will later compare its queries with its keys and mix its values "
                "(softmax is lesson 6, attention itself lesson 7; this lesson stops at the "
@@ -97,9 +112,13 @@ int main(int argc, char **argv) {
     lesson_say("Wo (C, H*D) is the output projection: after attention each head hands back D "
                "numbers per token, the H results are laid side by side (width H*D) and Wo mixes "
                "them back to width C.");
-    (void)wo;
+    p->k_gqa = k_gqa;
+    p->k_mqa = k_mqa;
+}
 
-    // ---- 5. KV cache bytes ----
+// 4. The KV cache's bytes per token for real models. Returns the table kv (6, 4), tracked:
+// index, kv heads, KiB per token, GiB at 32768 tokens.
+static float *kv_cache_bytes(void) {
     lesson_section("The KV cache: bytes per token");
     lesson_say("When a model generates text one token at a time, the keys and values of every "
                "earlier token are kept (lesson 11 shows the cache growing) so they are not "
@@ -139,15 +158,19 @@ int main(int argc, char **argv) {
                qwen, qwen / 1024, 4 * qwen / 1024, qwen * 32768 / 1073741824.0,
                4 * qwen * 32768 / 1073741824.0);
     lesson_expect_near("Qwen3-8B KV cache = 147456 bytes/token in bf16", qwen, 147456.0, 0.0);
+    return kv;
+}
 
-    // ---- files ----
+// The projections as .npy; Qwen3-8B's three cache sizes for a bar chart.
+static void write_files(const projections *p, const float *kv) {
+    const int T = p->T, C = p->C, H = p->H, D = p->D;
     lesson_section("Files");
-    lesson_write_npy2("x.npy", x, T, C);
-    lesson_write_npy2("q.npy", q, T, H * D);
-    lesson_write_npy2("k_mha.npy", k, T, H * D);
-    lesson_write_npy2("v_mha.npy", v, T, H * D);
-    lesson_write_npy2("k_gqa.npy", k_gqa, T, 2 * D);
-    lesson_write_npy2("k_mqa.npy", k_mqa, T, D);
+    lesson_write_npy2("x.npy", p->x, T, C);
+    lesson_write_npy2("q.npy", p->q, T, H * D);
+    lesson_write_npy2("k_mha.npy", p->k, T, H * D);
+    lesson_write_npy2("v_mha.npy", p->v, T, H * D);
+    lesson_write_npy2("k_gqa.npy", p->k_gqa, T, 2 * D);
+    lesson_write_npy2("k_mqa.npy", p->k_mqa, T, D);
     // the three Qwen3-8B rows, labelled, for a bar chart
     const char *labels[3] = { "MHA (G=32)", "GQA (G=8, Qwen3-8B)", "MQA (G=1)" };
     char text[1024];
@@ -159,5 +182,15 @@ int main(int argc, char **argv) {
                       (int)kv[(3 + i) * 4 + 1], (double)kv[(3 + i) * 4 + 2], (double)kv[(3 + i) * 4 + 3]);
     lesson_write_text("kv_cache.dat", text);
     lesson_plot("04_kv_cache.gp", "kv_cache.dat", "kv_cache.png");
+}
+
+int main(int argc, char **argv) {
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 4, .T = 5 }, NULL);
+    projections p = { .T = a.T, .C = 16, .H = 4, .D = 4 };
+    three_projections(&p, a.seed);
+    cut_into_heads(&p);
+    share_keys_and_values(&p);
+    float *kv = kv_cache_bytes();
+    write_files(&p, kv);
     return lesson_finish();
 }

@@ -53,12 +53,26 @@ static float rope_score(const float *q, const float *k, int D, int m, int n, flo
     return dot(qbuf, kbuf, D);
 }
 
-int main(int argc, char **argv) {
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 5, .T = 64 }, NULL);
+// Positions m and n of the RoPE score table (sections 4 and 5).
+static const int MN[][2] = { { 3, 0 }, { 10, 7 }, { 100, 97 }, { 1000, 997 },
+                             { 0, 3 }, { 7, 10 }, { 5, 0 }, { 505, 500 } };
+enum { NMN = 8, Cl = 4, NF = 64 };   // score rows; learned-table width; RoPE pairs at D = 128
 
-    // ---- 1. sinusoidal ----
+// What the sections share (tracked memory).
+typedef struct {
+    int T, C, D;        // sinusoidal table (T, C); RoPE head size D
+    float base;         // RoPE base of sections 3-5
+    float *pe;          // (T, C) the sinusoidal table
+    float *xl;          // (4, Cl) token embeddings plus learned positions
+    float *q, *k;       // (D) a query and a key
+    float *scores;      // (NMN, 3) m, n, q.k after RoPE
+    float *freqs;       // (NF, 5) pair, frequencies and wavelengths at base 1e4 and 1e6
+} encodings;
+
+// 1. The 2017 sinusoidal table: dot products depend on the distance only.
+static void sinusoidal_table(encodings *e) {
     lesson_section("The 2017 sinusoidal table");
-    const int T = a.T, C = 64;
+    const int T = e->T, C = e->C;
     lesson_say("Vaswani et al. (section 3.5) add a fixed table to the embeddings: column 2i of "
                "row p is sin(p / 10000^(2i/C)) and column 2i+1 is cos of the same angle. Column "
                "pair 0 turns once every 2*pi = 6.3 positions; the last pair (i = %d) once every "
@@ -85,15 +99,18 @@ int main(int argc, char **argv) {
         lesson_note("nearby positions have similar encodings (large dot product) and the "
                     "similarity falls off with distance, whatever the starting position.");
     }
+    e->pe = pe;
+}
 
-    // ---- 2. learned ----
+// 2. GPT-2's learned positions: another embedding lookup, indexed by position.
+static void learned_positions(encodings *e, uint64_t seed) {
     lesson_section("Learned positions (GPT-2)");
     lesson_say("GPT-2 instead learns a table wpe of shape (max_positions, C) = (1024, 768) and "
                "adds row p to the token embedding at position p. It is just another embedding "
                "lookup, indexed by position instead of token id. Its limit is hard: there is no "
                "row 1024, so GPT-2 cannot read a longer text. Here with a tiny random table:");
-    enum { V = 8, Cl = 4, P = 8 };
-    float *tok = lesson_randn(V * Cl, 1.0f, a.seed), *wpe = lesson_randn(P * Cl, 0.5f, a.seed + 1);
+    enum { V = 8, P = 8 };
+    float *tok = lesson_randn(V * Cl, 1.0f, seed), *wpe = lesson_randn(P * Cl, 0.5f, seed + 1);
     const int ids[4] = { 3, 1, 3, 1 };
     float *xl = lesson_alloc(4 * Cl);                                   // (4, Cl)
     LESSON_TRY(tw_embedding_forward(xl, ids, tok, 4, V, Cl));
@@ -105,11 +122,14 @@ int main(int argc, char **argv) {
     float diff = 0.0f;
     for (int c = 0; c < Cl; c++) diff = fmaxf(diff, fabsf(xl[c] - xl[2 * Cl + c]));
     lesson_expect("same token at two positions differs after adding positions", diff > 1e-3f);
+    e->xl = xl;
+}
 
-    // ---- 3. RoPE: a rotation per pair ----
+// 3. RoPE rotates each pair of a head's dimensions by position x frequency.
+static void rope_rotates_pairs(const encodings *e) {
     lesson_section("RoPE: rotate each pair of dimensions by position x frequency");
-    const int D = 8;
-    const float base = 10000.0f;
+    const int D = e->D;
+    const float base = e->base;
     lesson_say("RoPE (Su et al. 2021) adds nothing to the embeddings. Inside attention it rotates "
                "each query and key: the D = %d numbers of a head form D/2 = %d pairs, and pair i of "
                "a vector at position p is rotated by the angle p * base^(-2i/D). Take the 2-D "
@@ -121,10 +141,14 @@ int main(int argc, char **argv) {
                (double)v[1], p, sqrt((double)v[0] * v[0] + (double)v[1] * v[1]));
     }
     lesson_note("a rotation never changes a vector's length, only its direction.");
+}
 
-    // ---- 4. q.k depends only on m - n ----
+// 4. After RoPE the score q.k depends only on the distance m - n.
+static void score_depends_on_distance(encodings *e, uint64_t seed) {
     lesson_section("The score q.k depends only on the distance m - n");
-    float *q = lesson_randn(D, 1.0f, a.seed + 2), *k = lesson_randn(D, 1.0f, a.seed + 3);
+    const int D = e->D;
+    const float base = e->base;
+    float *q = lesson_randn(D, 1.0f, seed + 2), *k = lesson_randn(D, 1.0f, seed + 3);
     float *qb = lesson_alloc(D), *kb = lesson_alloc(D);
     lesson_print_vector("q", q, D);
     lesson_print_vector("k", k, D);
@@ -132,9 +156,6 @@ int main(int argc, char **argv) {
                "Rotating q by angle m*w and k by n*w leaves their dot product changed by the "
                "difference (m - n)*w only, pair by pair. Without RoPE q.k = %.4f everywhere.",
                (double)dot(q, k, D));
-    static const int MN[][2] = { { 3, 0 }, { 10, 7 }, { 100, 97 }, { 1000, 997 },
-                                 { 0, 3 }, { 7, 10 }, { 5, 0 }, { 505, 500 } };
-    enum { NMN = 8 };
     float *scores = lesson_alloc(NMN * 3);                              // (8, 3): m, n, score
     printf("  %6s %6s %6s   %10s\n", "m", "n", "m - n", "q.k");
     for (int i = 0; i < NMN; i++) {
@@ -152,8 +173,16 @@ int main(int argc, char **argv) {
     lesson_note("the same distance gives the same score anywhere in the text, and the sign of "
                 "the distance matters: looking 3 back is not looking 3 ahead. That is a relative "
                 "position signal built into the score itself.");
+    e->q = q;
+    e->k = k;
+    e->scores = scores;
+}
 
-    // ---- 5. two pairings ----
+// 5. Adjacent pairs (Meta) and split halves (Hugging Face): the same rotation, permuted.
+static void two_pairings(const encodings *e) {
+    const int D = e->D;
+    const float base = e->base, *q = e->q, *k = e->k;
+    float *qb = lesson_alloc(D), *kb = lesson_alloc(D);
     lesson_section("Adjacent pairs or split halves: the same thing, permuted");
     lesson_say("Meta's Llama code (and llama2.c) pairs dimensions (0,1), (2,3), ...; Hugging Face "
                "pairs (0, D/2), (1, D/2+1), ... (\"rotate_half\"). Pair i has the same frequency in "
@@ -182,8 +211,10 @@ int main(int argc, char **argv) {
     lesson_expect("without the permutation the scores differ", wd > 1e-3f);
     lesson_note("mixing the two conventions without permuting the weights is a classic bug: "
                 "nothing crashes, the scores are simply wrong.");
+}
 
-    // ---- 6. base 10000 vs 1e6 ----
+// 6. Frequencies and wavelengths of the pairs at base 10000 and 1e6.
+static void two_bases(encodings *e) {
     lesson_section("Frequencies: base 10000 against base 1e6");
     const int Dq = 128;
     lesson_say("With head size D = %d (Llama 2, Qwen3-8B) there are %d pairs. Pair i turns by "
@@ -191,7 +222,6 @@ int main(int argc, char **argv) {
                "(its wavelength). Llama 2 uses base 10000; Qwen3 uses 1e6, which slows the slow "
                "pairs down a lot more and keeps distant positions distinguishable over long "
                "contexts.", Dq, Dq / 2);
-    enum { NF = 64 };
     float *freqs = lesson_alloc(NF * 5);                                // (64, 5)
     for (int i = 0; i < NF; i++) {
         float f1 = tw_rope_freq(i, Dq, 1e4f), f2 = tw_rope_freq(i, Dq, 1e6f);
@@ -210,14 +240,19 @@ int main(int argc, char **argv) {
     lesson_expect_near("last pair, base 1e4: wavelength 2*pi*1e4^(126/128)",
                        freqs[63 * 5 + 3], 2 * PI * pow(1e4, 126.0 / 128), 1.0);
     lesson_say("The fastest pair is the same in both (1 radian per position); the slowest pair "
-               "repeats after %.0f positions with base 1e4 but %.0f with base 1e6. The notes call "
-               "the larger base \"NTK-aware scaling\"; strictly, NTK-aware scaling is a trick "
+               "repeats after %.0f positions with base 1e4 but %.0f with base 1e6. A claim you may meet "
+               "calls the larger base \"NTK-aware scaling\"; strictly, NTK-aware scaling is a trick "
                "that raises the base of an already trained model at inference time, without "
                "retraining. Qwen3's rope_theta of 1e6 is the base it was trained with, so "
                "nothing is rescaled when it runs.", (double)freqs[63 * 5 + 3],
                (double)freqs[63 * 5 + 4]);
+    e->freqs = freqs;
+}
 
-    // ---- files ----
+// The tables as .npy; the sinusoidal table and the frequencies for gnuplot.
+static void write_files(const encodings *e) {
+    const int T = e->T, C = e->C, D = e->D;
+    const float *pe = e->pe, *xl = e->xl, *q = e->q, *k = e->k, *scores = e->scores, *freqs = e->freqs;
     lesson_section("Files");
     lesson_write_npy2("sinusoidal.npy", pe, T, C);
     float *grid = lesson_alloc((long)T * C * 3);                       // (T*C, 3)
@@ -242,5 +277,17 @@ int main(int argc, char **argv) {
                          "wavelength 2*pi/frequency (positions), D = 128");
     lesson_plot("05_sinusoidal.gp", "sinusoidal.dat", "sinusoidal.png");
     lesson_plot("05_rope_freqs.gp", "rope_freqs.dat", "rope_freqs.png");
+}
+
+int main(int argc, char **argv) {
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 5, .T = 64 }, NULL);
+    encodings e = { .T = a.T, .C = 64, .D = 8, .base = 10000.0f };
+    sinusoidal_table(&e);
+    learned_positions(&e, a.seed);
+    rope_rotates_pairs(&e);
+    score_depends_on_distance(&e, a.seed);
+    two_pairings(&e);
+    two_bases(&e);
+    write_files(&e);
     return lesson_finish();
 }

@@ -5,7 +5,7 @@
 // inf/inf = NaN), and subtracting the row's maximum first fixes it without changing the answer;
 // temperature divides the scores before the softmax (0.5 sharpens, 2 flattens); and the causal
 // mask is an additive -inf, which exp turns into an exact 0.
-// Also checks two numbers printed in the course notes, one of which is wrong.
+// Also checks two quoted answers a learner may meet, one of which is wrong.
 // Calls: tw_softmax_rows, tw_print_matrix, tw_npy_write_f32, tw_write_labelled_matrix.
 // Build & run: make lesson6 && ./lesson6 [--seed N] [-T N] [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/06_temperature.gp     (reads out/lesson6/temperature.dat)
@@ -21,8 +21,8 @@ static const lesson_info INFO = {
     6, "Softmax: stability, temperature and the causal mask",
     "Attention weights and next-token probabilities both come out of a softmax. This lesson computes "
     "softmax by hand and with tw_softmax_rows, shows the textbook formula breaking on the scores "
-    "[1000, 1000.1, 1000.2] (and that the answer printed for them in the course notes is the "
-    "softmax of different numbers), sweeps the temperature from 0.5 to 2 and shows how the "
+    "[1000, 1000.1, 1000.2] (and that an answer you may meet for them, [0.0900, 0.2447, 0.6652], is "
+    "the softmax of different numbers), sweeps the temperature from 0.5 to 2 and shows how the "
     "distribution sharpens or flattens, and builds a causal mask with -inf so each position can "
     "only attend to itself and the past."
 };
@@ -48,12 +48,13 @@ static double entropy_bits(const float *p, int n) {
     return h;
 }
 
-int main(int argc, char **argv) {
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 6, .T = 6 }, NULL);
+static const float Z[3] = { 2.0f, 1.0f, 0.1f };   // the scores of sections 1 and 3
+enum { NT = 60 };                                 // temperatures in the picture's sweep
 
-    // ---- 1. the definition ----
+// 1. The definition: exp, then divide by the sum.
+static void scores_to_probabilities(void) {
     lesson_section("Scores in, probabilities out");
-    const float z[3] = { 2.0f, 1.0f, 0.1f };
+    const float *z = Z;
     float p[3];
     lesson_say("Take three scores z = [2, 1, 0.1]. Exponentiate each (exp makes everything "
                "positive and widens gaps), then divide by the sum so they add up to 1:");
@@ -69,7 +70,10 @@ int main(int argc, char **argv) {
     lesson_note("the biggest score gets the biggest share, but not all of it: softmax is a soft "
                 "version of \"pick the max\" (an argmax would give [1, 0, 0]).");
 
-    // ---- 2. stability ----
+}
+
+// 2. The textbook formula overflows at scores near 1000; subtracting the maximum does not.
+static void subtract_the_maximum(void) {
     lesson_section("Why the maximum is subtracted first");
     const float big[3] = { 1000.0f, 1000.1f, 1000.2f };
     float naive[3], stable[3];
@@ -91,34 +95,38 @@ int main(int argc, char **argv) {
     float reff[3] = { (float)ref[0], (float)ref[1], (float)ref[2] };
     lesson_expect("the naive formula gives NaN here", isnan(naive[0]) && isnan(naive[2]));
     lesson_expect_close("stable softmax == float64 reference", stable, reff, 3, 1e-6f);
-    const float notes_claim[3] = { 0.0900f, 0.2447f, 0.6652f };
+    const float quoted[3] = { 0.0900f, 0.2447f, 0.6652f };
     const float z012[3] = { 0.0f, 1.0f, 2.0f };
     float p012[3];
     tw_softmax_rows(p012, z012, 1, 3, 1.0f);
-    lesson_say("The course notes print tensor([0.0900, 0.2447, 0.6652]) for this input. That is "
-               "wrong: it is the softmax of scores one apart, [1000, 1001, 1002] (or [0, 1, 2]: "
+    lesson_say("A claim you may meet: for this input softmax gives tensor([0.0900, 0.2447, "
+               "0.6652]). That is wrong: it is the softmax of scores one apart, [1000, 1001, 1002] (or [0, 1, 2]: "
                "%.4f, %.4f, %.4f). Scores 0.1 apart are much closer to uniform: %.4f, %.4f, %.4f. "
                "Only differences between scores matter, and these differences are small.",
                (double)p012[0], (double)p012[1], (double)p012[2],
                (double)stable[0], (double)stable[1], (double)stable[2]);
-    lesson_expect_close("the notes' numbers are softmax([0,1,2])", p012, notes_claim, 3, 5e-5f);
-    lesson_expect("the notes' numbers are not softmax([1000,1000.1,1000.2])",
-                  fabsf(stable[2] - notes_claim[2]) > 0.1f);
+    lesson_expect_close("the quoted numbers are softmax([0,1,2])", p012, quoted, 3, 5e-5f);
+    lesson_expect("the quoted numbers are not softmax([1000,1000.1,1000.2])",
+                  fabsf(stable[2] - quoted[2]) > 0.1f);
 
-    // ---- 3. temperature ----
+}
+
+// 3. Temperature against a quoted table. Returns the picture's sweep (NT, 5), tracked.
+static float *temperature(void) {
     lesson_section("Temperature: dividing the scores before the softmax");
+    const float *z = Z;
     lesson_say("Sampling divides the logits by a temperature tau: softmax(z / tau). A small tau "
                "stretches the gaps (sharper, towards argmax), a large tau shrinks them (flatter, "
                "towards uniform). Entropy, in bits, measures the flatness: log2(3) = %.3f bits is "
                "uniform over three choices, 0 is certain.", log2(3.0));
     static const float TAUS[] = { 0.5f, 0.75f, 1.0f, 1.5f, 2.0f };
-    // The notes list three of these; -1 marks "not given".
-    static const float NOTES[][3] = { { 0.84f, 0.11f, 0.04f }, { -1, -1, -1 },
+    // A quoted temperature table gives three of these; -1 marks "not given".
+    static const float QUOTED[][3] = { { 0.84f, 0.11f, 0.04f }, { -1, -1, -1 },
                                       { 0.67f, 0.24f, 0.09f }, { -1, -1, -1 },
                                       { 0.51f, 0.31f, 0.19f } };
     printf("  %5s   %7s %7s %7s   %7s   %s\n", "tau", "p(2)", "p(1)", "p(0.1)", "entropy",
-           "the notes say");
-    float notes_off[5] = { 0 };
+           "a quoted table says");
+    float quoted_off[5] = { 0 };
     int temps_ok = 1;
     for (int i = 0; i < 5; i++) {
         float pt[3];
@@ -128,27 +136,26 @@ int main(int argc, char **argv) {
         for (int j = 0; j < 3; j++) if (fabs(pt[j] - r[j]) > 1e-6) temps_ok = 0;
         printf("  %5.2f   %7.4f %7.4f %7.4f   %7.3f   ", (double)TAUS[i], (double)pt[0],
                (double)pt[1], (double)pt[2], entropy_bits(pt, 3));
-        if (NOTES[i][0] < 0) { printf("-\n"); continue; }
-        for (int j = 0; j < 3; j++) notes_off[i] = fmaxf(notes_off[i], fabsf(pt[j] - NOTES[i][j]));
-        // the notes round to 2 decimals, so a correct entry is off by at most 0.005
-        printf("[%.2f, %.2f, %.2f]  off by up to %.3f%s\n", (double)NOTES[i][0],
-               (double)NOTES[i][1], (double)NOTES[i][2], (double)notes_off[i],
-               notes_off[i] > 0.0051f ? " (more than rounding)" : " (rounding)");
+        if (QUOTED[i][0] < 0) { printf("-\n"); continue; }
+        for (int j = 0; j < 3; j++) quoted_off[i] = fmaxf(quoted_off[i], fabsf(pt[j] - QUOTED[i][j]));
+        // the quoted table rounds to 2 decimals, so a correct entry is off by at most 0.005
+        printf("[%.2f, %.2f, %.2f]  off by up to %.3f%s\n", (double)QUOTED[i][0],
+               (double)QUOTED[i][1], (double)QUOTED[i][2], (double)quoted_off[i],
+               quoted_off[i] > 0.0051f ? " (more than rounding)" : " (rounding)");
     }
     lesson_expect("every temperature row matches float64 within 1e-6", temps_ok);
     float p05[3];
     tw_softmax_rows(p05, z, 1, 3, 0.5f);
     lesson_say("At tau = 0.5 the scores become [4, 2, 0.2], so the last probability is "
-               "exp(0.2) / (exp(4) + exp(2) + exp(0.2)) = %.4f, not the notes' 0.04: that row is "
-               "off by %.3f. The notes' rows for tau = 1 and 2 are close but not correctly rounded "
-               "either (the notes' own first example, [0.66, 0.24, 0.10], is right). Halving "
+               "exp(0.2) / (exp(4) + exp(2) + exp(0.2)) = %.4f, not the quoted table's 0.04: that row "
+               "is off by %.3f. Its rows for tau = 1 and 2 are close but not correctly rounded "
+               "either (the same source's first example, [0.66, 0.24, 0.10], is right). Halving "
                "the temperature squares the odds: p(2)/p(1) goes from e = %.2f to "
-               "e^2 = %.2f.", (double)p05[2], (double)notes_off[0], exp(1.0), exp(2.0));
-    lesson_expect("the notes' tau = 0.5 row is off by more than 0.02", notes_off[0] > 0.02f);
+               "e^2 = %.2f.", (double)p05[2], (double)quoted_off[0], exp(1.0), exp(2.0));
+    lesson_expect("the quoted tau = 0.5 row is off by more than 0.02", quoted_off[0] > 0.02f);
     lesson_expect_near("softmax([2,1,0.1] / 0.5)[0] = 0.8638", p05[0], 0.8638, 5e-5);
 
     // a fine sweep for the picture
-    enum { NT = 60 };
     float *sweep = lesson_alloc(NT * 5);                               // (NT, 5)
     for (int i = 0; i < NT; i++) {
         float tau = 0.1f + 0.05f * (float)i;                           // 0.1 .. 3.05
@@ -157,15 +164,18 @@ int main(int argc, char **argv) {
         float row[5] = { tau, pt[0], pt[1], pt[2], (float)entropy_bits(pt, 3) };
         memcpy(sweep + i * 5, row, sizeof row);
     }
+    return sweep;
+}
 
-    // ---- 4. the causal mask ----
+// 4. The causal mask as an additive -inf on random scores (T, T). Returns the weights (T, T)
+// and sets *scores_out to the masked scores (both tracked).
+static float *causal_mask(float **scores_out, int T, uint64_t seed) {
     lesson_section("The causal mask is an additive -inf");
-    const int T = a.T;
     lesson_say("In a language model position t may only look at positions 0..t: the future is "
                "what it must predict. Attention enforces this by adding -inf to the score of every "
                "later position (column s > row t) before the softmax. exp(-inf) = %g exactly, so "
                "those weights are exactly zero and the rest still sum to 1.", (double)expf(-INFINITY));
-    float *scores = lesson_randn((long)T * T, 1.0f, a.seed);           // (T, T)
+    float *scores = lesson_randn((long)T * T, 1.0f, seed);             // (T, T)
     for (int t = 0; t < T; t++)
         for (int s = t + 1; s < T; s++) scores[t * T + s] = -INFINITY;
     float *w = lesson_alloc((long)T * T);                              // (T, T)
@@ -190,8 +200,12 @@ int main(int argc, char **argv) {
     float allmasked[3] = { -INFINITY, -INFINITY, -INFINITY }, am[3];
     tw_softmax_rows(am, allmasked, 1, 3, 1.0f);
     lesson_expect("a fully masked row becomes zeros, not NaN", am[0] == 0.0f && am[2] == 0.0f);
+    *scores_out = scores;
+    return w;
+}
 
-    // ---- files ----
+// The sweep and the causal example as .npy and for gnuplot.
+static void write_files(const float *sweep, const float *scores, const float *w, int T) {
     lesson_section("Files");
     lesson_write_npy2("temperature.npy", sweep, NT, 5);
     static const char *const TCOLS[5] = { "tau", "p_2", "p_1", "p_0.1", "entropy_bits" };
@@ -210,5 +224,15 @@ int main(int argc, char **argv) {
                             "key position s, value: weight (0 above the diagonal)");
     lesson_plot("06_temperature.gp", "temperature.dat", "temperature.png");
     lesson_plot("06_causal.gp", "causal_weights.dat", "causal_weights.png");
+}
+
+int main(int argc, char **argv) {
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 6, .T = 6 }, NULL);
+    scores_to_probabilities();
+    subtract_the_maximum();
+    float *sweep = temperature();
+    float *scores;
+    float *w = causal_mask(&scores, a.T, a.seed);
+    write_files(sweep, scores, w, a.T);
     return lesson_finish();
 }

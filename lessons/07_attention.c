@@ -154,28 +154,45 @@ static void many_heads(const float *x, uint64_t seed) {
     lesson_write_npy2("mqa_out.npy", out_mqa, T, C);
 }
 
-int main(int argc, char **argv) {
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 7 }, NULL);
+enum { ND = 5 };   // head sizes d_k measured in section 3
 
-    // ---- 1. q, k, v for a sentence ----
+// What the sections share: one head's tensors on the sentence (tracked memory).
+typedef struct {
+    float *x;                    // (T, C) the embedded sentence
+    float *q, *k, *v;            // (T, D) each
+    float *by_hand;              // (T, T) unmasked scores from two loops
+    float *scores, *weights;     // (T, T) causal scores and their softmax
+    float *out;                  // (T, D) the weighted sum of values
+    float *scaling;              // (ND, 6) the sqrt(d_k) measurements
+} head;
+
+// 1. One head's queries, keys and values for "the cat sat on the mat .".
+static void project_sentence(head *h, uint64_t seed) {
     lesson_section("Queries, keys and values for a sentence");
     lesson_say("We embed the %d tokens of \"the cat sat on the mat .\" (width C = %d, random "
                "table) and project them with random Wq, Wk, Wv into one head of size d_k = D = %d "
                "(lesson 4 shows where these come from). The weights are untrained, so the map "
                "below has no linguistic meaning yet; lesson 11 shows maps of a trained model.",
                T, C, D);
-    float *table = lesson_randn((long)V * C, 1.0f, a.seed);
+    float *table = lesson_randn((long)V * C, 1.0f, seed);
     float *x = lesson_alloc((long)T * C);                                    // (T, C)
     LESSON_TRY(tw_embedding_forward(x, IDS, table, T, V, C));
-    float *wq = lesson_randn((long)D * C, 0.3f, a.seed + 1), *wk = lesson_randn((long)D * C, 0.3f, a.seed + 2);
-    float *wv = lesson_randn((long)D * C, 0.3f, a.seed + 3);
+    float *wq = lesson_randn((long)D * C, 0.3f, seed + 1), *wk = lesson_randn((long)D * C, 0.3f, seed + 2);
+    float *wv = lesson_randn((long)D * C, 0.3f, seed + 3);
     float *q = lesson_alloc((long)T * D), *k = lesson_alloc((long)T * D), *v = lesson_alloc((long)T * D);
     tw_linear_forward(q, x, wq, NULL, T, C, D);
     tw_linear_forward(k, x, wk, NULL, T, C, D);
     tw_linear_forward(v, x, wv, NULL, T, C, D);
     printf("  q, k, v: (T, D) = (%d, %d) each\n", T, D);
+    h->x = x;
+    h->q = q;
+    h->k = k;
+    h->v = v;
+}
 
-    // ---- 2. scores ----
+// 2. Scores q.k / sqrt(d_k) by hand and by tw_sdpa_scores.
+static void match_scores(head *h) {
+    const float *q = h->q, *k = h->k;
     lesson_section("Scores: how well each query matches each key");
     lesson_say("score[t][s] = q[t] . k[s] / sqrt(d_k): one number per (query t, key s) pair, a "
                "(T, T) matrix. Computed here with two loops, then by tw_sdpa_scores.");
@@ -195,13 +212,15 @@ int main(int argc, char **argv) {
                 "columns 0 and 4) of the unmasked scores are identical: without positions, "
                 "attention cannot tell the two apart.");
     lesson_expect_close("rows 0 and 4 identical (no positions)", scores_nomask, scores_nomask + 4 * T, T, 0.0f);
+    h->by_hand = by_hand;
+}
 
-    // ---- 3. why sqrt(d_k) ----
+// 3. Why divide by sqrt(d_k): the variance of q.k, and how peaked the softmax gets without it.
+static void why_sqrt_dk(head *h, uint64_t seed) {
     lesson_section("Why divide by sqrt(d_k)");
     lesson_say("If the entries of q and k are independent with mean 0 and variance 1, q.k is a sum "
                "of d_k products of variance 1, so its variance is d_k and its typical size "
                "sqrt(d_k). Measured over 2000 random pairs each:");
-    enum { ND = 5 };
     static const int DK[ND] = { 4, 16, 64, 128, 1024 };
     float *scaling = lesson_alloc(ND * 6);                                   // (ND, 6)
     printf("  %6s %12s %14s %16s %18s %16s\n", "d_k", "var(q.k)", "var(q.k)/d_k", "|q.k| > 20",
@@ -209,8 +228,8 @@ int main(int argc, char **argv) {
     int var_ok = 1;
     for (int i = 0; i < ND; i++) {
         double var, out20, mx_s, mx_r;
-        dot_variance(DK[i], 2000, a.seed + 100 + i, &var, &out20);
-        peakedness(DK[i], 16, 60, a.seed + 200 + i, &mx_s, &mx_r);
+        dot_variance(DK[i], 2000, seed + 100 + i, &var, &out20);
+        peakedness(DK[i], 16, 60, seed + 200 + i, &mx_s, &mx_r);
         printf("  %6d %12.2f %14.3f %15.1f%% %18.3f %16.3f\n", DK[i], var, var / DK[i],
                100 * out20, mx_s, mx_r);
         float row[6] = { (float)DK[i], (float)var, (float)(var / DK[i]), (float)out20,
@@ -229,12 +248,16 @@ int main(int argc, char **argv) {
                   scaling[4 * 6 + 5] > 0.9f);
     lesson_expect("scaled softmax at d_k = 1024 stays spread (max weight < 0.5)",
                   scaling[4 * 6 + 4] < 0.5f);
-    lesson_say("The course notes say that for d_k = 128 \"dot products can lie in [-20, 20]\". "
+    lesson_say("A claim you may meet: for d_k = 128 \"dot products can lie in [-20, 20]\". "
                "The standard deviation is sqrt(128) = 11.3, so [-20, 20] is about +-1.8 standard "
                "deviations: the measurement above finds %.1f%% of the values outside it. The range "
                "is typical, not a bound.", 100.0 * scaling[3 * 6 + 3]);
+    h->scaling = scaling;
+}
 
-    // ---- 4. mask and softmax ----
+// 4. The causal mask, then the softmax of each row.
+static void mask_and_softmax(head *h) {
+    const float *q = h->q, *k = h->k, *by_hand = h->by_hand;
     lesson_section("Causal mask, then softmax");
     lesson_say("A decoder must not read the future, so scores with s > t become -inf (lesson 6) "
                "before the softmax turns each row into weights that sum to 1.");
@@ -249,8 +272,13 @@ int main(int argc, char **argv) {
         for (int s = t + 1; s < T; s++) masked_hand[t * T + s] = -INFINITY;
     lesson_expect_close("causal scores == hand scores with -inf above the diagonal", scores,
                         masked_hand, (long)T * T, 1e-5f);
+    h->scores = scores;
+    h->weights = weights;
+}
 
-    // ---- 5. weighted sum ----
+// 5. The output: each row a weighted average of the values.
+static void weighted_sum(head *h) {
+    const float *q = h->q, *k = h->k, *v = h->v, *weights = h->weights;
     lesson_section("The output: a weighted average of values");
     lesson_say("out[t] = sum over s of weights[t][s] * v[s]. Row 0 can only see itself, so out[0] "
                "is exactly v[0]; later rows blend everything up to their own position.");
@@ -268,12 +296,13 @@ int main(int argc, char **argv) {
     float *fused = lesson_alloc((long)T * D), *fw = lesson_alloc((long)T * T);
     tw_sdpa_forward(fused, NULL, fw, q, k, v, NULL, T, T, D, 1, 0);
     lesson_expect_close("tw_sdpa_forward == the three steps", fused, out, (long)T * D, 0.0f);
+    h->out = out;
+}
 
-    // ---- 6. many heads ----
-    lesson_section("Many heads: MHA, GQA and MQA");
-    many_heads(x, a.seed + 40);
-
-    // ---- files ----
+// The head's tensors as .npy; its map and the sqrt(d_k) measurements for gnuplot.
+static void write_files(const head *h) {
+    const float *q = h->q, *k = h->k, *v = h->v, *scores = h->scores, *weights = h->weights,
+                *out = h->out, *scaling = h->scaling;
     lesson_section("Files");
     lesson_write_npy2("q.npy", q, T, D);
     lesson_write_npy2("k.npy", k, T, D);
@@ -292,5 +321,18 @@ int main(int argc, char **argv) {
                          "softmax weight over 60 rows of 16 keys, with and without / sqrt(d_k)");
     lesson_plot("07_attention.gp", "attention.dat", "attention.png");
     lesson_plot("07_scaling.gp", "scaling.dat", "scaling.png");
+}
+
+int main(int argc, char **argv) {
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 7 }, NULL);
+    head h = { 0 };
+    project_sentence(&h, a.seed);
+    match_scores(&h);
+    why_sqrt_dk(&h, a.seed);
+    mask_and_softmax(&h);
+    weighted_sum(&h);
+    lesson_section("Many heads: MHA, GQA and MQA");
+    many_heads(h.x, a.seed + 40);
+    write_files(&h);
     return lesson_finish();
 }

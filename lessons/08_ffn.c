@@ -5,7 +5,7 @@
 // (ReLU, GELU, SiLU) drawn side by side; the gated SwiGLU form silu(x Wg^T) * (x Wu^T) used by
 // Llama and Qwen, worked step by step against the library; and why a SwiGLU hidden size of
 // 2/3 * 4C keeps the parameter count of the classic 4C FFN, with real sizes (Llama 2, stories260K,
-// Qwen3-8B, whose 12288 is not the notes' 14336).
+// Qwen3-8B, whose 12288 is not the 14336 a hand count you may meet uses).
 // Calls: tw_relu1, tw_gelu_erf1, tw_gelu_tanh1, tw_silu1, tw_activation, tw_silu,
 //        tw_ffn_forward, tw_swiglu_forward, tw_linear_forward, tw_linear_params.
 // Build & run: make lesson8 && ./lesson8 [--seed N] [-T N] [--out DIR] [--no-plot]
@@ -29,10 +29,17 @@ static const lesson_info INFO = {
 
 enum { NX = 161 };   // x from -4 to 4 in steps of 0.05
 
-int main(int argc, char **argv) {
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 8, .T = 3 }, NULL);
+// What the sections share (tracked memory).
+typedef struct {
+    int T, C, F, Fg;              // positions, width, classic hidden 4C, SwiGLU hidden
+    float *curves;                // (NX, 5) the activation curves
+    float *x;                     // (T, C) the FFNs' input
+    float *hidden, *out;          // (T, F), (T, C) the classic FFN
+    float *gate, *up, *act, *sout;   // (T, Fg) x3, (T, C) SwiGLU
+} ffns;
 
-    // ---- 1. activation curves ----
+// 1. ReLU, GELU (exact and tanh) and SiLU side by side.
+static void three_activations(ffns *f) {
     lesson_section("Three activations");
     lesson_say("Without a non-linearity, Linear followed by Linear is just one Linear: the FFN "
                "would add nothing. The activation is what lets it compute new features.\n"
@@ -65,15 +72,18 @@ int main(int argc, char **argv) {
     float lib = tw_silu1(1.5f);
     lesson_expect_close("silu(1.5) == 1.5 / (1 + exp(-1.5))", &lib, &hand, 1, 1e-7f);
     lesson_expect("GELU tanh form within 1e-3 of exact GELU on [-4, 4]", tanh_gap < 1e-3);
+    f->curves = curves;
+}
 
-    // ---- 2. the classic FFN ----
-    const int T = a.T, C = 8, F = 4 * C;
+// 2. The classic FFN: expand to 4C, activate, project back.
+static void classic_ffn(ffns *f, uint64_t seed) {
+    const int T = f->T, C = f->C, F = f->F;
     lesson_section("The classic FFN: expand, activate, project back");
     lesson_say("out = act(x W1^T + b1) W2^T + b2 with W1 (F, C) and W2 (C, F). With C = %d and "
                "the paper's F = 4C = %d, applied to T = %d positions:", C, F, T);
-    float *x = lesson_randn((long)T * C, 1.0f, a.seed);                 // (T, C)
-    float *W1 = lesson_randn((long)F * C, 0.35f, a.seed + 1), *b1 = lesson_randn(F, 0.1f, a.seed + 2);
-    float *W2 = lesson_randn((long)C * F, 0.18f, a.seed + 3), *b2 = lesson_randn(C, 0.1f, a.seed + 4);
+    float *x = lesson_randn((long)T * C, 1.0f, seed);                   // (T, C)
+    float *W1 = lesson_randn((long)F * C, 0.35f, seed + 1), *b1 = lesson_randn(F, 0.1f, seed + 2);
+    float *W2 = lesson_randn((long)C * F, 0.18f, seed + 3), *b2 = lesson_randn(C, 0.1f, seed + 4);
     float *hidden = lesson_alloc((long)T * F), *out = lesson_alloc((long)T * C);
     tw_ffn_forward(out, hidden, x, tw_weight_fp32(W1), b1, tw_weight_fp32(W2), b2, T, C, F,
                    TW_ACT_GELU_ERF);
@@ -95,17 +105,23 @@ int main(int argc, char **argv) {
     for (long i = 0; i < (long)T * F; i++) zeros += hr[i] == 0.0f;
     lesson_note("with ReLU instead, %d of the %d hidden values would be exactly 0: each position "
                 "switches on its own subset of hidden units.", zeros, T * F);
+    f->x = x;
+    f->hidden = hidden;
+    f->out = out;
+}
 
-    // ---- 3. SwiGLU ----
+// 3. SwiGLU, step by step against tw_swiglu_forward.
+static void swiglu(ffns *f, uint64_t seed) {
     lesson_section("SwiGLU: a gated FFN");
-    const int Fg = 24;   // about 2/3 of 4C = 21.3, rounded up to a multiple of 8
+    const int T = f->T, C = f->C, Fg = f->Fg;
+    const float *x = f->x;
     lesson_say("Llama and Qwen replace the first Linear by two, a gate and an up projection, and "
                "multiply them element by element (Shazeer 2020):\n"
                "  out = (silu(x Wg^T) * (x Wu^T)) Wd^T      Wg, Wu: (F, C)   Wd: (C, F), no biases\n"
                "Here F = %d (2/3 of 4C = %.1f, rounded up to a multiple of 8 as Llama rounds to a "
                "multiple of 256).", Fg, 2.0 / 3.0 * 4 * C);
-    float *Wg = lesson_randn((long)Fg * C, 0.35f, a.seed + 5), *Wu = lesson_randn((long)Fg * C, 0.35f, a.seed + 6);
-    float *Wd = lesson_randn((long)C * Fg, 0.2f, a.seed + 7);
+    float *Wg = lesson_randn((long)Fg * C, 0.35f, seed + 5), *Wu = lesson_randn((long)Fg * C, 0.35f, seed + 6);
+    float *Wd = lesson_randn((long)C * Fg, 0.2f, seed + 7);
     float *gate = lesson_alloc((long)T * Fg), *up = lesson_alloc((long)T * Fg);
     float *act = lesson_alloc((long)T * Fg), *sout = lesson_alloc((long)T * C);
     tw_swiglu_forward(sout, gate, up, act, x, tw_weight_fp32(Wg), tw_weight_fp32(Wu),
@@ -127,11 +143,17 @@ int main(int argc, char **argv) {
                 "silu(gate) decides how much of the linear signal \"up\" passes (near 0 when the "
                 "gate is very negative). The product of two projections is what makes it "
                 "\"gated\", and why it needs three matrices instead of two.");
+    f->gate = gate;
+    f->up = up;
+    f->act = act;
+    f->sout = sout;
+}
 
-    // ---- 4. the 2/3 rule ----
+// 4. Why SwiGLU's hidden size is about 2/3 * 4C, with real models' sizes.
+static void two_thirds_rule(void) {
     lesson_section("Why the hidden size is about 2/3 * 4C");
     lesson_say("Classic FFN: two matrices of C x 4C = 8C^2 weights. SwiGLU: three matrices of C x F "
-               "= 3CF. Equal when 3CF = 8C^2, i.e. F = 8C/3 = (2/3) * 4C. The notes write this as "
+               "= 3CF. Equal when 3CF = 8C^2, i.e. F = 8C/3 = (2/3) * 4C. A claim you may meet writes this as "
                "\"4d -> 2 x (8d/3) = 5.33d\": the gate and up projections together are 5.33C wide, "
                "more than 4C, but the down projection is narrower, and the total is the same 8C^2. "
                "Per token the FLOPs are 2 x weights in both, so compute matches too.");
@@ -145,7 +167,7 @@ int main(int argc, char **argv) {
         { "Llama-2-7B (rounded to 256)", 4096, 11008, 1 },
         { "stories260K (rounded to 4)", 64, 172, 1 },
         { "Qwen3-8B (config: 12288 = 3C)", 4096, 12288, 1 },
-        { "notes' \"Qwen3-8B\" 14336 (Llama-3-8B)", 4096, 14336, 1 },
+        { "claimed \"Qwen3-8B\" 14336 (Llama-3-8B)", 4096, 14336, 1 },
         { "GPT-2 small (classic, with biases)", 768, 3072, 2 },
     };
     for (size_t i = 0; i < sizeof M / sizeof M[0]; i++) {
@@ -166,27 +188,42 @@ int main(int argc, char **argv) {
     lesson_expect("Llama's rule gives 11008 for C = 4096", llama_f == 11008);
     lesson_expect("the same rule with multiple 4 gives 172 for C = 64", s260_f == 172);
     lesson_say("Qwen3-8B does not follow the 2/3 rule: its config says intermediate_size 12288 = "
-               "3C, so each layer's MLP holds 3 x 4096 x 12288 = %lld weights. The course notes "
-               "use 14336 (Llama-3-8B's size) and get 3 x 58.7M = 176M per layer; the correct "
+               "3C, so each layer's MLP holds 3 x 4096 x 12288 = %lld weights. A hand count you may "
+               "meet uses 14336 (Llama-3-8B's size) and get 3 x 58.7M = 176M per layer; the correct "
                "figure is 151.0M, and over 36 layers the difference is %.2f billion parameters.",
                3 * tw_linear_params(4096, 12288, 0),
                36.0 * 3 * (double)(tw_linear_params(4096, 14336, 0) - tw_linear_params(4096, 12288, 0)) * 1e-9);
     lesson_expect("Qwen3-8B MLP weights per layer = 150,994,944",
                   3 * tw_linear_params(4096, 12288, 0) == 150994944LL);
+}
 
-    // ---- files ----
+// The curves and both FFNs' tensors as .npy; the curves for gnuplot.
+static void write_files(const ffns *f) {
+    const int T = f->T, C = f->C, F = f->F, Fg = f->Fg;
     lesson_section("Files");
-    lesson_write_npy2("activations.npy", curves, NX, 5);
+    lesson_write_npy2("activations.npy", f->curves, NX, 5);
     static const char *const ACOLS[5] = { "x", "relu", "gelu", "gelu_tanh", "silu" };
-    lesson_write_columns("activations.dat", curves, NX, 5, ACOLS,
+    lesson_write_columns("activations.dat", f->curves, NX, 5, ACOLS,
                          "lesson 8: activation functions on [-4, 4], step 0.05");
-    lesson_write_npy2("ffn_x.npy", x, T, C);
-    lesson_write_npy2("ffn_hidden.npy", hidden, T, F);
-    lesson_write_npy2("ffn_out.npy", out, T, C);
-    lesson_write_npy2("swiglu_gate.npy", gate, T, Fg);
-    lesson_write_npy2("swiglu_up.npy", up, T, Fg);
-    lesson_write_npy2("swiglu_act.npy", act, T, Fg);
-    lesson_write_npy2("swiglu_out.npy", sout, T, C);
+    lesson_write_npy2("ffn_x.npy", f->x, T, C);
+    lesson_write_npy2("ffn_hidden.npy", f->hidden, T, F);
+    lesson_write_npy2("ffn_out.npy", f->out, T, C);
+    lesson_write_npy2("swiglu_gate.npy", f->gate, T, Fg);
+    lesson_write_npy2("swiglu_up.npy", f->up, T, Fg);
+    lesson_write_npy2("swiglu_act.npy", f->act, T, Fg);
+    lesson_write_npy2("swiglu_out.npy", f->sout, T, C);
     lesson_plot("08_activations.gp", "activations.dat", "activations.png");
+}
+
+int main(int argc, char **argv) {
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 8, .T = 3 }, NULL);
+    // C = 8; the classic hidden size is 4C; SwiGLU's about 2/3 of 4C = 21.3, rounded up to a
+    // multiple of 8
+    ffns f = { .T = a.T, .C = 8, .F = 32, .Fg = 24 };
+    three_activations(&f);
+    classic_ffn(&f, a.seed);
+    swiglu(&f, a.seed);
+    two_thirds_rule();
+    write_files(&f);
     return lesson_finish();
 }

@@ -3,15 +3,15 @@
 // Teaches: what a parameter is (every number in a weight matrix, bias or norm gain; buffers are
 // not; a tied matrix counts once); how GPT-2 124M, Llama-2-7B and Qwen3-8B divide theirs between
 // embeddings, attention, MLP, norms and the output head, layer by layer, read from their Hugging
-// Face config.json files; where two hand calculations in the course notes go wrong (note 003's
-// small-model table, note 004's Qwen3-8B intermediate_size of 14336); how much memory the weights
+// Face config.json files; where two hand calculations a learner may meet go wrong (a small
+// model's table that does not add up, Qwen3-8B counted with intermediate_size 14336); how much memory the weights
 // take at fp32/bf16/int8 and how big the KV cache grows with the context (and why GQA shrinks it).
 // Calls: tw_json_read_file, tw_hf_config_from_json, tw_params_count, tw_params_weight_bytes,
 //        tw_hf_kv_bytes (the same code as ./params).
 // Build & run: make lesson10 && ./lesson10 [--context N] [--out DIR] [--no-plot]
 // Plot:        gnuplot viz/10_parameters.gp    (reads out/lesson10/breakdown.dat)
 // Needs: data/configs/gpt2.json data/configs/Llama-2-7b.json data/configs/Qwen3-8B.json
-// Needs: data/configs/notes-003-small.json
+// Needs: data/configs/small-swiglu.json
 // Writes: breakdown.dat kv_cache.dat qwen3_layers.dat
 // Pictures: breakdown.png
 #include <stdio.h>
@@ -25,7 +25,7 @@ static const lesson_info INFO = {
     "GPT-2 124M, Llama-2-7B, Qwen3-8B and more, and counts every weight matrix, bias and norm "
     "gain the way the Hugging Face modules create them, reproducing the published totals exactly "
     "(124,439,808 for GPT-2, 8,190,735,360 for Qwen3-8B). It shows the share of embeddings, "
-    "attention and MLP, checks two hand calculations from the course notes and finds their "
+    "attention and MLP, checks two hand calculations a learner may meet and finds their "
     "mistakes, then turns counts into memory: weights at fp32/bf16/int8 and the KV cache at "
     "--context tokens (default 4096). The same counter is the ./params tool."
 };
@@ -159,20 +159,20 @@ static void check_published(const model *m) {
     lesson_expect(name, sum_of_parts(&m->n, m->cfg.n_layer) == m->n.total);
 }
 
-// Course note 004 gives Qwen3-8B intermediate_size 14336 (Llama-3-8B's); the config says 12288.
-static void note_004(const model *qwen3) {
+// A hand count that gives Qwen3-8B intermediate_size 14336 (Llama-3-8B's); the config says 12288.
+static void claimed_qwen3_width(const model *qwen3) {
+    lesson_section("Checking a hand count: Qwen3-8B with the wrong MLP width");
     tw_hf_config wrong = qwen3->cfg;
     wrong.ffn_hidden = 14336;
     tw_param_counts w;
     LESSON_TRY(tw_params_count(&w, &wrong));
     const tw_param_counts *r = &qwen3->n;
-    lesson_say("The claim to check (from note 004 of the course notes this project grew from, "
-               "which a clone does not contain): Qwen3-8B's MLP is \"176M per layer\", \"~80%% "
+    lesson_say("A claim you may meet, in a hand count of Qwen3-8B: its MLP is \"176M per layer\", \"~80%% "
                "of a layer\", its attention subtotal 42M, its RMSNorms 8K a layer, and \"final "
                "norm + LM head ~626M\", all computed with intermediate_size = 14336. That is "
                "Llama-3-8B's MLP width; Qwen3-8B's config.json (data/configs/) says 12288. Here "
                "is the count with each width:");
-    printf("    %-34s %18s %18s\n", "", "14336 (note 004)", "12288 (config)");
+    printf("    %-34s %18s %18s\n", "", "14336 (claimed)", "12288 (config)");
     printf("    %-34s %18s %18s\n", "one gate/up/down projection", commas(w.up), commas(r->up));
     printf("    %-34s %18s %18s\n", "MLP per layer", commas(w.mlp_layer), commas(r->mlp_layer));
     printf("    %-34s %17.1f%% %17.1f%%\n", "MLP share of a layer", pct(w.mlp_layer, w.layer),
@@ -180,11 +180,11 @@ static void note_004(const model *qwen3) {
     printf("    %-34s %18s %18s\n", "one layer", commas(w.layer), commas(r->layer));
     printf("    %-34s %18s %18s\n", "36 layers", commas(w.layers), commas(r->layers));
     printf("    %-34s %18s %18s\n", "total", commas(w.total), commas(r->total));
-    lesson_note("the note's \"176M per layer MLP\" and \"~80%% of a layer\" are the 14336 figures; the "
+    lesson_note("the claim's \"176M per layer MLP\" and \"~80%% of a layer\" are the 14336 figures; the "
                 "real MLP is %s (%.1f%%). Over 36 layers the wrong width invents %s parameters: "
                 "a \"9.1B\" model instead of 8.19B.", commas(r->mlp_layer),
                 pct(r->mlp_layer, r->layer), commas(w.total - r->total));
-    lesson_note("the note's attention subtotal (42M) and RMSNorm x2 (8K) are right, but it leaves "
+    lesson_note("the same count's attention subtotal (42M) and RMSNorm x2 (8K) are right, but it leaves "
                 "out q_norm and k_norm (256 per layer), and its \"final norm + LM head ~626M\" "
                 "should be %s + %s = %s.", commas(r->final_norm), commas(r->lm_head),
                 commas(r->final_norm + r->lm_head));
@@ -192,17 +192,17 @@ static void note_004(const model *qwen3) {
                   w.total - r->total == 36LL * 3 * 4096 * (14336 - 12288));
 }
 
-// Course note 003's table for its "Small" config (dim 256, 4 layers, 8/4 heads, vocab 8192).
-static void note_003(const model *small) {
+// A hand-made table for a "Small" config (dim 256, 4 layers, 8/4 heads, vocab 8192).
+static void claimed_small_table(const model *small) {
+    lesson_section("Checking a hand count: a small model's table that does not add up");
     const tw_param_counts *n = &small->n;
-    const int64_t hidden = 2 * (4 * 256) / 3;   // the note's MLP code: int(2 * 4 * dim / 3) = 682
-    lesson_say("The claim to check (note 003 of the course notes this project grew from, which "
-               "a clone does not contain): a table of parameters for a small model, dim 256, 4 "
+    const int64_t hidden = 2 * (4 * 256) / 3;   // the quoted MLP code: int(2 * 4 * dim / 3) = 682
+    lesson_say("A claim you may meet, as a tutorial's table of parameters for a small model, dim 256, 4 "
                "layers, 8 query heads and 4 key/value heads of 32, vocabulary 8192, and a SwiGLU "
                "MLP whose code sets hidden_dim = int(2 * 4 * dim / 3) = %lld, totalling \"~2.08M\". "
-               "The note's table, row by row (middle column), against the count from the same "
+               "The quoted table, row by row (middle column), against the count from the same "
                "config (%s):", (long long)hidden, small->file);
-    printf("    %-22s %12s %14s\n", "row", "note 003", "actual");
+    printf("    %-22s %12s %14s\n", "row", "claimed", "actual");
     printf("    %-22s %12s %14s\n", "token embedding", "2.1M", commas(n->tok_embed));
     printf("    %-22s %12s %14s\n", "RMSNorm x2", "512", commas(n->norms_layer));
     printf("    %-22s %12s %14s\n", "attention Q", "65K", commas(n->q));
@@ -217,12 +217,12 @@ static void note_003(const model *small) {
     printf("    %-22s %12s %14s   (missing from the table)\n", "final RMSNorm", "-", commas(n->final_norm));
     printf("    %-22s %12s %14s\n", "output layer", "2.1M", commas(n->lm_head));
     printf("    %-22s %12s %14s   <- wrong\n", "total", "~2.08M", commas(n->total));
-    lesson_note("each MLP matrix is dim x hidden_dim = 256 x 682 = %s. The note's 87K is 256 x 341: "
+    lesson_note("each MLP matrix is dim x hidden_dim = 256 x 682 = %s. The claimed 87K is 256 x 341: "
                 "it used 4 x 256 / 3 = 341, losing the factor 2 of 2/3 x 4d.", commas(256 * hidden));
     lesson_note("even with its own rows the total is wrong: 2.1M + 1.83M + 2.1M = 6.03M, not "
                 "~2.08M. The real model has %s parameters (%s if the output layer were tied to "
                 "the embedding).", commas(n->total), commas(n->total - n->lm_head));
-    lesson_note("and the note's code writes nn.Linear(dim, ...) without bias=False, which in "
+    lesson_note("and the quoted code writes nn.Linear(dim, ...) without bias=False, which in "
                 "PyTorch means bias=True: that version would add %s bias numbers per block.",
                 commas(2 * 256 + 2 * 128 + 2 * hidden + 256));
     lesson_expect("the corrected block is 720,896 parameters", n->layer == 720896);
@@ -230,33 +230,8 @@ static void note_003(const model *small) {
 
 // ---- main ----
 
-int main(int argc, char **argv) {
-    int context = 4096;
-    const lesson_opt opts[] = {
-        { "--context", 'i', &context, "N", "context length for the KV-cache sizes (default 4096)" },
-        { NULL, 0, NULL, NULL, NULL },
-    };
-    lesson_start(argc, argv, &INFO, (lesson_args){ .no_seed = 1 }, opts);
-    if (context < 1) {   // bad usage: exit 2 like lesson_start's own option errors
-        fprintf(stderr, "lesson10: --context %d: give a positive number of tokens\n", context);
-        return 2;
-    }
-
-    model M[] = {
-        { "GPT-2 124M",   "data/configs/gpt2.json",            124439808LL,  { 0 }, { 0 } },
-        { "Llama-2-7B",   "data/configs/Llama-2-7b.json",      6738415616LL, { 0 }, { 0 } },
-        { "Qwen3-8B",     "data/configs/Qwen3-8B.json",        8190735360LL, { 0 }, { 0 } },
-        { "note-003",     "data/configs/notes-003-small.json", 0,            { 0 }, { 0 } },
-        { "Mistral-7B",   "data/configs/Mistral-7B-v0.1.json", 7241732096LL, { 0 }, { 0 } },
-        { "TinyLlama-1.1B", "data/configs/TinyLlama-1.1B.json", 1100048384LL, { 0 }, { 0 } },
-        { "Qwen2.5-0.5B", "data/configs/Qwen2.5-0.5B.json",    494032768LL,  { 0 }, { 0 } },
-        { "Qwen3-0.6B",   "data/configs/Qwen3-0.6B.json",      596049920LL,  { 0 }, { 0 } },
-    };
-    const int NM = (int)(sizeof M / sizeof M[0]);
-    for (int i = 0; i < NM; i++) load(&M[i]);
-    model *gpt2 = &M[0], *llama = &M[1], *qwen3 = &M[2], *small = &M[3];
-
-    // ---- 1 ----
+// 1. What a parameter is, and what is not one.
+static void what_counts(void) {
     lesson_section("What counts as a parameter");
     lesson_say("A parameter is one learned number: an entry of a weight matrix, of a bias "
                "vector, or of a normalisation gain. A Linear layer from C_in to C_out holds "
@@ -269,31 +244,18 @@ int main(int argc, char **argv) {
                "and counted by tw_params_count, which follows how the transformers modules "
                "create their weights. ./params CONFIG.json prints the same breakdown for any "
                "gpt2, llama, mistral, qwen2 or qwen3 config.");
+}
 
-    // ---- 2 ----
-    lesson_section("GPT-2 124M, module by module");
-    walk_gpt2(gpt2);
-    check_published(gpt2);
+// 2-4. One model's parameters module by module, then its total against the published one.
+static void walk(const char *title, const model *m, void (*walk_modules)(const model *)) {
+    lesson_section(title);
+    walk_modules(m);
+    check_published(m);
+}
 
-    // ---- 3 ----
-    lesson_section("Llama-2-7B: no biases, RMSNorm, SwiGLU, untied head");
-    walk_llama_like(llama);
-    check_published(llama);
-
-    // ---- 4 ----
-    lesson_section("Qwen3-8B: grouped-query attention, explicit head_dim, q_norm and k_norm");
-    walk_llama_like(qwen3);
-    check_published(qwen3);
-
-    // ---- 5 ----
-    lesson_section("Checking a hand count: Qwen3-8B with the wrong MLP width");
-    note_004(qwen3);
-
-    // ---- 6 ----
-    lesson_section("Checking a hand count: a small model's table that does not add up");
-    note_003(small);
-
-    // ---- 7 ----
+// 7. Each model's shares: embeddings, attention, MLP, norms, head; Qwen3-8B's running total.
+// M (NM): the models, the first three checked already; qwen3 is one of them.
+static void shares(const model *M, int NM, const model *qwen3) {
     lesson_section("Shares: embeddings, attention, MLP, norms, output head");
     lesson_say("The same split for every config in data/configs/ (percent of each model's total; "
                "a tied head shows 0 because its numbers are the embedding's):");
@@ -339,8 +301,10 @@ int main(int argc, char **argv) {
         lesson_write_text("qwen3_layers.dat", q);
         lesson_expect("Qwen3-8B's staircase ends at its total", run == qwen3->n.total);
     }
+}
 
-    // ---- 8 ----
+// 8. Memory: weights at fp32, bf16 and int8, and the KV cache at `context` tokens.
+static void memory(const model *M, int NM, const model *llama, const model *qwen3, int context) {
     lesson_section("Memory: the weights, and the KV cache at a context length");
     lesson_say("Weights take (parameters x bytes per number): 4 bytes in fp32, 2 in bf16 or fp16, "
                "1 in int8 (plus a few scales, ignored here). While generating, a model also keeps "
@@ -380,7 +344,42 @@ int main(int argc, char **argv) {
                 commas(tw_hf_kv_bytes(&M[7].cfg, 1, 2)));
     lesson_expect("Llama-2-7B's KV cache at 4096 tokens in bf16 is exactly 2 GiB",
                   tw_hf_kv_bytes(&llama->cfg, 4096, 2) == 2LL << 30);
+}
 
+int main(int argc, char **argv) {
+    int context = 4096;
+    const lesson_opt opts[] = {
+        { "--context", 'i', &context, "N", "context length for the KV-cache sizes (default 4096)" },
+        { NULL, 0, NULL, NULL, NULL },
+    };
+    lesson_start(argc, argv, &INFO, (lesson_args){ .no_seed = 1 }, opts);
+    if (context < 1) {   // bad usage: exit 2 like lesson_start's own option errors
+        fprintf(stderr, "lesson10: --context %d: give a positive number of tokens\n", context);
+        return 2;
+    }
+
+    model M[] = {
+        { "GPT-2 124M",   "data/configs/gpt2.json",            124439808LL,  { 0 }, { 0 } },
+        { "Llama-2-7B",   "data/configs/Llama-2-7b.json",      6738415616LL, { 0 }, { 0 } },
+        { "Qwen3-8B",     "data/configs/Qwen3-8B.json",        8190735360LL, { 0 }, { 0 } },
+        { "Small (dim 256)", "data/configs/small-swiglu.json", 0,            { 0 }, { 0 } },
+        { "Mistral-7B",   "data/configs/Mistral-7B-v0.1.json", 7241732096LL, { 0 }, { 0 } },
+        { "TinyLlama-1.1B", "data/configs/TinyLlama-1.1B.json", 1100048384LL, { 0 }, { 0 } },
+        { "Qwen2.5-0.5B", "data/configs/Qwen2.5-0.5B.json",    494032768LL,  { 0 }, { 0 } },
+        { "Qwen3-0.6B",   "data/configs/Qwen3-0.6B.json",      596049920LL,  { 0 }, { 0 } },
+    };
+    const int NM = (int)(sizeof M / sizeof M[0]);
+    for (int i = 0; i < NM; i++) load(&M[i]);
+    const model *gpt2 = &M[0], *llama = &M[1], *qwen3 = &M[2], *small = &M[3];
+
+    what_counts();
+    walk("GPT-2 124M, module by module", gpt2, walk_gpt2);
+    walk("Llama-2-7B: no biases, RMSNorm, SwiGLU, untied head", llama, walk_llama_like);
+    walk("Qwen3-8B: grouped-query attention, explicit head_dim, q_norm and k_norm", qwen3, walk_llama_like);
+    claimed_qwen3_width(qwen3);
+    claimed_small_table(small);
+    shares(M, NM, qwen3);
+    memory(M, NM, llama, qwen3, context);
     lesson_plot("10_parameters.gp", "breakdown.dat", "breakdown.png");
     return lesson_finish();
 }

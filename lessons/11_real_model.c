@@ -57,7 +57,7 @@ static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
     if (sampler->temperature == 0.0f) {
         g_predicted = tw_argmax(logits, V);
         lesson_say("Temperature 0: the sampler is greedy and takes the largest logit, id %d [%s].",
-                   g_predicted, lesson_visible_piece(tw_tokenizer_decode(tok, prev, g_predicted)));
+                   g_predicted, lesson_token(tok, g_predicted));
         return 1;
     }
     tw_prob_index *c = lesson_alloc_bytes((size_t)V * sizeof *c);      // (V)
@@ -82,7 +82,7 @@ static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
     }
     lesson_say("How a token is chosen, at step %d (%s). The model's last position gives %d logits, one "
                "per vocabulary entry. Divided by the temperature %.2f and passed through softmax "
-               "they become probabilities; the most likely ones, after \"...%s\" (a space shows as _):", step,
+               "they become probabilities; the most likely ones, after \"...%s\" (pieces as lesson 1 shows them, _ for a space):", step,
                force && c[0].prob >= 0.6f ? "the last step"
                                           : "the first step where the model is not nearly sure: p < 0.6 for the top token",
                V,
@@ -92,9 +92,15 @@ static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
     for (int i = 0; i < 10 && i < V; i++) {
         cum += c[i].prob;
         printf("    %4d %6d  [%-10s] %8.4f %10.4f%s\n", i + 1, c[i].index,
-               lesson_visible_piece(tw_tokenizer_decode(tok, prev, c[i].index)), (double)c[i].prob, cum,
+               lesson_token(tok, c[i].index), (double)c[i].prob, cum,
                nucleus_on && i + 1 == keep ? "   <- the nucleus ends here" : "");
     }
+    for (int i = 0; i < 10 && i < V; i++)
+        if (strcmp(tok->vocab[c[i].index], " ") == 0)
+            lesson_note("[_] (id %d, rank %d, p %.4f) is the space alone. A word that tok512 has no "
+                        "\"_word\" piece for is spelled [_] and then smaller pieces (lesson 1: "
+                        "\" Zoe\" is [_][Z][o][e]), so this p is the total of all such rarer next "
+                        "words together.", c[i].index, i + 1, (double)c[i].prob);
     tw_sampler copy = *sampler;                     // shares the scratch; only the state matters
     float u = tw_sampler_next_f32(&copy);
     float target = u * mass, run = 0.0f;
@@ -109,46 +115,44 @@ static int explain_one_pick(const tw_sampler *sampler, const tw_tokenizer *tok,
                    "number u = %.4f, scales it by the nucleus mass to %.4f, and walks down the "
                    "cumulative column to the first entry above it: id %d [%s].", (double)p, keep,
                    mass, (double)p, (double)u, target, g_predicted,
-                   lesson_visible_piece(tw_tokenizer_decode(tok, prev, g_predicted)));
+                   lesson_token(tok, g_predicted));
     else
         lesson_say("The sampler draws one uniform number u = %.4f and walks down the cumulative "
                    "column to the first entry above it: id %d [%s].", (double)u, g_predicted,
-                   lesson_visible_piece(tw_tokenizer_decode(tok, prev, g_predicted)));
+                   lesson_token(tok, g_predicted));
     return 1;
 }
 
-int main(int argc, char **argv) {
-    const char *prompt = "Once upon a time";
-    int steps = 96;
-    float temperature = 0.8f;
-    lesson_opt extra[] = {
-        { "--prompt", 's', &prompt, "TEXT", "how the story starts (default \"Once upon a time\")" },
-        { "--steps", 'i', &steps, "N", "tokens to generate, 1..400 (default 96)" },
-        { "--temperature", 'f', &temperature, "X", "sampling temperature, 0 = greedy (default 0.8)" },
-        { 0 }
-    };
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 42 }, extra);
-    if (steps < 1 || steps > 400) {
-        fprintf(stderr, "lesson11: option --steps: %d is outside 1..400 (try ./lesson11 --help)\n", steps);
-        exit(2);
-    }
-    if (temperature < 0.0f) {
-        fprintf(stderr, "lesson11: option --temperature: must be >= 0 (try ./lesson11 --help)\n");
-        exit(2);
-    }
-    if (a.seed == 0) {
-        fprintf(stderr, "lesson11: option --seed: the sampler needs a non-zero seed (try ./lesson11 --help)\n");
-        exit(2);
-    }
+// What the sections share: the model, the text it wrote and what was measured on it. Tracked
+// memory, except the model, tokenizer and states, which main frees.
+typedef struct {
+    tw_model m;
+    tw_tokenizer tok;
+    tw_model_state st, full, ms;   // decoding with the cache; one full pass; the maps' pass
+    int steps, max_tok, S_max;     // steps asked for; the prompt's most tokens; cache positions
+    int *seq;                      // (S_max) the prompt's ids, then the story's
+    int n_prompt, n;               // tokens of the prompt, and in all
+    char *story;                   // the text so far
+    float *growth;                 // (n_growth, 3) step, positions, bytes in the cache
+    int n_growth;
+    float *last_logits;            // (V) the cached logits of the last step, after logits_len tokens
+    int logits_len;
+    float *full_last;              // (V) the same from one full pass
+    int T;                         // tokens in the attention maps
+    float *all;                    // (L, H, T, T) every head's attention
+    float *scores;                 // (L*H, 4) layer, head, previous-token and first-token weight
+    int best_prev, best_first;     // index l*H + h of the two heads shown
+} run;
 
-    // ---- 1. the model ----
+#define CFG_SIZES(c) const int C = (c)->block.attn.d_model, L = (c)->n_layer, \
+    H = (c)->block.attn.n_head, G = (c)->block.attn.n_kv_head, D = (c)->block.attn.head_dim, \
+    V = (c)->vocab; (void)C; (void)L; (void)H; (void)G; (void)D; (void)V
+
+// 1. The model's sizes, and which lesson taught each piece.
+static void the_model(const run *r) {
     lesson_section("The model");
-    tw_model m = { 0 };
-    tw_tokenizer tok = { 0 };
-    lesson_load_model(&m, &tok, MODEL_PATH, TOK_PATH);
-    const tw_model_config *c = &m.cfg;
-    const int C = c->block.attn.d_model, L = c->n_layer, H = c->block.attn.n_head;
-    const int G = c->block.attn.n_kv_head, D = c->block.attn.head_dim, V = c->vocab;
+    const tw_model_config *c = &r->m.cfg;
+    CFG_SIZES(c);
     long long n_params = (long long)V * C + (long long)L * (2LL * C + 2LL * C * C + 2LL * C * G * D +
                          3LL * C * c->block.ffn_hidden) + C;
     printf("  dim C %d, FFN F %d, layers %d, query heads %d, kv heads %d (head size %d), vocab %d, "
@@ -159,42 +163,57 @@ int main(int argc, char **argv) {
                "heads reading %d kv heads (4), RoPE on adjacent pairs, base 10000 (5), causal "
                "softmax attention (6, 7), SwiGLU with F = %d = the 2/3 rule rounded to 4 (8), "
                "pre-norm blocks (9).", H, G, c->block.ffn_hidden);
+}
 
-    // ---- 2. the prompt ----
+// 2. The prompt as ids and pieces.
+static void the_prompt(run *r, const char *prompt) {
     lesson_section("The prompt as tokens");
+    const tw_model_config *c = &r->m.cfg;
+    const int steps = r->steps;
+    const tw_tokenizer *tok = &r->tok;
     int max_tok = (int)tw_tokenizer_max_tokens(prompt);
     const int S_max = max_tok + steps;
     int *seq = lesson_alloc_bytes((size_t)S_max * sizeof(int));
     int n_prompt = 0;
-    LESSON_TRY(tw_tokenizer_encode(&tok, seq, &n_prompt, max_tok, prompt, 1, 0));
+    LESSON_TRY(tw_tokenizer_encode(tok, seq, &n_prompt, max_tok, prompt, 1, 0));
     if (n_prompt + steps > c->max_seq) lesson_die("prompt + steps exceeds the model's context of %d", c->max_seq);
     printf("  \"%s\" -> %d tokens:", prompt, n_prompt);
     for (int i = 0; i < n_prompt; i++) printf(" %d", seq[i]);
     printf("\n   pieces:");
     for (int i = 0; i < n_prompt; i++) {
-        const char *p = tw_tokenizer_decode(&tok, i ? seq[i - 1] : 0, seq[i]);
-        if (seq[i] == TW_TOK_BOS) printf(" [\\n<s>\\n]");   // as lesson 1 prints it
-        else printf(" [%s]", lesson_visible_piece(p));
+        printf(" [%s]", lesson_token(tok, seq[i]));
     }
     printf("\n");
     lesson_say("The first id, %d, is BOS (begin of text), the piece \"\\n<s>\\n\" of lesson 1; "
                "the attention maps below label it <s>.", TW_TOK_BOS);
+    r->max_tok = max_tok;
+    r->S_max = S_max;
+    r->seq = seq;
+    r->n_prompt = n_prompt;
+}
 
-    // ---- 3. writing a story with a KV cache ----
+// 3. Prefill, then one token at a time through the KV cache; the first uncertain pick explained.
+static void write_story(run *r, const char *prompt, float temperature, uint64_t seed) {
     lesson_section("Writing a story, one token at a time");
+    const tw_model_config *c = &r->m.cfg;
+    CFG_SIZES(c);
+    const int steps = r->steps, n_prompt = r->n_prompt, S_max = r->S_max;
+    int *seq = r->seq;
+    tw_model_state st = { 0 };
+    const tw_tokenizer *tok = &r->tok;
+    const tw_model *m = &r->m;
     lesson_say("First the whole prompt goes through the model at once (prefill), filling the KV "
                "cache with its keys and values. Then each step feeds only the newest token: its "
                "query attends to every cached key, its own key and value are appended, and the "
                "logits of the next token are sampled (temperature %.2f, top-p 0.9, seed %llu).",
-               (double)temperature, (unsigned long long)a.seed);
-    tw_model_state st = { 0 };
-    LESSON_TRY(tw_model_state_init(&st, &m, n_prompt, S_max));
+               (double)temperature, (unsigned long long)seed);
+    LESSON_TRY(tw_model_state_init(&st, m, n_prompt, S_max));
     tw_sampler sampler = { 0 };
-    LESSON_TRY(tw_sampler_init(&sampler, V, temperature, 0.9f, a.seed));
+    LESSON_TRY(tw_sampler_init(&sampler, V, temperature, 0.9f, seed));
     const size_t per_pos = tw_kv_cache_bytes(1, G, D) * (size_t)L;   // all layers, float32
     float *growth = lesson_alloc((long)(steps + 1) * 3);               // (steps+1, 3)
     int n = n_prompt, n_growth = 0, logits_len = 0, explained = 0;   // logits_len: tokens behind last_logits
-    LESSON_TRY(tw_model_forward_next(&st, &m, seq, n_prompt, 0));
+    LESSON_TRY(tw_model_forward_next(&st, m, seq, n_prompt, 0));
     float *last_logits = lesson_alloc(V);
     size_t story_cap = 64 + (size_t)steps * 32 + strlen(prompt);
     char *story = lesson_alloc_bytes(story_cap);
@@ -207,7 +226,7 @@ int main(int argc, char **argv) {
         growth[n_growth * 3 + 1] = (float)n;
         growth[n_growth * 3 + 2] = (float)((double)n * per_pos);
         n_growth++;
-        int explains = !explained && explain_one_pick(&sampler, &tok, logits, seq[n - 1], step,
+        int explains = !explained && explain_one_pick(&sampler, tok, logits, seq[n - 1], step,
                                                       step == steps - 1);
         int next = tw_sampler_sample(&sampler, logits);
         if (explains) {
@@ -215,19 +234,38 @@ int main(int argc, char **argv) {
             explained = 1;
         }
         if (next == TW_TOK_BOS || next == TW_TOK_EOS) break;          // the story ended
-        const char *piece = tw_tokenizer_decode(&tok, seq[n - 1], next);
+        const char *piece = tw_tokenizer_decode(tok, seq[n - 1], next);
         if (strlen(story) + strlen(piece) + 1 < story_cap) strcat(story, piece);
         seq[n++] = next;
-        LESSON_TRY(tw_model_forward_next(&st, &m, &seq[n - 1], 1, n - 1));
+        LESSON_TRY(tw_model_forward_next(&st, m, &seq[n - 1], 1, n - 1));
     }
     const int generated = n - n_prompt;
     printf("\n");
     lesson_say("%s", story);
     printf("\n");
     printf("  %d tokens generated after the %d prompt tokens.\n", generated, n_prompt);
+    tw_sampler_free(&sampler);
+    r->st = st;
+    r->n = n;
+    r->story = story;
+    r->growth = growth;
+    r->n_growth = n_growth;
+    r->last_logits = last_logits;
+    r->logits_len = logits_len;
+}
 
-    // ---- 4. the KV cache ----
+// 4. How much of the cache is in use, what it saves, and a check against a full recomputation.
+static void the_kv_cache(run *r, const char *prompt) {
     lesson_section("The KV cache growing");
+    const tw_model_config *c = &r->m.cfg;
+    CFG_SIZES(c);
+    const int steps = r->steps, n_prompt = r->n_prompt, S_max = r->S_max, max_tok = r->max_tok;
+    const int n = r->n, n_growth = r->n_growth, logits_len = r->logits_len;
+    const int generated = n - n_prompt;
+    const size_t per_pos = tw_kv_cache_bytes(1, G, D) * (size_t)L;   // all layers, float32
+    const int *seq = r->seq;
+    const float *growth = r->growth, *last_logits = r->last_logits;
+    const tw_model *m = &r->m;
     lesson_say("Each position stores, in each of the %d layers, a key and a value for each of the "
                "%d kv heads: 2 x %d x %d x %d floats x 4 bytes = %zu bytes per token. The cache "
                "was allocated for %d positions (%zu bytes): %d for the prompt, the most tokens "
@@ -249,19 +287,28 @@ int main(int argc, char **argv) {
                "is half of what 8 kv heads would need (lesson 4).", recompute, generated, n);
     // check: the cached logits of the last step == one full pass over the whole sequence
     tw_model_state full = { 0 };
-    LESSON_TRY(tw_model_state_init(&full, &m, logits_len, 0));
-    LESSON_TRY(tw_model_forward(&full, &m, seq, logits_len, 0));
+    LESSON_TRY(tw_model_state_init(&full, m, logits_len, 0));
+    LESSON_TRY(tw_model_forward(&full, m, seq, logits_len, 0));
     float *full_last = full.logits + (size_t)(logits_len - 1) * V;
     // the same operations on the same numbers in the same order, so they agree exactly; the
     // tolerance only allows for a future kernel that reorders the cached path
     lesson_expect_close("KV-cached logits == full recomputation", last_logits, full_last, V, 1e-4f);
+    r->full = full;
+    r->full_last = full_last;
+}
 
-    // ---- 5. attention maps ----
+// 5. Every head's attention on the story's first tokens: previous-token and first-token heads.
+static void attention_maps(run *r) {
     lesson_section("Attention maps of real text");
+    const tw_model_config *c = &r->m.cfg;
+    CFG_SIZES(c);
+    const int n = r->n;
+    const int *seq = r->seq;
+    const tw_model *m = &r->m;
     const int T = n < MAP_T ? n : MAP_T;
     tw_model_state ms = { 0 };
-    LESSON_TRY(tw_model_state_init(&ms, &m, T, 0));
-    LESSON_TRY(tw_model_forward(&ms, &m, seq, T, 0));
+    LESSON_TRY(tw_model_state_init(&ms, m, T, 0));
+    LESSON_TRY(tw_model_forward(&ms, m, seq, T, 0));
     lesson_say("We run the first %d tokens of the story through the model in one pass and keep "
                "every head's (T, T) weights. Two scores per head, averaged over the rows t >= 1: "
                "\"prev\", the weight on the previous token (t - 1), and \"first\", the weight on "
@@ -314,18 +361,36 @@ int main(int argc, char **argv) {
                   scores[best_first * 4 + 3] > 2 * uniform);
     // row sums of every map are 1
     int sums_ok = 1;
-    for (long r = 0; r < (long)L * H * T; r++) {
+    for (long row = 0; row < (long)L * H * T; row++) {
         double s = 0.0;
-        for (int j = 0; j < T; j++) s += all[r * T + j];
+        for (int j = 0; j < T; j++) s += all[row * T + j];
         sums_ok &= fabs(s - 1.0) < 1e-5;
     }
     lesson_expect("every attention row sums to 1", sums_ok);
+    (void)pl; (void)ph; (void)fl; (void)fh;
+    r->ms = ms;
+    r->T = T;
+    r->all = all;
+    r->scores = scores;
+    r->best_prev = best_prev;
+    r->best_first = best_first;
+}
 
-    // ---- files ----
+// The maps of three heads for gnuplot; the ids, story, cache growth, logits and scores.
+static void write_files(const run *r) {
     lesson_section("Files");
+    const tw_model_config *c = &r->m.cfg;
+    CFG_SIZES(c);
+    const int T = r->T, n = r->n, n_growth = r->n_growth;
+    const int pl = r->best_prev / H, ph = r->best_prev % H, fl = r->best_first / H, fh = r->best_first % H;
+    const int *seq = r->seq;
+    const tw_tokenizer *tok = &r->tok;
+    const char *story = r->story;
+    const float *all = r->all, *scores = r->scores, *growth = r->growth;
+    const float *last_logits = r->last_logits, *full_last = r->full_last;
     const char **labels = lesson_alloc_bytes((size_t)T * sizeof *labels);
     for (int t = 0; t < T; t++) {
-        const char *p = t == 0 ? "<s>" : tw_tokenizer_decode(&tok, seq[t - 1], seq[t]);
+        const char *p = t == 0 ? "<s>" : tok->vocab[seq[t]];   // the piece, as lesson_token shows it
         char buf[64];
         snprintf(buf, sizeof buf, "%s", p);
         for (char *q = buf; *q; q++) if (*q == ' ') *q = '_';   // visible spaces on the axes
@@ -367,12 +432,44 @@ int main(int argc, char **argv) {
     static const char *const HCOLS[4] = { "layer", "head", "prev_token_weight", "first_token_weight" };
     lesson_write_columns("head_scores.dat", scores, L * H, 4, HCOLS,
                          "lesson 11: mean attention weight on the previous token and on position 0");
+}
 
-    tw_model_state_free(&ms);
-    tw_model_state_free(&full);
-    tw_model_state_free(&st);
-    tw_sampler_free(&sampler);
-    tw_tokenizer_free(&tok);
-    tw_model_free(&m);
+int main(int argc, char **argv) {
+    const char *prompt = "Once upon a time";
+    int steps = 96;
+    float temperature = 0.8f;
+    lesson_opt extra[] = {
+        { "--prompt", 's', &prompt, "TEXT", "how the story starts (default \"Once upon a time\")" },
+        { "--steps", 'i', &steps, "N", "tokens to generate, 1..400 (default 96)" },
+        { "--temperature", 'f', &temperature, "X", "sampling temperature, 0 = greedy (default 0.8)" },
+        { 0 }
+    };
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 42 }, extra);
+    if (steps < 1 || steps > 400) {
+        fprintf(stderr, "lesson11: option --steps: %d is outside 1..400 (try ./lesson11 --help)\n", steps);
+        exit(2);
+    }
+    if (temperature < 0.0f) {
+        fprintf(stderr, "lesson11: option --temperature: must be >= 0 (try ./lesson11 --help)\n");
+        exit(2);
+    }
+    if (a.seed == 0) {
+        fprintf(stderr, "lesson11: option --seed: the sampler needs a non-zero seed (try ./lesson11 --help)\n");
+        exit(2);
+    }
+
+    run r = { .steps = steps };
+    lesson_load_model(&r.m, &r.tok, MODEL_PATH, TOK_PATH);
+    the_model(&r);
+    the_prompt(&r, prompt);
+    write_story(&r, prompt, temperature, a.seed);
+    the_kv_cache(&r, prompt);
+    attention_maps(&r);
+    write_files(&r);
+    tw_model_state_free(&r.ms);
+    tw_model_state_free(&r.full);
+    tw_model_state_free(&r.st);
+    tw_tokenizer_free(&r.tok);
+    tw_model_free(&r.m);
     return lesson_finish();
 }

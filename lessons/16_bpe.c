@@ -100,8 +100,7 @@ static const char STORY[] =
     "Timmy learned that sometimes, the cloud isn't respected, but it's okay to help other"
     "s.\n";
 
-// From the course notes (note 002, on what a tokenizer does; characters the notes' encoding
-// damaged are restored): "The tokenizer's main job is to turn text into numbers (tokens), so that
+// A sentence of the kind a Chinese introduction to tokenizers opens with: "The tokenizer's main job is to turn text into numbers (tokens), so that
 // the model can process it."
 static const char CHINESE[] =
     "Tokenizer 的主要功能是把文字轉換成數字 (token)，這樣模型才能夠處理。";
@@ -278,9 +277,17 @@ static double against_tok512(const tw_tokenizer *tok512, const char *train_part,
     show_encoding("tok512", tok512, sentence, 24);
     show_encoding("ours (trained here)", &ours, sentence, 24);
     double a = bytes_per_token(tok512, held_out), b = bytes_per_token(&ours, held_out);
-    printf("\n  held-out stories: tok512 %.3f bytes/token, ours %.3f (ours/tok512 = %.3f)\n", a, b, b / a);
-    lesson_note("a vocabulary fitted to a text compresses that kind of text well; `make bpe-compare` "
-                "repeats this on 10 MB of sampled stories");
+    double a_fit = bytes_per_token(tok512, train_part), b_fit = bytes_per_token(&ours, train_part);
+    printf("\n  %-30s %8s %8s %12s\n", "bytes per token on", "tok512", "ours", "ours/tok512");
+    printf("  %-30s %8.3f %8.3f %12.3f\n", "the stories ours was fitted to", a_fit, b_fit, b_fit / a_fit);
+    printf("  %-30s %8.3f %8.3f %12.3f\n", "held-out stories", a, b, b / a);
+    lesson_note("a vocabulary fitted to %zu bytes compresses those bytes best (ours/tok512 = %.3f) "
+                "but not new text of the same kind (%.3f): its later merges memorise words of these "
+                "few stories, while tok512's were fitted to the whole TinyStories corpus. A "
+                "tokenizer needs far more text than its vocabulary has pieces; `make bpe-compare` "
+                "repeats this on 10 MB of sampled stories.", strlen(train_part), b_fit / a_fit, b / a);
+    lesson_expect("ours compresses the text it was fitted to better than tok512", b_fit > a_fit);
+    lesson_expect("ours gains less (or loses) on held-out text than on its own", b / a < b_fit / a_fit);
     lesson_expect("both vocabularies decode the held-out text back exactly",
                   round_trips(tok512, held_out) && round_trips(&ours, held_out));
     tw_tokenizer_free(&ours);
@@ -314,7 +321,7 @@ static int byte_tokens(const tw_tokenizer *tok, const char *text) {
 static void other_texts(const tw_tokenizer *tok512, const char *train_part) {
     const double share = 100.0 * (double)strlen(train_part) / (double)strlen(STORY);
     lesson_section("A story vocabulary on Chinese and on C code");
-    lesson_say("A sentence from the course notes (note 002, on what a tokenizer does), and five "
+    lesson_say("A Chinese sentence (\"the tokenizer's main job is to turn text into numbers\"), and five "
                "lines of C from lib/tokenize/tokenizer.c:");
     printf("  %s\n\n", CHINESE);
     show_encoding("Chinese, tok512", tok512, CHINESE, 18);

@@ -65,8 +65,9 @@ static int *encode(const model *md, const char *text, int *n) {
     return ids;
 }
 
-static const char *piece(const model *md, int prev, int id) {
-    return lesson_visible_piece(tw_tokenizer_decode(&md->tok, prev, id));
+// The token `id` as every lesson shows it (lesson_token: its piece, '_' for a space).
+static const char *piece(const model *md, int id) {
+    return lesson_token(&md->tok, id);
 }
 
 // Probabilities (V) after the whole of ids (n), at temperature 1.
@@ -101,18 +102,18 @@ static void top10_along_the_story(model *md, const int *ids, int n, char *log, s
         int rank = 0;
         for (int i = 0; i < V; i++) rank += p[(size_t)t * V + i] > p[(size_t)t * V + ids[t + 1]];
         len += (size_t)snprintf(log + len, log_cap - len, "after [%s] next is [%s] p=%.4f rank %d; top 10:",
-                                piece(md, t ? ids[t - 1] : 0, ids[t]), piece(md, ids[t], ids[t + 1]),
+                                piece(md, ids[t]), piece(md, ids[t + 1]),
                                 (double)p[(size_t)t * V + ids[t + 1]], rank + 1);
         for (int j = 0; j < 10; j++)
-            len += (size_t)snprintf(log + len, log_cap - len, " [%s] %.3f", piece(md, ids[t], top[j]),
+            len += (size_t)snprintf(log + len, log_cap - len, " [%s] %.3f", piece(md, top[j]),
                                     (double)p[(size_t)t * V + top[j]]);
         len += (size_t)snprintf(log + len, log_cap - len, "\n");
         if (t >= shown) continue;
         printf("  after \"...%s\" the text goes on with [%s] (p = %.3f, rank %d). Top 10:\n   ",
-               piece(md, t ? ids[t - 1] : 0, ids[t]), piece(md, ids[t], ids[t + 1]),
+               piece(md, ids[t]), piece(md, ids[t + 1]),
                (double)p[(size_t)t * V + ids[t + 1]], rank + 1);
         for (int j = 0; j < 10; j++)
-            printf(" [%s] %.3f", piece(md, ids[t], top[j]), (double)p[(size_t)t * V + top[j]]);
+            printf(" [%s] %.3f", piece(md, top[j]), (double)p[(size_t)t * V + top[j]]);
         printf("\n");
     }
 }
@@ -146,10 +147,10 @@ static void five_rules(model *md, uint64_t seed) {
     int top[10];
     top_k_ids(top, p, V, 10);
     lesson_say("The distribution after \"%s\" (temperature 1):", prompt);
-    for (int j = 0; j < 10; j++) printf("    [%s] %.4f\n", piece(md, ids[n - 1], top[j]), (double)p[top[j]]);
+    for (int j = 0; j < 10; j++) printf("    [%s] %.4f\n", piece(md, top[j]), (double)p[top[j]]);
 
     int greedy = tw_argmax(logits, V);
-    printf("  greedy: the largest probability, always [%s]\n", piece(md, ids[n - 1], greedy));
+    printf("  greedy: the largest probability, always [%s]\n", piece(md, greedy));
     lesson_expect("greedy == the top of the list", greedy == top[0]);
 
     // temperature: the same logits divided by tau, then sampled 20 times with one seed
@@ -160,7 +161,7 @@ static void five_rules(model *md, uint64_t seed) {
         tw_sampler s = { 0 };
         LESSON_TRY(tw_sampler_init(&s, V, taus[i], 0.0f, seed + (uint64_t)i));
         printf("  temperature %.1f: p(top) = %.3f; 12 draws:", (double)taus[i], (double)pt[top[0]]);
-        for (int d = 0; d < 12; d++) printf(" [%s]", piece(md, ids[n - 1], tw_sampler_sample(&s, logits)));
+        for (int d = 0; d < 12; d++) printf(" [%s]", piece(md, tw_sampler_sample(&s, logits)));
         printf("\n");
         tw_sampler_free(&s);
     }
@@ -169,7 +170,7 @@ static void five_rules(model *md, uint64_t seed) {
     double mass_k = 0.0;
     for (int j = 0; j < k; j++) mass_k += p[top[j]];
     printf("  top-k, k = %d: only", k);
-    for (int j = 0; j < k; j++) printf(" [%s] %.3f", piece(md, ids[n - 1], top[j]), p[top[j]] / mass_k);
+    for (int j = 0; j < k; j++) printf(" [%s] %.3f", piece(md, top[j]), p[top[j]] / mass_k);
     printf(" can be drawn (renormalised from %.3f of the mass)\n", mass_k);
     // top-p: the shortest prefix of the sorted list whose mass exceeds p
     const float topp = 0.9f;
@@ -292,41 +293,40 @@ static char *shuffle_words(const char *text, uint64_t seed) {
     return out;
 }
 
-int main(int argc, char **argv) {
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 17 }, NULL);
-    if (a.seed == 0) {
-        fprintf(stderr, "lesson17: option --seed: the sampler needs a non-zero seed (try ./lesson17 --help)\n");
-        exit(2);
-    }
-    model md;
-    load(&md);
-
+// 1. What the model expected at each step of a story: the top 10 (all steps in next_tokens.txt).
+static void step_by_step(model *md) {
     lesson_section("What the model predicts, step by step");
     lesson_say("One forward pass over a story gives, at every position, a probability for each of "
                "the %d tokens that could come next. Here is what the model expected at the first "
-               "steps of a short story, against what the story actually says (a space shows as _; "
-               "every step is in next_tokens.txt):", md.V);
+               "steps of a short story, against what the story actually says (tokens as lesson 1 shows "
+               "them; every step is in next_tokens.txt):", md->V);
     int n_story;
-    int *story = encode(&md, STORY, &n_story);
+    int *story = encode(md, STORY, &n_story);
     char *log = lesson_alloc_bytes((size_t)n_story * 512);
-    top10_along_the_story(&md, story, n_story, log, (size_t)n_story * 512);
+    top10_along_the_story(md, story, n_story, log, (size_t)n_story * 512);
     lesson_write_text("next_tokens.txt", log);
+}
 
+// 2. Greedy, temperature, top-k, top-p and beam search on one distribution.
+static void five_ways(model *md, uint64_t seed) {
     lesson_section("Five ways to choose from one distribution");
-    five_rules(&md, a.seed);
+    five_rules(md, seed);
+}
 
+// 3. 160 tokens greedy against sampled: how often each repeats a 4-gram.
+static void greedy_repeats(model *md, uint64_t seed) {
     lesson_section("Greedy decoding repeats itself");
     tw_sampler greedy = { 0 }, sampled = { 0 };
-    LESSON_TRY(tw_sampler_init(&greedy, md.V, 0.0f, 0.0f, 1));
-    LESSON_TRY(tw_sampler_init(&sampled, md.V, 0.8f, 0.9f, a.seed));
+    LESSON_TRY(tw_sampler_init(&greedy, md->V, 0.0f, 0.0f, 1));
+    LESSON_TRY(tw_sampler_init(&sampled, md->V, 0.8f, 0.9f, seed));
     double rep_g, rep_s;
-    const char *g_text = generate(&md, &greedy, 160, &rep_g);
-    const char *s_text = generate(&md, &sampled, 160, &rep_s);
+    const char *g_text = generate(md, &greedy, 160, &rep_g);
+    const char *s_text = generate(md, &sampled, 160, &rep_s);
     tw_sampler_free(&greedy);
     tw_sampler_free(&sampled);
     lesson_say("160 tokens after \"Once upon a time\", greedy:\n\n%s\n", g_text);
     lesson_say("The same with temperature 0.8 and top-p 0.9 (seed %llu):\n\n%s\n",
-               (unsigned long long)a.seed, s_text);
+               (unsigned long long)seed, s_text);
     printf("  4-grams of tokens that already occurred earlier: greedy %.0f%%, sampled %.0f%%\n",
            100 * rep_g, 100 * rep_s);
     lesson_say("Greedy decoding is deterministic: once it produces a sentence it has produced "
@@ -336,29 +336,52 @@ int main(int argc, char **argv) {
     lesson_expect("greedy repeats more 4-grams than sampling", rep_g > rep_s);
     lesson_write_text("greedy.txt", g_text);
     lesson_write_text("sampled.txt", s_text);
+}
 
+// 4. Perplexity (and bits per byte) of a story against the same words shuffled.
+static void perplexity(model *md, uint64_t seed) {
     lesson_section("Perplexity: a real story against the same words shuffled");
-    char *shuffled = shuffle_words(STORY, a.seed);
+    int n_story;
+    int *story = encode(md, STORY, &n_story);
+    char *shuffled = shuffle_words(STORY, seed);
     int n_shuf;
-    int *shuf = encode(&md, shuffled, &n_shuf);
+    int *shuf = encode(md, shuffled, &n_shuf);
     float *nll_s = lesson_alloc(n_story), *nll_x = lesson_alloc(n_shuf);
-    double m_s = mean_nll(nll_s, &md, story, n_story), m_x = mean_nll(nll_x, &md, shuf, n_shuf);
+    double m_s = mean_nll(nll_s, md, story, n_story), m_x = mean_nll(nll_x, md, shuf, n_shuf);
     lesson_say("Perplexity is exp of the mean of -log p(actual next token) over a text: the number "
                "of equally likely choices the model was, on average, hesitating between. A model "
-               "that knew nothing would score %d (the vocabulary size).", md.V);
+               "that knew nothing would score %d (the vocabulary size).", md->V);
     printf("  real story     %3d tokens, mean -log p %.3f, perplexity %7.2f\n", n_story - 1, m_s, exp(m_s));
     printf("  words shuffled %3d tokens, mean -log p %.3f, perplexity %7.2f\n", n_shuf - 1, m_x, exp(m_x));
+    // Bits per byte: the same loss over the bytes of text the predicted tokens stand for, the
+    // figure that compares models whose tokenizers differ (perplexity per token does not).
+    const long bytes_s = tw_tokenizer_decoded_bytes(&md->tok, story, 1, n_story);
+    printf("  real story: %.3f bits per byte (%ld bytes of text for its %d predicted tokens)\n",
+           m_s * (n_story - 1) / (bytes_s * log(2.0)), bytes_s, n_story - 1);
     lesson_say("The shuffled text has the same words, so a model that only counted words would "
                "score both alike. The gap is what the model learned about order. The shuffled "
                "story begins: \"%.80s...\"", shuffled);
     lesson_expect("shuffling the words raises perplexity", exp(m_x) > exp(m_s));
-    if (exp(m_x) > md.V)
+    if (exp(m_x) > md->V)
         lesson_note("the shuffled text scores worse than %d, worse than guessing uniformly: the "
-                    "model is confidently expecting an order that is not there.", md.V);
+                    "model is confidently expecting an order that is not there.", md->V);
     lesson_write_npy2("nll_story.npy", nll_s, n_story - 1, 0);
     lesson_write_npy2("nll_shuffled.npy", nll_x, n_shuf - 1, 0);
     lesson_write_text("shuffled.txt", shuffled);
+}
 
+int main(int argc, char **argv) {
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 17 }, NULL);
+    if (a.seed == 0) {
+        fprintf(stderr, "lesson17: option --seed: the sampler needs a non-zero seed (try ./lesson17 --help)\n");
+        exit(2);
+    }
+    model md;
+    load(&md);
+    step_by_step(&md);
+    five_ways(&md, a.seed);
+    greedy_repeats(&md, a.seed);
+    perplexity(&md, a.seed);
     unload(&md);
     return lesson_finish();
 }

@@ -117,6 +117,11 @@ const char *lesson_visible_piece(const char *piece) {
     return out;
 }
 
+const char *lesson_token(const tw_tokenizer *tok, int id) {
+    if (id < 0 || id >= tok->vocab_size) return lesson_visible_piece("?");
+    return lesson_visible_piece(tok->vocab[id]);
+}
+
 void lesson_print_piece(const char *piece) {
     putchar('[');
     for (const char *p = piece; *p; p++) {

@@ -84,6 +84,11 @@ void lesson_print_causal(const char *name, const float *x, int rows, int cols);
 const char *lesson_visible_piece(const char *piece);
 // Prints the same in brackets, e.g. "[_the]", to stdout (nothing allocated).
 void lesson_print_piece(const char *piece);
+// Token id of tok as every lesson shows it: its vocabulary piece, spaces visible (lesson 1
+// explains the display once). Not the decoded text: decoding drops the space of the first piece
+// after BOS, which showed one token two ways and the lone-space piece as an empty "[]".
+// An id outside the vocabulary gives "?" (a tracked string).
+const char *lesson_token(const tw_tokenizer *tok, int id);
 
 // ---- memory: tracked, freed by lesson_finish ----
 

@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
+#include "formats/llama2c.h"
+#include "formats/llama2c_write.h"
 
 #define MODEL "data/models/stories260K.bin"
 #define TOK   "data/models/tok512.bin"
@@ -291,6 +293,44 @@ START_TEST(npydiff_rejects_bad_usage)
 }
 END_TEST
 
+// -n beyond the model's seq_len is cut to seq_len; the run says the context is full instead of
+// stopping mid-word without a word. The model is stories260K written back with seq_len 16.
+START_TEST(a_run_cut_short_by_seq_len_says_the_context_is_full)
+{
+    char small[256], cmd[600], err[512];
+    scratch_path(small, sizeof small, "seq16.bin");
+    tw_model m;
+    ck_assert_msg(tw_llama2c_load(&m, MODEL, err, sizeof err) == TW_OK, "%s", err);
+    m.cfg.max_seq = 16;
+    ck_assert_msg(tw_llama2c_write(small, &m, err, sizeof err) == TW_OK, "%s", err);
+    tw_model_free(&m);
+    snprintf(cmd, sizeof cmd, "./generate %s -z " TOK " -t 0 -n 40", small);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "%s: exit %d (%s)", cmd, r.rc, r.err);
+    ck_assert_msg(strstr(r.err, "stopped after 16 positions: the model's context (seq_len 16) is full"),
+                  "%s: stderr %s", cmd, r.err);
+    tt_run_free(&r);
+    snprintf(cmd, sizeof cmd, "./generate %s -z " TOK " -t 0 -n 16", small);   // asked for no more
+    r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0 && !strstr(r.err, "is full"), "%s: exit %d, stderr %s", cmd, r.rc, r.err);
+    tt_run_free(&r);
+    remove(small);
+}
+END_TEST
+
+// Without -z the default tokenizer.bin (in the current folder, which a checkout lacks) is tried:
+// the one line says -z is the flag to give.
+START_TEST(a_missing_default_tokenizer_suggests_z)
+{
+    if (tt_exists("tokenizer.bin")) return;   // someone put one there: nothing to show
+    run_result r = tt_run("./generate " MODEL " -n 2 -t 0");
+    ck_assert_msg(r.rc == 1 && tt_count_lines(r.err) == 1 && strstr(r.err, "tokenizer.bin: cannot open") &&
+                  strstr(r.err, "no -z given") && strstr(r.err, "-z data/models/tok512.bin"),
+                  "exit %d, stderr %s", r.rc, r.err);
+    tt_run_free(&r);
+}
+END_TEST
+
 Suite *suite_generate(void) {
     Suite *s = suite_create("generate");
     TCase *tc = tcase_create("cli");
@@ -304,6 +344,8 @@ Suite *suite_generate(void) {
     tcase_add_test(tc, prompt_longer_than_seq_len_is_refused_before_any_dump);
     tcase_add_test(tc, dump_into_a_non_empty_folder_is_refused_and_leaves_it_alone);
     tcase_add_test(tc, npydiff_rejects_bad_usage);
+    tcase_add_test(tc, a_run_cut_short_by_seq_len_says_the_context_is_full);
+    tcase_add_test(tc, a_missing_default_tokenizer_suggests_z);
     suite_add_tcase(s, tc);
     return s;
 }

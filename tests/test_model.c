@@ -357,6 +357,61 @@ START_TEST(ablating_no_head_is_bit_identical)
 }
 END_TEST
 
+// Patching (tw_model_state.head_patch): a switched-off head takes its output from the caller.
+// Every head patched with the z it computes itself is the plain forward, bit for bit; one head
+// patched with zeros is its ablation, bit for bit (tolerance 0: the same values reach the same
+// sums in the same order); patched with another text's z it changes the output (the check can
+// fail).
+START_TEST(patching_a_head_with_its_own_output_changes_nothing)
+{
+    const char *style = STYLES[_i];
+    tw_model m;
+    make_random_model(&m, style, 130u + (uint64_t)_i);
+    const int T = 7, V = m.cfg.vocab, L = m.cfg.n_layer;
+    const int H = m.cfg.block.attn.n_head, D = m.cfg.block.attn.head_dim;
+    int tokens[7], other[7];
+    random_tokens(tokens, T, V, 17);
+    random_tokens(other, T, V, 19);
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
+    const long per_layer = (long)T * H * D;
+    float *own = tt_zeros(L * per_layer), *zeros = tt_zeros(L * per_layer), *base = tt_zeros((long)T * V);
+    float *ablated = tt_zeros((long)T * V), *theirs = tt_zeros(L * per_layer);
+    unsigned char *all = calloc((size_t)L * H, 1), *one = calloc((size_t)L * H, 1);
+    ck_assert_ptr_nonnull(all);
+    ck_assert_ptr_nonnull(one);
+    ck_assert_int_eq(tw_model_forward(&s, &m, other, T, 0), TW_OK);
+    for (int l = 0; l < L; l++) memcpy(theirs + l * per_layer, s.layers[l].attn.z, (size_t)per_layer * sizeof(float));
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+    memcpy(base, s.logits, (size_t)T * V * sizeof(float));
+    for (int l = 0; l < L; l++) memcpy(own + l * per_layer, s.layers[l].attn.z, (size_t)per_layer * sizeof(float));
+    memset(all, 1, (size_t)L * H);
+    s.head_off = all;
+    s.head_patch = own;
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+    assert_same_floats("every head patched with its own output", s.logits, base, (long)T * V);
+    const int l = L - 1, h = H - 1;
+    one[l * H + h] = 1;
+    s.head_off = one;
+    s.head_patch = NULL;
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+    memcpy(ablated, s.logits, (size_t)T * V * sizeof(float));
+    s.head_patch = zeros;
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+    assert_same_floats("a head patched with zeros vs switched off", s.logits, ablated, (long)T * V);
+    s.head_patch = theirs;
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+    int changed = 0;
+    for (long i = 0; i < (long)T * V; i++) changed |= s.logits[i] != base[i];
+    ck_assert_msg(changed, "%s: patching layer %d head %d with another text's output changed nothing", style, l, h);
+    s.head_off = NULL;
+    s.head_patch = NULL;
+    free(own); free(zeros); free(base); free(ablated); free(theirs); free(all); free(one);
+    tw_model_state_free(&s);
+    tw_model_free(&m);
+}
+END_TEST
+
 // Switching head h of layer l off equals zeroing the D columns h*D .. h*D+D-1 of that layer's Wo
 // (the rows of Wo's input that the head writes), for every layer and head of the style, with and
 // without a KV cache (one-token decode takes the fused attention kernel when one is selected).
@@ -438,6 +493,7 @@ Suite *suite_model(void) {
     tcase_add_loop_test(tc, activations_are_one_allocation_laid_out_by_the_tables, 0, N_STYLES);
     tcase_add_loop_test(tc, ablating_no_head_is_bit_identical, 0, N_STYLES);
     tcase_add_loop_test(tc, ablating_a_head_equals_zeroing_its_columns_of_wo, 0, N_STYLES);
+    tcase_add_loop_test(tc, patching_a_head_with_its_own_output_changes_nothing, 0, N_STYLES);
     suite_add_tcase(s, tc);
     return s;
 }

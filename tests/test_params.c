@@ -28,7 +28,7 @@ static const struct { const char *file; int64_t total; } CONFIGS[] = {
     { "data/configs/Qwen3-0.6B.json",       596049920LL },   // published
     // Course note 003's small config: 2*8192*256 + 4*(2*256 + 2*256*256 + 2*256*128
     // + 3*256*682) + 256, worked out in lesson 10.
-    { "data/configs/notes-003-small.json",    7078144LL },
+    { "data/configs/small-swiglu.json",    7078144LL },
 };
 
 static void load_file(tw_hf_config *cfg, const char *path) {

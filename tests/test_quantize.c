@@ -30,7 +30,7 @@ START_TEST(quantize_picks_a_group_that_fits_and_every_weight_is_within_half_a_st
     ck_assert_msg(r.rc == 0, "%s: exit %d, stderr %s", cmd, r.rc, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "group size 4: the default 64 does not divide"));
     ck_assert_ptr_nonnull(strstr(r.out, "layers.4.feed_forward.w2"));
-    ck_assert_int_eq(tt_count_lines(r.out), 1 + 1 + 36 + 2);   // choice, table head, 36 tensors, 2 summary
+    ck_assert_int_eq(tt_count_lines(r.out), 1 + 1 + 36 + 3);   // choice, table head, 36 tensors, 3 summary
     tt_run_free(&r);
 
     tw_q8file q;
@@ -159,8 +159,35 @@ START_TEST(quantize_budget_reports_what_int8_costs_on_a_token_file)
     ck_assert_msg(max_err > 0 && max_err < 1.0 && kl >= 0 && kl < 0.002 && fabs(ppl8 / ppl32 - 1) < 0.01 &&
                   ppl32 > 1 && steps == 256 && agree >= 64 && agree <= steps, "%s", r.out);
     ck_assert(tt_exists(out));
+    // The size line says why int8 is half of fp32, not a quarter (groups of 4 here: stories260K's
+    // dim 64 and hidden 172 take no larger power of two).
+    ck_assert_msg(strstr(r.out, "of the fp32 size, not 25%: each group of 4 one-byte values carries a 4-byte "
+                              "float scale, (4 + 4) / (4 x 4) = 50.0%"), "%s", r.out);
     tt_run_free(&r);
     remove(out);
+    // With -z: which tokens the perplexity is over (600 in windows of 512: 511 + 87 predicted)
+    // and bits per byte, recomputed here from the printed perplexities over the bytes those very
+    // tokens decode to. Tolerance 1e-4 bits: the printed bpb is rounded to 4 decimals, and the
+    // printed perplexities' rounding (5e-5 on about 5) moves log2 by under 2e-5.
+    char cmd_z[900];
+    snprintf(cmd_z, sizeof cmd_z, "%s -z data/models/tok512.bin", cmd);
+    run_result rz = tt_run(cmd_z);
+    ck_assert_msg(rz.rc == 0, "%s: exit %d, stderr %s", cmd_z, rz.rc, rz.err);
+    ck_assert_msg(strstr(rz.out, "(perplexity over the 598 predicted tokens: the file's first 600"), "%s", rz.out);
+    const char *bl = strstr(rz.out, "bits per byte fp32 -> int8");
+    double b32 = 0, b8 = 0;
+    long printed_bytes = 0;
+    ck_assert_msg(bl && sscanf(bl, "bits per byte fp32 -> int8 %lf -> %lf (%ld bytes", &b32, &b8, &printed_bytes) == 3,
+                  "%s", rz.out);
+    const long bytes = tw_tokenizer_decoded_bytes(&tok, text, 1, 512) + tw_tokenizer_decoded_bytes(&tok, text, 513, 600);
+    ck_assert_int_eq(printed_bytes, bytes);
+    ck_assert_msg(fabs(b32 - log2(ppl32) * 598 / (double)bytes) < 1e-4 && fabs(b8 - log2(ppl8) * 598 / (double)bytes) < 1e-4,
+                  "bpb %f %f, want %f %f", b32, b8, log2(ppl32) * 598 / (double)bytes, log2(ppl8) * 598 / (double)bytes);
+    tt_run_free(&rz);
+    remove(out);
+    rz = tt_run("./quantize " MODEL " /tmp/tw_never_written.bin -z data/models/tok512.bin");
+    ck_assert_msg(rz.rc == 2 && strstr(rz.err, "-z needs --budget"), "exit %d: %s", rz.rc, rz.err);
+    tt_run_free(&rz);
     // a token file of another vocabulary: one line naming the file, exit 1, nothing written
     text[5] = 700;
     ck_assert_int_eq(tw_tokens_write(toks, text, 10, err, sizeof err), TW_OK);
@@ -230,7 +257,7 @@ END_TEST
 START_TEST(quantize_and_generate_name_the_kind_of_a_wrong_file)
 {
     static const struct { const char *cmd; const char *word; } cases[] = {
-        { "./quantize data/corrupt/q8file/valid_shared.bin %s", "version-2 (int8" },
+        { "./quantize data/corrupt/q8file/valid_shared.bin %s", "already quantized" },
         { "./quantize data/golden/train/gpt2/init.bin %s", "TWMODEL checkpoint" },
         { "./quantize data/corrupt/twstate/negative_step.bin %s", "TWSTATE training state" },
         // (no %s: ./generate writes no file; tt_run captures its stdout)

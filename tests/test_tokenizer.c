@@ -41,6 +41,28 @@ START_TEST(once_upon_a_time_encodes_as_llama2c_does)
 }
 END_TEST
 
+// Bits per byte divide a loss by the bytes of text its tokens stand for: those bytes must be the
+// text's own (the dummy space after BOS not counted, a byte token one byte, BOS between two
+// texts none), and a split range must add up. Exact counts: no tolerance.
+START_TEST(decoded_bytes_count_the_texts_own_bytes)
+{
+    tw_tokenizer t = load_tok512();
+    static const char *const TEXTS[2] = { "Once upon a time, Zoe had a caf\xc3\xa9.\nThe end.",
+                                          "Tim saw \xe2\x98\x95 and laughed." };
+    int ids[256], n = 0, m = 0;
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(tw_tokenizer_encode(&t, ids + n, &m, 256 - n, TEXTS[k], 1, 0), TW_OK);
+        n += m;
+    }
+    const long want = (long)(strlen(TEXTS[0]) + strlen(TEXTS[1]));
+    ck_assert_int_eq(tw_tokenizer_decoded_bytes(&t, ids, 0, n), want);
+    ck_assert_int_eq(tw_tokenizer_decoded_bytes(&t, ids, 1, n), want);   // ids[0] is BOS: no bytes
+    for (int k = 0; k <= n; k++)
+        ck_assert_int_eq(tw_tokenizer_decoded_bytes(&t, ids, 0, k) + tw_tokenizer_decoded_bytes(&t, ids, k, n), want);
+    tw_tokenizer_free(&t);
+}
+END_TEST
+
 START_TEST(empty_prompt_is_just_bos)
 {
     tw_tokenizer t = load_tok512();
@@ -428,6 +450,7 @@ Suite *suite_tokenizer(void) {
     tcase_add_test(tc, malformed_tokenizer_files_are_rejected_with_a_reason);
     tcase_add_loop_test(tc, heap_encoder_equals_naive_on_many_texts, 0, 200);
     tcase_add_test(tc, long_lines_encode_as_the_naive_encoder_does);
+    tcase_add_test(tc, decoded_bytes_count_the_texts_own_bytes);
     tcase_add_test(tc, heap_encoder_equals_naive_when_scores_tie);
     suite_add_tcase(s, tc);
     return s;

@@ -13,6 +13,8 @@
 #include "testrun.h"
 #include "train/checkpoint.h"
 #include "inspect/check_finite.h"
+#include "train/tokens.h"
+#include "tokenize/tokenizer.h"
 #include "formats/same_file.h"
 #include <sys/stat.h>
 
@@ -361,6 +363,39 @@ START_TEST(bad_data_and_flags_get_one_line)
 }
 END_TEST
 
+// With a tokenizer, ./train says which tokens its validation loss is a mean over and prints bits
+// per byte beside the perplexity: loss x tokens / (bytes x ln 2), the bytes those very tokens
+// decode to. Recomputed here from the printed loss; tolerance 2e-4 bits: both printed figures are
+// rounded to 4 decimals (the loss's rounding of 5e-5 nats becomes at most 5e-5 x 96 / (bytes x
+// ln 2) < 1e-4 bits for these 96 tokens, plus the bpb's own 5e-5).
+START_TEST(validation_prints_what_it_measures_and_bits_per_byte)
+{
+    const char *cmd = "./train --tokens " GOLD "stories260K/tokens.bin --val " GOLD "stories260K/tokens.bin "
+                      "-z data/models/tok512.bin --dim 32 --layers 1 --heads 2 --kv-heads 2 --hidden 64 "
+                      "--seq 16 --batch 2 --steps 2 --eval-batches 3 --curve none --sample-every 0";
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "val loss = mean over 96 predicted tokens, the first 6 windows of 16"), "%s", r.out);
+    const char *v = strstr(r.out, "\nval loss ");
+    ck_assert_msg(v != NULL, "%s", r.out);
+    double loss, ppl, bpb;
+    ck_assert_int_eq(sscanf(v, "\nval loss %lf ppl %lf bpb %lf", &loss, &ppl, &bpb), 3);
+    int *val = NULL;
+    long n = 0;
+    char err[256];
+    ck_assert_msg(tw_tokens_read(&val, &n, GOLD "stories260K/tokens.bin", err, sizeof err) == TW_OK, "%s", err);
+    tw_tokenizer tok;
+    ck_assert_msg(tw_tokenizer_load(&tok, "data/models/tok512.bin", 512, err, sizeof err) == TW_OK, "%s", err);
+    const long bytes = tw_tokenizer_decoded_bytes(&tok, val, 1, 97);   // targets of 6 windows of 16
+    ck_assert_msg(bytes > 96, "%ld bytes", bytes);
+    const double want = loss * 96.0 / ((double)bytes * log(2.0));
+    ck_assert_msg(fabs(bpb - want) < 2e-4, "bpb %.6f, want %.6f (%ld bytes)", bpb, want, bytes);
+    tw_tokenizer_free(&tok);
+    free(val);
+    tt_run_free(&r);
+}
+END_TEST
+
 Suite *suite_train_cli(void) {
     Suite *s = suite_create("train_cli");
     TCase *tc = tcase_create("train");
@@ -373,6 +408,7 @@ Suite *suite_train_cli(void) {
     tcase_add_test(tc, a_bad_output_is_found_before_anything_is_written);
     tcase_add_test(tc, a_bad_floor_file_gets_one_line);
     tcase_add_test(tc, same_file_compares_inodes_and_unwritten_paths);
+    tcase_add_test(tc, validation_prints_what_it_measures_and_bits_per_byte);
     tcase_add_loop_test(tc, bad_data_and_flags_get_one_line, 0, (int)(sizeof BAD / sizeof BAD[0]));
     suite_add_tcase(s, tc);
     return s;

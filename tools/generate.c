@@ -78,6 +78,7 @@ typedef struct {
     long steps;
     int no_cache, cache_info;
     int check_finite;   // --check-finite or TW_CHECK_FINITE=1
+    int tokenizer_given;   // -z was on the command line (else the default tokenizer.bin was tried)
     const char *draft;  // --draft FILE, or NULL
     int draft_layers;   // --draft-layers N, or 0
     int draft_k;        // --draft-k K (default 4)
@@ -101,7 +102,7 @@ static long long parse_int(const char *flag, const char *s) {
 }
 
 static options parse_args(int argc, char **argv) {
-    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0, NULL, 0, 4, NULL };
+    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0, 0, NULL, 0, 4, NULL };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); exit(0); }
@@ -145,7 +146,7 @@ static options parse_args(int argc, char **argv) {
             if (o.steps < 0) die_usage("-n: %s is negative: use 0 (the model's seq_len) or more%s", v, "");
             break;
         case 'i': o.prompt = v; break;
-        case 'z': o.tokenizer = v; break;
+        case 'z': o.tokenizer = v; o.tokenizer_given = 1; break;
         case 'm':
             if (strcmp(v, "generate") != 0) die_usage("-m: mode '%s' is not supported (only 'generate')%s", v, "");
             break;
@@ -551,7 +552,10 @@ int main(int argc, char **argv) {
     int steps = (o.steps == 0 || o.steps > seq_len) ? seq_len : (int)o.steps;
 
     if (tw_tokenizer_load(&tok, o.tokenizer, V, err, sizeof err) != TW_OK) {
-        fprintf(stderr, "generate: %s\n", err);
+        // Without -z the tokenizer is tokenizer.bin in the current folder, which a checkout lacks.
+        fprintf(stderr, "generate: %s%s\n", err, o.tokenizer_given ? "" :
+                " (no -z given, so tokenizer.bin in the current folder was tried: pass the model's "
+                "tokenizer with -z, e.g. -z data/models/tok512.bin)");
         goto done;
     }
     if ((o.draft != NULL || o.draft_layers > 0) &&
@@ -645,7 +649,7 @@ int main(int argc, char **argv) {
         if (st == TW_OK) st = check_step(&o, &s, &m, n_pre, 0, err, sizeof err);
         t_prefill = now_seconds() - t_start;
     }
-    int token = tokens[0], pos = 0, n_decoded = 0;
+    int token = tokens[0], pos = 0, n_decoded = 0, saw_bos = 0;
     while (st == TW_OK && pos < steps) {
         int next;
         if (pos < n_prompt - 1) {
@@ -668,7 +672,7 @@ int main(int argc, char **argv) {
             next = tw_sampler_sample(&sampler, logits);
         }
         pos++;
-        if (next == TW_TOK_BOS) break;   // as llama2.c: BOS ends the text, EOS is not special
+        if (next == TW_TOK_BOS) { saw_bos = 1; break; }   // as llama2.c: BOS ends the text, EOS is not special
         print_piece(tw_tokenizer_decode(&tok, token, next));
         token = next;
         if (pos < steps) seq[pos] = next;
@@ -682,6 +686,11 @@ int main(int argc, char **argv) {
         else fprintf(stderr, "generate: forward pass failed at position %d: %s\n", pos, tw_status_str(st));
         goto done;
     }
+    // -n above seq_len was cut to seq_len: the text stops where the context is full, often
+    // mid-word, so say so rather than stop silently.
+    if (o.steps > seq_len && pos == steps && !saw_bos)
+        fprintf(stderr, "generate: stopped after %d positions: the model's context (seq_len %d) is full, "
+                "-n %ld asked for more\n", pos, seq_len, o.steps);
     if (pos > 1) {
         if (o.no_cache) {
             fprintf(stderr, "no-cache: %d positions in %.3f s\n", pos, t_end - t_start);

@@ -25,9 +25,10 @@
 #include "formats/same_file.h"
 #include "train/tokens.h"
 #include "simd/simd.h"
+#include "tokenize/tokenizer.h"
 
 static const char USAGE[] =
-    "usage: ./quantize IN.bin OUT.bin [--group GS] [--budget TOKENS.bin [--budget-tokens N]]\n"
+    "usage: ./quantize IN.bin OUT.bin [--group GS] [--budget TOKENS.bin [--budget-tokens N] [-z TOK.bin]]\n"
     "  IN.bin      a llama2.c version-0 (fp32) checkpoint, e.g. data/models/stories260K.bin\n"
     "  OUT.bin     the llama2.c version-2 (Q8_0, int8 in groups) checkpoint to write\n"
     "  --group GS  values per scale; must divide dim and hidden_dim (default: 64, halved until it does)\n"
@@ -35,6 +36,8 @@ static const char USAGE[] =
     "              `make stories` writes data/stories/val.bin): largest logit error, KL(fp32 || int8),\n"
     "              perplexity at fp32 and int8, greedy tokens that agree (int8 kernels of $TW_SIMD or auto)\n"
     "  --budget-tokens N  how many tokens of that file (default 4096), in windows of seq_len\n"
+    "  -z TOK.bin  the tokenizer of those tokens: also print bits per byte, which (unlike perplexity\n"
+    "              per token) compares models with different tokenizers\n"
     "example: ./quantize data/models/stories260K.bin out/stories260K_q80.bin\n";
 
 enum { BUDGET_TOKENS = 4096, BUDGET_PROMPT = 8, BUDGET_STEPS = 256 };
@@ -117,7 +120,22 @@ static int read_budget_text(int **text, long *n, const tw_model *m, const char *
 
 // The error budget of the int8 model q against its fp32 original m on text (n tokens, read from
 // path); prints it. 0 on success, 1 with one line on stderr.
-static int print_budget(const tw_model *m, const tw_q8file *q, const int *text, long n, const char *path) {
+// Tokens the budget predicts in n tokens cut into windows of W (every token but each window's
+// first), and with a tokenizer (tok->vocab set) the bytes of text they decode to (*bytes, else 0).
+static long budget_scored(long *bytes, const tw_tokenizer *tok, const int *text, long n, int W) {
+    long scored = 0;
+    *bytes = 0;
+    for (long w0 = 0; w0 < n; w0 += W) {
+        const long end = w0 + W < n ? w0 + W : n;
+        if (end - w0 < 2) break;   // a last piece of one token predicts nothing
+        scored += end - w0 - 1;
+        if (tok->vocab) *bytes += tw_tokenizer_decoded_bytes(tok, text, w0 + 1, end);
+    }
+    return scored;
+}
+
+static int print_budget(const tw_model *m, const tw_q8file *q, const int *text, long n, const char *path,
+                        const tw_tokenizer *tok) {
     char err[512];
     tw_model m8;
     if (tw_q8file_to_model(&m8, q, err, sizeof err) != TW_OK) {
@@ -144,12 +162,24 @@ static int print_budget(const tw_model *m, const tw_q8file *q, const int *text, 
                "  greedy tokens that agree  %d of %d, from the file's first %d tokens\n",
                path, b.T, W, level, q8 ? q8->level : "naive", b.max_logit_err, b.mean_kl, b.ppl_ref, b.ppl_test,
                100.0 * (b.ppl_test / b.ppl_ref - 1.0), b.agree, b.steps, n_prompt);
+    if (st == TW_OK) {
+        // Perplexity depends on which tokens it averages over: say which, so that it is not
+        // compared with ./train's (the first --eval-batches windows of --seq) as if the same.
+        long bytes;
+        const long scored = budget_scored(&bytes, tok, text, n, W);
+        printf("  (perplexity over the %ld predicted tokens: the file's first %ld, each window's first token "
+               "not predicted)\n", scored, n);
+        if (bytes > 0)
+            printf("  bits per byte fp32 -> int8 %.4f -> %.4f (%ld bytes of text)\n",
+                   log(b.ppl_ref) * (double)scored / ((double)bytes * log(2.0)),
+                   log(b.ppl_test) * (double)scored / ((double)bytes * log(2.0)), bytes);
+    }
     tw_model_free(&m8);
     return st == TW_OK ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
-    const char *in = NULL, *out = NULL, *budget = NULL;
+    const char *in = NULL, *out = NULL, *budget = NULL, *tok_path = NULL;
     int gs = 0;
     long budget_tokens = BUDGET_TOKENS;
     int budget_tokens_given = 0;
@@ -163,6 +193,9 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[i], "--budget") == 0) {
             if (i + 1 >= argc) return usage_error("--budget needs a token file, e.g. --budget data/stories/val.bin");
             budget = argv[++i];
+        } else if (strcmp(argv[i], "-z") == 0) {
+            if (i + 1 >= argc) return usage_error("-z needs the tokenizer of the --budget tokens, e.g. -z data/models/tok512.bin");
+            tok_path = argv[++i];
         } else if (strcmp(argv[i], "--budget-tokens") == 0) {
             const int rc = flag_value(&budget_tokens, &i, argc, argv, 2, 100000000L, "4096");
             if (rc) return rc;
@@ -177,6 +210,7 @@ int main(int argc, char **argv) {
     }
     if (!in || !out) return usage_error("give IN.bin and OUT.bin");
     if (budget_tokens_given && !budget) return usage_error("--budget-tokens needs --budget TOKENS.bin");
+    if (tok_path && !budget) return usage_error("-z needs --budget TOKENS.bin (it counts the bytes of those tokens)");
     // The output replaces its path whole: it may not be an input (compared as files, not names).
     if (tw_same_file(in, out) || (budget && tw_same_file(budget, out))) {
         fprintf(stderr, "quantize: %s: the output is the same file as the %s: writing it would destroy "
@@ -198,6 +232,13 @@ int main(int argc, char **argv) {
         tw_model_free(&m);
         return 1;
     }
+    tw_tokenizer tok = { 0 };   // -z: counts the bytes of the --budget tokens (bits per byte)
+    if (tok_path && tw_tokenizer_load(&tok, tok_path, m.cfg.vocab, err, sizeof err) != TW_OK) {
+        fprintf(stderr, "quantize: -z: %s\n", err);
+        tw_model_free(&m);
+        free(text);
+        return 1;
+    }
     const int C = m.cfg.block.attn.d_model, F = m.cfg.block.ffn_hidden, widths[2] = { C, F };
     if (gs > 0) {
         for (int w = 0; w < 2; w++)
@@ -208,6 +249,7 @@ int main(int argc, char **argv) {
                         tw_quant_fit_group(widths, 2, gs));
                 tw_model_free(&m);
                 free(text);
+                tw_tokenizer_free(&tok);
                 return 2;
             }
         printf("group size %d (--group)\n", gs);
@@ -226,12 +268,20 @@ int main(int argc, char **argv) {
         fprintf(stderr, "quantize: %s: %s\n", in, err);
         tw_model_free(&m);
         free(text);
+        tw_tokenizer_free(&tok);
         return 1;
     }
     const tw_q8file_config cfg = q.cfg;
 
     float *row = malloc((size_t)(C > F ? C : F) * sizeof(float));
-    if (!row) { fprintf(stderr, "quantize: out of memory\n"); tw_q8file_free(&q); tw_model_free(&m); free(text); return 1; }
+    if (!row) {
+        fprintf(stderr, "quantize: out of memory\n");
+        tw_q8file_free(&q);
+        tw_model_free(&m);
+        free(text);
+        tw_tokenizer_free(&tok);
+        return 1;
+    }
     printf("%-30s %-12s %14s %14s\n", "tensor", "shape", "max |error|", "mean |error|");
     double worst = 0;
     for (int i = 0; i < q.n_tensors; i++) {
@@ -249,11 +299,19 @@ int main(int argc, char **argv) {
     free(row);
     tw_status st = tw_q8file_write(out, &q, err, sizeof err);
     if (st != TW_OK) fprintf(stderr, "quantize: %s\n", err);
-    else printf("largest error over all tensors: %.6e\nwrote %s: %lld bytes (version 2, Q8_0, group "
-                "size %d); the fp32 file has %lld bytes\n", worst, out, tw_q8file_size(&cfg), gs,
-                file_bytes(in));
+    else {
+        const long long q8_bytes = tw_q8file_size(&cfg), fp32_bytes = file_bytes(in);
+        printf("largest error over all tensors: %.6e\nwrote %s: %lld bytes (version 2, Q8_0, group "
+               "size %d); the fp32 file has %lld bytes\n", worst, out, q8_bytes, gs, fp32_bytes);
+        // Not a quarter: every group of gs int8 values carries its float scale (4 bytes); the
+        // norms' gains stay float32, and the fp32 file also stores RoPE tables the int8 file does not.
+        printf("  %.1f%% of the fp32 size, not 25%%: each group of %d one-byte values carries a 4-byte "
+               "float scale, (%d + 4) / (4 x %d) = %.1f%% of the matrices' fp32 bytes (norms stay fp32; the fp32 file also holds RoPE tables)\n",
+               100.0 * (double)q8_bytes / (double)fp32_bytes, gs, gs, gs, 100.0 * (gs + 4) / (4.0 * gs));
+    }
     int rc = st == TW_OK ? 0 : 1;
-    if (rc == 0 && budget) rc = print_budget(&m, &q, text, n_text, budget);
+    if (rc == 0 && budget) rc = print_budget(&m, &q, text, n_text, budget, &tok);
+    tw_tokenizer_free(&tok);
     free(text);
     tw_q8file_free(&q);
     tw_model_free(&m);

@@ -469,6 +469,20 @@ static float eval_loss(tw_trainer *t, const tw_model *m, const int *val, long n_
     return batches ? (float)(sum / (double)batches) : NAN;
 }
 
+// The tokens eval_loss predicts (returned) and, with a tokenizer, the bytes of text they stand
+// for (*bytes; 0 without one): the validation loss is a mean over exactly these tokens.
+static long eval_scored(long *bytes, const tw_tokenizer *tok, const int *val, long n_val, int B, int T,
+                        long max_batches) {
+    const long windows = (n_val - 1) / T;
+    long scored = 0, batches = 0;
+    *bytes = 0;
+    for (long w0 = 0; w0 + B <= windows && batches < max_batches; w0 += B, batches++) {
+        scored += (long)B * T;
+        if (tok->vocab) *bytes += tw_tokenizer_decoded_bytes(tok, val, w0 * T + 1, (w0 + B) * T + 1);
+    }
+    return scored;
+}
+
 // ---- samples ----
 
 static void print_sample(const tw_model *m, const tw_tokenizer *tok, tw_sampler *sp, int len) {
@@ -718,6 +732,12 @@ int main(int argc, char **argv) {
     if (!isnan(floor_nll))
         printf("train: teacher's floor %.4f nats/token (perplexity %.3f) from %s\n", floor_nll,
                exp(floor_nll), floor_path);
+    long val_bytes = 0;
+    const long val_scored = n_val >= (long)T * B + 1 ? eval_scored(&val_bytes, &tok, val, n_val, B, T, o.eval_batches) : 0;
+    if (val_scored > 0)
+        printf("train: val loss = mean over %ld predicted tokens, the first %ld windows of %d of the validation "
+               "tokens%s%s\n", val_scored, val_scored / T, T, val_bytes > 0 ? "; " : "",
+               val_bytes > 0 ? "bpb = bits per byte of their text (compares across tokenizers)" : "");
     printf("train: ln V = %.4f: the loss of a model that knows nothing; %s kernels, %d thread%s\n",
            log((double)V), level, tw_matmul_threads(), tw_matmul_threads() == 1 ? "" : "s");
     fflush(stdout);
@@ -758,11 +778,11 @@ int main(int argc, char **argv) {
         if (n_val >= (long)T * B + 1 && ((o.eval_every && t.step % o.eval_every == 0) || last)) {
             const float vl = eval_loss(&t, &m, val, n_val, B, T, o.eval_batches, in, tg);
             curve_val[s] = vl;
+            printf("val loss %.4f ppl %.3f", (double)vl, exp(vl));
+            if (val_bytes > 0) printf(" bpb %.4f", (double)vl * (double)val_scored / ((double)val_bytes * log(2.0)));
             if (!isnan(floor_nll))
-                printf("val loss %.4f ppl %.3f (teacher's floor %.4f, ppl %.3f: %.4f above it)\n", (double)vl,
-                       exp(vl), floor_nll, exp(floor_nll), vl - floor_nll);
-            else
-                printf("val loss %.4f ppl %.3f\n", (double)vl, exp(vl));
+                printf(" (teacher's floor %.4f, ppl %.3f: %.4f above it)", floor_nll, exp(floor_nll), vl - floor_nll);
+            printf("\n");
         }
         if (o.tokenizer && o.sample_every && (t.step % o.sample_every == 0 || last))
             print_sample(&m, &tok, &sp, 64);

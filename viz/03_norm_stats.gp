@@ -10,6 +10,8 @@ if (exists("dumb")) { set terminal dumb size 120,30 } else { set terminal pngcai
 set multiplot layout 1,2 title "Each row (token) before and after normalisation"
 set xlabel "row"
 set xtics 1
+# One legend, in the left panel's empty top-left corner (no point there: rows 0-2 stay below 4);
+# in the right panel a legend covered row 3's input point.
 set key top left
 set title "mean of the row"
 plot datafile using 1:2 with linespoints pt 7 title "input", \
@@ -18,7 +20,7 @@ plot datafile using 1:2 with linespoints pt 7 title "input", \
 set title "standard deviation of the row (log scale)"
 set logscale y
 set yrange [0.05:20]
-set key top right
+unset key
 plot datafile using 1:3 with linespoints pt 7 title "input", \
      '' using 1:6 with linespoints pt 5 title "LayerNorm", \
      '' using 1:9 with linespoints pt 9 title "RMSNorm"

@@ -14,7 +14,8 @@ set style fill solid 0.85 border -1
 set boxwidth 0.7
 set yrange [0:100]
 set ylabel "% of parameters"
-set xtics rotate by -25 noenhanced
+# Rotated labels end at their tick (right-justified), so each names the bar above it.
+set xtics rotate by 25 right noenhanced
 set key outside right
 plot datafile using (100*$3/$2):xtic(1) title "embeddings", \
      '' using (100*$4/$2) title "attention", \

@@ -28,7 +28,7 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
-set xtics rotate by -30 scale 0
+set xtics rotate by 30 right scale 0   # each label ends under its bars
 set grid ytics mytics
 set key top left
 plot datafile using 2:xtic(1) title word(header, 3), '' using 3 title word(header, 4)

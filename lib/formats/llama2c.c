@@ -224,7 +224,8 @@ tw_status tw_llama2c_load(tw_model *m, const char *path, char *err, size_t err_l
         const char *what_to_do =
             memcmp(header, "TWST", 4) == 0 ? "a training-state file goes to ./train --resume"
           : memcmp(header, "TWMO", 4) == 0 ? "load it with tw_model_load_file"
-          : strstr(kind, "version-2") ? "pass the float32 model this int8 (version-2) file was quantized from"
+          : strstr(kind, "damaged") ? "pass an undamaged llama2.c checkpoint (.bin)"
+          : strstr(kind, "version-2") ? "it is already quantized to int8 (version-2): pass the float32 model it was quantized from"
           : "pass a llama2.c checkpoint (.bin, e.g. data/models/stories260K.bin)";
         tw_set_err(err, err_len, "%s: is %s: %s", path, kind, what_to_do);
         return TW_ERR_FORMAT;

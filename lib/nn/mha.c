@@ -153,11 +153,15 @@ void tw_mha_forward(float *out, tw_mha_acts *s, tw_kv_cache *cache,
     }
 
     // Ablation (interpretability): a switched-off head's output is zeroed, exactly as if its D
-    // columns of Wo were zero.
+    // columns of Wo were zero, or replaced by the caller's values (head_patch).
     if (s->head_off)
         for (int h = 0; h < H; h++)
             if (s->head_off[h])
-                for (int t = 0; t < T; t++) memset(s->z + ((size_t)t * H + h) * D, 0, (size_t)D * sizeof(float));
+                for (int t = 0; t < T; t++) {
+                    float *zt = s->z + ((size_t)t * H + h) * D;
+                    if (s->head_patch) memcpy(zt, s->head_patch + ((size_t)t * H + h) * D, (size_t)D * sizeof(float));
+                    else memset(zt, 0, (size_t)D * sizeof(float));
+                }
 
     // 5. Output projection mixes the heads back into the model width.
     tw_linear_forward_weight(out, s->z, w->wo, w->bo, T, H * D, C);

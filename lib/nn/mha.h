@@ -77,6 +77,9 @@ typedef struct {
     const unsigned char *head_off;   // (H) or NULL: 1 switches head h off (ablation): its
                                      // columns of z are zeroed before Wo, so the head adds nothing
                                      // to out (scores and pattern are still computed and kept)
+    const float *head_patch;         // (T, H*D) or NULL: with head_off, a switched-off head's
+                                     // columns of z are copied from here instead of zeroed
+                                     // (mean-ablation, activation patching: lesson 18)
     float *memory;   // the one allocation of tw_mha_acts_init (block.h), or NULL when the
                      // tensors live in a block's (tw_block_acts_place)
 } tw_mha_acts;

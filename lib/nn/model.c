@@ -393,6 +393,7 @@ static tw_status model_forward(tw_model_state *s, const tw_model *m, const int *
     const int H = c->block.attn.n_head;
     for (int l = 0; l < L; l++) {
         s->layers[l].attn.head_off = s->head_off ? s->head_off + (size_t)l * H : NULL;
+        s->layers[l].attn.head_patch = s->head_patch ? s->head_patch + (size_t)l * T * H * c->block.attn.head_dim : NULL;
         tw_block_forward(s->layers[l].resid_post, &s->layers[l], s->cache ? &s->cache[l] : NULL,
                          l == 0 ? s->embed : s->layers[l - 1].resid_post, &c->block, &m->layers[l],
                          T, pos0);
@@ -510,7 +511,7 @@ tw_status tw_model_backward(tw_model_grads *g, tw_model_state *ds, const tw_mode
     const tw_model_config *c = &m->cfg;
     const int C = c->block.attn.d_model, V = c->vocab, L = c->n_layer;
     if (T < 1 || T > s->T_max || T > ds->T_max || s->cache || ds->cache) return TW_ERR_ARG;
-    if (ds->n_floats != s->n_floats || g->n_floats != m->n_floats || s->head_off) return TW_ERR_ARG;
+    if (ds->n_floats != s->n_floats || g->n_floats != m->n_floats || s->head_off || s->head_patch) return TW_ERR_ARG;
     for (int t = 0; t < T; t++)
         if (tokens[t] < 0 || tokens[t] >= V) return TW_ERR_SHAPE;
     // logits = final_norm head^T (a tied head's gradient lands in tok_emb's: same pointer).

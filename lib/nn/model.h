@@ -129,6 +129,10 @@ typedef struct {
     const unsigned char *head_off;   // (n_layer, H) or NULL (the default): set by the caller to
                                   // switch heads off; 1 at [l*H + h] zeroes head h of layer l's
                                   // output before its Wo (ablation, lesson 18). The caller owns it.
+    const float *head_patch;      // (n_layer, T, H*D) or NULL: with head_off, a switched-off head
+                                  // takes its output (the z entering Wo) from layer l's (T, H*D)
+                                  // slice here, T of the call, instead of zeros: mean-ablation and
+                                  // activation patching (lesson 18). The caller owns it.
 } tw_model_state;
 
 // The model's own rows of the table (offsets into tw_model_state), in the order computed;

@@ -442,6 +442,18 @@ const char *tw_tokenizer_decode(const tw_tokenizer *t, int prev_token, int token
     return piece;
 }
 
+long tw_tokenizer_decoded_bytes(const tw_tokenizer *t, const int *ids, long from, long to) {
+    long bytes = 0;
+    for (long i = from; i < to; i++) {
+        const int id = ids[i];
+        if (id <= TW_TOK_EOS || id >= t->vocab_size) continue;   // unk/BOS/EOS: no text
+        const char *piece = t->vocab[id];
+        if (strlen(piece) == 6 && memcmp(piece, "<0x", 3) == 0 && piece[5] == '>') { bytes++; continue; }
+        bytes += (long)strlen(tw_tokenizer_decode(t, i > 0 ? ids[i - 1] : TW_TOK_BOS, id));
+    }
+    return bytes;
+}
+
 int tw_tokenizer_piece_printable(const char *piece) {
     if (piece == NULL || piece[0] == '\0') return 0;
     if (piece[1] != '\0') return 1;

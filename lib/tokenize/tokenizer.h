@@ -62,6 +62,14 @@ tw_status tw_tokenizer_encode_naive(const tw_tokenizer *t, int *tokens, int *n_t
 // in [0, V); NULL for an id outside the vocabulary.
 const char *tw_tokenizer_decode(const tw_tokenizer *t, int prev_token, int token);
 
+// The bytes of text that ids[from .. to) stand for, each after the id before it (ids[i - 1]; BOS
+// for i == 0), as tw_tokenizer_decode gives them: a "<0xHH>" token is one byte, the special ids
+// 0..2 (unk, BOS, EOS) none (they separate texts). With a model's summed loss in nats over
+// the same tokens it gives bits per byte, loss / (bytes x ln 2): a figure that, unlike
+// perplexity per token, compares models whose tokenizers cut the text differently.
+// Ids outside the vocabulary count 0. from >= 0, to <= the length of ids.
+long tw_tokenizer_decoded_bytes(const tw_tokenizer *t, const int *ids, long from, long to);
+
 // 1 if llama2.c would print this piece: it is non-empty, and if it is a single byte that byte is
 // printable or whitespace (isprint/isspace in the C locale). Pieces of several bytes always print.
 int tw_tokenizer_piece_printable(const char *piece);
