@@ -1,0 +1,25 @@
+# mk/dist.mk: data-parallel training over MPI (docs/training.md, "Data parallel").
+#
+#   make train-mpi        ./train-mpi: ./train linked with tools/comm_mpi.c through mpicc; run it as
+#                         mpirun -np P ./train-mpi ... (without mpirun it is one process)
+#   make test-train-mpi   the multi-process checks that take longer than make test allows: 3 and
+#                         4 processes (oversubscribed) against one process, bit for bit
+# Without Open MPI (mpicc) installed, ./train is untouched and the MPI tests skip with one line.
+
+MPICC ?= mpicc
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1 && echo 1)
+
+PROGRAMS += $(if $(HAVE_MPI),train-mpi)
+.PHONY: train-mpi
+train-mpi: $(BUILD)/tools/train.o $(BUILD)/tools/comm_mpi.o $(LIB)   ## ./train-mpi: ./train over MPI (mpirun -np P ./train-mpi ...)
+	$(call say,LD,$@)$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+# Only this object sees mpi.h, so only it is compiled by mpicc.
+$(BUILD)/tools/comm_mpi.o: tools/comm_mpi.c
+	@mkdir -p $(@D)
+	$(call say,MPICC,$<)$(MPICC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+TEST_DEPS += $(if $(HAVE_MPI),train-mpi)
+CLEAN_FILES += train-mpi
+
+.PHONY: test-train-mpi
+test-train-mpi: train train-mpi                  ## 3 and 4 MPI processes == one process, bit for bit
+	@sh tests/train_mpi_more.sh
