@@ -23,3 +23,17 @@ CLEAN_FILES += train-mpi
 .PHONY: test-train-mpi
 test-train-mpi: train train-mpi                  ## 3 and 4 MPI processes == one process, bit for bit
 	@sh tests/train_mpi_more.sh
+
+# Exercise 33's checker must reject the classic wrong attempt (lessons/exercises/wrong/): it is
+# linked with the checker like a learner's file and must fail with a FAIL line.
+$(BUILD)/exercises/wrong/ex33.o: lessons/exercises/wrong/ex33_ring_allreduce.c lessons/exercises/concepts.h
+	@mkdir -p $(@D)
+	$(call say,CC,$@)$(CC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) -Ilessons/exercises $(CFLAGS) -c $< -o $@
+$(BUILD)/exercises/wrong/exercise33: $(BUILD)/exercises/check33.o $(BUILD)/exercises/wrong/ex33.o $(LIB)
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+.PHONY: test-exercise33-wrong
+test-exercise33-wrong: $(BUILD)/exercises/wrong/exercise33   ## exercise 33's checker rejects the wrong ring schedule
+	@if ./$< > $(BUILD)/exercises/wrong33.log 2>&1; then echo "exercise 33: the wrong attempt passed the checker"; exit 1; fi; \
+	grep -q '^FAIL: P = ' $(BUILD)/exercises/wrong33.log || { echo "exercise 33: the wrong attempt failed without a FAIL line:"; cat $(BUILD)/exercises/wrong33.log; exit 1; }; \
+	echo "exercise 33: the checker rejects the wrong schedule: $$(grep -m1 '^FAIL' $(BUILD)/exercises/wrong33.log)"
+TEST_DEPS += test-exercise33-wrong
