@@ -13,7 +13,7 @@ PROGRAMS += $(if $(HAVE_MPI),train-mpi)
 .PHONY: train-mpi
 train-mpi: $(BUILD)/tools/train.o $(BUILD)/tools/comm_mpi.o $(LIB)   ## ./train-mpi: ./train over MPI (mpirun -np P ./train-mpi ...)
 	$(call say,LD,$@)$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
-# Only this object sees mpi.h, so only it is compiled by mpicc.
+# Only this object includes <mpi.h>, so only it is compiled by mpicc.
 $(BUILD)/tools/comm_mpi.o: tools/comm_mpi.c
 	@mkdir -p $(@D)
 	$(call say,MPICC,$<)$(MPICC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@

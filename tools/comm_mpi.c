@@ -1,5 +1,5 @@
 // comm_mpi.c: ./train-mpi's communicator: the collectives of train/dist.h on MPI (see comm.h).
-// Built only by `make train-mpi`, with mpicc; nothing else in the toolkit includes mpi.h.
+// Built only by `make train-mpi`, with mpicc; nothing else in the toolkit includes <mpi.h>.
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
