@@ -3,7 +3,8 @@
 # ./train-mpi that take longer than make test allows (each mpirun costs ~0.5 s to start):
 #   1. 3 and 4 processes (oversubscribed), with and without --zero 1, write the same bytes as one
 #      process with --grad-accum 3 / 4: tolerance 0 (the reduction adds the processes' gradients
-#      in rank order, as one process adds its micro-batches: lib/train/dist.h);
+#      in rank order, as one process adds its micro-batches: lib/train/dist.h); and the layer
+#      buckets sent during the backward pass (--overlap 1) give the same bytes as after it;
 #   2. a 2-process run stopped after 7 of 20 steps and resumed (shuffled batches, from scratch,
 #      with and without --zero 1) writes the same weights and state as an uninterrupted one;
 #   3. a NaN in process 1's gradient at step 3 stops both processes with one line on stderr,
@@ -37,6 +38,13 @@ for P in 3 4; do
   done
 done
 echo "test-train-mpi: 3 and 4 processes (--zero 0 and 1) == --grad-accum 3 and 4 in one process, byte for byte"
+
+# 1b. Sending each layer's bucket during the backward pass (the default) or after it changes no
+# bit, with micro-batches (the last one's part is added bucket by bucket as it is sent) and ZeRO.
+$MPI -np 2 ./train-mpi $DET --batch 1 --grad-accum 2 --zero 1 --out "$dir/ov1.bin" > /dev/null
+$MPI -np 2 ./train-mpi $DET --batch 1 --grad-accum 2 --zero 1 --overlap 0 --out "$dir/ov0.bin" > /dev/null
+cmp -s "$dir/ov1.bin" "$dir/ov0.bin" || fail "--overlap 1 and --overlap 0 differ (2 processes, --grad-accum 2)"
+echo "test-train-mpi: 2 processes x --grad-accum 2: --overlap 1 == --overlap 0, byte for byte"
 
 # 2. Stopped and resumed == uninterrupted, 2 processes.
 SCR="--tokens data/golden/train/qwen3/tokens.bin --style qwen3 --vocab 65 --seq 12 --batch 2 --steps 20

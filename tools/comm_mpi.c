@@ -10,20 +10,51 @@
 // ./train can hold (it refuses more than 2^40 parameters; a shard above 2^31 floats is refused at open).
 static int to_int(long v) { return v > INT_MAX ? -1 : (int)v; }
 
-static tw_status mpi_exchange(const tw_comm *c, const float *send, float *recv, const long *start) {
+// A started exchange: its request and the four count arrays MPI reads until it completes.
+typedef struct {
+    MPI_Request req;
+    int counts[];   // (4, P): send counts, send offsets, receive counts, receive offsets
+} exchange;
+
+static tw_status mpi_exchange_start(const tw_comm *c, const float *send, float *recv, const long *start, void **req) {
     const int P = c->size, len = to_int(start[c->rank + 1] - start[c->rank]);
-    int *sc = malloc((size_t)P * 4 * sizeof *sc);
-    if (!sc || len < 0) { free(sc); return TW_ERR_NOMEM; }
-    int *sd = sc + P, *rc = sc + 2 * P, *rd = sc + 3 * P;
+    exchange *x = malloc(sizeof *x + (size_t)P * 4 * sizeof(int));
+    *req = NULL;
+    if (!x || len < 0) { free(x); return TW_ERR_NOMEM; }
+    int *sc = x->counts, *sd = sc + P, *rc = sc + 2 * P, *rd = sc + 3 * P;
     for (int q = 0; q < P; q++) {
         sc[q] = to_int(start[q + 1] - start[q]);
         sd[q] = to_int(start[q]);
         rc[q] = len;
         rd[q] = q * len;
     }
-    const int e = MPI_Alltoallv(send, sc, sd, MPI_FLOAT, recv, rc, rd, MPI_FLOAT, MPI_COMM_WORLD);
-    free(sc);
+    if (MPI_Ialltoallv(send, sc, sd, MPI_FLOAT, recv, rc, rd, MPI_FLOAT, MPI_COMM_WORLD, &x->req) != MPI_SUCCESS) {
+        free(x);
+        return TW_ERR_IO;
+    }
+    *req = x;
+    return TW_OK;
+}
+
+static tw_status mpi_wait(const tw_comm *c, void *req) {
+    (void)c;
+    exchange *x = req;
+    const int e = MPI_Wait(&x->req, MPI_STATUS_IGNORE);
+    free(x);
     return e == MPI_SUCCESS ? TW_OK : TW_ERR_IO;
+}
+
+// Open MPI moves a started collective along only inside MPI calls: a probe is a cheap one.
+static void mpi_progress(const tw_comm *c) {
+    (void)c;
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+}
+
+static tw_status mpi_exchange(const tw_comm *c, const float *send, float *recv, const long *start) {
+    void *req = NULL;
+    const tw_status s = mpi_exchange_start(c, send, recv, start, &req);
+    return s == TW_OK ? mpi_wait(c, req) : s;
 }
 
 static tw_status mpi_allgather(const tw_comm *c, void *buf, const long *start, int elem_bytes) {
@@ -67,7 +98,8 @@ int train_comm_open(tw_comm *c, int *argc, char ***argv) {
         return -1;
     }
     atexit(close_mpi);
-    tw_comm m = { 0, 1, NULL, mpi_exchange, mpi_allgather, mpi_doubles, mpi_broadcast };
+    tw_comm m = { 0, 1, NULL, mpi_exchange, mpi_allgather, mpi_doubles, mpi_broadcast,
+                  mpi_exchange_start, mpi_wait, mpi_progress };
     MPI_Comm_rank(MPI_COMM_WORLD, &m.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &m.size);
     *c = m;

@@ -87,6 +87,8 @@ static void usage(FILE *f) {
         "  --grad-accum K       K micro-batches of --batch rows per process and step: the global batch\n"
         "                       is batch x P x K rows, each micro-batch's gradient summed exactly, in order\n"
         "  --zero 1             ZeRO-1: AdamW's moments sharded across the P processes (default 0)\n"
+        "  --overlap 0          send each layer's gradients only after the whole backward pass\n"
+        "                       (default 1: as soon as the backward pass has finished the layer)\n"
         "  --nan-at P:S         (for tests) process P's gradient becomes NaN at step S\n");
 }
 
@@ -130,6 +132,7 @@ typedef struct {
     long save_every, stop_after, eval_every, eval_batches, sample_every;
     int threads;          // 0: OpenMP's default
     int grad_accum, zero; // data parallel (train/dist.h): micro-batches per process, ZeRO stage
+    int overlap;          // 1: send each layer's bucket as soon as the backward pass finishes it
     long nan_rank, nan_step;
 } options;
 
@@ -183,6 +186,7 @@ static options parse_args(int argc, char **argv) {
     o.curve = "out/train/loss.dat";
     o.threads = 1;
     o.grad_accum = 1;
+    o.overlap = 1;
     o.nan_rank = o.nan_step = -1;
     const long DIM = TW_LLAMA2C_MAX_DIM;   // the llama2.c loader's limits (formats/llama2c.h)
     for (int i = 1; i < argc; i++) {
@@ -247,6 +251,7 @@ static options parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--threads"))      o.threads = (int)parse_count(a, v, 0, 64);
         else if (!strcmp(a, "--grad-accum"))   o.grad_accum = (int)parse_count(a, v, 1, 4096);
         else if (!strcmp(a, "--zero"))         o.zero = (int)parse_count(a, v, 0, 1);
+        else if (!strcmp(a, "--overlap"))      o.overlap = (int)parse_count(a, v, 0, 1);
         else if (!strcmp(a, "--nan-at")) {
             if (sscanf(v, "%ld:%ld", &o.nan_rank, &o.nan_step) != 2 || o.nan_rank < 0 || o.nan_step < 1)
                 die_usage("--nan-at: '%s' must be PROCESS:STEP, e.g. 1:3", v);
@@ -740,6 +745,7 @@ int main(int argc, char **argv) {
     if (dist) {
         if (tw_dist_init(&d, &comm, &t, &m, B, T, o.grad_accum, o.zero) != TW_OK)
             die_data("out of memory for the data-parallel buffers");
+        d.overlap = d.overlap && o.overlap;
         d.nan_rank = o.nan_rank;
         d.nan_step = o.nan_step;
         if (o.zero) {   // ZeRO-1: this process keeps only its shard of the moments (in d)
@@ -784,6 +790,11 @@ int main(int argc, char **argv) {
         printf("train: memory per process: weights %.2f MB, gradients %.2f MB, AdamW moments %.2f MB%s, "
                "exchange buffer %.2f MB\n", mem.weights / 1e6, mem.grads / 1e6, mem.moments / 1e6,
                o.zero ? " (ZeRO-1: this process's shard)" : "", mem.comm / 1e6);
+        printf("train: gradients reduced in %d bucket%s (%s), %s\n", d.n_buckets, d.n_buckets == 1 ? "" : "s",
+               d.n_buckets > 1 ? "the embeddings, each layer, the final norm and head" : "the whole model",
+               d.overlap ? (t.n_parts > 1 ? "after the backward pass (the batch is split among --threads)"
+                                          : "each sent as soon as the backward pass has finished it")
+                         : "after the backward pass (--overlap 0)");
     }
     fflush(stdout);
 

@@ -129,6 +129,12 @@ typedef struct {
     const unsigned char *head_off;   // (n_layer, H) or NULL (the default): set by the caller to
                                   // switch heads off; 1 at [l*H + h] zeroes head h of layer l's
                                   // output before its Wo (ablation, lesson 18). The caller owns it.
+    // On a gradient state (ds of tw_model_backward): NULL (the default), or called with layer_ctx
+    // as soon as layer l's weight gradients for the sequence are added, before layer l-1's
+    // backward starts, so a data-parallel trainer can send them while the rest is computed
+    // (train/dist.h). The caller sets both.
+    void (*layer_done)(void *layer_ctx, int l);
+    void *layer_ctx;
 } tw_model_state;
 
 // The model's own rows of the table (offsets into tw_model_state), in the order computed;

@@ -9,9 +9,16 @@
 // p = 0, 1, .., P-1). So for K = 1 the gradient is ((b_0 + b_1) + b_2) + ..., exactly what one
 // process with K' = P micro-batches computes: `mpirun -np P` and `--grad-accum P` give the same bits.
 //
+// Buckets: the gradient is cut into buckets that the backward pass finishes one after another:
+// the final norm and head, layer L-1, ..., layer 0, the embeddings (the parameters' table order
+// keeps each layer's tensors together). Each bucket is reduced on its own, and with a whole batch
+// on one thread (no --threads split) its exchange starts (nonblocking) as soon as the backward
+// pass has finished that layer for the last sequence, overlapping the layers below.
+//
 // The gradient norm is the square root of the sum, in order, of the float64 sums of squares of
-// blocks of TW_DIST_CHUNK floats; shards start at block boundaries, so a sharded process computes
-// its blocks' sums itself and the norm has the same bits on any P. Then either
+// blocks of TW_DIST_CHUNK floats counted from each bucket's start; each process's shard of a
+// bucket is a run of whole blocks, so a sharded process computes its blocks' sums itself and the
+// norm has the same bits on any P. Then either
 //   zero = 0: the summed shards are all-gathered into the whole gradient, every process clips it
 //             and runs AdamW on every parameter with its own copy of the moments (same bits on all);
 //   zero = 1: ZeRO-1: each process clips its shard and runs AdamW on it with moments it alone holds
@@ -45,6 +52,10 @@ struct tw_comm {
     tw_status (*allgather_doubles)(const tw_comm *c, const double *send, double *recv, int n);
     // bytes from process root to every other.
     tw_status (*broadcast)(const tw_comm *c, void *buf, long bytes, int root);
+    // exchange_shards, started without waiting: *req is a handle for wait (which frees it).
+    tw_status (*exchange_start)(const tw_comm *c, const float *send, float *recv, const long *start, void **req);
+    tw_status (*wait)(const tw_comm *c, void *req);
+    void      (*progress)(const tw_comm *c);   // lets started exchanges advance (may do nothing)
 };
 
 // The one-process communicator: rank 0 of 1. Needs no freeing.
@@ -57,18 +68,29 @@ typedef struct {
     const tw_comm *comm;
     int      B, T, K;         // rows per micro-batch, positions per row, micro-batches per process
     int      zero;            // 1: ZeRO-1 (AdamW moments sharded)
+    int      overlap;         // 1: buckets are sent while the backward pass goes on (default 1)
     long     n;               // floats in the model
-    long    *start;           // (P + 1) the shards' bounds in floats: block-aligned but the last
-    long    *block_start;     // (P + 1) the same bounds in blocks of TW_DIST_CHUNK
+    int      n_buckets, n_layer;
+    long    *bucket;          // (n_buckets + 1) bucket k is floats [bucket[k], bucket[k+1]) of the model
+    long    *shard;           // (n_buckets, P + 1) process q's shard of bucket k: offsets
+                              //   [shard[k(P+1) + q], shard[k(P+1) + q + 1]) from the bucket's start
+    long    *block_base;      // (n_buckets + 1) the norm's blocks: bucket k's are block_base[k] ..
+    long    *own_at;          // (n_buckets + 1) where bucket k's own shard starts in m_shard, v_shard
+    long    *recv_at;         // (n_buckets + 1) where bucket k's part of recv starts
+    long    *packed_start;    // (P + 1) process q's blocks' sums in packed_ss
     tw_model_grads acc;       // a micro-batch's gradient when K > 1 (else unallocated)
-    float   *recv;            // (P, own shard) every process's copy of this process's shard
-    double  *block_ss;        // (n blocks) sums of squares of the gradient's blocks
+    float   *recv;            // per bucket (P, own shard) every process's copy of this process's shard
+    double  *block_ss, *packed_ss;   // (n blocks) sums of squares of the gradient's blocks
     double  *per_rank;        // (P, 2) every process's loss sum and "all finite" flag
-    float   *m_shard, *v_shard;  // ZeRO-1: (own shard) AdamW's moments; NULL otherwise
+    float   *m_shard, *v_shard;  // ZeRO-1: (own_at[n_buckets]) AdamW's moments; NULL otherwise
     int     *in, *tg;         // (B, T) one micro-batch
+    void   **req;             // (n_buckets) started exchanges (NULL: not started)
+    int     *layer_calls;     // (n_layer) backward calls of each layer in the last micro-batch
+    float   *sending;         // the gradient buffer whose buckets are being sent (t->g)
+    const float *adding;      // the last micro-batch's buffer to add first, or NULL (K = 1)
     long     nan_rank, nan_step;  // testing: that process's gradient is made NaN at that step (-1: never)
     // Filled by each tw_dist_step:
-    double   wait_seconds;    // time spent in the collectives
+    double   wait_seconds;    // time this process waited for the collectives (excluding overlap)
     int      bad_rank;        // after a non-finite step: the first process whose loss or gradient was not (-1)
 } tw_dist;
 
