@@ -37,3 +37,18 @@ test-exercise33-wrong: $(BUILD)/exercises/wrong/exercise33   ## exercise 33's ch
 	grep -q '^FAIL: P = ' $(BUILD)/exercises/wrong33.log || { echo "exercise 33: the wrong attempt failed without a FAIL line:"; cat $(BUILD)/exercises/wrong33.log; exit 1; }; \
 	echo "exercise 33: the checker rejects the wrong schedule: $$(grep -m1 '^FAIL' $(BUILD)/exercises/wrong33.log)"
 TEST_DEPS += test-exercise33-wrong
+
+# make bench-train's data-parallel rows: 1 process against 2 on one thread each (tools/bench_dist.c,
+# built with mpicc in the default build folder: no OpenMP, one thread per process).
+$(BUILD)/tools/bench_dist.o: tools/bench_dist.c
+	@mkdir -p $(@D)
+	$(call say,MPICC,$<)$(MPICC) $(CSTD) $(WARN) $(FPFLAGS) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/tools/bench_dist: $(BUILD)/tools/bench_dist.o $(BUILD)/tools/comm_mpi.o $(LIB)
+	$(call say,LD,$@)$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+.PHONY: bench-train-mpi
+bench-train-mpi:                                 ## tokens/s of 1 and 2 MPI processes, both shapes, with the MPI-wait share
+	@if [ -z "$(HAVE_MPI)" ]; then echo "bench-train-mpi: Open MPI is not installed (no mpicc or mpirun): skipped"; \
+	else $(MAKE) --no-print-directory $(BUILD)/tools/bench_dist && \
+	  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -q --oversubscribe -np 2 ./$(BUILD)/tools/bench_dist --shape 260k && \
+	  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -q --oversubscribe -np 2 ./$(BUILD)/tools/bench_dist --shape 15m; fi
+TEST_DEPS += $(if $(HAVE_MPI),$(BUILD)/tools/bench_dist)
