@@ -833,10 +833,13 @@ int main(int argc, char **argv) {
             if (P > 1) comm.broadcast(&comm, why, sizeof why, d.bad_rank);
             printf("step %ld/%d loss %.6g\n", s + 1, o.c.steps, (double)st.loss);
             fflush(stdout);
-            if (comm.rank == 0)
-                fprintf(stderr, "train: step %ld: the %s is %g: process %d of %d: %s; stopped (%s)\n", s + 1,
+            if (comm.rank == 0) {
+                char who[64] = "";
+                if (P > 1) snprintf(who, sizeof who, "process %d of %d: ", d.bad_rank, P);
+                fprintf(stderr, "train: step %ld: the %s is %g: %s%s; stopped (%s)\n", s + 1,
                         isfinite(st.loss) ? "gradient norm" : "loss", isfinite(st.loss) ? (double)st.gnorm : (double)st.loss,
-                        d.bad_rank, P, why, kept_note(note, sizeof note, saved_step));
+                        who, why, kept_note(note, sizeof note, saved_step));
+            }
             rc = 1;
             break;
         }
