@@ -101,6 +101,27 @@ START_TEST(overlapped_buckets_change_no_bit)
 }
 END_TEST
 
+// The new flags' bad values: one line on stderr naming the flag, exit 2, nothing written.
+static const char *const BAD_DIST[][2] = {
+    { "--grad-accum 0", "--grad-accum" },
+    { "--grad-accum 1.5", "--grad-accum" },
+    { "--zero 2", "--zero" },
+    { "--overlap 3", "--overlap" },
+    { "--nan-at 1", "--nan-at" },
+    { "--batch 65536 --grad-accum 2", "global batch" },
+};
+START_TEST(bad_dist_flags_get_one_line)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "./train " DET " --steps 2 --batch 1 %s", BAD_DIST[_i][0]);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 2, "%s: rc %d: %s", BAD_DIST[_i][0], r.rc, r.err);
+    ck_assert_msg(tt_count_lines(r.err) == 1 && strstr(r.err, BAD_DIST[_i][1]) != NULL, "%s: %s", BAD_DIST[_i][0], r.err);
+    ck_assert_msg(strstr(r.out, "step 1/") == NULL, "%s", r.out);
+    tt_run_free(&r);
+}
+END_TEST
+
 static int have_mpi(void) {
     if (!tt_exists("./train-mpi")) return 0;
     run_result r = tt_run("mpirun --version");
@@ -151,6 +172,7 @@ Suite *suite_train_dist(void) {
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, grad_accum_3_of_batch_1_is_pytorchs_batch_of_3);
     tcase_add_test(tc, overlapped_buckets_change_no_bit);
+    tcase_add_loop_test(tc, bad_dist_flags_get_one_line, 0, (int)(sizeof BAD_DIST / sizeof BAD_DIST[0]));
     tcase_add_loop_test(tc, two_processes_equal_grad_accum_2_bit_for_bit, 0, 2);
     suite_add_tcase(s, tc);
     return s;

@@ -75,3 +75,11 @@ grep -q '^step 4/' "$dir/nan.txt" && fail "a step after the NaN was printed"
 ./train $DET --batch 2 --grad-accum 2 --stop-after 2 --out "$dir/two.bin" > /dev/null
 cmp -s "$dir/nan.bin" "$dir/two.bin" || fail "the kept checkpoint is not step 2's weights"
 echo "test-train-mpi: a NaN on process 1 at step 3 stopped both with one line; step 2's checkpoint kept"
+
+# 4. A bad flag: every process stops, one line, exit 2.
+set +e
+$MPI -np 2 ./train-mpi $DET --batch 2 --zero 5 > "$dir/bad.txt" 2> "$dir/bad.err"
+rc=$?
+set -e
+[ $rc = 2 ] && [ "$(wc -l < "$dir/bad.err")" = 1 ] && grep -q -- '--zero' "$dir/bad.err" || fail "bad flag: exit $rc: $(cat "$dir/bad.err")"
+echo "test-train-mpi: a bad flag stops both processes with one line (exit 2)"
