@@ -166,7 +166,7 @@ tw_status tw_dist_init(tw_dist *d, const tw_comm *c, const tw_trainer *t, const 
 
 void tw_dist_free(tw_dist *d) {
     for (int k = 0; k < d->n_buckets && d->req && d->comm; k++)
-        if (d->req[k]) d->comm->wait(d->comm, d->req[k]);
+        if (d->req[k] && d->req[k] != (void *)d) d->comm->wait(d->comm, d->req[k]);   // d: done already
     free(d->bucket); free(d->shard); free(d->block_base); free(d->own_at); free(d->recv_at);
     free(d->packed_start); free(d->block_ss); free(d->packed_ss); free(d->per_rank);
     free(d->in); free(d->tg); free(d->recv); free(d->m_shard); free(d->v_shard);
