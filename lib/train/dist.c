@@ -196,7 +196,7 @@ static const long *shard_of(const tw_dist *d, int k) { return d->shard + (size_t
 // Bucket k of this process's gradient is complete: add the last micro-batch's part (K > 1) and
 // start sending each process its shard.
 static tw_status launch(tw_dist *d, int k) {
-    if (d->req[k] || k < 0 || k >= d->n_buckets) return TW_OK;
+    if (k < 0 || k >= d->n_buckets || d->req[k]) return TW_OK;
     const long lo = d->bucket[k], hi = d->bucket[k + 1];
     if (d->adding)
         for (long i = lo; i < hi; i++) d->sending[i] += d->adding[i];
