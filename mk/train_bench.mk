@@ -35,6 +35,7 @@ bench-train:                                   ## training tokens/s, naive vs SI
 	@echo "PyTorch: $(if $(filter 1,$(HAVE_TORCH)),$(TORCH_PY) has torch: compared below,not installed ($(TORCH_PY) -c 'import torch' fails): our figures only)"
 	./$(BENCH_BUILD)/tools/bench_train --shape 260k $(TORCH_CMD) $(BENCH_TRAIN_ARGS)
 	./$(BENCH_BUILD)/tools/bench_train --shape 15m $(TORCH_CMD) $(BENCH_TRAIN_ARGS)
+	@$(MAKE) --no-print-directory bench-train-mpi
 
 # make test builds (does not run) the tool, so it cannot fall behind the library.
 TEST_DEPS += $(BUILD)/tools/bench_train

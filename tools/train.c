@@ -42,6 +42,8 @@
 #include "tokenize/tokenizer.h"
 #include "train/tokens.h"
 #include "simd/simd.h"
+#include "train/dist.h"
+#include "comm.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -80,11 +82,23 @@ static void usage(FILE *f) {
         "                       shared among them (default 1; 0: OMP_NUM_THREADS, else every core).\n"
         "                       Needs `make OMP=1 BUILD=build-omp train`; without OpenMP the N parts run\n"
         "                       one after another. Results for N and 1 agree to float rounding (the\n"
-        "                       parts' gradients are summed separately); the same N gives the same bits\n");
+        "                       parts' gradients are summed separately); the same N gives the same bits\n"
+        "data parallel (./train-mpi under mpirun -np P; docs/training.md):\n"
+        "  --grad-accum K       K micro-batches of --batch rows per process and step: the global batch\n"
+        "                       is batch x P x K rows, each micro-batch's gradient summed exactly, in order\n"
+        "  --zero 1             ZeRO-1: AdamW's moments sharded across the P processes (default 0)\n"
+        "  --overlap 0          send each layer's gradients only after the whole backward pass\n"
+        "                       (default 1: as soon as the backward pass has finished the layer)\n"
+        "  --nan-at P:S         (for tests) process P's gradient becomes NaN at step S\n");
 }
+
+// 0 on processes other than 0 of a data-parallel run: they parse the same flags and read the
+// same files, so they fail alike, and only process 0 says why.
+static int print_errors = 1;
 
 // Bad usage: one line, exit 2.
 static void die_usage(const char *fmt, ...) {
+    if (!print_errors) exit(2);
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "train: ");
@@ -96,6 +110,7 @@ static void die_usage(const char *fmt, ...) {
 
 // Bad data: one line, exit 1.
 static void die_data(const char *fmt, ...) {
+    if (!print_errors) exit(1);
     va_list ap;
     va_start(ap, fmt);
     fprintf(stderr, "train: ");
@@ -116,6 +131,9 @@ typedef struct {
     int val_frac_given;
     long save_every, stop_after, eval_every, eval_batches, sample_every;
     int threads;          // 0: OpenMP's default
+    int grad_accum, zero; // data parallel (train/dist.h): micro-batches per process, ZeRO stage
+    int overlap;          // 1: send each layer's bucket as soon as the backward pass finishes it
+    long nan_rank, nan_step;
 } options;
 
 // The most steps one run may schedule: the loss curve keeps two floats per step in memory.
@@ -167,6 +185,9 @@ static options parse_args(int argc, char **argv) {
     o.sample_every = 100;
     o.curve = "out/train/loss.dat";
     o.threads = 1;
+    o.grad_accum = 1;
+    o.overlap = 1;
+    o.nan_rank = o.nan_step = -1;
     const long DIM = TW_LLAMA2C_MAX_DIM;   // the llama2.c loader's limits (formats/llama2c.h)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -228,6 +249,13 @@ static options parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--eval-batches")) o.eval_batches = parse_count(a, v, 1, 1000000L);
         else if (!strcmp(a, "--sample-every")) o.sample_every = parse_count(a, v, 0, MAX_STEPS);
         else if (!strcmp(a, "--threads"))      o.threads = (int)parse_count(a, v, 0, 64);
+        else if (!strcmp(a, "--grad-accum"))   o.grad_accum = (int)parse_count(a, v, 1, 4096);
+        else if (!strcmp(a, "--zero"))         o.zero = (int)parse_count(a, v, 0, 1);
+        else if (!strcmp(a, "--overlap"))      o.overlap = (int)parse_count(a, v, 0, 1);
+        else if (!strcmp(a, "--nan-at")) {
+            if (sscanf(v, "%ld:%ld", &o.nan_rank, &o.nan_step) != 2 || o.nan_rank < 0 || o.nan_step < 1)
+                die_usage("--nan-at: '%s' must be PROCESS:STEP, e.g. 1:3", v);
+        }
         else die_usage("unknown flag '%s'", a);
     }
     if (!o.tokens && !o.text) die_usage("no data: give --tokens FILE.bin or --text FILE.txt -z TOK.bin");
@@ -408,11 +436,13 @@ static void check_memory(const tw_model_config *c, double n_floats, int T, int n
 }
 
 // Writes the weights: llama2.c's format when it can hold the model, else ours.
-static void save_model(const char *path, const tw_model *m) {
+// Returns 0, or -1 after one line on stderr (the caller stops every process).
+static int save_model(const char *path, const tw_model *m) {
     char err[512];
     tw_status st = tw_llama2c_can_write(m, NULL, 0) ? tw_llama2c_write(path, m, err, sizeof err)
                                                    : tw_checkpoint_write(path, m, err, sizeof err);
-    if (st != TW_OK) die_data("--out %s", err);
+    if (st != TW_OK) fprintf(stderr, "train: --out %s\n", err);
+    return st == TW_OK ? 0 : -1;
 }
 
 // ---- data ----
@@ -614,6 +644,14 @@ static int weights_good(char *why, size_t len, tw_trainer *t, const tw_model *m,
 }
 
 int main(int argc, char **argv) {
+    // The processes of a data-parallel run (one without mpirun or in ./train); only process 0
+    // prints and writes files.
+    tw_comm comm;
+    if (train_comm_open(&comm, &argc, &argv) != 0) return 1;
+    if (comm.rank > 0) {
+        print_errors = 0;
+        if (freopen("/dev/null", "w", stdout) == NULL) return 1;
+    }
     options o = parse_args(argc, argv);
     const char *level = tw_simd_init(o.simd);
     if (level == NULL) die_usage("--simd: level '%s' is not available here", o.simd ? o.simd : getenv("TW_SIMD"));
@@ -633,14 +671,21 @@ int main(int argc, char **argv) {
 
     // The model, and where training resumes.
     tw_model m;
-    tw_train_progress pr = { 0, 0, (uint64_t)o.seed, 0, o.c.B, o.c.T };
+    // Data parallel (train/dist.h): G rows a step, B on each of P processes, K times.
+    const int P = comm.size;
+    const int dist = P > 1 || o.grad_accum > 1 || o.zero || o.nan_rank >= 0;
+    const long G = (long)o.c.B * P * o.grad_accum;
+    if (G > TW_TRAIN_STATE_MAX_BATCH)
+        die_usage("--batch %d x %d processes x --grad-accum %d: a global batch of %ld rows is above %d",
+                  o.c.B, P, o.grad_accum, G, TW_TRAIN_STATE_MAX_BATCH);
+    tw_train_progress pr = { 0, 0, (uint64_t)o.seed, 0, (int)G, o.c.T };
     float *adam_m = NULL, *adam_v = NULL;
     if (o.resume) {
         if (tw_train_state_load(&pr, &m, &adam_m, &adam_v, o.resume, err, sizeof err) != TW_OK)
             die_data("--resume %s", err);
-        if (pr.B != o.c.B || pr.T != o.c.T)
-            die_data("--resume %s: was made with --batch %d --seq %d; give the same (not %d, %d)",
-                     o.resume, pr.B, pr.T, o.c.B, o.c.T);
+        if (pr.B != G || pr.T != o.c.T)
+            die_data("--resume %s: was made with a global batch of %d rows (--batch x processes x "
+                     "--grad-accum) and --seq %d; give the same (not %ld, %d)", o.resume, pr.B, pr.T, G, o.c.T);
         if (pr.step >= o.c.steps) die_data("--resume %s: already at step %ld of --steps %d", o.resume,
                                            (long)pr.step, o.c.steps);
     } else if (o.init) {
@@ -686,14 +731,14 @@ int main(int argc, char **argv) {
         val = data + n_train;
     }
     // One batch reads B rows of T + 1 tokens: with fewer, rows would repeat within a batch.
-    if (n_train < (long)B * (T + 1))
-        die_data("%s: %ld training tokens are too few for one batch of --batch %d x --seq %d (needs %ld: "
+    if (n_train < G * (T + 1))
+        die_data("%s: %ld training tokens are too few for one batch of %ld rows x --seq %d (needs %ld: "
                  "each row reads seq + 1 tokens); give more data or a smaller --batch or --seq", data_name,
-                 n_train, B, T, (long)B * (T + 1));
+                 n_train, G, T, G * (T + 1));
     const double floor_nll = floor_path[0] ? read_floor(floor_path, o.floor != NULL) : NAN;
 
     tw_batcher batches;
-    if (tw_batcher_init(&batches, data, n_train, B, T, !o.no_shuffle, pr.shuffle_seed) != TW_OK)
+    if (tw_batcher_init(&batches, data, n_train, (int)G, T, !o.no_shuffle, pr.shuffle_seed) != TW_OK)
         die_data("out of memory for the batch order");
     tw_trainer t;
     if (tw_trainer_init_split(&t, &m, T, threads) != TW_OK) die_data("out of memory for the training state");
@@ -704,11 +749,29 @@ int main(int argc, char **argv) {
         free(adam_m);
         free(adam_v);
     }
+    // Every process starts from process 0's weights (and moments, resuming).
+    if (P > 1 && (comm.broadcast(&comm, m.memory, (long)m.n_floats * 4, 0) != TW_OK ||
+                  comm.broadcast(&comm, t.adam_m, (long)m.n_floats * 4, 0) != TW_OK ||
+                  comm.broadcast(&comm, t.adam_v, (long)m.n_floats * 4, 0) != TW_OK))
+        die_data("could not send process 0's weights to the others");
+    tw_dist d;
+    memset(&d, 0, sizeof d);
+    if (dist) {
+        if (tw_dist_init(&d, &comm, &t, &m, B, T, o.grad_accum, o.zero) != TW_OK)
+            die_data("out of memory for the data-parallel buffers");
+        d.overlap = d.overlap && o.overlap;
+        d.nan_rank = o.nan_rank;
+        d.nan_step = o.nan_step;
+        if (o.zero) {   // ZeRO-1: this process keeps only its shard of the moments (in d)
+            free(t.adam_m); free(t.adam_v);
+            t.adam_m = t.adam_v = NULL;
+        }
+    }
     tw_sampler sp = { 0 };
     if (o.tokenizer && tw_sampler_init(&sp, V, 1.0f, 0.9f, (uint64_t)o.seed + 1) != TW_OK)
         die_data("out of memory for the sampler");
     if (o.tokenizer && pr.sampler_state) sp.state = pr.sampler_state;
-    int *in = malloc((size_t)B * T * sizeof *in), *tg = malloc((size_t)B * T * sizeof *tg);
+    int *in = malloc((size_t)G * T * sizeof *in), *tg = malloc((size_t)G * T * sizeof *tg);
     float *curve_train = malloc((size_t)o.c.steps * sizeof(float));
     float *curve_val = malloc((size_t)o.c.steps * sizeof(float));
     if (!in || !tg || !curve_train || !curve_val) die_data("out of memory for the batch and the loss curve");
@@ -740,6 +803,19 @@ int main(int argc, char **argv) {
                val_bytes > 0 ? "bpb = bits per byte of their text (compares across tokenizers)" : "");
     printf("train: ln V = %.4f: the loss of a model that knows nothing; %s kernels, %d thread%s\n",
            log((double)V), level, tw_matmul_threads(), tw_matmul_threads() == 1 ? "" : "s");
+    if (dist) {
+        const tw_dist_memory mem = tw_dist_memory_per_process(&d);
+        printf("train: data parallel: %d process%s x --batch %d x --grad-accum %d = %ld rows a step "
+               "(MPI: %s)\n", P, P == 1 ? "" : "es", B, o.grad_accum, G, train_comm_name());
+        printf("train: memory per process: weights %.2f MB, gradients %.2f MB, AdamW moments %.2f MB%s, "
+               "exchange buffer %.2f MB\n", mem.weights / 1e6, mem.grads / 1e6, mem.moments / 1e6,
+               o.zero ? " (ZeRO-1: this process's shard)" : "", mem.comm / 1e6);
+        printf("train: gradients reduced in %d bucket%s (%s), %s\n", d.n_buckets, d.n_buckets == 1 ? "" : "s",
+               d.n_buckets > 1 ? "the embeddings, each layer, the final norm and head" : "the whole model",
+               d.overlap ? (t.n_parts > 1 ? "after the backward pass (the batch is split among --threads)"
+                                          : "each sent as soon as the backward pass has finished it")
+                         : "after the backward pass (--overlap 0)");
+    }
     fflush(stdout);
 
     struct sigaction sa;
@@ -754,11 +830,39 @@ int main(int argc, char **argv) {
     const long first = t.step;
     while (t.step < o.c.steps) {
         const long s = t.step;
-        tw_batcher_fill(in, tg, &batches, s);
         tw_train_stats st;
         const double ts = now_seconds();
-        tw_status status = tw_train_step(&st, &t, &m, in, tg, &o.c);
+        tw_status status;
+        if (dist) {
+            status = tw_dist_step(&st, &d, &t, &m, &batches, &o.c);
+        } else {
+            tw_batcher_fill(in, tg, &batches, s);
+            status = tw_train_step(&st, &t, &m, in, tg, &o.c);
+        }
         const double te = now_seconds();
+        if (status == TW_ERR_ARG && dist) {
+            // Every process stops here (the global loss or norm is not finite on all of them);
+            // the process that went bad says where, process 0 prints it.
+            char why[512] = "";
+            if (comm.rank == d.bad_rank) {
+                for (int j = 0; j < o.grad_accum && strncmp(why, "batch row", 9) != 0; j++) {
+                    tw_dist_fill(&d, &batches, s, j);
+                    find_bad_tensor(why, sizeof why, &t, &m, d.in, B, T);
+                }
+            }
+            if (P > 1) comm.broadcast(&comm, why, sizeof why, d.bad_rank);
+            printf("step %ld/%d loss %.6g\n", s + 1, o.c.steps, (double)st.loss);
+            fflush(stdout);
+            if (comm.rank == 0) {
+                char who[64] = "";
+                if (P > 1) snprintf(who, sizeof who, "process %d of %d: ", d.bad_rank, P);
+                fprintf(stderr, "train: step %ld: the %s is %g: %s%s; stopped (%s)\n", s + 1,
+                        isfinite(st.loss) ? "gradient norm" : "loss", isfinite(st.loss) ? (double)st.gnorm : (double)st.loss,
+                        who, why, kept_note(note, sizeof note, saved_step));
+            }
+            rc = 1;
+            break;
+        }
         if (status == TW_ERR_ARG) {
             char why[512];
             find_bad_tensor(why, sizeof why, &t, &m, in, B, T);
@@ -772,10 +876,13 @@ int main(int argc, char **argv) {
         }
         if (status != TW_OK) die_data("step %ld failed: %s", s + 1, tw_status_str(status));
         curve_train[s] = st.loss;
-        printf("step %ld/%d loss %.6g lr %.3e gnorm %.4g tok/s %.0f elapsed %.1fs\n", s + 1, o.c.steps,
-               (double)st.loss, (double)st.lr, (double)st.gnorm, (double)B * T / (te - ts), te - t0);
+        printf("step %ld/%d loss %.6g lr %.3e gnorm %.4g tok/s %.0f elapsed %.1fs", s + 1, o.c.steps,
+               (double)st.loss, (double)st.lr, (double)st.gnorm, (double)G * T / (te - ts), te - t0);
+        if (P > 1) printf(" mpi-wait %.0f%%", 100.0 * d.wait_seconds / (te - ts));
+        printf("\n");
+        if (P > 1) interrupted = tw_comm_any(&comm, interrupted);   // a Ctrl-C on any stops all
         const int last = t.step == o.c.steps || (o.stop_after && t.step - first >= o.stop_after);
-        if (n_val >= (long)T * B + 1 && ((o.eval_every && t.step % o.eval_every == 0) || last)) {
+        if (comm.rank == 0 && n_val >= (long)T * B + 1 && ((o.eval_every && t.step % o.eval_every == 0) || last)) {
             const float vl = eval_loss(&t, &m, val, n_val, B, T, o.eval_batches, in, tg);
             curve_val[s] = vl;
             printf("val loss %.4f ppl %.3f", (double)vl, exp(vl));
@@ -784,30 +891,51 @@ int main(int argc, char **argv) {
                 printf(" (teacher's floor %.4f, ppl %.3f: %.4f above it)", floor_nll, exp(floor_nll), vl - floor_nll);
             printf("\n");
         }
-        if (o.tokenizer && o.sample_every && (t.step % o.sample_every == 0 || last))
+        if (comm.rank == 0 && o.tokenizer && o.sample_every && (t.step % o.sample_every == 0 || last))
             print_sample(&m, &tok, &sp, 64);
         fflush(stdout);
         if ((o.out || o.state) && (last || interrupted || (o.save_every && t.step % o.save_every == 0))) {
             // Never write weights that would only reproduce a NaN: check them on the batch they
             // meet next (a resumed run's first), or on this step's batch at the end.
+            // Process 0 checks and writes; ZeRO-1 first gathers the moments' shards for the state.
             char why[512];
-            if (!weights_good(why, sizeof why, &t, &m, &batches, t.step < o.c.steps ? t.step : s, in, tg,
-                              o.state != NULL)) {
-                fprintf(stderr, "train: step %ld: %s; stopped without saving them (%s)\n", s + 1, why,
-                        kept_note(note, sizeof note, saved_step));
+            float *gathered = NULL;
+            if (dist && o.zero && o.state) {
+                gathered = malloc((size_t)m.n_floats * 2 * sizeof *gathered);
+                if (!gathered) die_data("out of memory for gathering AdamW's moments");
+                if (tw_dist_gather_moments(&d, &t, gathered, gathered + m.n_floats) != TW_OK)
+                    die_data("could not gather AdamW's moments");
+                t.adam_m = gathered;
+                t.adam_v = gathered + m.n_floats;
+            }
+            int good = comm.rank != 0 || weights_good(why, sizeof why, &t, &m, &batches,
+                                                      t.step < o.c.steps ? t.step : s, in, tg, o.state != NULL);
+            int wrote = 0;
+            if (good && comm.rank == 0) {
+                wrote = o.out ? save_model(o.out, &m) : 0;
+                if (wrote == 0 && o.state) {
+                    const tw_train_progress now = { t.step, t.step * G, pr.shuffle_seed, sp.state, (int)G, T };
+                    if (tw_train_state_write(o.state, &now, &m, t.adam_m, t.adam_v, err, sizeof err) != TW_OK) {
+                        fprintf(stderr, "train: --state %s\n", err);
+                        wrote = -1;
+                    }
+                }
+            }
+            if (gathered) { free(gathered); t.adam_m = t.adam_v = NULL; }
+            int verdict[2] = { good, wrote };
+            if (P > 1) comm.broadcast(&comm, verdict, sizeof verdict, 0);
+            if (!verdict[0]) {
+                if (comm.rank == 0)
+                    fprintf(stderr, "train: step %ld: %s; stopped without saving them (%s)\n", s + 1, why,
+                            kept_note(note, sizeof note, saved_step));
                 rc = 1;
                 break;
             }
-            if (o.out) save_model(o.out, &m);
-            if (o.state) {
-                const tw_train_progress now = { t.step, t.step * B, pr.shuffle_seed, sp.state, B, T };
-                if (tw_train_state_write(o.state, &now, &m, t.adam_m, t.adam_v, err, sizeof err) != TW_OK)
-                    die_data("--state %s", err);
-            }
+            if (verdict[1] != 0) { rc = 1; break; }
             saved_step = t.step;
         }
         if (interrupted) {
-            fprintf(stderr, "train: interrupted after step %ld: %s\n", t.step,
+            if (comm.rank == 0) fprintf(stderr, "train: interrupted after step %ld: %s\n", t.step,
                     o.out || o.state ? "the weights and state of this step are saved whole" : "nothing written");
             rc = 130;
             break;
@@ -817,10 +945,11 @@ int main(int argc, char **argv) {
     if (rc == 0 && o.out) printf("train: wrote %s (%s format)\n", o.out,
                                  tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
     fflush(stdout);
-    if (o.curve && t.step > 0) write_curve(o.curve, curve_train, curve_val, t.step, floor_nll);
+    if (comm.rank == 0 && o.curve && t.step > 0) write_curve(o.curve, curve_train, curve_val, t.step, floor_nll);
     free(in); free(tg); free(curve_train); free(curve_val);
     tw_sampler_free(&sp);
     tw_trainer_free(&t);
+    tw_dist_free(&d);
     tw_batcher_free(&batches);
     if (o.val) free(val);
     free(data);

@@ -1232,8 +1232,54 @@ static int run_all(void) {
     }
     return 0;
 }
+#elif EXERCISE == 33
+static const char *TITLE = "the ring all-reduce's schedule";
+// The checker moves the chunks itself with your schedule, for P = 1 .. 9, each process starting
+// with different whole numbers (exact in double, so tolerance 0: a chunk added twice or never is
+// off by a whole process's value). Also refused: a chunk outside 0 .. P-1.
+enum { RING_MAX = 9 };
+static int ring_once(int P) {
+    double have[RING_MAX][RING_MAX], sent[RING_MAX], want[RING_MAX];
+    int chunk[RING_MAX];
+    for (int c = 0; c < P; c++) want[c] = 0.0;
+    for (int p = 0; p < P; p++)
+        for (int c = 0; c < P; c++) { have[p][c] = (double)((p + 1) * 1000 + (c + 1) * (p % 3 + 1)); want[c] += have[p][c]; }
+    for (int phase = 0; phase < 2; phase++)
+        for (int s = 0; s < P - 1; s++) {
+            for (int p = 0; p < P; p++) {
+                chunk[p] = ex_ring_chunk(phase, p, s, P);
+                stop_if_todo();
+                if (chunk[p] < 0 || chunk[p] >= P) {
+                    printf("FAIL: P = %d, phase %d, step %d: process %d sends chunk %d, not one of 0 .. %d\n",
+                           P, phase, s, p, chunk[p], P - 1);
+                    return 1;
+                }
+                sent[p] = have[p][chunk[p]];
+            }
+            for (int p = 0; p < P; p++) {
+                const int q = (p + P - 1) % P, c = chunk[q];
+                have[p][c] = phase == 0 ? have[p][c] + sent[q] : sent[q];
+            }
+        }
+    for (int p = 0; p < P; p++)
+        for (int c = 0; c < P; c++)
+            if (have[p][c] != want[c]) {
+                printf("FAIL: P = %d: after both phases process %d holds %.0f in chunk %d, the sum of "
+                       "the %d processes' is %.0f (a chunk added twice, or one never passed on)\n",
+                       P, p, have[p][c], c, P, want[c]);
+                return 1;
+            }
+    return 0;
+}
+static int run_all(void) {
+    (void)ex_ring_chunk(0, 0, 0, 2);   // a stub says so here
+    stop_if_todo();
+    for (int P = 2; P <= RING_MAX; P++)
+        if (ring_once(P)) return 1;
+    return 0;
+}
 #else
-#error "EXERCISE must be 5..25, 39 or 40 for check_concepts.c"
+#error "EXERCISE must be 5..25, 33, 39 or 40 for check_concepts.c"
 #endif
 
 int main(int argc, char **argv) {

@@ -193,6 +193,15 @@ int ex_spec_step(const float *p, const float *q, int V, int x, float u_accept, f
 // (pool block * B + row within the block) that holds it.   table: (pos / B + 1) pool blocks
 int ex_block_row(const int *table, int B, int pos);
 
+// Exercise 33 (lesson 19): the ring all-reduce's schedule. P processes stand in a ring, process p
+// sending only to (p + 1) mod P; the data is cut into P chunks (0 .. P-1). Return the chunk that
+// process p sends at step s (0 .. P-2) of
+//   phase 0, the reduce-scatter: the receiver ADDS it into its own copy of that chunk;
+//   phase 1, the all-gather: the receiver OVERWRITES its copy with it.
+// Every process sends at once in each step. After both phases every process must hold, in every
+// chunk, the sum of all P processes' data, each counted once. Return -1 for nothing (P = 1).
+int ex_ring_chunk(int phase, int p, int s, int P);
+
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
 

@@ -533,6 +533,7 @@ tw_status tw_model_backward(tw_model_grads *g, tw_model_state *ds, const tw_mode
         const tw_block_grads dw = block_grads(g, m, l);
         tw_block_backward(l > 0 ? ds->layers[l - 1].resid_post : ds->embed, &dw, &ds->layers[l],
                           ds->layers[l].resid_post, &s->layers[l], &c->block, &m->layers[l], T);
+        if (ds->layer_done) ds->layer_done(ds->layer_ctx, l);
     }
     return embed_backward(g, ds, m, tokens, T);
 }

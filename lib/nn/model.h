@@ -133,6 +133,12 @@ typedef struct {
                                   // takes its output (the z entering Wo) from layer l's (T, H*D)
                                   // slice here, T of the call, instead of zeros: mean-ablation and
                                   // activation patching (lesson 18). The caller owns it.
+    // On a gradient state (ds of tw_model_backward): NULL (the default), or called with layer_ctx
+    // as soon as layer l's weight gradients for the sequence are added, before layer l-1's
+    // backward starts, so a data-parallel trainer can send them while the rest is computed
+    // (train/dist.h). The caller sets both.
+    void (*layer_done)(void *layer_ctx, int l);
+    void *layer_ctx;
 } tw_model_state;
 
 // The model's own rows of the table (offsets into tw_model_state), in the order computed;
