@@ -6,7 +6,7 @@
 #   make exerciseN SOLUTION=1   the same with solutions/exN_*.c
 #   make test-concept-exercises every solution passes, every stub says "not implemented yet"
 #                               (part of `make test`)
-CEX_NUMS := 5 6 7 8 9 10 11 12
+CEX_NUMS := 5 6 7 8 9 10 11 12 26
 CEX_DIR  := lessons/exercises
 CEX_KIND := $(if $(filter 1,$(SOLUTION)),solution,stub)
 
@@ -46,3 +46,28 @@ test-concept-exercises: $(foreach n,$(CEX_NUMS),$(BUILD)/exercises/stub/exercise
 	done; echo "concept exercises: $(words $(CEX_NUMS)) solutions pass the checker, $(words $(CEX_NUMS)) stubs report 'not implemented yet'"
 TEST_DEPS   += test-concept-exercises
 CLEAN_FILES += $(addprefix exercise,$(CEX_NUMS))
+
+# Wrong attempts: lessons/exercises/wrong/exN_<mistake>.c is a classic mistake of exercise N,
+# built with exercise N's checker; `make test-exercise-wrong-attempts` (part of `make test`)
+# passes only if the checker rejects every one of them with a FAIL line (not a crash, not
+# "not implemented yet").
+CEX_WRONG := $(sort $(wildcard $(CEX_DIR)/wrong/ex*_*.c))
+cex_wrong_num = $(patsubst ex%,%,$(firstword $(subst _, ,$(notdir $(basename $(1))))))
+# $(1) = the wrong attempt's source, $(2) = its exercise number
+define CONCEPT_EXERCISE_WRONG_RULES
+$(BUILD)/exercises/wrong/$(basename $(notdir $(1))).o: $(1) $(CEX_DIR)/concepts.h
+	@mkdir -p $$(@D)
+	$$(call say,CC,$$@)$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(CEX_DIR) $$(CFLAGS) -c $(1) -o $$@
+$(BUILD)/exercises/wrong/$(basename $(notdir $(1))): $(BUILD)/exercises/check$(2).o $(BUILD)/exercises/wrong/$(basename $(notdir $(1))).o $(LIB)
+	$$(call say,LD,$$@)$$(CC) $$(LDFLAGS) $$^ $$(LDLIBS) -o $$@
+endef
+$(foreach f,$(CEX_WRONG),$(eval $(call CONCEPT_EXERCISE_WRONG_RULES,$(f),$(call cex_wrong_num,$(f)))))
+CEX_WRONG_BINS := $(foreach f,$(CEX_WRONG),$(BUILD)/exercises/wrong/$(basename $(notdir $(f))))
+
+.PHONY: test-exercise-wrong-attempts
+test-exercise-wrong-attempts: $(CEX_WRONG_BINS)   ## each classic wrong attempt is rejected by its checker
+	@for b in $(CEX_WRONG_BINS); do \
+	  if ./$$b > $$b.log 2>&1; then echo "$$b: the checker accepted a wrong attempt:"; cat $$b.log; exit 1; fi; \
+	  grep -q '^FAIL' $$b.log || { echo "$$b: rejected without a FAIL line:"; cat $$b.log; exit 1; }; \
+	done; echo "wrong attempts: $(words $(CEX_WRONG_BINS)) rejected by their checkers"
+TEST_DEPS   += test-exercise-wrong-attempts

@@ -328,8 +328,65 @@ static int run_all(void) {
     if (one("every row ignored: all zeros", A, none, 3, 5)) return 1;
     return 0;
 }
+#elif EXERCISE == 26
+static const char *FILE_NAME = "ex26_adamw_step.c", *TITLE = "one AdamW step";
+// Tolerance: the library (tw_adamw_step) computes each element in double and rounds once; an
+// answer in float differs by a few ulps per step: 1e-6 absolute + 1e-5 relative on the weights,
+// 1e-12 + 1e-5 relative on m and v (v is as small as 1e-9 here). Each mistake below is off by far
+// more: no bias correction by a factor 0.45 or 3.2 at step 1, decay through the gradient by a
+// whole step of lr, a decayed gain by lr wd = 1e-3 of its value.
+// Runs `steps` steps from the given weights and zero moments, the answer and the library on their
+// own copies, and compares weights and moments after each step; `rule` names what a failure
+// most likely broke.
+static int run_steps(const char *what, const char *rule, const float *p0, const float *grads, long n,
+                     int steps, float lr, float b1, float b2, float wd, int decays) {
+    static float pg[BUF], mg[BUF], vg[BUF], pw[BUF], mw[BUF], vw[BUF];
+    memcpy(pg, p0, (size_t)n * sizeof *pg);
+    memcpy(pw, p0, (size_t)n * sizeof *pw);
+    memset(mg, 0, sizeof mg); memset(vg, 0, sizeof vg); memset(mw, 0, sizeof mw); memset(vw, 0, sizeof vw);
+    const tw_adamw_hparams hp = { lr, b1, b2, 1e-8f, decays ? wd : 0.0f };
+    char name[256];
+    for (int step = 1; step <= steps; step++) {
+        const float *g = grads + (long)(step - 1) * n;
+        ex_adamw_step(pg, mg, vg, g, n, step, lr, b1, b2, 1e-8f, wd, decays);
+        stop_if_todo(FILE_NAME);
+        tw_adamw_step(pw, mw, vw, g, n, step, &hp);
+        snprintf(name, sizeof name, "%s, step %d, the weights (%s)", what, step, rule);
+        if (compare(name, pg, pw, n, 1e-6f, 1e-5f)) return 1;
+        snprintf(name, sizeof name, "%s, step %d, m (store the raw moment, not m_hat)", what, step);
+        if (compare(name, mg, mw, n, 1e-12f, 1e-5f)) return 1;
+        snprintf(name, sizeof name, "%s, step %d, v (store the raw moment, not v_hat)", what, step);
+        if (compare(name, vg, vw, n, 1e-12f, 1e-5f)) return 1;
+    }
+    return 0;
+}
+static int run_all(void) {
+    enum { N = 64, STEPS = 6 };
+    // Moderate weights and gradients, torch's beta2 0.999, no decay (so that a failure here is
+    // the bias correction's): step 1 without it is 3.16 times too large.
+    randn(A, N, 0.5f, 2601);
+    randn(B, (long)N * STEPS, 0.1f, 2602);
+    if (run_steps("weights N(0, 0.5^2), gradients N(0, 0.1^2), beta2 0.999, wd 0", "bias correction: "
+                  "divide m by 1 - beta1^step and v by 1 - beta2^step", A, B, N, STEPS, 1e-2f, 0.9f, 0.999f, 0.0f, 1)) return 1;
+    // Large weights, tiny gradients, wd 0.1: wd w is 1000 times the gradient, so decay added to
+    // the gradient becomes a full step of lr the wrong way.
+    randn(A, N, 1.0f, 2603);
+    randn(B, (long)N * STEPS, 1e-4f, 2604);
+    if (run_steps("weights N(0, 1), gradients N(0, 1e-4^2), wd 0.1", "decay is decoupled: p *= 1 - lr wd, "
+                  "never wd p added to the gradient", A, B, N, STEPS, 1e-2f, 0.9f, 0.95f, 0.1f, 1)) return 1;
+    // A norm gain (all ones), decays = 0: any decay shrinks it by lr wd per step.
+    for (int i = 0; i < N; i++) A[i] = 1.0f;
+    randn(B, (long)N * STEPS, 0.05f, 2605);
+    if (run_steps("a norm gain of ones, decays = 0", "decays == 0: a gain is never decayed", A, B, N,
+                  STEPS, 1e-2f, 0.9f, 0.95f, 0.1f, 0)) return 1;
+    // n = 1 and a zero gradient (m = v = 0: only eps keeps the division finite).
+    A[0] = 0.3f; B[0] = 0.0f; B[1] = 0.0f;
+    if (run_steps("one weight, zero gradient", "eps keeps 0 / 0 away", A, B, 1, 2, 1e-2f, 0.9f,
+                  0.95f, 0.1f, 1)) return 1;
+    return 0;
+}
 #else
-#error "EXERCISE must be 5..12 for check_concepts.c"
+#error "EXERCISE must be 5..12 or 26 for check_concepts.c"
 #endif
 
 int main(int argc, char **argv) {

@@ -1,4 +1,4 @@
-// concepts.h: the concept exercises (5..12), one per idea of lessons 3 to 13, each a small function
+// concepts.h: the concept exercises (5..12, 26), one per idea of lessons 3 to 14, each a small function
 // you write in exN_<topic>.c. `make exerciseN` builds your file with check_concepts.c, which
 // compares it with the library's reference (lib/) on random inputs and on the awkward cases
 // (size 1, an all -inf row, huge logits, a constant row, ...) and names the first wrong element
@@ -53,6 +53,15 @@ void ex_linear_backward(float *dx, float *dW, float *db, const float *dy, const 
 // ignored, get zeros). Stable for huge logits; a -inf logit has probability 0.
 //   dlogits, logits: (T, V)   targets: (T)
 void ex_cross_entropy_backward(float *dlogits, const float *logits, const int *targets, int T, int V);
+
+// Exercise 26 (lesson 14): one AdamW step on n weights, as torch.optim.AdamW (step counted from 1):
+//   m = beta1 m + (1 - beta1) g          v = beta2 v + (1 - beta2) g^2         (the raw moments)
+//   m_hat = m / (1 - beta1^step)         v_hat = v / (1 - beta2^step)          (bias correction)
+//   p = p (1 - lr wd) - lr m_hat / (sqrt(v_hat) + eps)   wd = weight_decay if decays, else 0
+// The decay is decoupled: it never enters m or v. decays is 0 for a norm gain (never decayed).
+//   param, m, v: (n) updated in place (m, v hold the RAW moments between calls)   grad: (n)
+void ex_adamw_step(float *param, float *m, float *v, const float *grad, long n, int step, float lr,
+                   float beta1, float beta2, float eps, float weight_decay, int decays);
 
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
