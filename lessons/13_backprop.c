@@ -7,7 +7,8 @@
 // the row through it, and a stale statistic gives a wrong gradient); softmax fused with
 // cross-entropy has the gradient probs - onehot, which no longer divides by a probability; and
 // attention's backward runs through the saved attention map, so masked keys get no gradient from
-// the queries that could not see them.
+// the queries that could not see them; and the nudge h of a finite difference has a best size in
+// float (the lesson prints the error from h = 0.5 to 1e-6).
 // Calls: tw_linear_forward/_backward, tw_rmsnorm_forward/_backward,
 //        tw_cross_entropy_forward/_backward, tw_sdpa_forward/_backward.
 // Build & run: make lesson13 && ./lesson13 [--seed N] [--out DIR]
@@ -32,16 +33,19 @@ typedef double (*loss_fn)(void *ctx);
 
 // Central difference: (L(p + h) - L(p - h)) / 2h. The forward runs in float, whose rounding
 // (about 1e-7 of each output) is divided by 2h: h = 1e-2 keeps that near 1e-5 while the h^2
-// truncation error stays near 1e-4 of the curvature. Smaller h is NOT better in float.
+// truncation error stays near 1e-4 of the curvature. Smaller h is NOT better in float (the
+// lesson prints the error for h from 0.5 to 1e-6 after the RMSNorm section).
 static const float H = 1e-2f;
 
-static double finite_difference(loss_fn L, void *ctx, float *p) {
+static double finite_difference_h(loss_fn L, void *ctx, float *p, float h) {
     const float keep = *p;
-    *p = keep + H; double up = L(ctx);
-    *p = keep - H; double down = L(ctx);
+    *p = keep + h; double up = L(ctx);
+    *p = keep - h; double down = L(ctx);
     *p = keep;
-    return (up - down) / (2.0 * H);
+    return (up - down) / (2.0 * h);
 }
+
+static double finite_difference(loss_fn L, void *ctx, float *p) { return finite_difference_h(L, ctx, p, H); }
 
 // The rows of gradients.dat: (section, index, analytic, finite difference, |difference|).
 static float *g_rows;
@@ -200,6 +204,27 @@ int main(int argc, char **argv) {
     double r1 = compare(2, "dx", rdx, rc.x, NC, rms_loss, &rc);
     double r2 = compare(2, "dw", rdw, rc.w, NC, rms_loss, &rc);
     lesson_expect("every RMSNorm gradient agrees with nudging within 2e-3", fmax(r1, r2) <= AGREE);
+
+    // How big a nudge: the error of the estimate of dx[0] against the backward's, for h from 0.5
+    // down to 1e-6. Two errors pull in opposite directions.
+    lesson_say("How big should the nudge h be? The estimate has two errors. Truncation: the "
+               "central difference is off by about h^2/6 times the third derivative, so it shrinks "
+               "as h does. Rounding: the loss is computed in float, each value carries an error "
+               "of about 1e-7 of its size, and that error is divided by 2h, so it GROWS as h "
+               "shrinks. dx[0] of the RMSNorm above, estimated with each h:");
+    static const float HS[6] = { 0.5f, 1e-1f, 1e-2f, 1e-3f, 1e-4f, 1e-6f };
+    double herr[6];
+    printf("  %10s %14s %12s\n", "h", "nudging", "|error|");
+    for (int i = 0; i < 6; i++) {
+        const double fd = finite_difference_h(rms_loss, &rc, &rc.x[0], HS[i]);
+        herr[i] = fabs(fd - rdx[0]);
+        printf("  %10.0e %14.8f %12.2e\n", (double)HS[i], fd, herr[i]);
+    }
+    lesson_expect("h = 1e-2 beats both a large h (0.5) and a tiny one (1e-6)",
+                  herr[2] < herr[0] && herr[2] < herr[5]);
+    lesson_note("smaller is not better in float: below about 1e-3 the rounding, divided by 2h, "
+                "overtakes the truncation. This lesson nudges by h = 1e-2 and accepts 2e-3; in "
+                "double (rounding about 1e-16) the balance moves to a far smaller h and error");
     lesson_say("What if the backward were handed a stale statistic, say the rms of the row before "
                "the last optimizer step (here: 10%% larger)? The formula runs, the numbers look "
                "plausible, and they are wrong:");
@@ -253,8 +278,9 @@ int main(int argc, char **argv) {
     // ---- 4. attention ----
     lesson_section("One attention head: backward through the saved attention map");
     lesson_say("out = softmax(q k^T / sqrt(D) + causal mask) v. The backward goes through the same "
-               "three steps in reverse, using the attention weights the forward saved: dv = W^T dout; "
-               "dW = dout v^T; through the softmax, dscores = W * (dW - rowsum(W * dW)); then "
+               "three steps in reverse, using the attention weights A (T, T) the forward saved (A, not "
+               "W: W above was a Linear layer's weight): dv = A^T dout; dA = dout v^T; through the "
+               "softmax, dscores = A * (dA - rowsum(A * dA)); then "
                "dq = dscores k / sqrt(D) and dk = dscores^T q / sqrt(D). The mask needs no "
                "backward of its own: a hidden key has weight exactly 0, so its dscores is 0 too.");
     attn_ctx ac;
@@ -266,7 +292,7 @@ int main(int argc, char **argv) {
     float dq[AT * AD] = { 0 }, dk[AT * AD] = { 0 }, dv[AT * AD] = { 0 };
     tw_sdpa_forward(out, NULL, wts, ac.q, ac.k, ac.v, NULL, AT, AT, AD, 1, 0);
     tw_sdpa_backward(dq, dk, dv, dsc, ac.r, ac.q, ac.k, ac.v, wts, AT, AT, AD);
-    lesson_print_matrix("saved attention weights (causal)", wts, AT, AT);
+    lesson_print_matrix("A, the saved attention weights (causal)", wts, AT, AT);
     double a1 = compare(4, "dq", dq, ac.q, AT * AD, attn_loss, &ac);
     double a2 = compare(4, "dk", dk, ac.k, AT * AD, attn_loss, &ac);
     double a3 = compare(4, "dv", dv, ac.v, AT * AD, attn_loss, &ac);
