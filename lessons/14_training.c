@@ -716,7 +716,7 @@ int main(int argc, char **argv) {
         { "--simd", 's', &level, "LEVEL", "the kernels: naive, avx2, avx512, neon (default: the best this CPU has)" },
         { NULL, 0, NULL, NULL, NULL },
     };
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 14, .T = T }, extra);
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 14 }, extra);   // T is fixed: no -T
     const char *kernels = tw_simd_init(level);   // level NULL: $TW_SIMD, else the best level
     if (!kernels) {   // bad usage: exit 2, as for any bad flag
         fprintf(stderr, "lesson14: --simd %s: unknown or not available on this machine (available: %s)\n",
