@@ -343,10 +343,11 @@ static void section_init(const int *tok, long n, uint64_t seed) {
 
     lesson_say("Each block ADDS its attention and FFN outputs to the residual stream, so with L "
                "layers the stream is a sum of 2L contributions and its size grows about like "
-               "sqrt(2L). GPT-2 (and nanoGPT, llama2.c's train.py) draw the two projections that write "
-               "into the stream, attn.wo and ffn.down, with std 0.02 / sqrt(2L), so the sum has "
-               "about the same size at any depth. The rms of the stream leaving the last layer, "
-               "on step 0's first window:");
+               "sqrt(2L). GPT-2 and nanoGPT draw the two projections that write into the stream, "
+               "here attn.wo and ffn.down, with std 0.02 / sqrt(2L), so the sum has about the same "
+               "size at any depth. (llama2.c's model.py scales wo and w3; its w3 is the FFN's up "
+               "projection, not w2, the down projection that writes into the stream.) The rms of "
+               "the stream leaving the last layer, on step 0's first window:");
     static const int LAYERS[3] = { 2, 8, 32 };
     float plain[3], scaled[3];
     printf("  layers   all 0.02   wo, down at 0.02/sqrt(2L)\n");
