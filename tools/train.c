@@ -608,6 +608,8 @@ int main(int argc, char **argv) {
     // --out names keep two curves; one shared default would be overwritten by the second run.
     char curve_default[4200];
     if (!o.curve) {
+        if (o.out && strlen(o.out) + sizeof ".loss.dat.png" > sizeof curve_default)
+            die_usage("--out: the path is too long to name the loss curve beside it; give --curve FILE or --curve none");
         if (o.out) snprintf(curve_default, sizeof curve_default, "%s.loss.dat", o.out);
         o.curve = o.out ? curve_default : "out/train/loss.dat";
     }
