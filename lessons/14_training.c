@@ -615,11 +615,12 @@ static void section_compare(run_log *logs, const int *tok, long n, const int *vt
                   ratio_hi < 3 * ratio_lo && ratio_lo < 3 * ratio_hi);
     lesson_note("why: a large gradient norm means the loss is steep where the weights are, so a step "
                 "of the same size changes the loss a lot. Clipping scales the GRADIENT down to norm "
-                "1, but Adam divides the gradient by its own running size, so its step stays about "
-                "lr per weight whatever the clipping does. At lr 0.1 that moves weights of size "
+                "1, but Adam divides the gradient by its own running size, so its step stays a steady "
+                "fraction of lr (the line above: an rms of %.2f lr at lr 0.1), up to lr for a weight with a "
+                "steady gradient, whatever the clipping does. At lr 0.1 that moves weights of size "
                 "0.02 to 0.1 by up to 0.1 each step: the model overshoots, the loss jumps, the "
                 "gradient grows, and it takes steps to come back. Clipping protects plain SGD from a "
-                "bad batch; for Adam the learning rate is the brake");
+                "bad batch; for Adam the learning rate is the brake", (double)ratio_hi);
     double tail_hi = 0, tail_lo = 0;   // the mean batch loss of the last 20 steps
     for (int s = STEPS - 20; s < STEPS; s++) { tail_hi += h->loss[s] / 20; tail_lo += logs[0].loss[s] / 20; }
     int below = 0;
