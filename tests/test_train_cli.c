@@ -123,6 +123,38 @@ START_TEST(stopped_and_resumed_run_writes_the_same_bytes)
 }
 END_TEST
 
+// Without --curve the loss curve goes beside --out (OUT.loss.dat): a second run with another
+// --out keeps the first run's curve instead of overwriting one shared out/train/loss.dat.
+START_TEST(the_default_curve_goes_beside_out_and_a_second_run_keeps_the_first)
+{
+    char a[512], b[512], ca[600], cb[600], cmd[4096];
+    tmp_path(a, sizeof a, "curve_a.bin");
+    tmp_path(b, sizeof b, "curve_b.bin");
+    snprintf(ca, sizeof ca, "%s.loss.dat", a);
+    snprintf(cb, sizeof cb, "%s.loss.dat", b);
+    // PATH empty of gnuplot: the curve's picture is skipped (it is not what this test is about,
+    // and starting gnuplot twice would cost more than the two runs).
+    const char *common = "PATH=/nonexistent ./train --tokens " GOLD "qwen3/tokens.bin --style qwen3 "
+                         "--vocab 65 --seq 12 --batch 3 --steps 2 --lr 1e-2 --seed 9";
+    snprintf(cmd, sizeof cmd, "%s --out %s", common, a);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "%s", r.err);
+    tt_run_free(&r);
+    struct stat sa, sb;
+    ck_assert_msg(stat(ca, &sa) == 0 && sa.st_size > 0, "no curve at %s", ca);
+    snprintf(cmd, sizeof cmd, "%s --seed 10 --out %s", common, b);
+    r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "%s", r.err);
+    tt_run_free(&r);
+    ck_assert_msg(stat(cb, &sb) == 0 && sb.st_size > 0, "no curve at %s", cb);
+    snprintf(cmd, sizeof cmd, "cmp -s %s %s", ca, cb);   // seeds 9 and 10: two different curves
+    r = tt_run(cmd);
+    ck_assert_msg(r.rc == 1, "the second run's curve has the first run's bytes (or cmp failed)");
+    tt_run_free(&r);
+    remove(a); remove(b); remove(ca); remove(cb);
+}
+END_TEST
+
 START_TEST(a_non_finite_loss_stops_naming_the_tensor_and_writes_nothing)
 {
     char out[512], cmd[2048];
@@ -409,6 +441,7 @@ Suite *suite_train_cli(void) {
     tcase_add_test(tc, a_bad_floor_file_gets_one_line);
     tcase_add_test(tc, same_file_compares_inodes_and_unwritten_paths);
     tcase_add_test(tc, validation_prints_what_it_measures_and_bits_per_byte);
+    tcase_add_test(tc, the_default_curve_goes_beside_out_and_a_second_run_keeps_the_first);
     tcase_add_loop_test(tc, bad_data_and_flags_get_one_line, 0, (int)(sizeof BAD / sizeof BAD[0]));
     suite_add_tcase(s, tc);
     return s;

@@ -75,8 +75,9 @@ static void usage(FILE *f) {
         "  --eval-every N       validation loss every N steps (default 50; and at the end)\n"
         "  --eval-batches K     validation batches per evaluation (default 8)\n"
         "  --sample-every N     print a sample every N steps (needs -z; default 100; 0: off)\n"
-        "  --curve FILE.dat     the loss curve (default out/train/loss.dat; a PNG beside it with gnuplot;\n"
-        "                       none: no curve)\n"
+        "  --curve FILE.dat     the loss curve (default: beside --out, OUT.loss.dat, so a second run\n"
+        "                       with another --out keeps the first curve; without --out\n"
+        "                       out/train/loss.dat; a PNG beside it with gnuplot; none: no curve)\n"
         "  --simd LEVEL         naive, avx2, avx512, neon or auto\n"
         "  --threads N          split each batch into N parts trained on N OpenMP threads, AdamW\n"
         "                       shared among them (default 1; 0: OMP_NUM_THREADS, else every core).\n"
@@ -183,7 +184,6 @@ static options parse_args(int argc, char **argv) {
     o.eval_every = 50;
     o.eval_batches = 8;
     o.sample_every = 100;
-    o.curve = "out/train/loss.dat";
     o.threads = 1;
     o.grad_accum = 1;
     o.overlap = 1;
@@ -656,7 +656,16 @@ int main(int argc, char **argv) {
     const char *level = tw_simd_init(o.simd);
     if (level == NULL) die_usage("--simd: level '%s' is not available here", o.simd ? o.simd : getenv("TW_SIMD"));
     char err[512] = "";
-    if (o.curve && strcmp(o.curve, "none") == 0) o.curve = NULL;
+    // The curve goes beside the weights (out/a.bin: out/a.bin.loss.dat), so two runs with two
+    // --out names keep two curves; one shared default would be overwritten by the second run.
+    char curve_default[4200];
+    if (!o.curve) {
+        if (o.out && strlen(o.out) + sizeof ".loss.dat.png" > sizeof curve_default)
+            die_usage("--out: the path is too long to name the loss curve beside it; give --curve FILE or --curve none");
+        if (o.out) snprintf(curve_default, sizeof curve_default, "%s.loss.dat", o.out);
+        o.curve = o.out ? curve_default : "out/train/loss.dat";
+    }
+    if (strcmp(o.curve, "none") == 0) o.curve = NULL;
 
     // Every output path, and outputs against inputs, before anything is read or written.
     char floor_path[4096] = "", curve_png[4200] = "";

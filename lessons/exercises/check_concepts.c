@@ -1278,6 +1278,110 @@ static int run_all(void) {
         if (ring_once(P)) return 1;
     return 0;
 }
+#elif EXERCISE == 27
+static const char *TITLE = "the backward of RMSNorm";
+// Tolerance: the library (tw_rmsnorm_backward) reduces the row in double and rounds each element
+// once; an answer in float differs by a few ulps of elements of size up to ~10: 1e-5 absolute +
+// 1e-4 relative. Treating rms as a constant is off by xhat * mean(g * xhat) / rms, of the size of
+// dx itself on random rows, and by the whole of dx at C = 1 (where the right answer is ~0).
+// GOT is filled with a sentinel first, so adding onto what the buffers held fails.
+static int one(const char *what, int C, float eps, uint64_t seed) {
+    randn(A, C, 1.0f, seed);            // x
+    randn(B, C, 0.5f, seed + 1);        // w
+    for (int i = 0; i < C; i++) B[i] += 1.0f;
+    randn(Cb, C, 1.0f, seed + 2);       // dy
+    static float gdw[BUF], wdw[BUF];
+    for (int i = 0; i < C; i++) GOT[i] = gdw[i] = 12345.0f;
+    ex_rmsnorm_backward(GOT, gdw, Cb, A, B, C, eps);
+    stop_if_todo();
+    float rms;
+    tw_rmsnorm_forward(Dm, &rms, A, B, 1, C, eps);
+    memset(WANT, 0, (size_t)C * sizeof(float));
+    memset(wdw, 0, (size_t)C * sizeof(float));
+    tw_rmsnorm_backward(WANT, wdw, Cb, A, &rms, B, 1, C);
+    char name[160];
+    snprintf(name, sizeof name, "%s: dx (the mean(g * xhat) term is the path through rms)", what);
+    if (compare(name, GOT, WANT, C, 1e-5f, 1e-4f)) return 1;
+    snprintf(name, sizeof name, "%s: dw = dy * x / rms", what);
+    return compare(name, gdw, wdw, C, 1e-5f, 1e-4f);
+}
+static int run_all(void) {
+    if (one("C = 1 (dx is ~0: x / rms is +-1 whatever x)", 1, 1e-5f, 2701)) return 1;
+    if (one("C = 4", 4, 1e-5f, 2702)) return 1;
+    if (one("C = 64", 64, 1e-5f, 2703)) return 1;
+    if (one("C = 1000, eps 1e-6", 1000, 1e-6f, 2704)) return 1;
+    return 0;
+}
+#elif EXERCISE == 28
+static const char *TITLE = "the backward pass of an autograd tape";
+// Tapes built here, each checked against its gradient worked out another way: by hand, or by the
+// library (tw_cross_entropy_backward). Tolerance: 1e-12 where both sides are double; 1e-6 against
+// the library's float probabilities. x x + x catches a gradient written (=) instead of added.
+static int T_op[256], T_a[256], T_b[256], T_n;
+static double T_val[256], T_grad[256];
+static int push(int op, int a, int b, double v) {
+    T_op[T_n] = op; T_a[T_n] = a; T_b[T_n] = b; T_val[T_n] = v;
+    return T_n++;
+}
+static int leaf(double v) { return push(EX_AG_LEAF, -1, -1, v); }
+static int add(int a, int b) { return push(EX_AG_ADD, a, b, T_val[a] + T_val[b]); }
+static int mul(int a, int b) { return push(EX_AG_MUL, a, b, T_val[a] * T_val[b]); }
+static int ex_(int a) { return push(EX_AG_EXP, a, -1, exp(T_val[a])); }
+static int lg(int a) { return push(EX_AG_LOG, a, -1, log(T_val[a])); }
+static int rc(int a) { return push(EX_AG_RECIP, a, -1, 1.0 / T_val[a]); }
+// Runs the answer on the tape built so far; compares the gradients of the given leaves.
+static int check(const char *what, const int *ids, const double *want, int n, double tol) {
+    for (int i = 0; i < T_n; i++) T_grad[i] = 12345.0;
+    ex_tape_backward(T_grad, T_op, T_a, T_b, T_val, T_n);
+    stop_if_todo();
+    for (int i = 0; i < n; i++)
+        if (!(fabs(T_grad[ids[i]] - want[i]) <= tol)) {
+            printf("FAIL: %s: the gradient of node %d is %.12g, expected %.12g (tolerance %g)\n",
+                   what, ids[i], T_grad[ids[i]], want[i], tol);
+            return 1;
+        }
+    return 0;
+}
+static int run_all(void) {
+    T_n = 0;   // x x + x at x = 3: x is used three times, dL/dx = 2x + 1 = 7
+    int x = leaf(3.0);
+    add(mul(x, x), x);
+    const double w1 = 7.0;
+    if (check("L = x x + x at x = 3 (a value used more than once collects every use: add, do not write)",
+              &x, &w1, 1, 1e-12)) return 1;
+    T_n = 0;   // log(a b + e^c)
+    int l3[3] = { leaf(2.0), leaf(0.25), leaf(0.5) };
+    const int ab = mul(l3[0], l3[1]), ec = ex_(l3[2]);
+    lg(add(ab, ec));
+    const double s = 0.5 + exp(0.5), w3[3] = { 0.25 / s, 2.0 / s, exp(0.5) / s };
+    if (check("L = log(a b + e^c) (mul, exp, log, add)", l3, w3, 3, 1e-12)) return 1;
+    T_n = 0;   // sigmoid(x) = 1 / (1 + e^-x) at x = 0.7: s (1 - s)
+    int xs = leaf(0.7);
+    rc(add(leaf(1.0), ex_(mul(xs, leaf(-1.0)))));
+    const double sg = 1.0 / (1.0 + exp(-0.7)), w4 = sg * (1.0 - sg);
+    if (check("L = 1 / (1 + e^-x) at x = 0.7 (recip: -1 / a^2)", &xs, &w4, 1, 1e-12)) return 1;
+    T_n = 0;   // cross-entropy of 6 logits against target 2: log sum e^(z - m) - (z_2 - m)
+    enum { V = 6 };
+    randn(A, V, 2.0f, 2801);
+    int z[V];
+    double mx = -INFINITY;
+    for (int v = 0; v < V; v++) { z[v] = leaf(A[v]); mx = fmax(mx, A[v]); }
+    const int m = leaf(mx), neg = leaf(-1.0);
+    int sum = leaf(0.0);
+    for (int v = 0; v < V; v++) sum = add(sum, ex_(add(z[v], mul(m, neg))));
+    const int lse = lg(sum);
+    add(lse, mul(add(z[2], mul(m, neg)), neg));
+    float probs[V], loss, dz[V] = { 0 };
+    const int target = 2;
+    if (tw_cross_entropy_forward(&loss, NULL, probs, A, &target, 1, V, TW_IGNORE_INDEX) != TW_OK ||
+        tw_cross_entropy_backward(dz, 1.0f, probs, &target, 1, V, TW_IGNORE_INDEX) != TW_OK) {
+        printf("the reference refused the case\n");
+        exit(1);
+    }
+    double w6[V];
+    for (int v = 0; v < V; v++) w6[v] = dz[v];
+    return check("cross-entropy of 6 logits, target 2, against tw_cross_entropy_backward", z, w6, V, 1e-6);
+}
 #else
 #error "EXERCISE must be 5..25, 33, 39 or 40 for check_concepts.c"
 #endif

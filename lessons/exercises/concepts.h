@@ -202,6 +202,27 @@ int ex_block_row(const int *table, int B, int pos);
 // chunk, the sum of all P processes' data, each counted once. Return -1 for nothing (P = 1).
 int ex_ring_chunk(int phase, int p, int s, int P);
 
+
+// Exercise 27 (lesson 13): the backward of RMSNorm for one row, y = x / rms * w with
+// rms = sqrt(mean(x^2) + eps). Given dy, WRITE (do not add to):
+//   dw = dy * x / rms
+//   dx = (g - xhat * mean(g * xhat)) / rms,   g = dy * w, xhat = x / rms
+// (every output depends on every input through rms: the mean term is that path).
+//   dx, dw, dy, x, w: (C)
+void ex_rmsnorm_backward(float *dx, float *dw, const float *dy, const float *x, const float *w,
+                         int C, float eps);
+
+// Exercise 28 (lesson 20): the backward pass of a scalar autograd tape. Node i was made by
+// op[i] from nodes a[i] and b[i] (ids below i; -1 when unused) and has value val[i]:
+//   EX_AG_LEAF: no inputs   EX_AG_ADD: a + b   EX_AG_MUL: a * b   EX_AG_EXP: e^a
+//   EX_AG_LOG: log a        EX_AG_RECIP: 1 / a
+// The tape's order is topological. Fill grad[i] = d(node n-1)/d(node i) for every node: grad of
+// the last node is 1; walk the nodes from the last to the first, each adding its gradient times
+// its local derivative to its inputs' gradients (a node used twice collects both).
+//   op, a, b, val, grad: (n)
+enum { EX_AG_LEAF, EX_AG_ADD, EX_AG_MUL, EX_AG_EXP, EX_AG_LOG, EX_AG_RECIP };
+void ex_tape_backward(double *grad, const int *op, const int *a, const int *b, const double *val, int n);
+
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
 
