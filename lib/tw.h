@@ -61,6 +61,7 @@
 #include "nn/posenc.h"
 #include "nn/rope.h"
 #include "nn/sdpa.h"
+#include "nn/sdpa_tiled.h"
 #include "nn/mha.h"
 #include "nn/ffn.h"
 #include "nn/block.h"
