@@ -88,10 +88,10 @@ START_TEST(tiled_matches_materialised)
     materialised(out_m, dq_m, dk_m, dv_m, dout, q, k, v, mask, T, S, D, c.causal, c.offset);
 
     const tw_sdpa_tiling tl = one_head(T, S, D, c.causal, c.offset, c.block);
-    float *out = tt_zeros((long)T * D), *lse = tt_zeros(2L * T), *scratch = tt_zeros(c.block);
+    float *out = tt_zeros((long)T * D), *lse = tt_zeros(2L * T);
     float *dq = tt_zeros((long)T * D), *dk = tt_zeros((long)S * D), *dv = tt_zeros((long)S * D);
-    tw_sdpa_tiled_forward(out, lse, scratch, q, k, v, mask, &tl);
-    tw_sdpa_tiled_backward(dq, dk, dv, dout, out, lse, q, k, v, mask, &tl);
+    tw_sdpa_tiled_forward(out, lse, lse + T, q, k, v, mask, &tl);
+    tw_sdpa_tiled_backward(dq, dk, dv, dout, out, lse, lse + T, q, k, v, mask, &tl);
 
     // Both outputs are averages of |v| <= 1 rows with weights that sum to 1; each differs from the
     // exact one by a few float roundings per term of the S-term float sum (relative ~S * 6e-8 at
@@ -113,12 +113,12 @@ START_TEST(tiled_matches_materialised)
             ck_assert_float_eq(out[(size_t)dead * D + d], 0.0f);
             ck_assert_float_eq(dq[(size_t)dead * D + d], 0.0f);
         }
-        ck_assert(lse[2 * dead] == -INFINITY);
+        ck_assert(lse[dead] == -INFINITY && lse[T + dead] == -INFINITY);   // (row_max, row_logsum)
     }
     ck_assert(all_finite(out, (long)T * D) && all_finite(dq, (long)T * D));
     ck_assert(all_finite(dk, (long)S * D) && all_finite(dv, (long)S * D));
     free(q); free(k); free(v); free(dout); free(mask); free(out_m); free(dq_m); free(dk_m);
-    free(dv_m); free(out); free(lse); free(scratch); free(dq); free(dk); free(dv);
+    free(dv_m); free(out); free(lse); free(dq); free(dk); free(dv);
 }
 END_TEST
 
@@ -159,13 +159,13 @@ START_TEST(one_block_is_bit_identical)
         float *v = tt_rand((long)T * D, -1, 1, 9 + _i);
         float *mask = masked ? random_mask(T, T, T - 1, 10 + _i) : NULL;
         float *want = tt_zeros((long)T * D), *out = tt_zeros((long)T * D);
-        float *lse = tt_zeros(2L * T), *scratch = tt_zeros(T);
+        float *lse = tt_zeros(2L * T);
         divide_once_reference(want, q, k, v, mask, T, T, D, 1);
         const tw_sdpa_tiling tl = one_head(T, T, D, 1, 0, T);   // one block of T keys
-        tw_sdpa_tiled_forward(out, lse, scratch, q, k, v, mask, &tl);
+        tw_sdpa_tiled_forward(out, lse, lse + T, q, k, v, mask, &tl);
         // The same operations in the same order: tolerance 0.
         ck_assert_allclose(out, want, (long)T * D, 0.0, 0.0);
-        free(q); free(k); free(v); free(mask); free(want); free(out); free(lse); free(scratch);
+        free(q); free(k); free(v); free(mask); free(want); free(out); free(lse);
     }
 }
 END_TEST
@@ -191,10 +191,10 @@ START_TEST(scores_near_1e4_rescale_every_block)
     float *dk_m = tt_zeros((long)S * D), *dv_m = tt_zeros((long)S * D);
     materialised(out_m, dq_m, dk_m, dv_m, dout, q, k, v, NULL, T, S, D, 0, 0);
     const tw_sdpa_tiling tl = one_head(T, S, D, 0, 0, block);
-    float *out = tt_zeros((long)T * D), *lse = tt_zeros(2L * T), *scratch = tt_zeros(block);
+    float *out = tt_zeros((long)T * D), *lse = tt_zeros(2L * T);
     float *dq = tt_zeros((long)T * D), *dk = tt_zeros((long)S * D), *dv = tt_zeros((long)S * D);
-    tw_sdpa_tiled_forward(out, lse, scratch, q, k, v, NULL, &tl);
-    tw_sdpa_tiled_backward(dq, dk, dv, dout, out, lse, q, k, v, NULL, &tl);
+    tw_sdpa_tiled_forward(out, lse, lse + T, q, k, v, NULL, &tl);
+    tw_sdpa_tiled_backward(dq, dk, dv, dout, out, lse, lse + T, q, k, v, NULL, &tl);
     ck_assert(all_finite(out, (long)T * D) && all_finite(dq, (long)T * D));
     ck_assert(all_finite(dk, (long)S * D) && all_finite(dv, (long)S * D));
     // Near-one-hot rows: the same tolerances as tiled_matches_materialised (the scores themselves,
@@ -211,7 +211,7 @@ START_TEST(scores_near_1e4_rescale_every_block)
     ck_assert_grad("dk", dk, dk_m, (long)S * D, 1e-5, vanish);
     ck_assert_grad("dv", dv, dv_m, (long)S * D, 1e-5, 0.0);
     free(q); free(k); free(v); free(dout); free(out_m); free(dq_m); free(dk_m); free(dv_m);
-    free(out); free(lse); free(scratch); free(dq); free(dk); free(dv);
+    free(out); free(lse); free(dq); free(dk); free(dv);
 }
 END_TEST
 
@@ -230,15 +230,15 @@ START_TEST(all_but_one_masked_and_all_masked)
         mask[2 * S + s] = s == 0 ? 0.0f : -INFINITY;
     }
     const tw_sdpa_tiling tl = one_head(T, S, D, 0, 0, block);
-    float *out = tt_zeros((long)T * D), *lse = tt_zeros(2L * T), *scratch = tt_zeros(block);
+    float *out = tt_zeros((long)T * D), *lse = tt_zeros(2L * T);
     float *dq = tt_zeros((long)T * D), *dk = tt_zeros((long)S * D), *dv = tt_zeros((long)S * D);
-    tw_sdpa_tiled_forward(out, lse, scratch, q, k, v, mask, &tl);
-    tw_sdpa_tiled_backward(dq, dk, dv, dout, out, lse, q, k, v, mask, &tl);
+    tw_sdpa_tiled_forward(out, lse, lse + T, q, k, v, mask, &tl);
+    tw_sdpa_tiled_backward(dq, dk, dv, dout, out, lse, lse + T, q, k, v, mask, &tl);
     // One visible key: e = expf(0) = 1, l = 1, out = v / 1: exactly that key's value row.
     ck_assert_allclose(out, v + 37 * D, D, 0.0, 0.0);
     ck_assert_allclose(out + 2 * D, v, D, 0.0, 0.0);
     for (int d = 0; d < D; d++) ck_assert_float_eq(out[D + d], 0.0f);   // no key: 0, not NaN
-    ck_assert(lse[2] == -INFINITY && lse[3] == -INFINITY);
+    ck_assert(lse[1] == -INFINITY && lse[T + 1] == -INFINITY);   // row 1: (row_max, row_logsum)
     // Gradients: dv of the lone key is dout exactly (p = 1); dq of a one-hot row is
     // p (dp - D_t) k = (dout.v - dout.v) k: zero up to the float-vs-double rounding of the two
     // equal dot products (|dp| <= D = 8, so |dp - D_t| <= 8 * 2^-24 * 8 / sqrt(8) ~ 1e-6).
@@ -253,7 +253,7 @@ START_TEST(all_but_one_masked_and_all_masked)
                 ck_assert_float_eq(dk[(size_t)s * D + d], 0.0f);
                 ck_assert_float_eq(dv[(size_t)s * D + d], 0.0f);
             }
-    free(q); free(k); free(v); free(dout); free(mask); free(out); free(lse); free(scratch);
+    free(q); free(k); free(v); free(dout); free(mask); free(out); free(lse);
     free(dq); free(dk); free(dv);
 }
 END_TEST
@@ -292,10 +292,12 @@ START_TEST(grouped_heads_match_per_head_materialised)
         scatter_add(out_m, oh, T, H, D, h); scatter_add(dq_m, dqh, T, H, D, h);
         scatter_add(dk_m, dkh, T, G, D, h / group); scatter_add(dv_m, dvh, T, G, D, h / group);
     }
-    float *out = tt_zeros((long)T * HD), *lse = tt_zeros(2L * H * T), *scratch = tt_zeros(block);
+    float *out = tt_zeros((long)T * HD), *lse = tt_zeros(2L * H * T);
     float *dq = tt_zeros((long)T * HD), *dk = tt_zeros((long)T * GD), *dv = tt_zeros((long)T * GD);
-    tw_sdpa_tiled_heads_forward(out, lse, scratch, q, k, v, mask, T, T, H, G, D, 1, 0, block);
-    tw_sdpa_tiled_heads_backward(dq, dk, dv, dout, out, lse, q, k, v, mask, T, T, H, G, D, 1, 0,
+    tw_sdpa_tiled_heads_forward(out, lse, lse + (size_t)H * T, q, k, v, mask, T, T, H, G, D, 1, 0,
+                                block);
+    tw_sdpa_tiled_heads_backward(dq, dk, dv, dout, out, lse,
+                                 lse + (size_t)H * T, q, k, v, mask, T, T, H, G, D, 1, 0,
                                  block);
     // As tiled_matches_materialised (a key/value head's gradient sums H/G heads' of the same size).
     ck_assert_allclose(out, out_m, (long)T * HD, 2e-6, 1e-5);
@@ -304,7 +306,7 @@ START_TEST(grouped_heads_match_per_head_materialised)
     ck_assert_grad("dv", dv, dv_m, (long)T * GD, 1e-5, 0.0);
     free(q); free(k); free(v); free(dout); free(mask); free(out_m); free(dq_m); free(dk_m);
     free(dv_m); free(qh); free(kh); free(vh); free(gh); free(oh); free(dqh); free(dkh); free(dvh);
-    free(out); free(lse); free(scratch); free(dq); free(dk); free(dv);
+    free(out); free(lse); free(dq); free(dk); free(dv);
 }
 END_TEST
 
@@ -325,10 +327,12 @@ START_TEST(tiled_matches_torch_float64)
     float *dout = gc_load(dir, "dout", nq), *want = gc_load(dir, "out", nq);
     float *want_dq = gc_load(dir, "d_q", nq), *want_dk = gc_load(dir, "d_k", nk);
     float *want_dv = gc_load(dir, "d_v", nk);
-    float *out = tt_zeros(nq), *lse = tt_zeros(2L * H * T), *scratch = tt_zeros(block);
+    float *out = tt_zeros(nq), *lse = tt_zeros(2L * H * T);
     float *dq = tt_zeros(nq), *dk = tt_zeros(nk), *dv = tt_zeros(nk);
-    tw_sdpa_tiled_heads_forward(out, lse, scratch, q, k, v, mask, T, T, H, G, D, causal, 0, block);
-    tw_sdpa_tiled_heads_backward(dq, dk, dv, dout, out, lse, q, k, v, mask, T, T, H, G, D, causal,
+    tw_sdpa_tiled_heads_forward(out, lse, lse + (size_t)H * T, q, k, v, mask, T, T, H, G, D, causal,
+                                0, block);
+    tw_sdpa_tiled_heads_backward(dq, dk, dv, dout, out, lse,
+                                 lse + (size_t)H * T, q, k, v, mask, T, T, H, G, D, causal,
                                  0, block);
     // The attention tests' single-operation tolerances (test_attention.c, test_grad_golden.c):
     // out 2e-6 abs + 1e-5 rel; gradients rel 1e-5 of grad_check.h's metric.
@@ -337,7 +341,7 @@ START_TEST(tiled_matches_torch_float64)
     ck_assert_grad("dk", dk, want_dk, nk, 1e-5, 0.0);
     ck_assert_grad("dv", dv, want_dv, nk, 1e-5, 0.0);
     free(cfg); free(q); free(k); free(v); free(mask); free(dout); free(want); free(want_dq);
-    free(want_dk); free(want_dv); free(out); free(lse); free(scratch); free(dq); free(dk); free(dv);
+    free(want_dk); free(want_dv); free(out); free(lse); free(dq); free(dk); free(dv);
 }
 END_TEST
 
@@ -384,10 +388,10 @@ START_TEST(tiled_backward_matches_finite_differences)
     float *r = tt_rand(n, -1, 1, 74), *mask = random_mask(T, T, 4, 75);
     mask[0] = 0.0f;   // row 0's only key stays visible
     const tw_sdpa_tiling tl = one_head(T, T, D, 1, 0, block);
-    float *out = tt_zeros(n), *lse = tt_zeros(2L * T), *scratch = tt_zeros(block);
+    float *out = tt_zeros(n), *lse = tt_zeros(2L * T);
     float *dq = tt_zeros(n), *dk = tt_zeros(n), *dv = tt_zeros(n);
-    tw_sdpa_tiled_forward(out, lse, scratch, qf, kf, vf, mask, &tl);
-    tw_sdpa_tiled_backward(dq, dk, dv, r, out, lse, qf, kf, vf, mask, &tl);
+    tw_sdpa_tiled_forward(out, lse, lse + T, qf, kf, vf, mask, &tl);
+    tw_sdpa_tiled_backward(dq, dk, dv, r, out, lse, lse + T, qf, kf, vf, mask, &tl);
     double *in[3] = { malloc(n * sizeof(double)), malloc(n * sizeof(double)), malloc(n * sizeof(double)) };
     const float *src[3] = { qf, kf, vf }, *grad[3] = { dq, dk, dv };
     const char *name[3] = { "dq", "dk", "dv" };
@@ -413,7 +417,7 @@ START_TEST(tiled_backward_matches_finite_differences)
         free(fd);
     }
     for (int j = 0; j < 3; j++) free(in[j]);
-    free(qf); free(kf); free(vf); free(r); free(mask); free(out); free(lse); free(scratch);
+    free(qf); free(kf); free(vf); free(r); free(mask); free(out); free(lse);
     free(dq); free(dk); free(dv);
 }
 END_TEST

@@ -63,11 +63,12 @@ static void fold_block(online_row *r, const float *sc, int nb, const float *v, i
     }
 }
 
-void tw_sdpa_tiled_forward(float *out, float *lse, float *scratch, const float *q,
+void tw_sdpa_tiled_forward(float *out, float *row_max, float *row_logsum, const float *q,
                            const float *k, const float *v, const float *mask,
                            const tw_sdpa_tiling *tl) {
     const int D = tl->D, B = tl->block;
-    assert(tl->T > 0 && tl->S > 0 && D > 0 && B > 0);
+    assert(tl->T > 0 && tl->S > 0 && D > 0 && B > 0 && B <= TW_SDPA_TILE_MAX);
+    float scratch[TW_SDPA_TILE_MAX];   // (B) one block's scores
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // tw_sdpa_scores' factor, same rounding
     for (int t = 0; t < tl->T; t++) {
         const float *q_t = q + (size_t)t * tl->q_stride;           // (D)
@@ -85,21 +86,22 @@ void tw_sdpa_tiled_forward(float *out, float *lse, float *scratch, const float *
         // Divide once. A row that saw no key has l = 0 and acc = 0: its output stays 0.
         if (r.l > 0.0)
             for (int d = 0; d < D; d++) r.acc[d] = (float)(r.acc[d] / r.l);
-        lse[2 * t] = r.m;
-        lse[2 * t + 1] = r.l > 0.0 ? (float)log(r.l) : -INFINITY;
+        row_max[t] = r.m;
+        row_logsum[t] = r.l > 0.0 ? (float)log(r.l) : -INFINITY;
     }
 }
 
 // ---- backward ----
 
 void tw_sdpa_tiled_backward(float *dq, float *dk, float *dv, const float *dout,
-                            const float *out, const float *lse, const float *q, const float *k,
-                            const float *v, const float *mask, const tw_sdpa_tiling *tl) {
+                            const float *out, const float *row_max, const float *row_logsum,
+                            const float *q, const float *k, const float *v, const float *mask,
+                            const tw_sdpa_tiling *tl) {
     const int D = tl->D, B = tl->block;
     assert(tl->T > 0 && tl->S > 0 && D > 0 && B > 0);
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);
     for (int t = 0; t < tl->T; t++) {
-        const float m = lse[2 * t], log_l = lse[2 * t + 1];
+        const float m = row_max[t], log_l = row_logsum[t];
         if (m == -INFINITY) continue;       // the row saw no key: its output was the constant 0
         const size_t row = (size_t)t * tl->q_stride;
         const float *q_t = q + row, *go = dout + row, *o = out + row;   // (D) each
@@ -146,29 +148,31 @@ static tw_sdpa_tiling head_tiling(int T, int S, int H, int G, int D, int causal,
     return tl;
 }
 
-void tw_sdpa_tiled_heads_forward(float *out, float *lse, float *scratch, const float *q,
+void tw_sdpa_tiled_heads_forward(float *out, float *row_max, float *row_logsum, const float *q,
                                  const float *k, const float *v, const float *mask, int T, int S,
                                  int H, int G, int D, int causal, int causal_offset, int block) {
     assert(G > 0 && H % G == 0);
     const tw_sdpa_tiling tl = head_tiling(T, S, H, G, D, causal, causal_offset, block);
     for (int h = 0; h < H; h++) {
         const size_t g = (size_t)(h / (H / G));   // the key/value head of query head h
-        tw_sdpa_tiled_forward(out + (size_t)h * D, lse + (size_t)h * T * 2, scratch,
+        const size_t ht = (size_t)h * T;
+        tw_sdpa_tiled_forward(out + (size_t)h * D, row_max + ht, row_logsum + ht,
                               q + (size_t)h * D, k + g * D, v + g * D, mask, &tl);
     }
 }
 
 void tw_sdpa_tiled_heads_backward(float *dq, float *dk, float *dv, const float *dout,
-                                  const float *out, const float *lse, const float *q,
+                                  const float *out, const float *row_max,
+                                  const float *row_logsum, const float *q,
                                   const float *k, const float *v, const float *mask, int T,
                                   int S, int H, int G, int D, int causal, int causal_offset,
                                   int block) {
     assert(G > 0 && H % G == 0);
     const tw_sdpa_tiling tl = head_tiling(T, S, H, G, D, causal, causal_offset, block);
     for (int h = 0; h < H; h++) {
-        const size_t hd = (size_t)h * D, gd = (size_t)(h / (H / G)) * D;
+        const size_t hd = (size_t)h * D, gd = (size_t)(h / (H / G)) * D, ht = (size_t)h * T;
         tw_sdpa_tiled_backward(dq ? dq + hd : NULL, dk ? dk + gd : NULL, dv ? dv + gd : NULL,
-                               dout + hd, out + hd, lse + (size_t)h * T * 2, q + hd, k + gd,
-                               v + gd, mask, &tl);
+                               dout + hd, out + hd, row_max + ht, row_logsum + ht, q + hd,
+                               k + gd, v + gd, mask, &tl);
     }
 }
