@@ -49,6 +49,8 @@ static void usage(FILE *f) {
         "  --no-cache    no KV cache: recompute the whole prefix at every step\n"
         "  --cache-info  print the KV cache's layout and size to stderr\n"
         "  --simd LEVEL  kernels: naive, avx2, avx512, neon or auto (default auto, or $TW_SIMD)\n"
+        "  --attn KIND   attention: full (default: the (T, S) scores and pattern are kept) or flash\n"
+        "                (tiled, online softmax: memory linear in T; nn/sdpa_tiled.h)\n"
         "  --check-finite  after every forward pass, stop at the first NaN/Inf and name its tensor\n"
         "                (also TW_CHECK_FINITE=1)\n");
 }
@@ -69,6 +71,7 @@ typedef struct {
     long steps;
     int no_cache, cache_info;
     int check_finite;   // --check-finite or TW_CHECK_FINITE=1
+    int flash;          // --attn flash: tiled attention (nn/sdpa_tiled.h)
 } options;
 
 static float parse_float(const char *flag, const char *s) {
@@ -88,7 +91,7 @@ static long long parse_int(const char *flag, const char *s) {
 }
 
 static options parse_args(int argc, char **argv) {
-    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0 };
+    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0, 0 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); exit(0); }
@@ -101,12 +104,19 @@ static options parse_args(int argc, char **argv) {
             continue;
         }
         int known = strcmp(a, "--dump") == 0 || strcmp(a, "--simd") == 0 ||
+                    strcmp(a, "--attn") == 0 ||
                     (strlen(a) == 2 && strchr("tpsnizm", a[1]) != NULL);
         if (!known) die_usage("unknown flag '%s'%s", a, "");
         if (i + 1 >= argc) die_usage("flag '%s' needs a value%s", a, "");
         const char *v = argv[++i];
         if (strcmp(a, "--dump") == 0) { o.dump_dir = v; continue; }
         if (strcmp(a, "--simd") == 0) { o.simd = v; continue; }
+        if (strcmp(a, "--attn") == 0) {
+            if (strcmp(v, "flash") != 0 && strcmp(v, "full") != 0)
+                die_usage("--attn: '%s' is not an attention kind: use full or flash%s", v, "");
+            o.flash = strcmp(v, "flash") == 0;
+            continue;
+        }
         switch (a[1]) {
         case 't': o.temperature = parse_float(a, v); break;
         case 'p': o.topp = parse_float(a, v); break;
@@ -195,6 +205,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "generate: %s\n", err);
         goto done;
     }
+    m.cfg.block.attn.tiled = o.flash;   // before any state is sized from the configuration
     const int V = m.cfg.vocab, seq_len = m.cfg.max_seq;
     int steps = (o.steps == 0 || o.steps > seq_len) ? seq_len : (int)o.steps;
 

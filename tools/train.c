@@ -76,6 +76,8 @@ static void usage(FILE *f) {
         "  --curve FILE.dat     the loss curve (default out/train/loss.dat; a PNG beside it with gnuplot;\n"
         "                       none: no curve)\n"
         "  --simd LEVEL         naive, avx2, avx512, neon or auto\n"
+        "  --attn KIND          attention: full (default: keeps the (T, T) scores and pattern of every\n"
+        "                       head and layer) or flash (tiled, online softmax, memory linear in T)\n"
         "  --threads N          split each batch into N parts trained on N OpenMP threads, AdamW\n"
         "                       shared among them (default 1; 0: OMP_NUM_THREADS, else every core).\n"
         "                       Needs `make OMP=1 BUILD=build-omp train`; without OpenMP the N parts run\n"
@@ -116,6 +118,7 @@ typedef struct {
     int val_frac_given;
     long save_every, stop_after, eval_every, eval_batches, sample_every;
     int threads;          // 0: OpenMP's default
+    int flash;            // --attn flash: tiled attention (nn/sdpa_tiled.h)
 } options;
 
 // The most steps one run may schedule: the loss curve keeps two floats per step in memory.
@@ -190,6 +193,11 @@ static options parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--state"))  o.state = parse_path(a, v);
         else if (!strcmp(a, "--curve"))  o.curve = parse_path(a, v);
         else if (!strcmp(a, "--simd"))   o.simd = v;
+        else if (!strcmp(a, "--attn")) {
+            if (strcmp(v, "full") != 0 && strcmp(v, "flash") != 0)
+                die_usage("--attn: '%s' is not an attention kind: use full or flash", v);
+            o.flash = strcmp(v, "flash") == 0;
+        }
         else if (!strcmp(a, "--dim"))      o.dim = (int)parse_count(a, v, 1, DIM);
         else if (!strcmp(a, "--layers"))   o.layers = (int)parse_count(a, v, 1, TW_LLAMA2C_MAX_LAYERS);
         else if (!strcmp(a, "--heads"))    o.heads = (int)parse_count(a, v, 1, DIM);
@@ -342,6 +350,7 @@ static tw_model_config config_from_flags(const options *o) {
     if (o->head_dim) a->head_dim = o->head_dim;
     else if (o->dim || o->heads) a->head_dim = a->d_model / a->n_head;
     if (o->hidden) c.block.ffn_hidden = o->hidden;
+    a->tiled = o->flash;
     if (c.max_seq < o->c.T) c.max_seq = o->c.T;
     if (a->n_kv_head > a->n_head || a->n_head % a->n_kv_head != 0)
         die_usage("--kv-heads: must divide --heads (GQA shares each kv head among a group)");
@@ -636,6 +645,7 @@ int main(int argc, char **argv) {
         check_memory(&c, (double)tw_model_config_floats(&c), o.c.T, threads, o.c.B, o.c.steps, 2);
         model_from_scratch(&m, &c, (uint64_t)o.seed);
     }
+    m.cfg.block.attn.tiled = o.flash;   // a run-time choice, not stored in the files
     const int V = m.cfg.vocab, B = o.c.B, T = o.c.T;
     if (T > m.cfg.max_seq) die_data("--seq %d: longer than the model's max_seq %d", T, m.cfg.max_seq);
     if (o.resume || o.init) check_memory(&m.cfg, (double)m.n_floats, T, threads, B, o.c.steps, 1);

@@ -10,6 +10,7 @@
 #include "nn/linear.h"
 #include "nn/norm.h"
 #include "nn/sdpa.h"
+#include "nn/sdpa_tiled.h"
 #include "simd/simd.h"
 
 // ---- KV cache ----
@@ -127,11 +128,14 @@ void tw_mha_forward(float *out, tw_mha_acts *s, tw_kv_cache *cache,
     const int causal = cfg->causal && !cross;
 
     // 4. One scaled dot-product attention per query head; head h reads kv head h / (H / G).
-    const int group = H / G;
     s->T = T;
     s->S = S_total;
+    if (cfg->tiled)   // tiled (sdpa_tiled.h): every head read in place, per-row statistics kept
+        tw_sdpa_tiled_heads_forward(s->z, s->row_max, s->row_logsum, s->q_rot, keys, vals, mask,
+                                    T, S_total, H, G, D, causal, causal_offset, TW_SDPA_TILE);
+    const int group = H / G;
     int gathered = -1;   // the kv head now in kh/vh: the H/G query heads of a group share it
-    for (int h = 0; h < H; h++) {
+    for (int h = 0; h < H && !cfg->tiled; h++) {
         const int g = h / group;
         float *sc = s->scores + (size_t)h * T * S_total;
         float *wt = s->pattern + (size_t)h * T * S_total;
@@ -211,9 +215,13 @@ void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_act
     zero_floats(ds->q_rot, (size_t)T * HD);
     zero_floats(ds->k_rot, (size_t)n_kv * GD);
     zero_floats(ds->v, (size_t)n_kv * GD);
+    if (cfg->tiled)   // from z and the per-row statistics, every head in place (sdpa_tiled.h)
+        tw_sdpa_tiled_heads_backward(ds->q_rot, ds->k_rot, ds->v, ds->z, s->z, s->row_max,
+                                     s->row_logsum, s->q_rot, s->k_rot, s->v, NULL, T, n_kv, H, G,
+                                     D, cfg->causal && !cross, 0, TW_SDPA_TILE);
     const int group = H / G;
     int gathered = -1;   // the kv head now in kh/vh (read only below), as in the forward
-    for (int h = 0; h < H; h++) {
+    for (int h = 0; h < H && !cfg->tiled; h++) {
         const int kv = h / group;
         gather_head(s->qh, s->q_rot, T, H, D, h);
         if (kv != gathered) {
