@@ -60,6 +60,7 @@
 #include "nn/softmax.h"
 #include "nn/posenc.h"
 #include "nn/rope.h"
+#include "nn/rope_scaling.h"
 #include "nn/sdpa.h"
 #include "nn/sdpa_tiled.h"
 #include "nn/mha.h"

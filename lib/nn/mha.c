@@ -45,6 +45,10 @@ tw_status tw_mha_config_check(const tw_mha_config *cfg) {
     if (cfg->rope != TW_ROPE_NONE && cfg->head_dim % 2 != 0) return TW_ERR_SHAPE;
     if (cfg->rope != TW_ROPE_NONE && !(cfg->rope_theta > 0.0f)) return TW_ERR_ARG;
     if (cfg->qk_norm && !(cfg->norm_eps >= 0.0f)) return TW_ERR_ARG;
+    if (cfg->rope != TW_ROPE_NONE && tw_rope_scaling_check(&cfg->rope_scaling) != TW_OK)
+        return TW_ERR_ARG;
+    if (cfg->rope_scaling.kind != TW_ROPE_SCALING_NONE && cfg->head_dim / 2 > TW_ROPE_MAX_PAIRS)
+        return TW_ERR_SHAPE;
     return TW_OK;
 }
 
@@ -72,7 +76,10 @@ static void normalize_and_rotate(float *x_rot, float *rms, const float *x, const
         tw_rmsnorm_forward(x_rot, rms, x, gain, n * n_heads, cfg->head_dim, cfg->norm_eps);
     else
         memcpy(x_rot, x, count * sizeof(float));
-    if (rotate)
+    if (rotate && cfg->rope_scaling.kind != TW_ROPE_SCALING_NONE)
+        tw_rope_scaled_forward(x_rot, cfg->rope, n, n_heads, cfg->head_dim, pos0, cfg->rope_theta,
+                               &cfg->rope_scaling);
+    else if (rotate)
         tw_rope_forward(x_rot, cfg->rope, n, n_heads, cfg->head_dim, pos0, cfg->rope_theta);
 }
 
@@ -187,7 +194,11 @@ static void normalize_and_rotate_backward(float *dx, float *dgain, float *d_rot,
                                           const tw_mha_config *cfg, int rotate, int pos0) {
     const int D = cfg->head_dim;
     const size_t count = (size_t)n * n_heads * D;
-    if (rotate) tw_rope_backward(d_rot, cfg->rope, n, n_heads, D, pos0, cfg->rope_theta);
+    if (rotate && cfg->rope_scaling.kind != TW_ROPE_SCALING_NONE)
+        tw_rope_scaled_backward(d_rot, cfg->rope, n, n_heads, D, pos0, cfg->rope_theta,
+                                &cfg->rope_scaling);
+    else if (rotate)
+        tw_rope_backward(d_rot, cfg->rope, n, n_heads, D, pos0, cfg->rope_theta);
     if (cfg->qk_norm) {
         tw_rmsnorm_backward(dx, dgain, d_rot, x, rms, gain, n * n_heads, D);
     } else {

@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "nn/linear.h"
 #include "nn/rope.h"
+#include "nn/rope_scaling.h"
 
 typedef struct {
     int          d_model;    // C
@@ -26,6 +27,8 @@ typedef struct {
     float        norm_eps;   // eps of the QK-norm
     int          tiled;      // 1: tiled attention (nn/sdpa_tiled.h): no (H, T, S) scores or
                              // pattern are kept, each query row's statistics instead; 0: default
+    tw_rope_scaling rope_scaling;   // RoPE past the trained context (nn/rope_scaling.h); zeroed:
+                                    // none, plain RoPE
 } tw_mha_config;
 
 // Weights; a NULL bias means no bias. Layouts as torch.nn.Linear: (out, in). The four matrices
