@@ -67,6 +67,7 @@
 #include "nn/ffn.h"
 #include "nn/block.h"
 #include "nn/model.h"
+#include "nn/long_context.h"
 #include "nn/reference.h"
 // lib/formats/: files: llama2.c checkpoints, .npy, JSON and Hugging Face configs, atomic writes.
 #include "formats/regular_file.h"

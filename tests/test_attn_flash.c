@@ -6,7 +6,9 @@
 //   - the state of a tiled model holds no (H, T, S) table: its size is the materialised state's
 //     minus the scores and the pattern, plus two (H, T) rows per layer;
 //   - ./generate --attn flash prints the documented greedy story (with the KV cache) and the same
-//     text as the default for a prompt without the cache; a bad --attn value is one line, exit 2.
+//     text as the default for a prompt without the cache; a bad --attn value is one line, exit 2;
+//   - ./generate --rope-scaling yarn --rope-factor 4 runs 4x the model's seq_len; bad
+//     --rope-scaling and --rope-factor values are one line, exit 2 (also ./train's).
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
@@ -168,6 +170,34 @@ START_TEST(a_bad_attn_value_is_one_line)
 }
 END_TEST
 
+START_TEST(generate_runs_past_seq_len_with_rope_scaling)
+{
+    // stories260K was trained at 512 positions; YaRN x4 lets -n reach 2048. Generation also ends
+    // at the model's BOS token, so what is checked is the count it prints: with the scaling the
+    // greedy run decodes past position 511 (measured: 849 tokens), without it it cannot.
+    run_result r = tt_run(GEN "-t 0 -n 1024 --rope-scaling yarn --rope-factor 4");
+    ck_assert_int_eq(r.rc, 0);
+    const char *d = strstr(r.err, "decode: ");
+    ck_assert_msg(d != NULL && atoi(d + 8) > 511 && atoi(d + 8) <= 1023, "%s", r.err);
+    tt_run_free(&r);
+    r = tt_run(GEN "-t 0 -n 1024");
+    ck_assert_int_eq(r.rc, 0);
+    d = strstr(r.err, "decode: ");
+    ck_assert_msg(d != NULL && atoi(d + 8) <= 511, "%s", r.err);
+    tt_run_free(&r);
+    static const char *const bad[] = {
+        GEN "--rope-scaling dynamic", GEN "--rope-factor 0.5", GEN "--rope-factor x",
+        GEN "--rope-original 0", "./train --rope-scaling dynamic", "./train --rope-factor 0.9",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = tt_run(bad[i]);
+        ck_assert_msg(r.rc == 2 && lines(r.err) == 1 && strstr(r.err, "--rope-") != NULL,
+                      "%s: rc %d, stderr '%s'", bad[i], r.rc, r.err);
+        tt_run_free(&r);
+    }
+}
+END_TEST
+
 Suite *suite_attn_flash(void) {
     Suite *s = suite_create("attn_flash");
     TCase *tc = tcase_create("flash");
@@ -176,6 +206,7 @@ Suite *suite_attn_flash(void) {
     tcase_add_test(tc, a_tiled_state_holds_no_score_table);
     tcase_add_test(tc, generate_flash_prints_the_greedy_story);
     tcase_add_test(tc, a_bad_attn_value_is_one_line);
+    tcase_add_test(tc, generate_runs_past_seq_len_with_rope_scaling);
     suite_add_tcase(s, tc);
     return s;
 }
