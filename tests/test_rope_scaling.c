@@ -5,6 +5,7 @@
 // bit for bit; a model whose attention uses a scaling (through tw_mha_config).
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "testutil.h"
 #include "golden_case.h"
 
@@ -124,6 +125,62 @@ START_TEST(the_bands_are_where_the_papers_put_them)
 }
 END_TEST
 
+// ---- config.json's rope_scaling (formats/hf_rope_scaling.c) ----
+
+static tw_status parse_rs(tw_rope_scaling *sc, const char *text, char *err, size_t n) {
+    tw_json *root = NULL;
+    tw_json_error e;
+    ck_assert_int_eq(tw_json_parse(&root, text, strlen(text), &e), TW_OK);
+    const tw_status st = tw_hf_rope_scaling_from_json(sc, root, err, n);
+    tw_json_free(root);
+    return st;
+}
+
+START_TEST(config_rope_scaling_is_read_as_transformers_reads_it)
+{
+    tw_rope_scaling sc;
+    char err[256] = "";
+    // Qwen3's documented YaRN setting; betas at their defaults.
+    ck_assert_int_eq(parse_rs(&sc, "{\"max_position_embeddings\": 40960, \"rope_scaling\": "
+                              "{\"rope_type\": \"yarn\", \"factor\": 4.0, "
+                              "\"original_max_position_embeddings\": 32768}}", err, sizeof err), TW_OK);
+    ck_assert_int_eq(sc.kind, TW_ROPE_SCALING_YARN);
+    ck_assert(sc.factor == 4.0f && sc.original_max_pos == 32768);
+    ck_assert(sc.beta_fast == 32.0f && sc.beta_slow == 1.0f);
+    // The older "type" key; YaRN's L from max_position_embeddings; explicit betas.
+    ck_assert_int_eq(parse_rs(&sc, "{\"max_position_embeddings\": 4096, \"rope_scaling\": "
+                              "{\"type\": \"yarn\", \"factor\": 2, \"beta_fast\": 16, "
+                              "\"beta_slow\": 2}}", err, sizeof err), TW_OK);
+    ck_assert(sc.original_max_pos == 4096 && sc.beta_fast == 16.0f && sc.beta_slow == 2.0f);
+    ck_assert_int_eq(parse_rs(&sc, "{\"rope_scaling\": {\"type\": \"linear\", \"factor\": 8}}",
+                              err, sizeof err), TW_OK);
+    ck_assert(sc.kind == TW_ROPE_SCALING_LINEAR && sc.factor == 8.0f);
+    ck_assert_int_eq(parse_rs(&sc, "{\"rope_scaling\": null}", err, sizeof err), TW_OK);
+    ck_assert_int_eq(sc.kind, TW_ROPE_SCALING_NONE);
+    ck_assert_int_eq(parse_rs(&sc, "{\"rope_scaling\": {\"rope_type\": \"default\"}}", err, sizeof err), TW_OK);
+    ck_assert_int_eq(sc.kind, TW_ROPE_SCALING_NONE);
+    // Refused, each with one line naming the key.
+    static const char *const bad[][2] = {
+        { "{\"rope_scaling\": {\"rope_type\": \"dynamic\", \"factor\": 2}}", "dynamic" },
+        { "{\"rope_scaling\": {\"rope_type\": \"linear\"}}", "factor" },
+        { "{\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 0.5}}", "factor" },
+        { "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 2}}", "original_max_position_embeddings" },
+        { "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 2, \"original_max_position_embeddings\": 64, \"beta_slow\": 40}}", "beta_slow" },
+        { "{\"rope_scaling\": {\"factor\": 2}}", "rope_type" },
+        { "{\"rope_scaling\": 3}", "object" },
+        { "{\"rope_scaling\": {\"rope_type\": 7}}", "string" },
+        { "{\"rope_scaling\": {\"rope_type\": \"ntk\", \"factor\": \"2\"}}", "number" },
+        { "[1]", "object" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        ck_assert_int_eq(parse_rs(&sc, bad[i][0], err, sizeof err), TW_ERR_FORMAT);
+        ck_assert_msg(strstr(err, bad[i][1]) != NULL && strchr(err, '\n') == NULL,
+                      "%s: '%s'", bad[i][0], err);
+    }
+}
+END_TEST
+
 Suite *suite_rope_scaling(void) {
     Suite *s = suite_create("rope_scaling");
     TCase *tc = tcase_create("scaling");
@@ -132,6 +189,7 @@ Suite *suite_rope_scaling(void) {
     tcase_add_loop_test(tc, rotation_matches_and_backward_is_its_transpose, 0, n);
     tcase_add_test(tc, kind_none_is_plain_rope_bit_for_bit);
     tcase_add_test(tc, the_bands_are_where_the_papers_put_them);
+    tcase_add_test(tc, config_rope_scaling_is_read_as_transformers_reads_it);
     suite_add_tcase(s, tc);
     return s;
 }
