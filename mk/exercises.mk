@@ -6,7 +6,7 @@
 #   make exerciseN SOLUTION=1   the same with solutions/exN_*.c
 #   make test-concept-exercises every solution passes, every stub says "not implemented yet"
 #                               (part of `make test`)
-CEX_NUMS := 5 6 7 8 9 10 11 12
+CEX_NUMS := 5 6 7 8 9 10 11 12 35 36
 CEX_DIR  := lessons/exercises
 CEX_KIND := $(if $(filter 1,$(SOLUTION)),solution,stub)
 

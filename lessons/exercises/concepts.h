@@ -1,4 +1,4 @@
-// concepts.h: the concept exercises (5..12), one per idea of lessons 3 to 13, each a small function
+// concepts.h: the concept exercises (5..12, 35, 36), one per idea of lessons 3 to 13, 24 and 25, each a small function
 // you write in exN_<topic>.c. `make exerciseN` builds your file with check_concepts.c, which
 // compares it with the library's reference (lib/) on random inputs and on the awkward cases
 // (size 1, an all -inf row, huge logits, a constant row, ...) and names the first wrong element
@@ -53,6 +53,24 @@ void ex_linear_backward(float *dx, float *dW, float *db, const float *dy, const 
 // ignored, get zeros). Stable for huge logits; a -inf logit has probability 0.
 //   dlogits, logits: (T, V)   targets: (T)
 void ex_cross_entropy_backward(float *dlogits, const float *logits, const int *targets, int T, int V);
+
+// Exercise 35 (lesson 24): one query row of attention with an online softmax: visit the n scores
+// in blocks of B (the last block may be short), keep a running maximum m, a running sum l of
+// exp(x - m) and an unnormalised output acc = sum exp(x - m) v; when a block raises m, multiply l
+// and acc by exp(m_old - m_new) first. At the end out = acc / l, and the return value is the
+// row's log-sum-exp m + log l. A row whose scores are all -inf gives out = 0 and returns -inf.
+//   out: (D)   x: (n) scores   v: (n, D) value rows   B >= 1
+float ex_online_attention_row(float *out, const float *x, const float *v, int n, int D, int B);
+
+// Exercise 36 (lesson 25): YaRN's RoPE frequencies (nn/rope_scaling.h has the formulas): plain
+// f_i = theta^(-2i/D) for i = 0 .. D/2-1, scale s, trained context L, beta_fast > beta_slow.
+// Pairs that turn more than beta_fast times over L positions keep f_i, pairs that turn fewer than
+// beta_slow times become f_i / s, and in between the share of f_i falls linearly in i between the
+// band edges lo = max(floor(d(beta_fast)), 0) and hi = min(ceil(d(beta_slow)), D - 1), where
+// d(r) = D ln(L / (2 pi r)) / (2 ln theta) is the pair index that turns r times.
+//   freq: (D/2), in double
+void ex_yarn_freqs(double *freq, int D, double theta, double s, int L, double beta_fast,
+                   double beta_slow);
 
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
