@@ -11,10 +11,12 @@ set title "A model trained at 64 positions, run over 256: perplexity by position
 set xlabel "position in the window"
 set ylabel "perplexity (log scale)"
 set logscale y
+set yrange [5:80]
+set ytics (5, 7, 10, 15, 20, 30, 50, 80)
 set key top left
 set grid
 set arrow from 64, graph 0 to 64, graph 1 nohead dt 2
-set label "trained context" at 66, graph 0.95
+set label "trained context (64)" at 67, graph 0.06
 plot datafile using 1:2 with linespoints lw 2 title "plain RoPE", \
      '' using 1:3 with linespoints lw 2 title "linear (position interpolation)", \
      '' using 1:4 with linespoints lw 2 title "NTK-aware", \
