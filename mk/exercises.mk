@@ -1,6 +1,6 @@
-# mk/exercises.mk: the concept exercises 5..12 (lessons/exercises/concepts.h): softmax with a
-# temperature, LayerNorm and RMSNorm, RoPE, causal attention, SwiGLU, top-p sampling, the backward
-# of Linear and of softmax with cross-entropy. The same
+# mk/exercises.mk: the concept exercises 5..12, 35, 36 (lessons/exercises/concepts.h): softmax with
+# a temperature, LayerNorm and RMSNorm, RoPE, causal attention, SwiGLU, top-p sampling, the backward
+# of Linear and of softmax with cross-entropy, the online softmax, YaRN's frequencies. The same
 # mechanism as the kernel exercises 1..4 in mk/simd.mk:
 #   make exerciseN              build your lessons/exercises/exN_*.c with check_concepts.c, run it
 #   make exerciseN SOLUTION=1   the same with solutions/exN_*.c
