@@ -1,12 +1,14 @@
 // fuzz_json.c: libFuzzer target for the JSON reader and the parameter counter behind ./params.
 // The input is parsed from memory (not NUL-terminated, so ASan catches any read past len); a
 // tree that parses is walked, then given to tw_hf_config_from_json and tw_params_count, which
-// must reject or count it without overflow or a crash.
+// must reject or count it without overflow or a crash, and to tw_hf_rope_scaling_from_json.
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "formats/json.h"
 #include "formats/hf_config.h"
+#include "formats/hf_rope_scaling.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -39,6 +41,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 (void)tw_params_weight_bytes(pc.total, 4);
                 (void)tw_hf_kv_bytes(&cfg, 4096, 2);
             }
+        } else if (err[0] == '\0') {
+            abort();
+        }
+        // config.json's rope_scaling (formats/hf_rope_scaling.c): rejected with a message, or a
+        // scaling whose frequencies are finite and positive.
+        tw_rope_scaling sc;
+        err[0] = '\0';
+        if (tw_hf_rope_scaling_from_json(&sc, root, err, sizeof err) == TW_OK) {
+            double freq[64];
+            tw_rope_scaled_freqs(freq, 128, 10000.0, &sc);
+            for (int i = 0; i < 64; i++)
+                if (!(freq[i] > 0.0) || !isfinite(freq[i])) abort();
         } else if (err[0] == '\0') {
             abort();
         }

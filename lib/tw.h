@@ -60,11 +60,14 @@
 #include "nn/softmax.h"
 #include "nn/posenc.h"
 #include "nn/rope.h"
+#include "nn/rope_scaling.h"
 #include "nn/sdpa.h"
+#include "nn/sdpa_tiled.h"
 #include "nn/mha.h"
 #include "nn/ffn.h"
 #include "nn/block.h"
 #include "nn/model.h"
+#include "nn/long_context.h"
 #include "nn/reference.h"
 // lib/formats/: files: llama2.c checkpoints, .npy, JSON and Hugging Face configs, atomic writes.
 #include "formats/regular_file.h"
@@ -74,6 +77,7 @@
 #include "formats/npy.h"
 #include "formats/json.h"
 #include "formats/hf_config.h"
+#include "formats/hf_rope_scaling.h"
 #include "formats/llama2c.h"
 #include "formats/llama2c_write.h"
 // lib/tokenize/: text to ids and back; learning a BPE vocabulary.

@@ -158,7 +158,7 @@ START_TEST(multi_head_attention_over_one_token_is_wo_times_repeated_wv_x)
     float *wq = tt_rand(H * D * C, -1, 1, 1), *wk = tt_rand(G * D * C, -1, 1, 2);
     float *wv = tt_rand(G * D * C, -1, 1, 3), *wo = tt_rand(C * H * D, -1, 1, 4);
     float *bo = tt_rand(C, -1, 1, 5), *x = tt_rand(C, -2, 2, 6);
-    tw_mha_config cfg = { C, H, G, D, 1, TW_ROPE_ADJACENT, 10000.0f, 0, 1e-6f };
+    tw_mha_config cfg = { C, H, G, D, 1, TW_ROPE_ADJACENT, 10000.0f, 0, 1e-6f, 0, { 0 } };
     tw_mha_weights w = { tw_weight_fp32(wq), NULL, tw_weight_fp32(wk), NULL, tw_weight_fp32(wv), NULL,
                          tw_weight_fp32(wo), bo, NULL, NULL };
     float want[C];

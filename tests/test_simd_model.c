@@ -97,7 +97,7 @@ END_TEST
 START_TEST(single_query_attention_keeps_scores_and_weights_at_every_level)
 {
     const int C = 32, H = 4, G = 2, D = 8, P = 5;
-    tw_mha_config cfg = { C, H, G, D, 1, TW_ROPE_ADJACENT, 10000.0f, 0, 1e-5f };
+    tw_mha_config cfg = { C, H, G, D, 1, TW_ROPE_ADJACENT, 10000.0f, 0, 1e-5f, 0, { 0 } };
     float *wq = tt_rand((long)H * D * C, -0.2f, 0.2f, 31), *wk = tt_rand((long)G * D * C, -0.2f, 0.2f, 32);
     float *wv = tt_rand((long)G * D * C, -0.2f, 0.2f, 33), *wo = tt_rand((long)C * H * D, -0.2f, 0.2f, 34);
     float *x = tt_rand((long)P * C, -1, 1, 35);

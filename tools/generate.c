@@ -52,6 +52,12 @@ static void usage(FILE *f) {
         "  --no-cache    no KV cache: recompute the whole prefix at every step\n"
         "  --cache-info  print the KV cache's layout and size to stderr\n"
         "  --simd LEVEL  kernels: naive, avx2, avx512, neon or auto (default auto, or $TW_SIMD)\n"
+        "  --attn KIND   attention: full (default: the (T, S) scores and pattern are kept) or flash\n"
+        "                (tiled, online softmax: memory linear in T; nn/sdpa_tiled.h)\n"
+        "  --rope-scaling KIND  run past the trained context: none (default), linear, ntk or yarn\n"
+        "  --rope-factor F      how many times the trained context (>= 1; default 2); -n may then\n"
+        "                       reach F x seq_len (nn/rope_scaling.h)\n"
+        "  --rope-original L    the context the model was trained at (default: its seq_len)\n"
         "  --check-finite  after every forward pass, stop at the first NaN/Inf and name its tensor\n"
         "                (also TW_CHECK_FINITE=1)\n"
         "batched decoding (docs/serving.md)\n"
@@ -83,6 +89,10 @@ typedef struct {
     int draft_layers;   // --draft-layers N, or 0
     int draft_k;        // --draft-k K (default 4)
     const char *prompts;   // --prompts FILE, or NULL
+    int flash;          // --attn flash: tiled attention (nn/sdpa_tiled.h)
+    int rope_kind;      // --rope-scaling (tw_rope_scaling_kind)
+    float rope_factor;  // --rope-factor
+    int rope_original;  // --rope-original, 0: the model's seq_len
 } options;
 
 static float parse_float(const char *flag, const char *s) {
@@ -102,7 +112,7 @@ static long long parse_int(const char *flag, const char *s) {
 }
 
 static options parse_args(int argc, char **argv) {
-    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0, 0, NULL, 0, 4, NULL };
+    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0, 0, NULL, 0, 4, NULL, 0, 0, 2.0f, 0 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); exit(0); }
@@ -117,6 +127,8 @@ static options parse_args(int argc, char **argv) {
         int known = strcmp(a, "--dump") == 0 || strcmp(a, "--simd") == 0 ||
                     strcmp(a, "--draft") == 0 || strcmp(a, "--draft-layers") == 0 ||
                     strcmp(a, "--draft-k") == 0 || strcmp(a, "--prompts") == 0 ||
+                    strcmp(a, "--attn") == 0 || strcmp(a, "--rope-scaling") == 0 ||
+                    strcmp(a, "--rope-factor") == 0 || strcmp(a, "--rope-original") == 0 ||
                     (strlen(a) == 2 && strchr("tpsnizm", a[1]) != NULL);
         if (!known) die_usage("unknown flag '%s'%s", a, "");
         if (i + 1 >= argc) die_usage("flag '%s' needs a value%s", a, "");
@@ -135,6 +147,30 @@ static options parse_args(int argc, char **argv) {
             long long k = parse_int(a, v);
             if (k < 1 || k > 64) die_usage("--draft-k: %s is outside 1..64 (tokens the draft proposes per round)%s", v, "");
             o.draft_k = (int)k;
+            continue;
+        }
+        if (strcmp(a, "--attn") == 0) {
+            if (strcmp(v, "flash") != 0 && strcmp(v, "full") != 0)
+                die_usage("--attn: '%s' is not an attention kind: use full or flash%s", v, "");
+            o.flash = strcmp(v, "flash") == 0;
+            continue;
+        }
+        if (strcmp(a, "--rope-scaling") == 0) {
+            o.rope_kind = tw_rope_scaling_from_name(v);
+            if (o.rope_kind < 0)
+                die_usage("--rope-scaling: '%s' is not a scaling: use none, linear, ntk or yarn%s", v, "");
+            continue;
+        }
+        if (strcmp(a, "--rope-factor") == 0) {
+            o.rope_factor = parse_float(a, v);
+            if (!(o.rope_factor >= 1.0f) || !isfinite(o.rope_factor))
+                die_usage("--rope-factor: %s is not a factor >= 1%s", v, "");
+            continue;
+        }
+        if (strcmp(a, "--rope-original") == 0) {
+            const long long L = parse_int(a, v);
+            if (L < 1 || L > TW_LLAMA2C_MAX_SEQ) die_usage("--rope-original: %s is not a context length (1 or more)%s", v, "");
+            o.rope_original = (int)L;
             continue;
         }
         switch (a[1]) {
@@ -546,6 +582,16 @@ int main(int argc, char **argv) {
                    : tw_llama2c_load_any(&m, &version, o.model, err, sizeof err);
     if (load != TW_OK) {
         fprintf(stderr, "generate: %s\n", err);
+        goto done;
+    }
+    m.cfg.block.attn.tiled = o.flash;   // before any state is sized from the configuration
+    const tw_status scaled = tw_model_config_set_rope_scaling(&m.cfg, (tw_rope_scaling_kind)o.rope_kind,
+                                                              o.rope_factor, o.rope_original,
+                                                              TW_LLAMA2C_MAX_SEQ);
+    if (scaled != TW_OK) {
+        fprintf(stderr, "generate: --rope-scaling %s: %s\n", tw_rope_scaling_name((tw_rope_scaling_kind)o.rope_kind),
+                scaled == TW_ERR_SHAPE ? "the model has no RoPE to scale (it learned its positions)"
+                                       : "--rope-factor times the trained context is too long");
         goto done;
     }
     const int V = m.cfg.vocab, seq_len = m.cfg.max_seq;

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "nn/model.h"
+#include "nn/long_context.h"
 #include "train/step.h"
 #include "train/parallel.h"
 #include "train/loss.h"
@@ -79,6 +80,12 @@ static void usage(FILE *f) {
         "                       with another --out keeps the first curve; without --out\n"
         "                       out/train/loss.dat; a PNG beside it with gnuplot; none: no curve)\n"
         "  --simd LEVEL         naive, avx2, avx512, neon or auto\n"
+        "  --attn KIND          attention: full (default: keeps the (T, T) scores and pattern of every\n"
+        "                       head and layer) or flash (tiled, online softmax, memory linear in T)\n"
+        "  --rope-scaling KIND  none (default), linear, ntk or yarn: train past the model's context\n"
+        "  --rope-factor F      (>= 1, default 2) --seq may then reach F x the trained context\n"
+        "  --rope-original L    the trained context (default: the model's max_seq); not stored in\n"
+        "                       the output, give the same flags to ./generate\n"
         "  --threads N          split each batch into N parts trained on N OpenMP threads, AdamW\n"
         "                       shared among them (default 1; 0: OMP_NUM_THREADS, else every core).\n"
         "                       Needs `make OMP=1 BUILD=build-omp train`; without OpenMP the N parts run\n"
@@ -135,6 +142,10 @@ typedef struct {
     int grad_accum, zero; // data parallel (train/dist.h): micro-batches per process, ZeRO stage
     int overlap;          // 1: send each layer's bucket as soon as the backward pass finishes it
     long nan_rank, nan_step;
+    int flash;            // --attn flash: tiled attention (nn/sdpa_tiled.h)
+    int rope_kind;        // --rope-scaling (tw_rope_scaling_kind)
+    float rope_factor;    // --rope-factor
+    int rope_original;    // --rope-original, 0: the model's max_seq
 } options;
 
 // The most steps one run may schedule: the loss curve keeps two floats per step in memory.
@@ -188,6 +199,7 @@ static options parse_args(int argc, char **argv) {
     o.grad_accum = 1;
     o.overlap = 1;
     o.nan_rank = o.nan_step = -1;
+    o.rope_factor = 2.0f;
     const long DIM = TW_LLAMA2C_MAX_DIM;   // the llama2.c loader's limits (formats/llama2c.h)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -211,6 +223,20 @@ static options parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--state"))  o.state = parse_path(a, v);
         else if (!strcmp(a, "--curve"))  o.curve = parse_path(a, v);
         else if (!strcmp(a, "--simd"))   o.simd = v;
+        else if (!strcmp(a, "--attn")) {
+            if (strcmp(v, "full") != 0 && strcmp(v, "flash") != 0)
+                die_usage("--attn: '%s' is not an attention kind: use full or flash", v);
+            o.flash = strcmp(v, "flash") == 0;
+        }
+        else if (!strcmp(a, "--rope-scaling")) {
+            o.rope_kind = tw_rope_scaling_from_name(v);
+            if (o.rope_kind < 0) die_usage("--rope-scaling: '%s' is not a scaling: use none, linear, ntk or yarn", v);
+        }
+        else if (!strcmp(a, "--rope-factor")) {
+            o.rope_factor = (float)parse_num(a, v);
+            if (!(o.rope_factor >= 1.0f) || !isfinite(o.rope_factor)) die_usage("--rope-factor: %s is not a factor >= 1", v);
+        }
+        else if (!strcmp(a, "--rope-original")) o.rope_original = (int)parse_count(a, v, 1, TW_LLAMA2C_MAX_SEQ);
         else if (!strcmp(a, "--dim"))      o.dim = (int)parse_count(a, v, 1, DIM);
         else if (!strcmp(a, "--layers"))   o.layers = (int)parse_count(a, v, 1, TW_LLAMA2C_MAX_LAYERS);
         else if (!strcmp(a, "--heads"))    o.heads = (int)parse_count(a, v, 1, DIM);
@@ -370,6 +396,7 @@ static tw_model_config config_from_flags(const options *o) {
     if (o->head_dim) a->head_dim = o->head_dim;
     else if (o->dim || o->heads) a->head_dim = a->d_model / a->n_head;
     if (o->hidden) c.block.ffn_hidden = o->hidden;
+    a->tiled = o->flash;
     if (c.max_seq < o->c.T) c.max_seq = o->c.T;
     if (a->n_kv_head > a->n_head || a->n_head % a->n_kv_head != 0)
         die_usage("--kv-heads: must divide --heads (GQA shares each kv head among a group)");
@@ -703,6 +730,15 @@ int main(int argc, char **argv) {
         const tw_model_config c = config_from_flags(&o);
         check_memory(&c, (double)tw_model_config_floats(&c), o.c.T, threads, o.c.B, o.c.steps, 2);
         model_from_scratch(&m, &c, (uint64_t)o.seed);
+    }
+    m.cfg.block.attn.tiled = o.flash;   // a run-time choice, not stored in the files
+    switch (tw_model_config_set_rope_scaling(&m.cfg, (tw_rope_scaling_kind)o.rope_kind, o.rope_factor,
+                                             o.rope_original, TW_LLAMA2C_MAX_SEQ)) {
+    case TW_OK: break;
+    case TW_ERR_SHAPE:
+        die_usage("--rope-scaling: this model has no RoPE to scale (style %s)", m.cfg.style ? m.cfg.style : "?");
+        break;
+    default: die_usage("--rope-factor %g: times the trained context is too long", (double)o.rope_factor);
     }
     const int V = m.cfg.vocab, B = o.c.B, T = o.c.T;
     if (T > m.cfg.max_seq) die_data("--seq %d: longer than the model's max_seq %d", T, m.cfg.max_seq);

@@ -83,6 +83,7 @@ static void stop_if_todo(void) {
 #define BUF 16384
 // Scratch for the cases (not all exercises use all of them, hence not static: no unused warning).
 float A[BUF], B[BUF], Cb[BUF], Dm[BUF], GOT[BUF], WANT[BUF];
+float B_VALUES[BUF];   // exercise 35's value rows
 
 // ---- shared by exercises 13, 20 and 23 (tokenizers) ----
 #if EXERCISE == 13 || EXERCISE == 20 || EXERCISE == 23
@@ -1381,6 +1382,85 @@ static int run_all(void) {
     double w6[V];
     for (int v = 0; v < V; v++) w6[v] = dz[v];
     return check("cross-entropy of 6 logits, target 2, against tw_cross_entropy_backward", z, w6, V, 1e-6);
+}
+#elif EXERCISE == 35
+static const char *TITLE = "one attention row, online softmax";
+// The reference: tw_softmax_row's weights (float, normaliser in double), then sum_j p_j v_j and
+// log sum_j exp(x_j) in double. Tolerance 1e-5 absolute + 1e-5 relative: the outputs are averages
+// of |v| <= 3 values whose float weights each carry ~1e-7 relative error, summed over n <= 300
+// terms in another order. The cases that break the classic wrong attempts: scores that rise from
+// block to block (no rescaling when the maximum grows gives weights measured against an old
+// maximum: errors of order 1), scores near +-1e4 (exp without the maximum overflows), every score
+// -inf (0 / 0), and blocks that do not divide n.
+static int one(const char *what, const float *x, const float *v, int n, int D, int blk) {
+    for (int d = 0; d < D; d++) GOT[d] = 12345.0f;
+    const float lse = ex_online_attention_row(GOT, x, v, n, D, blk);
+    stop_if_todo();
+    tw_softmax_row(Dm, x, n);
+    double mx = -INFINITY, sum = 0.0;
+    for (int j = 0; j < n; j++) mx = x[j] > mx ? x[j] : mx;
+    for (int j = 0; j < n && mx != -INFINITY; j++) sum += exp((double)x[j] - mx);
+    for (int d = 0; d < D; d++) {
+        double o = 0.0;
+        for (int j = 0; j < n; j++) if (Dm[j] != 0.0f) o += (double)Dm[j] * v[(long)j * D + d];
+        WANT[d] = (float)o;
+    }
+    if (compare(what, GOT, WANT, D, 1e-5f, 1e-5f)) return 1;
+    const float want_lse = mx == -INFINITY ? -INFINITY : (float)(mx + log(sum));
+    char w2[160];
+    snprintf(w2, sizeof w2, "%s: the returned log-sum-exp", what);
+    return compare(w2, &lse, &want_lse, 1, 1e-5f, 1e-6f);
+}
+static int run_all(void) {
+    char what[128];
+    static const int cases[][3] = { { 1, 4, 1 }, { 7, 4, 3 }, { 64, 8, 16 }, { 300, 8, 64 }, { 65, 2, 64 } };
+    for (int i = 0; i < 5; i++) {
+        const int n = cases[i][0], D = cases[i][1], blk = cases[i][2];
+        randn(A, n, 2.0f, 3500 + (uint64_t)i);
+        randn(B_VALUES, (long)n * D, 1.0f, 3550 + (uint64_t)i);
+        snprintf(what, sizeof what, "random scores, n = %d, D = %d, blocks of %d", n, D, blk);
+        if (one(what, A, B_VALUES, n, D, blk)) return 1;
+    }
+    for (int j = 0; j < 40; j++) A[j] = 0.25f * j;   // rising: every block raises the maximum
+    if (one("rising scores 0, 0.25, .. 9.75, blocks of 8", A, B_VALUES, 40, 4, 8)) return 1;
+    for (int j = 0; j < 40; j++) A[j] = j % 2 ? 1e4f - j : -1e4f + j;
+    if (one("scores near +-1e4, blocks of 16", A, B_VALUES, 40, 4, 16)) return 1;
+    for (int j = 0; j < 40; j++) A[j] = j == 37 ? -5.0f : -INFINITY;
+    if (one("one visible key (37) in the last block", A, B_VALUES, 40, 4, 16)) return 1;
+    for (int j = 0; j < 40; j++) A[j] = -INFINITY;
+    return one("every score -inf: out = 0, log-sum-exp -inf", A, B_VALUES, 40, 4, 16);
+}
+#elif EXERCISE == 36
+static const char *TITLE = "YaRN's RoPE frequencies";
+// The reference: tw_rope_scaled_freqs with TW_ROPE_SCALING_YARN (lib/nn/rope_scaling.c), in
+// double. Tolerance relative 1e-12: the same formulas in double in another order differ by a
+// few ulps (~1e-16). The cases that break the classic wrong attempts: a ramp that runs the wrong
+// way (interpolating the fast pairs), band edges not rounded (floor / ceil) or not clipped to
+// [0, D - 1], and betas other than the defaults.
+static int one_yarn(const char *what, int D, double theta, double s, int L, double bf, double bs) {
+    static double got[512], want[512];
+    for (int i = 0; i < D / 2; i++) got[i] = -1.0;
+    ex_yarn_freqs(got, D, theta, s, L, bf, bs);
+    stop_if_todo();
+    tw_rope_scaling sc = tw_rope_scaling_make(TW_ROPE_SCALING_YARN, (float)s, L);
+    sc.beta_fast = (float)bf;
+    sc.beta_slow = (float)bs;
+    tw_rope_scaled_freqs(want, D, theta, &sc);
+    for (int i = 0; i < D / 2; i++)
+        if (!(fabs(got[i] - want[i]) <= 1e-12 * fabs(want[i]))) {
+            printf("FAIL: %s: freq[%d] is %.17g, expected %.17g (relative tolerance 1e-12)\n",
+                   what, i, got[i], want[i]);
+            return 1;
+        }
+    return 0;
+}
+static int run_all(void) {
+    (void)randn;   // (no random inputs here)
+    return one_yarn("D 64, theta 1e4, s 8, L 2048", 64, 1e4, 8.0, 2048, 32, 1) ||
+           one_yarn("D 128, theta 1e6, s 4, L 32768 (Qwen3)", 128, 1e6, 4.0, 32768, 32, 1) ||
+           one_yarn("D 8, theta 1e4, s 4, L 64 (a tiny model: the fast edge clips to 0)", 8, 1e4, 4.0, 64, 32, 1) ||
+           one_yarn("D 64, theta 1e4, s 2, L 512, beta_fast 16, beta_slow 2", 64, 1e4, 2.0, 512, 16, 2) ||
+           one_yarn("D 16, theta 500, s 3, L 100000 (the slow edge clips to D - 1)", 16, 500, 3.0, 100000, 32, 1);
 }
 #else
 #error "EXERCISE must be 5..25, 33, 39 or 40 for check_concepts.c"

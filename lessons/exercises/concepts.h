@@ -223,6 +223,24 @@ void ex_rmsnorm_backward(float *dx, float *dw, const float *dy, const float *x, 
 enum { EX_AG_LEAF, EX_AG_ADD, EX_AG_MUL, EX_AG_EXP, EX_AG_LOG, EX_AG_RECIP };
 void ex_tape_backward(double *grad, const int *op, const int *a, const int *b, const double *val, int n);
 
+// Exercise 35 (lesson 24): one query row of attention with an online softmax: visit the n scores
+// in blocks of B (the last block may be short), keep a running maximum m, a running sum l of
+// exp(x - m) and an unnormalised output acc = sum exp(x - m) v; when a block raises m, multiply l
+// and acc by exp(m_old - m_new) first. At the end out = acc / l, and the return value is the
+// row's log-sum-exp m + log l. A row whose scores are all -inf gives out = 0 and returns -inf.
+//   out: (D)   x: (n) scores   v: (n, D) value rows   B >= 1
+float ex_online_attention_row(float *out, const float *x, const float *v, int n, int D, int B);
+
+// Exercise 36 (lesson 25): YaRN's RoPE frequencies (nn/rope_scaling.h has the formulas): plain
+// f_i = theta^(-2i/D) for i = 0 .. D/2-1, scale s, trained context L, beta_fast > beta_slow.
+// Pairs that turn more than beta_fast times over L positions keep f_i, pairs that turn fewer than
+// beta_slow times become f_i / s, and in between the share of f_i falls linearly in i between the
+// band edges lo = max(floor(d(beta_fast)), 0) and hi = min(ceil(d(beta_slow)), D - 1), where
+// d(r) = D ln(L / (2 pi r)) / (2 ln theta) is the pair index that turns r times.
+//   freq: (D/2), in double
+void ex_yarn_freqs(double *freq, int D, double theta, double s, int L, double beta_fast,
+                   double beta_slow);
+
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
 

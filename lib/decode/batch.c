@@ -12,6 +12,7 @@
 #include "nn/norm.h"
 #include "nn/posenc.h"
 #include "nn/rope.h"
+#include "nn/rope_scaling.h"
 #include "nn/sdpa.h"
 #include "simd/simd.h"
 #include "decode/batch.h"
@@ -65,6 +66,16 @@ static void norm_rows(float *out, const float *x, const float *w, const float *b
         tw_layernorm_forward(out, NULL, NULL, x, w, bias, R, C, c->block.norm_eps);
     else
         tw_rmsnorm_forward(out, NULL, x, w, R, C, c->block.norm_eps);
+}
+
+// RoPE on one row of n_heads heads at position pos, scaled past the trained context when the
+// model says so: what tw_mha_forward's normalize_and_rotate does (nn/mha.c).   x: (n_heads * D)
+static void rotate_row(float *x, const tw_mha_config *a, int n_heads, int pos) {
+    if (a->rope == TW_ROPE_NONE) return;
+    if (a->rope_scaling.kind != TW_ROPE_SCALING_NONE)
+        tw_rope_scaled_forward(x, a->rope, 1, n_heads, a->head_dim, pos, a->rope_theta, &a->rope_scaling);
+    else
+        tw_rope_forward(x, a->rope, 1, n_heads, a->head_dim, pos, a->rope_theta);
 }
 
 // y += a (the residual connection; the block's y = x + a, in place).
@@ -121,7 +132,7 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
         for (int r = 0; r < R; r++) {
             float *k = b->k + (size_t)r * GD;
             if (a->qk_norm) tw_rmsnorm_forward(k, NULL, k, w->attn.k_norm, G, D, a->norm_eps);
-            if (a->rope != TW_ROPE_NONE) tw_rope_forward(k, a->rope, 1, G, D, pos[r], a->rope_theta);
+            rotate_row(k, a, G, pos[r]);
             memcpy(tw_paged_key(&b->pool, tables[r], l, pos[r]), k, (size_t)GD * sizeof *k);
             memcpy(tw_paged_value(&b->pool, tables[r], l, pos[r]), b->v + (size_t)r * GD,
                    (size_t)GD * sizeof *k);
@@ -129,7 +140,7 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
         for (int r = 0; r < R; r++) {
             float *q = b->q + (size_t)r * HD, *z = b->z + (size_t)r * HD;
             if (a->qk_norm) tw_rmsnorm_forward(q, NULL, q, w->attn.q_norm, H, D, a->norm_eps);
-            if (a->rope != TW_ROPE_NONE) tw_rope_forward(q, a->rope, 1, H, D, pos[r], a->rope_theta);
+            rotate_row(q, a, H, pos[r]);
             tw_paged_gather(b->kg, b->vg, &b->pool, tables[r], l, pos[r] + 1);
             const int group = H / G, S = pos[r] + 1;
             for (int h = 0; h < H; h++) {   // as tw_mha_forward's decode: one query, every key

@@ -38,9 +38,16 @@ const tw_tensor_info tw_block_tensors[] = {
     { .name = "k_rot",     .shape = "NGD", .field = AT(attn.k_rot),
       .meaning = "keys after QK-norm and RoPE: what the KV cache stores" },
     { .name = "scores",    .shape = "HTS", .field = AT(attn.scores), .flags = TW_TENSOR_MASKED,
+      .has = TW_HAS_MATERIALISED,
       .meaning = "q_rot . k_rot / sqrt(head size), -inf above the diagonal (causal mask)" },
-    { .name = "pattern",   .shape = "HTS", .field = AT(attn.pattern),
+    { .name = "pattern",   .shape = "HTS", .field = AT(attn.pattern), .has = TW_HAS_MATERIALISED,
       .meaning = "softmax of scores: the attention map, rows sum to 1" },
+    { .name = "row_max",   .shape = "HT",  .field = AT(attn.row_max), .has = TW_HAS_TILED,
+      .flags = TW_TENSOR_STATS | TW_TENSOR_MASKED,
+      .meaning = "tiled attention: each query row's largest score (-inf if it saw no key)" },
+    { .name = "row_logsum", .shape = "HT", .field = AT(attn.row_logsum), .has = TW_HAS_TILED,
+      .flags = TW_TENSOR_STATS | TW_TENSOR_MASKED,
+      .meaning = "tiled attention: log sum exp(score - row_max) per query row" },
     { .name = "z",         .shape = "THD", .field = AT(attn.z),
       .meaning = "pattern @ v per head (query head h reads kv head h / (H/G))" },
     { .name = "attn_out",  .shape = "TC",  .field = AT(attn_out),
@@ -120,6 +127,8 @@ int tw_block_has(const tw_block_config *cfg, tw_tensor_has has) {
     case TW_HAS_RMSNORM:     return cfg->norm == TW_NORM_RMS;
     case TW_HAS_QK_NORM:     return cfg->attn.qk_norm != 0;
     case TW_HAS_POSTNORM:    return !cfg->prenorm;
+    case TW_HAS_MATERIALISED: return !cfg->attn.tiled;
+    case TW_HAS_TILED:       return cfg->attn.tiled != 0;
     }
     return 0;
 }
@@ -203,7 +212,7 @@ tw_status tw_mha_acts_init(tw_mha_acts *s, const tw_mha_config *cfg, int T_max, 
     if (T_max <= 0 || S_max <= 0) return TW_ERR_ARG;
     const tw_dims cap = { .T = T_max, .S = S_max, .N = S_max, .C = cfg->d_model,
                           .H = cfg->n_head, .G = cfg->n_kv_head, .D = cfg->head_dim };
-    const tw_block_config bc = { .attn = *cfg };   // for tw_block_has: only the QK-norm matters
+    const tw_block_config bc = { .attn = *cfg };   // for tw_block_has: QK-norm and tiling matter
     size_t n = 0;
     for (int pass = 0; pass < 2; pass++) {   // count, then place
         size_t used = 0;

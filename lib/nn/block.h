@@ -80,7 +80,9 @@ long tw_dims_count(const tw_dims *d, const char *letters);    // product of the 
 typedef enum {
     TW_HAS_ALWAYS = 0, TW_HAS_CLASSIC_FFN, TW_HAS_SWIGLU, TW_HAS_LAYERNORM, TW_HAS_RMSNORM,
     TW_HAS_QK_NORM,         // blocks whose attention has a QK-norm (Qwen3)
-    TW_HAS_POSTNORM         // post-norm blocks
+    TW_HAS_POSTNORM,        // post-norm blocks
+    TW_HAS_MATERIALISED,    // attention that keeps its (H, T, S) scores and pattern (the default)
+    TW_HAS_TILED            // tiled attention (cfg->attn.tiled): per-row statistics instead
 } tw_tensor_has;
 
 enum {

@@ -10,6 +10,7 @@
 #include "nn/linear.h"
 #include "nn/norm.h"
 #include "nn/sdpa.h"
+#include "nn/sdpa_tiled.h"
 #include "simd/simd.h"
 
 // ---- KV cache ----
@@ -44,6 +45,10 @@ tw_status tw_mha_config_check(const tw_mha_config *cfg) {
     if (cfg->rope != TW_ROPE_NONE && cfg->head_dim % 2 != 0) return TW_ERR_SHAPE;
     if (cfg->rope != TW_ROPE_NONE && !(cfg->rope_theta > 0.0f)) return TW_ERR_ARG;
     if (cfg->qk_norm && !(cfg->norm_eps >= 0.0f)) return TW_ERR_ARG;
+    if (cfg->rope != TW_ROPE_NONE && tw_rope_scaling_check(&cfg->rope_scaling) != TW_OK)
+        return TW_ERR_ARG;
+    if (cfg->rope_scaling.kind != TW_ROPE_SCALING_NONE && cfg->head_dim / 2 > TW_ROPE_MAX_PAIRS)
+        return TW_ERR_SHAPE;
     return TW_OK;
 }
 
@@ -71,7 +76,10 @@ static void normalize_and_rotate(float *x_rot, float *rms, const float *x, const
         tw_rmsnorm_forward(x_rot, rms, x, gain, n * n_heads, cfg->head_dim, cfg->norm_eps);
     else
         memcpy(x_rot, x, count * sizeof(float));
-    if (rotate)
+    if (rotate && cfg->rope_scaling.kind != TW_ROPE_SCALING_NONE)
+        tw_rope_scaled_forward(x_rot, cfg->rope, n, n_heads, cfg->head_dim, pos0, cfg->rope_theta,
+                               &cfg->rope_scaling);
+    else if (rotate)
         tw_rope_forward(x_rot, cfg->rope, n, n_heads, cfg->head_dim, pos0, cfg->rope_theta);
 }
 
@@ -127,11 +135,14 @@ void tw_mha_forward(float *out, tw_mha_acts *s, tw_kv_cache *cache,
     const int causal = cfg->causal && !cross;
 
     // 4. One scaled dot-product attention per query head; head h reads kv head h / (H / G).
-    const int group = H / G;
     s->T = T;
     s->S = S_total;
+    if (cfg->tiled)   // tiled (sdpa_tiled.h): every head read in place, per-row statistics kept
+        tw_sdpa_tiled_heads_forward(s->z, s->row_max, s->row_logsum, s->q_rot, keys, vals, mask,
+                                    T, S_total, H, G, D, causal, causal_offset, TW_SDPA_TILE);
+    const int group = H / G;
     int gathered = -1;   // the kv head now in kh/vh: the H/G query heads of a group share it
-    for (int h = 0; h < H; h++) {
+    for (int h = 0; h < H && !cfg->tiled; h++) {
         const int g = h / group;
         float *sc = s->scores + (size_t)h * T * S_total;
         float *wt = s->pattern + (size_t)h * T * S_total;
@@ -187,7 +198,11 @@ static void normalize_and_rotate_backward(float *dx, float *dgain, float *d_rot,
                                           const tw_mha_config *cfg, int rotate, int pos0) {
     const int D = cfg->head_dim;
     const size_t count = (size_t)n * n_heads * D;
-    if (rotate) tw_rope_backward(d_rot, cfg->rope, n, n_heads, D, pos0, cfg->rope_theta);
+    if (rotate && cfg->rope_scaling.kind != TW_ROPE_SCALING_NONE)
+        tw_rope_scaled_backward(d_rot, cfg->rope, n, n_heads, D, pos0, cfg->rope_theta,
+                                &cfg->rope_scaling);
+    else if (rotate)
+        tw_rope_backward(d_rot, cfg->rope, n, n_heads, D, pos0, cfg->rope_theta);
     if (cfg->qk_norm) {
         tw_rmsnorm_backward(dx, dgain, d_rot, x, rms, gain, n * n_heads, D);
     } else {
@@ -215,9 +230,13 @@ void tw_mha_backward(float *dx, float *dx_kv, const tw_mha_grads *dw, tw_mha_act
     zero_floats(ds->q_rot, (size_t)T * HD);
     zero_floats(ds->k_rot, (size_t)n_kv * GD);
     zero_floats(ds->v, (size_t)n_kv * GD);
+    if (cfg->tiled)   // from z and the per-row statistics, every head in place (sdpa_tiled.h)
+        tw_sdpa_tiled_heads_backward(ds->q_rot, ds->k_rot, ds->v, ds->z, s->z, s->row_max,
+                                     s->row_logsum, s->q_rot, s->k_rot, s->v, NULL, T, n_kv, H, G,
+                                     D, cfg->causal && !cross, 0, TW_SDPA_TILE);
     const int group = H / G;
     int gathered = -1;   // the kv head now in kh/vh (read only below), as in the forward
-    for (int h = 0; h < H; h++) {
+    for (int h = 0; h < H && !cfg->tiled; h++) {
         const int kv = h / group;
         gather_head(s->qh, s->q_rot, T, H, D, h);
         if (kv != gathered) {

@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "nn/linear.h"
 #include "nn/rope.h"
+#include "nn/rope_scaling.h"
 
 typedef struct {
     int          d_model;    // C
@@ -24,6 +25,10 @@ typedef struct {
     float        rope_theta; // 10000 or 1e6
     int          qk_norm;    // 1: RMSNorm over each q and k head before RoPE (Qwen3)
     float        norm_eps;   // eps of the QK-norm
+    int          tiled;      // 1: tiled attention (nn/sdpa_tiled.h): no (H, T, S) scores or
+                             // pattern are kept, each query row's statistics instead; 0: default
+    tw_rope_scaling rope_scaling;   // RoPE past the trained context (nn/rope_scaling.h); zeroed:
+                                    // none, plain RoPE
 } tw_mha_config;
 
 // Weights; a NULL bias means no bias. Layouts as torch.nn.Linear: (out, in). The four matrices
@@ -71,6 +76,8 @@ typedef struct {
     float *pattern;  // (H, T, S) the attention map (the weights): softmax of each scores row
     float *z;        // (T_max, H*D)  pattern v per head, heads side by side (input of Wo)
     float *qh, *kh, *vh, *zh;   // one head's contiguous copies: (T_max, D), (S_max, D) x2, (T_max, D)
+    float *row_max;     // (H, T_max)  tiled attention only (scores and pattern are then NULL):
+    float *row_logsum;  // (H, T_max)  each query row's largest score and log sum exp(score - max)
     float *q_rms;    // (T_max, H)  QK-norm statistics sqrt(mean(q^2) + eps) per row and head,
     float *k_rms;    // (S_max, G)  kept for the backward (written only when cfg->qk_norm)
     int    T, S;     // sizes of the last call

@@ -19,26 +19,40 @@ static void rotate_pair(float *a, float *b, float c, float s) {
     *b = a0 * s + b0 * c;
 }
 
-// Shared loop: half = 0 pairs (2i, 2i+1), half = 1 pairs (i, i + D/2). transpose = 1 rotates by
-// the opposite angle (the backward).
+// Rotates pair i of every head of T positions by the angle (pos0 + t) * freq, its cos and sin
+// multiplied by mag (1 for plain RoPE; YaRN's attention factor, nn/rope_scaling.h). halves = 0
+// pairs (2i, 2i+1), 1 pairs (i, i + D/2); transpose = 1 rotates by the opposite angle (the
+// backward).
+static void rotate_positions(float *x, int T, int H, int D, int pos0, int i, double freq,
+                             double mag, int halves, int transpose) {
+    for (int t = 0; t < T; t++) {
+        double angle = ((double)pos0 + t) * freq;
+        float c = (float)(mag * cos(angle)), s = (float)(mag * sin(angle));  // shared by every head
+        if (transpose) s = -s;
+        for (int h = 0; h < H; h++) {
+            float *x_th = x + ((size_t)t * H + h) * D;       // (D)
+            if (halves) rotate_pair(&x_th[i], &x_th[i + D / 2], c, s);
+            else        rotate_pair(&x_th[2 * i], &x_th[2 * i + 1], c, s);
+        }
+    }
+}
+
+// Shared loop. Pairs outside, positions inside: each frequency's pow once per call, not once per
+// position (every pair is still rotated once, by the same angle: the same bits in either order).
+// mag = 1 multiplies exactly, so the plain rotation's bits do not depend on it.
 static void rope_apply(float *x, int T, int H, int D, int pos0, float theta, int halves,
                        int transpose) {
     assert(D % 2 == 0);
-    // Pairs outside, positions inside: each frequency's pow once per call, not once per position
-    // (every pair is still rotated once, by the same angle: the same bits in either order).
-    for (int i = 0; i < D / 2; i++) {
-        const double freq = rope_freq_d(i, D, theta);
-        for (int t = 0; t < T; t++) {
-            double angle = ((double)pos0 + t) * freq;
-            float c = (float)cos(angle), s = (float)sin(angle);  // shared by every head
-            if (transpose) s = -s;
-            for (int h = 0; h < H; h++) {
-                float *x_th = x + ((size_t)t * H + h) * D;       // (D)
-                if (halves) rotate_pair(&x_th[i], &x_th[i + D / 2], c, s);
-                else        rotate_pair(&x_th[2 * i], &x_th[2 * i + 1], c, s);
-            }
-        }
-    }
+    for (int i = 0; i < D / 2; i++)
+        rotate_positions(x, T, H, D, pos0, i, rope_freq_d(i, D, theta), 1.0, halves, transpose);
+}
+
+void tw_rope_apply_freqs(float *x, tw_rope_kind kind, int T, int H, int D, int pos0,
+                         const double *freq, double mag, int transpose) {
+    assert(D % 2 == 0);
+    if (kind == TW_ROPE_NONE) return;
+    for (int i = 0; i < D / 2; i++)
+        rotate_positions(x, T, H, D, pos0, i, freq[i], mag, kind == TW_ROPE_HALVES, transpose);
 }
 
 void tw_rope_angles(float *cos_t, float *sin_t, int pos, int D, float theta) {

@@ -41,4 +41,13 @@ void tw_rope_adjacent_backward(float *dx, int T, int H, int D, int pos0, float t
 void tw_rope_halves_backward(float *dx, int T, int H, int D, int pos0, float theta);
 void tw_rope_backward(float *dx, tw_rope_kind kind, int T, int H, int D, int pos0, float theta);
 
+// The rotation with a given frequency per pair instead of theta^(-2i/D) (the scaled RoPEs of
+// nn/rope_scaling.h compute them), and cos and sin multiplied by mag (1: a pure rotation).
+// transpose = 0 is the forward; 1 rotates by the opposite angle, the backward (its exact
+// transpose, as above). With freq[i] = tw_rope_freq's value in double and mag = 1 it is
+// tw_rope_forward / tw_rope_backward bit for bit.
+//   x: (T, H, D) in place   freq: (D/2) angular frequencies
+void tw_rope_apply_freqs(float *x, tw_rope_kind kind, int T, int H, int D, int pos0,
+                         const double *freq, double mag, int transpose);
+
 #endif

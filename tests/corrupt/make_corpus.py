@@ -137,6 +137,7 @@ def make_json():
     seed("json", "valid_llama.json", good)
     seed("json", "valid_gpt2.json", GPT2.encode())
     seed("json", "escapes.json", b'{"a": "\\u00e9\\ud83d\\ude00\\n\\"", "b": [1, -0.5e+3, true, false, null, {}]}')
+    seed("json", "rope_scaling_yarn.json", b'{"model_type": "qwen3", "max_position_embeddings": 40960, "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768, "beta_fast": 32, "beta_slow": 1}}\n')
     for n in sorted({0, 1, 2, 14, 15, 16, len(good) // 2, len(good) - 2, len(good) - 1}):
         write("json", f"truncated_at_{n}.json", good[:n], "FORMAT")
     bad = {
