@@ -77,12 +77,14 @@ void tw_linear_forward_weight(float *y, const float *x, tw_weight W, const float
         tw_linear_forward_q8(y, W.work, x, W.f32, W.q8, b, T, C_in, C_out);
     else
         tw_linear_forward(y, x, W.f32, b, T, C_in, C_out);
+    if (W.lora)
+        tw_lora_forward(y, NULL, x, W.lora->A, W.lora->B, W.lora->scale, T, C_in, C_out, W.lora->r);
 }
 
 void tw_linear_forward_many(int n, float *const y[], const float *x, const tw_weight W[],
                             const float *const b[], const int C_out[], int T, int C_in) {
     int fp32 = 1;
-    for (int i = 0; i < n; i++) fp32 = fp32 && !(W[i].q8 && W[i].work);
+    for (int i = 0; i < n; i++) fp32 = fp32 && !(W[i].q8 && W[i].work) && !W[i].lora;
     if (fp32 && T == 1 && n <= 8) {
         const float *Wf[8];
         for (int i = 0; i < n; i++) Wf[i] = W[i].f32;
