@@ -24,6 +24,7 @@
 #include "tw.h"
 #include "formats/llama2c.h"
 #include "quant/q8model.h"
+#include "formats/lora_file.h"
 #include "quant/q8_0.h"
 #include "train/checkpoint.h"
 #include "tokenize/tokenizer.h"
@@ -49,6 +50,7 @@ static void usage(FILE *f) {
         "  --no-cache    no KV cache: recompute the whole prefix at every step\n"
         "  --cache-info  print the KV cache's layout and size to stderr\n"
         "  --simd LEVEL  kernels: naive, avx2, avx512, neon or auto (default auto, or $TW_SIMD)\n"
+        "  --lora FILE   LoRA adapters (./train --lora --out) added to the model, unmerged\n"
         "  --check-finite  after every forward pass, stop at the first NaN/Inf and name its tensor\n"
         "                (also TW_CHECK_FINITE=1)\n");
 }
@@ -62,7 +64,7 @@ static void die_usage(const char *fmt, const char *a, const char *b) {
 }
 
 typedef struct {
-    const char *model, *tokenizer, *prompt, *dump_dir;
+    const char *model, *tokenizer, *prompt, *dump_dir, *lora;
     const char *simd;   // --simd LEVEL, or NULL: $TW_SIMD, else auto
     float temperature, topp;
     long long seed;
@@ -88,7 +90,7 @@ static long long parse_int(const char *flag, const char *s) {
 }
 
 static options parse_args(int argc, char **argv) {
-    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0 };
+    options o = { NULL, "tokenizer.bin", "", NULL, NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0 };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); exit(0); }
@@ -100,13 +102,14 @@ static options parse_args(int argc, char **argv) {
             o.model = a;
             continue;
         }
-        int known = strcmp(a, "--dump") == 0 || strcmp(a, "--simd") == 0 ||
+        int known = strcmp(a, "--dump") == 0 || strcmp(a, "--simd") == 0 || strcmp(a, "--lora") == 0 ||
                     (strlen(a) == 2 && strchr("tpsnizm", a[1]) != NULL);
         if (!known) die_usage("unknown flag '%s'%s", a, "");
         if (i + 1 >= argc) die_usage("flag '%s' needs a value%s", a, "");
         const char *v = argv[++i];
         if (strcmp(a, "--dump") == 0) { o.dump_dir = v; continue; }
         if (strcmp(a, "--simd") == 0) { o.simd = v; continue; }
+        if (strcmp(a, "--lora") == 0) { o.lora = v; continue; }
         switch (a[1]) {
         case 't': o.temperature = parse_float(a, v); break;
         case 'p': o.topp = parse_float(a, v); break;
@@ -183,6 +186,7 @@ int main(int argc, char **argv) {
     // whichever step failed.
     int rc = 1;
     tw_model m = { 0 };
+    tw_lora_set adapters = { 0 };
     tw_tokenizer tok = { 0 };
     tw_model_state s = { 0 };
     tw_sampler sampler = { 0 };
@@ -193,6 +197,15 @@ int main(int argc, char **argv) {
                    : tw_llama2c_load_any(&m, &version, o.model, err, sizeof err);
     if (load != TW_OK) {
         fprintf(stderr, "generate: %s\n", err);
+        goto done;
+    }
+    // LoRA adapters run unmerged: each targeted Linear adds its s (x A^T) B^T (nn/lora.h).
+    if (o.lora && tw_lora_file_load(&adapters, o.lora, &m.cfg, err, sizeof err) != TW_OK) {
+        fprintf(stderr, "generate: --lora %s\n", err);
+        goto done;
+    }
+    if (o.lora && tw_lora_attach(&m, &adapters) != TW_OK) {
+        fprintf(stderr, "generate: --lora %s: the adapters do not fit the model\n", o.lora);
         goto done;
     }
     const int V = m.cfg.vocab, seq_len = m.cfg.max_seq;
@@ -328,5 +341,6 @@ done:
     free(tokens);
     tw_tokenizer_free(&tok);
     tw_model_free(&m);
+    tw_lora_set_free(&adapters);
     return rc;
 }

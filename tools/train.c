@@ -41,6 +41,8 @@
 #include "decode/sampler.h"
 #include "tokenize/tokenizer.h"
 #include "train/tokens.h"
+#include "train/lora_step.h"
+#include "formats/lora_file.h"
 #include "simd/simd.h"
 
 static void usage(FILE *f) {
@@ -75,6 +77,12 @@ static void usage(FILE *f) {
         "  --sample-every N     print a sample every N steps (needs -z; default 100; 0: off)\n"
         "  --curve FILE.dat     the loss curve (default out/train/loss.dat; a PNG beside it with gnuplot;\n"
         "                       none: no curve)\n"
+        "LoRA (fine-tune adapters on a frozen --init model; docs/training.md):\n"
+        "  --lora R             rank of the adapters (1 .. 64); --out then writes the adapters file\n"
+        "  --lora-alpha A       their scale is A / R (default A = R)\n"
+        "  --lora-targets LIST  any of wq,wk,wv,wo,w1,w2,w3 (default wq,wv)\n"
+        "  --lora-init FILE     start from this adapters file (its R, alpha and targets) instead of fresh ones\n"
+        "  --merged FILE.bin    also write base + adapters merged, as a checkpoint ./generate loads\n"
         "  --simd LEVEL         naive, avx2, avx512, neon or auto\n"
         "  --threads N          split each batch into N parts trained on N OpenMP threads, AdamW\n"
         "                       shared among them (default 1; 0: OMP_NUM_THREADS, else every core).\n"
@@ -116,6 +124,9 @@ typedef struct {
     int val_frac_given;
     long save_every, stop_after, eval_every, eval_batches, sample_every;
     int threads;          // 0: OpenMP's default
+    int lora_r;           // 0: no LoRA (full training)
+    float lora_alpha;     // 0: the default, alpha = r
+    const char *lora_targets, *lora_init, *merged;
 } options;
 
 // The most steps one run may schedule: the loss curve keeps two floats per step in memory.
@@ -228,6 +239,12 @@ static options parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--eval-batches")) o.eval_batches = parse_count(a, v, 1, 1000000L);
         else if (!strcmp(a, "--sample-every")) o.sample_every = parse_count(a, v, 0, MAX_STEPS);
         else if (!strcmp(a, "--threads"))      o.threads = (int)parse_count(a, v, 0, 64);
+        else if (!strcmp(a, "--lora"))         o.lora_r = (int)parse_count(a, v, 1, TW_LORA_MAX_R);
+        else if (!strcmp(a, "--lora-alpha"))
+            o.lora_alpha = parse_float(a, v, 0.0, 1, 1e6, "the adapters' scale is alpha / r");
+        else if (!strcmp(a, "--lora-targets")) o.lora_targets = v;
+        else if (!strcmp(a, "--lora-init"))    o.lora_init = parse_path(a, v);
+        else if (!strcmp(a, "--merged"))       o.merged = parse_path(a, v);
         else die_usage("unknown flag '%s'", a);
     }
     if (!o.tokens && !o.text) die_usage("no data: give --tokens FILE.bin or --text FILE.txt -z TOK.bin");
@@ -237,6 +254,13 @@ static options parse_args(int argc, char **argv) {
     if (o.c.warmup > o.c.steps) die_usage("--warmup: longer than --steps");
     if (o.val && o.val_frac_given) die_usage("--val and --val-frac: give one");
     if (!o.val_frac_given) o.val_frac = o.no_shuffle || o.val ? 0.0 : 0.1;
+    const int lora = o.lora_r || o.lora_init;
+    if (!lora && (o.lora_alpha > 0.0f || o.lora_targets || o.merged))
+        die_usage("--lora-alpha, --lora-targets and --merged need --lora R (or --lora-init FILE)");
+    if (lora && !o.init) die_usage("--lora: adapters train on a frozen model: give it with --init FILE.bin");
+    if (lora && o.state) die_usage("--state: not supported with --lora (save the adapters with --out)");
+    if (o.lora_init && (o.lora_r || o.lora_alpha > 0.0f || o.lora_targets))
+        die_usage("--lora-init: the file sets r, alpha and the targets; give no --lora, --lora-alpha or --lora-targets");
     return o;
 }
 
@@ -296,15 +320,17 @@ typedef struct { const char *flag, *path; } named_path;
 static void check_paths(const options *o, const char *floor_path, char *curve_png, size_t png_len) {
     if (o->out) check_output("--out", o->out);
     if (o->state) check_output("--state", o->state);
+    if (o->merged) check_output("--merged", o->merged);
     if (o->curve) {
         check_output("--curve", o->curve);
         snprintf(curve_png, png_len, "%s.png", o->curve);
     }
     const named_path in[] = { { "--tokens", o->tokens }, { "--text", o->text }, { "-z", o->tokenizer },
                               { "--init", o->init }, { "--resume", o->resume }, { "--val", o->val },
-                              { "--floor", floor_path } };
+                              { "--floor", floor_path }, { "--lora-init", o->lora_init } };
     const named_path out[] = { { "--out", o->out }, { "--state", o->state }, { "--curve", o->curve },
-                               { "--curve's picture", o->curve ? curve_png : NULL } };
+                               { "--curve's picture", o->curve ? curve_png : NULL },
+                               { "--merged", o->merged } };
     const int n_in = (int)(sizeof in / sizeof in[0]), n_out = (int)(sizeof out / sizeof out[0]);
     for (int i = 0; i < n_out; i++) {
         if (out[i].path == NULL) continue;
@@ -413,6 +439,29 @@ static void save_model(const char *path, const tw_model *m) {
     tw_status st = tw_llama2c_can_write(m, NULL, 0) ? tw_llama2c_write(path, m, err, sizeof err)
                                                    : tw_checkpoint_write(path, m, err, sizeof err);
     if (st != TW_OK) die_data("--out %s", err);
+}
+
+// LoRA: base is the frozen --init model (read a second time: m becomes base + adapters, merged),
+// ad the adapters: from --lora-init, or fresh (A seeded by --seed, B zero).
+static void setup_lora(tw_model *base, tw_lora_set *ad, tw_model *m, const options *o) {
+    char err[512] = "";
+    if (tw_model_load_file(base, o->init, err, sizeof err) != TW_OK) die_data("--init %s", err);
+    if (o->lora_init) {
+        if (tw_lora_file_load(ad, o->lora_init, &base->cfg, err, sizeof err) != TW_OK)
+            die_data("--lora-init %s", err);
+    } else {
+        int targets[TW_LORA_N_KINDS], n_targets = 0;
+        if (tw_lora_targets_parse(targets, &n_targets, o->lora_targets ? o->lora_targets : "wq,wv", err,
+                                  sizeof err) != TW_OK)
+            die_usage("--lora-targets: %s", err);
+        const float alpha = o->lora_alpha > 0.0f ? o->lora_alpha : (float)o->lora_r;
+        tw_status st = tw_lora_set_init(ad, &base->cfg, o->lora_r, alpha, targets, n_targets);
+        if (st == TW_ERR_SHAPE)
+            die_usage("--lora-targets: the --init model has no w3 (its FFN is not SwiGLU); choose from wq,wk,wv,wo,w1,w2");
+        if (st != TW_OK) die_data("out of memory for the adapters");
+        tw_lora_set_randomize(ad, (uint64_t)o->seed);
+    }
+    if (tw_lora_refresh(m, base, ad) != TW_OK) die_data("--init %s: the adapters do not fit the model", o->init);
 }
 
 // ---- data ----
@@ -639,6 +688,14 @@ int main(int argc, char **argv) {
     const int V = m.cfg.vocab, B = o.c.B, T = o.c.T;
     if (T > m.cfg.max_seq) die_data("--seq %d: longer than the model's max_seq %d", T, m.cfg.max_seq);
     if (o.resume || o.init) check_memory(&m.cfg, (double)m.n_floats, T, threads, B, o.c.steps, 1);
+    const int lora = o.lora_r || o.lora_init;
+    tw_model base;
+    tw_lora_set ad;
+    tw_lora_trainer lt;
+    memset(&base, 0, sizeof base);
+    memset(&ad, 0, sizeof ad);
+    memset(&lt, 0, sizeof lt);
+    if (lora) setup_lora(&base, &ad, &m, &o);
 
     // The tokenizer must have exactly the model's vocabulary.
     tw_tokenizer tok = { 0 };
@@ -683,6 +740,7 @@ int main(int argc, char **argv) {
         die_data("out of memory for the batch order");
     tw_trainer t;
     if (tw_trainer_init_split(&t, &m, T, threads) != TW_OK) die_data("out of memory for the training state");
+    if (lora && tw_lora_trainer_init(&lt, &ad, &m.cfg) != TW_OK) die_data("out of memory for the adapters' optimizer");
     if (adam_m) {
         memcpy(t.adam_m, adam_m, (size_t)m.n_floats * sizeof(float));
         memcpy(t.adam_v, adam_v, (size_t)m.n_floats * sizeof(float));
@@ -702,6 +760,7 @@ int main(int argc, char **argv) {
     if (o.curve) make_parent_dirs("--curve", o.curve);
     if (o.out) make_parent_dirs("--out", o.out);
     if (o.state) make_parent_dirs("--state", o.state);
+    if (o.merged) make_parent_dirs("--merged", o.merged);
 
     // Every check passed: what was set up (stdout, so that stderr holds only the error, if any).
     if (threads > 1 && tw_matmul_threads() == 1)
@@ -718,6 +777,13 @@ int main(int argc, char **argv) {
     if (!isnan(floor_nll))
         printf("train: teacher's floor %.4f nats/token (perplexity %.3f) from %s\n", floor_nll,
                exp(floor_nll), floor_path);
+    if (lora) {
+        printf("train: LoRA r %d, alpha %g (scale %g) on", ad.r, (double)ad.alpha, (double)(ad.alpha / (float)ad.r));
+        for (int i = 0; i < ad.n_targets; i++) printf("%s%s", i ? "," : " ", tw_lora_target_name(ad.targets[i]));
+        printf(" of every layer%s: %ld trainable parameters, %.2f %% of the model's %ld (frozen)\n",
+               o.lora_init ? " (from --lora-init)" : "", ad.n_floats, 100.0 * (double)ad.n_floats /
+               (double)tw_model_count_params(&m), tw_model_count_params(&m));
+    }
     printf("train: ln V = %.4f: the loss of a model that knows nothing; %s kernels, %d thread%s\n",
            log((double)V), level, tw_matmul_threads(), tw_matmul_threads() == 1 ? "" : "s");
     fflush(stdout);
@@ -737,7 +803,8 @@ int main(int argc, char **argv) {
         tw_batcher_fill(in, tg, &batches, s);
         tw_train_stats st;
         const double ts = now_seconds();
-        tw_status status = tw_train_step(&st, &t, &m, in, tg, &o.c);
+        tw_status status = lora ? tw_lora_train_step(&st, &lt, &t, &m, &base, &ad, in, tg, &o.c)
+                                : tw_train_step(&st, &t, &m, in, tg, &o.c);
         const double te = now_seconds();
         if (status == TW_ERR_ARG) {
             char why[512];
@@ -767,7 +834,7 @@ int main(int argc, char **argv) {
         if (o.tokenizer && o.sample_every && (t.step % o.sample_every == 0 || last))
             print_sample(&m, &tok, &sp, 64);
         fflush(stdout);
-        if ((o.out || o.state) && (last || interrupted || (o.save_every && t.step % o.save_every == 0))) {
+        if ((o.out || o.state || o.merged) && (last || interrupted || (o.save_every && t.step % o.save_every == 0))) {
             // Never write weights that would only reproduce a NaN: check them on the batch they
             // meet next (a resumed run's first), or on this step's batch at the end.
             char why[512];
@@ -778,7 +845,9 @@ int main(int argc, char **argv) {
                 rc = 1;
                 break;
             }
-            if (o.out) save_model(o.out, &m);
+            if (o.out && lora && tw_lora_file_write(o.out, &ad, err, sizeof err) != TW_OK) die_data("--out %s", err);
+            if (o.out && !lora) save_model(o.out, &m);
+            if (o.merged) save_model(o.merged, &m);   // base + adapters (m is kept merged)
             if (o.state) {
                 const tw_train_progress now = { t.step, t.step * B, pr.shuffle_seed, sp.state, B, T };
                 if (tw_train_state_write(o.state, &now, &m, t.adam_m, t.adam_v, err, sizeof err) != TW_OK)
@@ -794,13 +863,18 @@ int main(int argc, char **argv) {
         }
         if (last) break;
     }
-    if (rc == 0 && o.out) printf("train: wrote %s (%s format)\n", o.out,
+    if (rc == 0 && o.out) printf("train: wrote %s (%s format)\n", o.out, lora ? "LoRA adapters" :
                                  tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
+    if (rc == 0 && o.merged) printf("train: wrote %s (the base merged with the adapters, %s format)\n", o.merged,
+                                    tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
     fflush(stdout);
     if (o.curve && t.step > 0) write_curve(o.curve, curve_train, curve_val, t.step, floor_nll);
     free(in); free(tg); free(curve_train); free(curve_val);
     tw_sampler_free(&sp);
     tw_trainer_free(&t);
+    tw_lora_trainer_free(&lt);
+    tw_lora_set_free(&ad);
+    tw_model_free(&base);
     tw_batcher_free(&batches);
     if (o.val) free(val);
     free(data);

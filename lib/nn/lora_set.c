@@ -17,6 +17,37 @@ int tw_lora_target_parse(const char *name) {
     return -1;
 }
 
+tw_status tw_lora_targets_parse(int *targets, int *n_targets, const char *list, char *err,
+                                size_t err_len) {
+    *n_targets = 0;
+    const char *p = list;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        const size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char name[16];
+        if (len == 0 || len >= sizeof name) {
+            tw_set_err(err, err_len, "'%s': an empty or overlong name; give names from wq, wk, wv, wo, "
+                       "w1, w2, w3 separated by commas", list);
+            return TW_ERR_ARG;
+        }
+        memcpy(name, p, len);
+        name[len] = '\0';
+        const int k = tw_lora_target_parse(name);
+        if (k < 0) {
+            tw_set_err(err, err_len, "'%s' is not a target: give names from wq, wk, wv, wo, w1, w2, w3", name);
+            return TW_ERR_ARG;
+        }
+        for (int j = 0; j < *n_targets; j++)
+            if (targets[j] == k) {
+                tw_set_err(err, err_len, "'%s' is given twice", name);
+                return TW_ERR_ARG;
+            }
+        targets[(*n_targets)++] = k;
+        if (!comma) return TW_OK;
+        p = comma + 1;
+    }
+}
+
 tw_status tw_lora_target_shape(int *out, int *in, const tw_model_config *c, int kind) {
     const int C = c->block.attn.d_model, D = c->block.attn.head_dim, F = c->block.ffn_hidden;
     const int HD = c->block.attn.n_head * D, GD = c->block.attn.n_kv_head * D;

@@ -22,6 +22,10 @@ int         tw_lora_target_parse(const char *name);
 // The (out, in) shape of a target in a model of configuration c; TW_ERR_SHAPE if the model has no
 // such Linear (w3 without SwiGLU).
 tw_status   tw_lora_target_shape(int *out, int *in, const tw_model_config *c, int kind);
+// Parses a comma-separated list such as "wq,wv" into kinds (in the order given). TW_ERR_ARG with
+// one line in err for an empty list, an unknown name or a name given twice.
+tw_status   tw_lora_targets_parse(int *targets, int *n_targets, const char *list, char *err,
+                                  size_t err_len);
 
 typedef struct {
     int      r;                          // rank, 1 .. TW_LORA_MAX_R

@@ -67,6 +67,6 @@ tw_status tw_lora_train_step(tw_train_stats *st, tw_lora_trainer *lt, tw_trainer
     if (!isfinite(st->loss) || !isfinite(st->gnorm)) return TW_ERR_ARG;
     const tw_adamw_hparams hp = { st->lr, c->beta1, c->beta2, c->eps, c->weight_decay };
     tw_adamw_step(ad->memory, lt->adam_m, lt->adam_v, lt->g.memory, ad->n_floats, (int)lt->step + 1, &hp);
-    lt->step++;
+    t->step = ++lt->step;   // the trainer's count follows, for loops written for tw_train_step
     return tw_lora_refresh(work, base, ad);
 }

@@ -28,7 +28,8 @@ tw_status tw_lora_refresh(tw_model *work, const tw_model *base, const tw_lora_se
 
 // One step: work refreshed from base and ad, forward and backward of the batch through t (its
 // gradients and activations; its AdamW moments are not used), the adapters' gradients, clipping,
-// AdamW on ad; work refreshed again for the new adapters. st as tw_train_step. If the loss or the
+// AdamW on ad; work refreshed again for the new adapters; lt->step and t->step count it.
+// st as tw_train_step. If the loss or the
 // norm is not finite, ad and the moments are left untouched and TW_ERR_ARG is returned.
 tw_status tw_lora_train_step(tw_train_stats *st, tw_lora_trainer *lt, tw_trainer *t, tw_model *work,
                              const tw_model *base, tw_lora_set *ad, const int *inputs,
