@@ -42,6 +42,7 @@
 #include "tokenize/tokenizer.h"
 #include "train/tokens.h"
 #include "train/lora_step.h"
+#include "train/mask.h"
 #include "formats/lora_file.h"
 #include "simd/simd.h"
 
@@ -58,6 +59,8 @@ static void usage(FILE *f) {
         "  --tokens FILE.bin    little-endian uint16 tokens (llama2.c's pretokenised shards)\n"
         "  --text FILE.txt      UTF-8 text, one document per line, encoded with -z\n"
         "  -z TOK.bin           a llama2.c tokenizer (for --text, and to print samples)\n"
+        "  --mask FILE.bin      supervised fine-tuning: one byte per --tokens token, 1 where it counts as a\n"
+        "                       target; the loss is the mean over a step's counted targets\n"
         "  --val FILE.bin       validation tokens; else the last --val-frac of the data (default 0.1,\n"
         "                       0 with --no-shuffle, which trains on the whole file)\n"
         "  --floor FILE         the teacher's floor (default: floor.txt beside --tokens, if any)\n"
@@ -127,6 +130,7 @@ typedef struct {
     int lora_r;           // 0: no LoRA (full training)
     float lora_alpha;     // 0: the default, alpha = r
     const char *lora_targets, *lora_init, *merged;
+    const char *mask;     // --mask FILE.bin, or NULL: every target counts
 } options;
 
 // The most steps one run may schedule: the loss curve keeps two floats per step in memory.
@@ -245,6 +249,7 @@ static options parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--lora-targets")) o.lora_targets = v;
         else if (!strcmp(a, "--lora-init"))    o.lora_init = parse_path(a, v);
         else if (!strcmp(a, "--merged"))       o.merged = parse_path(a, v);
+        else if (!strcmp(a, "--mask"))         o.mask = parse_path(a, v);
         else die_usage("unknown flag '%s'", a);
     }
     if (!o.tokens && !o.text) die_usage("no data: give --tokens FILE.bin or --text FILE.txt -z TOK.bin");
@@ -254,6 +259,7 @@ static options parse_args(int argc, char **argv) {
     if (o.c.warmup > o.c.steps) die_usage("--warmup: longer than --steps");
     if (o.val && o.val_frac_given) die_usage("--val and --val-frac: give one");
     if (!o.val_frac_given) o.val_frac = o.no_shuffle || o.val ? 0.0 : 0.1;
+    if (o.mask && !o.tokens) die_usage("--mask: a mask has one byte per token of --tokens FILE.bin (not --text)");
     const int lora = o.lora_r || o.lora_init;
     if (!lora && (o.lora_alpha > 0.0f || o.lora_targets || o.merged))
         die_usage("--lora-alpha, --lora-targets and --merged need --lora R (or --lora-init FILE)");
@@ -327,7 +333,7 @@ static void check_paths(const options *o, const char *floor_path, char *curve_pn
     }
     const named_path in[] = { { "--tokens", o->tokens }, { "--text", o->text }, { "-z", o->tokenizer },
                               { "--init", o->init }, { "--resume", o->resume }, { "--val", o->val },
-                              { "--floor", floor_path }, { "--lora-init", o->lora_init } };
+                              { "--floor", floor_path }, { "--lora-init", o->lora_init }, { "--mask", o->mask } };
     const named_path out[] = { { "--out", o->out }, { "--state", o->state }, { "--curve", o->curve },
                                { "--curve's picture", o->curve ? curve_png : NULL },
                                { "--merged", o->merged } };
@@ -439,6 +445,16 @@ static void save_model(const char *path, const tw_model *m) {
     tw_status st = tw_llama2c_can_write(m, NULL, 0) ? tw_llama2c_write(path, m, err, sizeof err)
                                                    : tw_checkpoint_write(path, m, err, sizeof err);
     if (st != TW_OK) die_data("--out %s", err);
+}
+
+// A step of --mask whose batch counts no target: nothing trains; the step is counted.
+static tw_status skip_step(tw_train_stats *st, tw_trainer *t, tw_lora_trainer *lt, long s, int steps) {
+    printf("step %ld/%d skipped: no target of its batch is counted by --mask\n", s + 1, steps);
+    memset(st, 0, sizeof *st);
+    st->loss = NAN;   // the curve's "not measured"
+    t->step++;
+    lt->step = t->step;
+    return TW_OK;
 }
 
 // LoRA: base is the frozen --init model (read a second time: m becomes base + adapters, merged),
@@ -715,6 +731,8 @@ int main(int argc, char **argv) {
         die_data("%s: token %d at position %ld is outside the model's vocabulary of %d (wrong tokenizer or model?)",
                  data_name, data[at], at, V);
     long n_train = n;
+    unsigned char *mask = NULL;   // (n) with --mask
+    if (o.mask && tw_mask_read(&mask, o.mask, n, err, sizeof err) != TW_OK) die_data("--mask %s", err);
     if (o.val) {
         if (tw_tokens_read(&val, &n_val, o.val, err, sizeof err) != TW_OK) die_data("--val %s", err);
         if (!tw_tokens_fit_vocab(val, n_val, V, &at))
@@ -801,9 +819,12 @@ int main(int argc, char **argv) {
     while (t.step < o.c.steps) {
         const long s = t.step;
         tw_batcher_fill(in, tg, &batches, s);
+        // --mask: a step whose batch has no counted target has no loss: it is skipped (the
+        // schedule and AdamW's step count still advance), never a division by zero.
+        const int skip = mask && tw_mask_apply(tg, mask, &batches, s) == 0;
         tw_train_stats st;
         const double ts = now_seconds();
-        tw_status status = lora ? tw_lora_train_step(&st, &lt, &t, &m, &base, &ad, in, tg, &o.c)
+        tw_status status = skip ? skip_step(&st, &t, &lt, s, o.c.steps) : lora ? tw_lora_train_step(&st, &lt, &t, &m, &base, &ad, in, tg, &o.c)
                                 : tw_train_step(&st, &t, &m, in, tg, &o.c);
         const double te = now_seconds();
         if (status == TW_ERR_ARG) {
@@ -819,7 +840,7 @@ int main(int argc, char **argv) {
         }
         if (status != TW_OK) die_data("step %ld failed: %s", s + 1, tw_status_str(status));
         curve_train[s] = st.loss;
-        printf("step %ld/%d loss %.6g lr %.3e gnorm %.4g tok/s %.0f elapsed %.1fs\n", s + 1, o.c.steps,
+        if (!skip) printf("step %ld/%d loss %.6g lr %.3e gnorm %.4g tok/s %.0f elapsed %.1fs\n", s + 1, o.c.steps,
                (double)st.loss, (double)st.lr, (double)st.gnorm, (double)B * T / (te - ts), te - t0);
         const int last = t.step == o.c.steps || (o.stop_after && t.step - first >= o.stop_after);
         if (n_val >= (long)T * B + 1 && ((o.eval_every && t.step % o.eval_every == 0) || last)) {
@@ -877,6 +898,7 @@ int main(int argc, char **argv) {
     tw_model_free(&base);
     tw_batcher_free(&batches);
     if (o.val) free(val);
+    free(mask);
     free(data);
     tw_tokenizer_free(&tok);
     tw_model_free(&m);
