@@ -265,7 +265,7 @@ START_TEST(trainable_share_under_two_percent)
     tw_model m;
     load_stories(&m);
     const long lora = tw_lora_set_floats(&m.cfg, 4, WQ_WV, 2), all = tw_model_count_params(&m);
-    // 5 layers x (4 (64 + 64) + 4 (64 + 32)) = 4480 of 260,160 parameters: 1.72 %.
+    // 5 layers x (4 (64 + 64) + 4 (64 + 32)) = 4480 of 260,032 parameters: 1.72 %.
     ck_assert_int_eq(lora, 4480);
     ck_assert_msg(100.0 * lora / all < 2.0, "%ld of %ld parameters", lora, all);
     tw_model_free(&m);
