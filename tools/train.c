@@ -43,6 +43,7 @@
 #include "train/tokens.h"
 #include "train/lora_step.h"
 #include "train/mask.h"
+#include "train/distill.h"
 #include "formats/lora_file.h"
 #include "simd/simd.h"
 
@@ -86,6 +87,10 @@ static void usage(FILE *f) {
         "  --lora-targets LIST  any of wq,wk,wv,wo,w1,w2,w3 (default wq,wv)\n"
         "  --lora-init FILE     start from this adapters file (its R, alpha and targets) instead of fresh ones\n"
         "  --merged FILE.bin    also write base + adapters merged, as a checkpoint ./generate loads\n"
+        "distillation (docs/training.md):\n"
+        "  --teacher FILE.bin   learn from this model's logits too (same vocabulary; no gradient)\n"
+        "  --distill-alpha a    loss = a tau^2 KL(teacher_tau || student_tau) + (1 - a) CE (default 0.5)\n"
+        "  --distill-temp tau   the temperature of both softmaxes in the KL term (default 2)\n"
         "  --simd LEVEL         naive, avx2, avx512, neon or auto\n"
         "  --threads N          split each batch into N parts trained on N OpenMP threads, AdamW\n"
         "                       shared among them (default 1; 0: OMP_NUM_THREADS, else every core).\n"
@@ -131,6 +136,8 @@ typedef struct {
     float lora_alpha;     // 0: the default, alpha = r
     const char *lora_targets, *lora_init, *merged;
     const char *mask;     // --mask FILE.bin, or NULL: every target counts
+    const char *teacher;  // --teacher FILE.bin, or NULL: no distillation
+    float distill_alpha, distill_temp;
 } options;
 
 // The most steps one run may schedule: the loss curve keeps two floats per step in memory.
@@ -182,6 +189,8 @@ static options parse_args(int argc, char **argv) {
     o.sample_every = 100;
     o.curve = "out/train/loss.dat";
     o.threads = 1;
+    o.distill_alpha = -1.0f;   // unset: 0.5 with --teacher
+    o.distill_temp = -1.0f;    // unset: 2 with --teacher
     const long DIM = TW_LLAMA2C_MAX_DIM;   // the llama2.c loader's limits (formats/llama2c.h)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -250,6 +259,11 @@ static options parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--lora-init"))    o.lora_init = parse_path(a, v);
         else if (!strcmp(a, "--merged"))       o.merged = parse_path(a, v);
         else if (!strcmp(a, "--mask"))         o.mask = parse_path(a, v);
+        else if (!strcmp(a, "--teacher"))      o.teacher = parse_path(a, v);
+        else if (!strcmp(a, "--distill-alpha"))
+            o.distill_alpha = parse_float(a, v, 0.0, 0, 1.0, "the weight of the teacher's term; 1 - a weighs the label's");
+        else if (!strcmp(a, "--distill-temp"))
+            o.distill_temp = parse_float(a, v, 0.0, 1, 1000.0, "the temperature that softens both distributions");
         else die_usage("unknown flag '%s'", a);
     }
     if (!o.tokens && !o.text) die_usage("no data: give --tokens FILE.bin or --text FILE.txt -z TOK.bin");
@@ -260,6 +274,13 @@ static options parse_args(int argc, char **argv) {
     if (o.val && o.val_frac_given) die_usage("--val and --val-frac: give one");
     if (!o.val_frac_given) o.val_frac = o.no_shuffle || o.val ? 0.0 : 0.1;
     if (o.mask && !o.tokens) die_usage("--mask: a mask has one byte per token of --tokens FILE.bin (not --text)");
+    if (!o.teacher && (o.distill_alpha >= 0.0f || o.distill_temp >= 0.0f))
+        die_usage("--distill-alpha and --distill-temp need --teacher FILE.bin");
+    if (o.teacher && o.distill_alpha < 0.0f) o.distill_alpha = 0.5f;
+    if (o.teacher && o.distill_temp < 0.0f) o.distill_temp = 2.0f;
+    if (o.teacher && (o.lora_r || o.lora_init)) die_usage("--teacher with --lora: not supported; distil into a full model");
+    if (o.teacher && o.threads != 1) die_usage("--teacher: runs on one thread; give --threads 1");
+    if (o.teacher && (o.state || o.resume)) die_usage("--teacher: --state and --resume are not supported with it");
     const int lora = o.lora_r || o.lora_init;
     if (!lora && (o.lora_alpha > 0.0f || o.lora_targets || o.merged))
         die_usage("--lora-alpha, --lora-targets and --merged need --lora R (or --lora-init FILE)");
@@ -333,7 +354,7 @@ static void check_paths(const options *o, const char *floor_path, char *curve_pn
     }
     const named_path in[] = { { "--tokens", o->tokens }, { "--text", o->text }, { "-z", o->tokenizer },
                               { "--init", o->init }, { "--resume", o->resume }, { "--val", o->val },
-                              { "--floor", floor_path }, { "--lora-init", o->lora_init }, { "--mask", o->mask } };
+                              { "--floor", floor_path }, { "--lora-init", o->lora_init }, { "--mask", o->mask }, { "--teacher", o->teacher } };
     const named_path out[] = { { "--out", o->out }, { "--state", o->state }, { "--curve", o->curve },
                                { "--curve's picture", o->curve ? curve_png : NULL },
                                { "--merged", o->merged } };
@@ -712,6 +733,20 @@ int main(int argc, char **argv) {
     memset(&ad, 0, sizeof ad);
     memset(&lt, 0, sizeof lt);
     if (lora) setup_lora(&base, &ad, &m, &o);
+    tw_model teacher;
+    tw_model_state teacher_s;
+    memset(&teacher, 0, sizeof teacher);
+    memset(&teacher_s, 0, sizeof teacher_s);
+    if (o.teacher) {
+        if (tw_model_load_file(&teacher, o.teacher, err, sizeof err) != TW_OK) die_data("--teacher %s", err);
+        if (teacher.cfg.vocab != V)
+            die_data("--teacher %s: its vocabulary has %d tokens, the student's %d: distillation compares the two "
+                     "distributions token by token; give a teacher made with the student's tokenizer",
+                     o.teacher, teacher.cfg.vocab, V);
+        if (T > teacher.cfg.max_seq) die_data("--teacher %s: --seq %d is longer than its max_seq %d", o.teacher, T,
+                                              teacher.cfg.max_seq);
+        if (tw_model_state_init(&teacher_s, &teacher, T, 0) != TW_OK) die_data("out of memory for the teacher");
+    }
 
     // The tokenizer must have exactly the model's vocabulary.
     tw_tokenizer tok = { 0 };
@@ -802,6 +837,9 @@ int main(int argc, char **argv) {
                o.lora_init ? " (from --lora-init)" : "", ad.n_floats, 100.0 * (double)ad.n_floats /
                (double)tw_model_count_params(&m), tw_model_count_params(&m));
     }
+    if (o.teacher)
+        printf("train: distilling from --teacher %s: loss = %g tau^2 KL(teacher || student) + %g CE, tau %g\n",
+               o.teacher, (double)o.distill_alpha, 1.0 - o.distill_alpha, (double)o.distill_temp);
     printf("train: ln V = %.4f: the loss of a model that knows nothing; %s kernels, %d thread%s\n",
            log((double)V), level, tw_matmul_threads(), tw_matmul_threads() == 1 ? "" : "s");
     fflush(stdout);
@@ -824,7 +862,10 @@ int main(int argc, char **argv) {
         const int skip = mask && tw_mask_apply(tg, mask, &batches, s) == 0;
         tw_train_stats st;
         const double ts = now_seconds();
-        tw_status status = skip ? skip_step(&st, &t, &lt, s, o.c.steps) : lora ? tw_lora_train_step(&st, &lt, &t, &m, &base, &ad, in, tg, &o.c)
+        tw_status status = skip ? skip_step(&st, &t, &lt, s, o.c.steps)
+                         : o.teacher ? tw_distill_train_step(&st, &t, &m, &teacher_s, &teacher, in, tg, &o.c,
+                                                             o.distill_alpha, o.distill_temp)
+                         : lora ? tw_lora_train_step(&st, &lt, &t, &m, &base, &ad, in, tg, &o.c)
                                 : tw_train_step(&st, &t, &m, in, tg, &o.c);
         const double te = now_seconds();
         if (status == TW_ERR_ARG) {
@@ -894,6 +935,8 @@ int main(int argc, char **argv) {
     tw_sampler_free(&sp);
     tw_trainer_free(&t);
     tw_lora_trainer_free(&lt);
+    tw_model_state_free(&teacher_s);
+    tw_model_free(&teacher);
     tw_lora_set_free(&ad);
     tw_model_free(&base);
     tw_batcher_free(&batches);
