@@ -625,6 +625,13 @@ def make_lora():
         write("lora", f"truncated_at_{cut}.lora", good[:cut], status, word)
 
 
+def make_mask_seeds():
+    """Seeds for fuzz/fuzz_mask.c: a uint16 token count, then the mask file (train/mask.h)."""
+    seed("mask", "valid_12", struct.pack("<H", 12) + bytes([0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1]))
+    seed("mask", "wrong_length", struct.pack("<H", 12) + bytes([0, 1, 1]))
+    seed("mask", "byte_2", struct.pack("<H", 4) + bytes([0, 1, 2, 1]))
+
+
 # (a directory would be one more thing to keep empty), so the manifest names them with an "@"
 # and tests/test_corrupt.c makes each one at run time: @directory is a fresh temporary folder,
 # @fifo a FIFO made with mkfifo inside it, @/dev/null and @/dev/zero the character devices.
@@ -663,7 +670,7 @@ def main():
     shutil.rmtree(OUT, ignore_errors=True)
     for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens", "lora"):
         os.makedirs(os.path.join(OUT, kind))
-    for target in ("npy", "json", "llama2c", "tokenizer", "encode", "q8file", "lora") + KERNEL_TARGETS:
+    for target in ("npy", "json", "llama2c", "tokenizer", "encode", "q8file", "lora", "mask") + KERNEL_TARGETS:
         d = os.path.join(FUZZ, target)
         if os.path.isdir(d):   # keep crash reproducers (crash-*, oom-*, timeout-*), rewrite seeds
             for f in os.listdir(d):
@@ -676,6 +683,7 @@ def main():
     make_q8file()
     make_training_files()
     make_lora()
+    make_mask_seeds()
     make_special()
     make_kernel_seeds()
     with open(os.path.join(OUT, "MANIFEST.tsv"), "w") as f:
