@@ -107,6 +107,11 @@
 #include "train/tokens.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
+#include "train/lora_step.h"   // LoRA, the loss mask, distillation (docs/training.md)
+#include "train/mask.h"
+#include "train/distill.h"
+#include "nn/lora_set.h"
+#include "formats/lora_file.h"
 // lib/inspect/: looking inside: every intermediate as .npy, the first NaN, printing, pictures.
 #include "inspect/dump.h"
 #include "inspect/check_finite.h"

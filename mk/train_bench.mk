@@ -22,6 +22,11 @@ TORCH_CMD = $(if $(filter 1,$(HAVE_TORCH)),--torch-cmd '$(TORCH_PY) tools/bench_
 BENCH_TRAIN_OBJ := $(BUILD)/tools/bench_train.o $(BUILD)/bench/bench_clock.o $(BUILD)/bench/bench_spread.o \
                    $(BUILD)/bench/peak.o
 $(BUILD)/tools/bench_train.o: CPPFLAGS += -Ibench
+# The LoRA step against the full step (tools/bench_lora.c).
+$(BUILD)/tools/bench_lora.o: CPPFLAGS += -Ibench
+$(BUILD)/tools/bench_lora: $(BUILD)/tools/bench_lora.o $(BUILD)/bench/bench_clock.o $(BUILD)/bench/bench_spread.o \
+                           $(BUILD)/bench/cpuinfo.o $(LIB)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 $(BUILD)/tools/bench_train: $(BENCH_TRAIN_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 # The tool sets its thread count through omp_set_num_threads: OpenMP on its object too.
@@ -30,12 +35,13 @@ ifeq ($(OMP),1)
 endif
 
 .PHONY: bench-train
-bench-train:                                   ## training tokens/s, naive vs SIMD, 1 vs 2 threads, vs PyTorch
-	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OMP=$(HAVE_OMP) $(BENCH_BUILD)/tools/bench_train
+bench-train: model                             ## training tokens/s, naive vs SIMD, 1 vs 2 threads, vs PyTorch; LoRA step / full step
+	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OMP=$(HAVE_OMP) $(BENCH_BUILD)/tools/bench_train $(BENCH_BUILD)/tools/bench_lora
+	./$(BENCH_BUILD)/tools/bench_lora
 	@echo "PyTorch: $(if $(filter 1,$(HAVE_TORCH)),$(TORCH_PY) has torch: compared below,not installed ($(TORCH_PY) -c 'import torch' fails): our figures only)"
 	./$(BENCH_BUILD)/tools/bench_train --shape 260k $(TORCH_CMD) $(BENCH_TRAIN_ARGS)
 	./$(BENCH_BUILD)/tools/bench_train --shape 15m $(TORCH_CMD) $(BENCH_TRAIN_ARGS)
 	@$(MAKE) --no-print-directory bench-train-mpi
 
 # make test builds (does not run) the tool, so it cannot fall behind the library.
-TEST_DEPS += $(BUILD)/tools/bench_train
+TEST_DEPS += $(BUILD)/tools/bench_train $(BUILD)/tools/bench_lora

@@ -35,6 +35,7 @@
 #include "quant/q8file.h"
 #include "train/checkpoint.h"
 #include "train/tokens.h"
+#include "formats/lora_file.h"
 
 #define CORRUPT_DIR "data/corrupt"
 #define MAX_CASES   512
@@ -191,6 +192,16 @@ static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *n
         if (st == TW_OK) free(t);
         return st;
     }
+    if (strcmp(c->reader, "lora") == 0) {   // adapters for stories260K (make_corpus.py's make_lora)
+        tw_model m;
+        char e[512] = "";
+        ck_assert_msg(tw_model_load_file(&m, "data/models/stories260K.bin", e, sizeof e) == TW_OK, "%s", e);
+        tw_lora_set s;
+        tw_status st = tw_lora_file_load(&s, c->path, &m.cfg, msg, len);
+        if (st == TW_OK) tw_lora_set_free(&s);
+        tw_model_free(&m);
+        return st;
+    }
     ck_abort_msg("MANIFEST.tsv: unknown reader '%s' for %s", c->reader, c->path);
     return TW_ERR_ARG;
 }
@@ -200,8 +211,8 @@ START_TEST(manifest_lists_a_control_and_corrupt_files_for_every_reader)
     load_manifest();
     ck_assert_msg(n_cases > 0, "cannot read " CORRUPT_DIR "/MANIFEST.tsv: run `make corpus`");
     static const char *const readers[] = { "npy", "json", "llama2c", "tokenizer", "q8file",
-                                           "twmodel", "twstate", "tokens" };
-    for (int r = 0; r < 8; r++) {
+                                           "twmodel", "twstate", "tokens", "lora" };
+    for (int r = 0; r < 9; r++) {
         int ok = 0, bad = 0, special = 0;
         for (int i = 0; i < n_cases; i++) {
             if (strcmp(CASES[i].reader, readers[r]) != 0) continue;
@@ -369,6 +380,12 @@ START_TEST(programs_reject_every_corrupt_file_with_one_line)
             check_failure(&r, cmd, 1, c->path, why, sizeof why);
             check_special_word(&r, c, cmd, why, sizeof why);
             tt_run_free(&r);
+        } else if (strcmp(c->reader, "lora") == 0 && has_generate) {
+            snprintf(cmd, sizeof cmd, "./generate " MODEL " -z " TOKENIZER " -n 4 -t 0 --lora %s", c->path);
+            run_result r = tt_run(cmd);
+            check_failure(&r, cmd, 1, c->path, why, sizeof why);
+            check_special_word(&r, c, cmd, why, sizeof why);
+            tt_run_free(&r);
         } else if (strcmp(c->reader, "npy") == 0 && has_npydiff) {
             // npydiff reports an unreadable tensor as a FAIL row of its table (stdout) and one line
             // on stderr naming the file, and exits 1: it keeps going through the other tensors.
@@ -429,6 +446,9 @@ START_TEST(programs_accept_the_valid_controls)
         run_result r = tt_run("./generate " MODEL " -z " CORRUPT_DIR "/tokenizer/valid_synthetic_vocab512.bin -n 8 -t 0 -i \"Once upon a time\"");
         ck_assert_msg(r.rc == 0, "./generate with the synthetic valid tokenizer: exit %d, stderr %s",
                       r.rc, r.err);
+        tt_run_free(&r);
+        r = tt_run("./generate " MODEL " -z " TOKENIZER " -n 8 -t 0 --lora " CORRUPT_DIR "/lora/valid_r2_wq_wv_w3.lora");
+        ck_assert_msg(r.rc == 0, "./generate --lora valid_r2_wq_wv_w3.lora: exit %d, stderr %s", r.rc, r.err);
         tt_run_free(&r);
     }
     if (program_expected("./npydiff", "tools/npydiff.c")) {

@@ -24,6 +24,7 @@
 #include "tw.h"
 #include "formats/llama2c.h"
 #include "quant/q8model.h"
+#include "formats/lora_file.h"
 #include "quant/q8_0.h"
 #include "train/checkpoint.h"
 #include "tokenize/tokenizer.h"
@@ -58,6 +59,7 @@ static void usage(FILE *f) {
         "  --rope-factor F      how many times the trained context (>= 1; default 2); -n may then\n"
         "                       reach F x seq_len (nn/rope_scaling.h)\n"
         "  --rope-original L    the context the model was trained at (default: its seq_len)\n"
+        "  --lora FILE   LoRA adapters (./train --lora --out) added to the model, unmerged\n"
         "  --check-finite  after every forward pass, stop at the first NaN/Inf and name its tensor\n"
         "                (also TW_CHECK_FINITE=1)\n"
         "batched decoding (docs/serving.md)\n"
@@ -77,7 +79,7 @@ static void die_usage(const char *fmt, const char *a, const char *b) {
 }
 
 typedef struct {
-    const char *model, *tokenizer, *prompt, *dump_dir;
+    const char *model, *tokenizer, *prompt, *dump_dir, *lora;
     const char *simd;   // --simd LEVEL, or NULL: $TW_SIMD, else auto
     float temperature, topp;
     long long seed;
@@ -112,7 +114,8 @@ static long long parse_int(const char *flag, const char *s) {
 }
 
 static options parse_args(int argc, char **argv) {
-    options o = { NULL, "tokenizer.bin", "", NULL, NULL, 1.0f, 0.9f, 0, 256, 0, 0, 0, 0, NULL, 0, 4, NULL, 0, 0, 2.0f, 0 };
+    options o = { .tokenizer = "tokenizer.bin", .prompt = "", .temperature = 1.0f, .topp = 0.9f,
+                  .steps = 256, .draft_k = 4, .rope_factor = 2.0f };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); exit(0); }
@@ -124,7 +127,7 @@ static options parse_args(int argc, char **argv) {
             o.model = a;
             continue;
         }
-        int known = strcmp(a, "--dump") == 0 || strcmp(a, "--simd") == 0 ||
+        int known = strcmp(a, "--dump") == 0 || strcmp(a, "--simd") == 0 || strcmp(a, "--lora") == 0 ||
                     strcmp(a, "--draft") == 0 || strcmp(a, "--draft-layers") == 0 ||
                     strcmp(a, "--draft-k") == 0 || strcmp(a, "--prompts") == 0 ||
                     strcmp(a, "--attn") == 0 || strcmp(a, "--rope-scaling") == 0 ||
@@ -173,6 +176,7 @@ static options parse_args(int argc, char **argv) {
             o.rope_original = (int)L;
             continue;
         }
+        if (strcmp(a, "--lora") == 0) { o.lora = v; continue; }
         switch (a[1]) {
         case 't': o.temperature = parse_float(a, v); break;
         case 'p': o.topp = parse_float(a, v); break;
@@ -568,6 +572,7 @@ int main(int argc, char **argv) {
     // whichever step failed.
     int rc = 1;
     tw_model m = { 0 };
+    tw_lora_set adapters = { 0 };
     tw_tokenizer tok = { 0 };
     tw_model_state s = { 0 };
     tw_sampler sampler = { 0 };
@@ -592,6 +597,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "generate: --rope-scaling %s: %s\n", tw_rope_scaling_name((tw_rope_scaling_kind)o.rope_kind),
                 scaled == TW_ERR_SHAPE ? "the model has no RoPE to scale (it learned its positions)"
                                        : "--rope-factor times the trained context is too long");
+        goto done;
+    }
+    // LoRA adapters run unmerged: each targeted Linear adds its s (x A^T) B^T (nn/lora.h).
+    if (o.lora && tw_lora_file_load(&adapters, o.lora, &m.cfg, err, sizeof err) != TW_OK) {
+        fprintf(stderr, "generate: --lora %s\n", err);
+        goto done;
+    }
+    if (o.lora && tw_lora_attach(&m, &adapters) != TW_OK) {
+        fprintf(stderr, "generate: --lora %s: the adapters do not fit the model\n", o.lora);
         goto done;
     }
     const int V = m.cfg.vocab, seq_len = m.cfg.max_seq;
@@ -759,5 +773,6 @@ done:
     tw_model_free(&draft_file);
     free_prompts(batch, n_batch);
     tw_model_free(&m);
+    tw_lora_set_free(&adapters);
     return rc;
 }

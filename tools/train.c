@@ -42,6 +42,10 @@
 #include "decode/sampler.h"
 #include "tokenize/tokenizer.h"
 #include "train/tokens.h"
+#include "train/lora_step.h"
+#include "train/mask.h"
+#include "train/distill.h"
+#include "formats/lora_file.h"
 #include "simd/simd.h"
 #include "train/dist.h"
 #include "comm.h"
@@ -59,6 +63,8 @@ static void usage(FILE *f) {
         "  --tokens FILE.bin    little-endian uint16 tokens (llama2.c's pretokenised shards)\n"
         "  --text FILE.txt      UTF-8 text, one document per line, encoded with -z\n"
         "  -z TOK.bin           a llama2.c tokenizer (for --text, and to print samples)\n"
+        "  --mask FILE.bin      supervised fine-tuning: one byte per --tokens token, 1 where it counts as a\n"
+        "                       target; the loss is the mean over a step's counted targets\n"
         "  --val FILE.bin       validation tokens; else the last --val-frac of the data (default 0.1,\n"
         "                       0 with --no-shuffle, which trains on the whole file)\n"
         "  --floor FILE         the teacher's floor (default: floor.txt beside --tokens, if any)\n"
@@ -79,6 +85,16 @@ static void usage(FILE *f) {
         "  --curve FILE.dat     the loss curve (default: beside --out, OUT.loss.dat, so a second run\n"
         "                       with another --out keeps the first curve; without --out\n"
         "                       out/train/loss.dat; a PNG beside it with gnuplot; none: no curve)\n"
+        "LoRA (fine-tune adapters on a frozen --init model; docs/training.md):\n"
+        "  --lora R             rank of the adapters (1 .. 64); --out then writes the adapters file\n"
+        "  --lora-alpha A       their scale is A / R (default A = R)\n"
+        "  --lora-targets LIST  any of wq,wk,wv,wo,w1,w2,w3 (default wq,wv)\n"
+        "  --lora-init FILE     start from this adapters file (its R, alpha and targets) instead of fresh ones\n"
+        "  --merged FILE.bin    also write base + adapters merged, as a checkpoint ./generate loads\n"
+        "distillation (docs/training.md):\n"
+        "  --teacher FILE.bin   learn from this model's logits too (same vocabulary; no gradient)\n"
+        "  --distill-alpha a    loss = a tau^2 KL(teacher_tau || student_tau) + (1 - a) CE (default 0.5)\n"
+        "  --distill-temp tau   the temperature of both softmaxes in the KL term (default 2)\n"
         "  --simd LEVEL         naive, avx2, avx512, neon or auto\n"
         "  --attn KIND          attention: full (default: keeps the (T, T) scores and pattern of every\n"
         "                       head and layer) or flash (tiled, online softmax, memory linear in T)\n"
@@ -146,6 +162,12 @@ typedef struct {
     int rope_kind;        // --rope-scaling (tw_rope_scaling_kind)
     float rope_factor;    // --rope-factor
     int rope_original;    // --rope-original, 0: the model's max_seq
+    int lora_r;           // 0: no LoRA (full training)
+    float lora_alpha;     // 0: the default, alpha = r
+    const char *lora_targets, *lora_init, *merged;
+    const char *mask;     // --mask FILE.bin, or NULL: every target counts
+    const char *teacher;  // --teacher FILE.bin, or NULL: no distillation
+    float distill_alpha, distill_temp;
 } options;
 
 // The most steps one run may schedule: the loss curve keeps two floats per step in memory.
@@ -200,6 +222,8 @@ static options parse_args(int argc, char **argv) {
     o.overlap = 1;
     o.nan_rank = o.nan_step = -1;
     o.rope_factor = 2.0f;
+    o.distill_alpha = -1.0f;   // unset: 0.5 with --teacher
+    o.distill_temp = -1.0f;    // unset: 2 with --teacher
     const long DIM = TW_LLAMA2C_MAX_DIM;   // the llama2.c loader's limits (formats/llama2c.h)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -282,6 +306,18 @@ static options parse_args(int argc, char **argv) {
             if (sscanf(v, "%ld:%ld", &o.nan_rank, &o.nan_step) != 2 || o.nan_rank < 0 || o.nan_step < 1)
                 die_usage("--nan-at: '%s' must be PROCESS:STEP, e.g. 1:3", v);
         }
+        else if (!strcmp(a, "--lora"))         o.lora_r = (int)parse_count(a, v, 1, TW_LORA_MAX_R);
+        else if (!strcmp(a, "--lora-alpha"))
+            o.lora_alpha = parse_float(a, v, 0.0, 1, 1e6, "the adapters' scale is alpha / r");
+        else if (!strcmp(a, "--lora-targets")) o.lora_targets = v;
+        else if (!strcmp(a, "--lora-init"))    o.lora_init = parse_path(a, v);
+        else if (!strcmp(a, "--merged"))       o.merged = parse_path(a, v);
+        else if (!strcmp(a, "--mask"))         o.mask = parse_path(a, v);
+        else if (!strcmp(a, "--teacher"))      o.teacher = parse_path(a, v);
+        else if (!strcmp(a, "--distill-alpha"))
+            o.distill_alpha = parse_float(a, v, 0.0, 0, 1.0, "the weight of the teacher's term; 1 - a weighs the label's");
+        else if (!strcmp(a, "--distill-temp"))
+            o.distill_temp = parse_float(a, v, 0.0, 1, 1000.0, "the temperature that softens both distributions");
         else die_usage("unknown flag '%s'", a);
     }
     if (!o.tokens && !o.text) die_usage("no data: give --tokens FILE.bin or --text FILE.txt -z TOK.bin");
@@ -291,6 +327,24 @@ static options parse_args(int argc, char **argv) {
     if (o.c.warmup > o.c.steps) die_usage("--warmup: longer than --steps");
     if (o.val && o.val_frac_given) die_usage("--val and --val-frac: give one");
     if (!o.val_frac_given) o.val_frac = o.no_shuffle || o.val ? 0.0 : 0.1;
+    if (o.mask && !o.tokens) die_usage("--mask: a mask has one byte per token of --tokens FILE.bin (not --text)");
+    if (!o.teacher && (o.distill_alpha >= 0.0f || o.distill_temp >= 0.0f))
+        die_usage("--distill-alpha and --distill-temp need --teacher FILE.bin");
+    if (o.teacher && o.distill_alpha < 0.0f) o.distill_alpha = 0.5f;
+    if (o.teacher && o.distill_temp < 0.0f) o.distill_temp = 2.0f;
+    if (o.teacher && (o.lora_r || o.lora_init)) die_usage("--teacher with --lora: not supported; distil into a full model");
+    if (o.teacher && o.threads != 1) die_usage("--teacher: runs on one thread; give --threads 1");
+    if (o.teacher && (o.state || o.resume)) die_usage("--teacher: --state and --resume are not supported with it");
+    const int lora = o.lora_r || o.lora_init;
+    if (!lora && (o.lora_alpha > 0.0f || o.lora_targets || o.merged))
+        die_usage("--lora-alpha, --lora-targets and --merged need --lora R (or --lora-init FILE)");
+    if (lora && !o.init) die_usage("--lora: adapters train on a frozen model: give it with --init FILE.bin");
+    if (lora && o.state) die_usage("--state: not supported with --lora (save the adapters with --out)");
+    if ((lora || o.mask || o.teacher) && (o.grad_accum > 1 || o.zero || o.nan_rank >= 0))
+        die_usage("%s trains in one process, one batch a step: drop --grad-accum, --zero and --nan-at",
+                  lora ? "--lora" : o.mask ? "--mask" : "--teacher");
+    if (o.lora_init && (o.lora_r || o.lora_alpha > 0.0f || o.lora_targets))
+        die_usage("--lora-init: the file sets r, alpha and the targets; give no --lora, --lora-alpha or --lora-targets");
     return o;
 }
 
@@ -350,15 +404,17 @@ typedef struct { const char *flag, *path; } named_path;
 static void check_paths(const options *o, const char *floor_path, char *curve_png, size_t png_len) {
     if (o->out) check_output("--out", o->out);
     if (o->state) check_output("--state", o->state);
+    if (o->merged) check_output("--merged", o->merged);
     if (o->curve) {
         check_output("--curve", o->curve);
         snprintf(curve_png, png_len, "%s.png", o->curve);
     }
     const named_path in[] = { { "--tokens", o->tokens }, { "--text", o->text }, { "-z", o->tokenizer },
                               { "--init", o->init }, { "--resume", o->resume }, { "--val", o->val },
-                              { "--floor", floor_path } };
+                              { "--floor", floor_path }, { "--lora-init", o->lora_init }, { "--mask", o->mask }, { "--teacher", o->teacher } };
     const named_path out[] = { { "--out", o->out }, { "--state", o->state }, { "--curve", o->curve },
-                               { "--curve's picture", o->curve ? curve_png : NULL } };
+                               { "--curve's picture", o->curve ? curve_png : NULL },
+                               { "--merged", o->merged } };
     const int n_in = (int)(sizeof in / sizeof in[0]), n_out = (int)(sizeof out / sizeof out[0]);
     for (int i = 0; i < n_out; i++) {
         if (out[i].path == NULL) continue;
@@ -470,6 +526,39 @@ static int save_model(const char *path, const tw_model *m) {
                                                    : tw_checkpoint_write(path, m, err, sizeof err);
     if (st != TW_OK) fprintf(stderr, "train: --out %s\n", err);
     return st == TW_OK ? 0 : -1;
+}
+
+// A step of --mask whose batch counts no target: nothing trains; the step is counted.
+static tw_status skip_step(tw_train_stats *st, tw_trainer *t, tw_lora_trainer *lt, long s, int steps) {
+    printf("step %ld/%d skipped: no target of its batch is counted by --mask\n", s + 1, steps);
+    memset(st, 0, sizeof *st);
+    st->loss = NAN;   // the curve's "not measured"
+    t->step++;
+    lt->step = t->step;
+    return TW_OK;
+}
+
+// LoRA: base is the frozen --init model (read a second time: m becomes base + adapters, merged),
+// ad the adapters: from --lora-init, or fresh (A seeded by --seed, B zero).
+static void setup_lora(tw_model *base, tw_lora_set *ad, tw_model *m, const options *o) {
+    char err[512] = "";
+    if (tw_model_load_file(base, o->init, err, sizeof err) != TW_OK) die_data("--init %s", err);
+    if (o->lora_init) {
+        if (tw_lora_file_load(ad, o->lora_init, &base->cfg, err, sizeof err) != TW_OK)
+            die_data("--lora-init %s", err);
+    } else {
+        int targets[TW_LORA_N_KINDS], n_targets = 0;
+        if (tw_lora_targets_parse(targets, &n_targets, o->lora_targets ? o->lora_targets : "wq,wv", err,
+                                  sizeof err) != TW_OK)
+            die_usage("--lora-targets: %s", err);
+        const float alpha = o->lora_alpha > 0.0f ? o->lora_alpha : (float)o->lora_r;
+        tw_status st = tw_lora_set_init(ad, &base->cfg, o->lora_r, alpha, targets, n_targets);
+        if (st == TW_ERR_SHAPE)
+            die_usage("--lora-targets: the --init model has no w3 (its FFN is not SwiGLU); choose from wq,wk,wv,wo,w1,w2");
+        if (st != TW_OK) die_data("out of memory for the adapters");
+        tw_lora_set_randomize(ad, (uint64_t)o->seed);
+    }
+    if (tw_lora_refresh(m, base, ad) != TW_OK) die_data("--init %s: the adapters do not fit the model", o->init);
 }
 
 // ---- data ----
@@ -710,6 +799,8 @@ int main(int argc, char **argv) {
     // Data parallel (train/dist.h): G rows a step, B on each of P processes, K times.
     const int P = comm.size;
     const int dist = P > 1 || o.grad_accum > 1 || o.zero || o.nan_rank >= 0;
+    if (P > 1 && (o.lora_r || o.lora_init || o.mask || o.teacher))
+        die_usage("--lora, --mask and --teacher train in one process: run ./train, not under mpirun");
     const long G = (long)o.c.B * P * o.grad_accum;
     if (G > TW_TRAIN_STATE_MAX_BATCH)
         die_usage("--batch %d x %d processes x --grad-accum %d: a global batch of %ld rows is above %d",
@@ -743,6 +834,28 @@ int main(int argc, char **argv) {
     const int V = m.cfg.vocab, B = o.c.B, T = o.c.T;
     if (T > m.cfg.max_seq) die_data("--seq %d: longer than the model's max_seq %d", T, m.cfg.max_seq);
     if (o.resume || o.init) check_memory(&m.cfg, (double)m.n_floats, T, threads, B, o.c.steps, 1);
+    const int lora = o.lora_r || o.lora_init;
+    tw_model base;
+    tw_lora_set ad;
+    tw_lora_trainer lt;
+    memset(&base, 0, sizeof base);
+    memset(&ad, 0, sizeof ad);
+    memset(&lt, 0, sizeof lt);
+    if (lora) setup_lora(&base, &ad, &m, &o);
+    tw_model teacher;
+    tw_model_state teacher_s;
+    memset(&teacher, 0, sizeof teacher);
+    memset(&teacher_s, 0, sizeof teacher_s);
+    if (o.teacher) {
+        if (tw_model_load_file(&teacher, o.teacher, err, sizeof err) != TW_OK) die_data("--teacher %s", err);
+        if (teacher.cfg.vocab != V)
+            die_data("--teacher %s: its vocabulary has %d tokens, the student's %d: distillation compares the two "
+                     "distributions token by token; give a teacher made with the student's tokenizer",
+                     o.teacher, teacher.cfg.vocab, V);
+        if (T > teacher.cfg.max_seq) die_data("--teacher %s: --seq %d is longer than its max_seq %d", o.teacher, T,
+                                              teacher.cfg.max_seq);
+        if (tw_model_state_init(&teacher_s, &teacher, T, 0) != TW_OK) die_data("out of memory for the teacher");
+    }
 
     // The tokenizer must have exactly the model's vocabulary.
     tw_tokenizer tok = { 0 };
@@ -762,6 +875,8 @@ int main(int argc, char **argv) {
         die_data("%s: token %d at position %ld is outside the model's vocabulary of %d (wrong tokenizer or model?)",
                  data_name, data[at], at, V);
     long n_train = n;
+    unsigned char *mask = NULL;   // (n) with --mask
+    if (o.mask && tw_mask_read(&mask, o.mask, n, err, sizeof err) != TW_OK) die_data("--mask %s", err);
     if (o.val) {
         if (tw_tokens_read(&val, &n_val, o.val, err, sizeof err) != TW_OK) die_data("--val %s", err);
         if (!tw_tokens_fit_vocab(val, n_val, V, &at))
@@ -787,6 +902,7 @@ int main(int argc, char **argv) {
         die_data("out of memory for the batch order");
     tw_trainer t;
     if (tw_trainer_init_split(&t, &m, T, threads) != TW_OK) die_data("out of memory for the training state");
+    if (lora && tw_lora_trainer_init(&lt, &ad, &m.cfg) != TW_OK) die_data("out of memory for the adapters' optimizer");
     if (adam_m) {
         memcpy(t.adam_m, adam_m, (size_t)m.n_floats * sizeof(float));
         memcpy(t.adam_v, adam_v, (size_t)m.n_floats * sizeof(float));
@@ -824,6 +940,7 @@ int main(int argc, char **argv) {
     if (o.curve) make_parent_dirs("--curve", o.curve);
     if (o.out) make_parent_dirs("--out", o.out);
     if (o.state) make_parent_dirs("--state", o.state);
+    if (o.merged) make_parent_dirs("--merged", o.merged);
 
     // Every check passed: what was set up (stdout, so that stderr holds only the error, if any).
     if (threads > 1 && tw_matmul_threads() == 1)
@@ -846,6 +963,16 @@ int main(int argc, char **argv) {
         printf("train: val loss = mean over %ld predicted tokens, the first %ld windows of %d of the validation "
                "tokens%s%s\n", val_scored, val_scored / T, T, val_bytes > 0 ? "; " : "",
                val_bytes > 0 ? "bpb = bits per byte of their text (compares across tokenizers)" : "");
+    if (lora) {
+        printf("train: LoRA r %d, alpha %g (scale %g) on", ad.r, (double)ad.alpha, (double)(ad.alpha / (float)ad.r));
+        for (int i = 0; i < ad.n_targets; i++) printf("%s%s", i ? "," : " ", tw_lora_target_name(ad.targets[i]));
+        printf(" of every layer%s: %ld trainable parameters, %.2f %% of the model's %ld (frozen)\n",
+               o.lora_init ? " (from --lora-init)" : "", ad.n_floats, 100.0 * (double)ad.n_floats /
+               (double)tw_model_count_params(&m), tw_model_count_params(&m));
+    }
+    if (o.teacher)
+        printf("train: distilling from --teacher %s: loss = %g tau^2 KL(teacher || student) + %g CE, tau %g\n",
+               o.teacher, (double)o.distill_alpha, 1.0 - o.distill_alpha, (double)o.distill_temp);
     printf("train: ln V = %.4f: the loss of a model that knows nothing; %s kernels, %d thread%s\n",
            log((double)V), level, tw_matmul_threads(), tw_matmul_threads() == 1 ? "" : "s");
     if (dist) {
@@ -878,11 +1005,19 @@ int main(int argc, char **argv) {
         tw_train_stats st;
         const double ts = now_seconds();
         tw_status status;
+        // --mask: a step whose batch has no counted target has no loss: it is skipped (the
+        // schedule and AdamW's step count still advance), never a division by zero.
+        int skip = 0;
         if (dist) {
             status = tw_dist_step(&st, &d, &t, &m, &batches, &o.c);
         } else {
             tw_batcher_fill(in, tg, &batches, s);
-            status = tw_train_step(&st, &t, &m, in, tg, &o.c);
+            skip = mask && tw_mask_apply(tg, mask, &batches, s) == 0;
+            status = skip ? skip_step(&st, &t, &lt, s, o.c.steps)
+                   : o.teacher ? tw_distill_train_step(&st, &t, &m, &teacher_s, &teacher, in, tg, &o.c,
+                                                       o.distill_alpha, o.distill_temp)
+                   : lora ? tw_lora_train_step(&st, &lt, &t, &m, &base, &ad, in, tg, &o.c)
+                          : tw_train_step(&st, &t, &m, in, tg, &o.c);
         }
         const double te = now_seconds();
         if (status == TW_ERR_ARG && dist) {
@@ -921,10 +1056,12 @@ int main(int argc, char **argv) {
         }
         if (status != TW_OK) die_data("step %ld failed: %s", s + 1, tw_status_str(status));
         curve_train[s] = st.loss;
-        printf("step %ld/%d loss %.6g lr %.3e gnorm %.4g tok/s %.0f elapsed %.1fs", s + 1, o.c.steps,
-               (double)st.loss, (double)st.lr, (double)st.gnorm, (double)G * T / (te - ts), te - t0);
-        if (P > 1) printf(" mpi-wait %.0f%%", 100.0 * d.wait_seconds / (te - ts));
-        printf("\n");
+        if (!skip) {
+            printf("step %ld/%d loss %.6g lr %.3e gnorm %.4g tok/s %.0f elapsed %.1fs", s + 1, o.c.steps,
+                   (double)st.loss, (double)st.lr, (double)st.gnorm, (double)G * T / (te - ts), te - t0);
+            if (P > 1) printf(" mpi-wait %.0f%%", 100.0 * d.wait_seconds / (te - ts));
+            printf("\n");
+        }
         if (P > 1) interrupted = tw_comm_any(&comm, interrupted);   // a Ctrl-C on any stops all
         const int last = t.step == o.c.steps || (o.stop_after && t.step - first >= o.stop_after);
         if (comm.rank == 0 && n_val >= (long)T * B + 1 && ((o.eval_every && t.step % o.eval_every == 0) || last)) {
@@ -939,7 +1076,7 @@ int main(int argc, char **argv) {
         if (comm.rank == 0 && o.tokenizer && o.sample_every && (t.step % o.sample_every == 0 || last))
             print_sample(&m, &tok, &sp, 64);
         fflush(stdout);
-        if ((o.out || o.state) && (last || interrupted || (o.save_every && t.step % o.save_every == 0))) {
+        if ((o.out || o.state || o.merged) && (last || interrupted || (o.save_every && t.step % o.save_every == 0))) {
             // Never write weights that would only reproduce a NaN: check them on the batch they
             // meet next (a resumed run's first), or on this step's batch at the end.
             // Process 0 checks and writes; ZeRO-1 first gathers the moments' shards for the state.
@@ -957,7 +1094,15 @@ int main(int argc, char **argv) {
                                                       t.step < o.c.steps ? t.step : s, in, tg, o.state != NULL);
             int wrote = 0;
             if (good && comm.rank == 0) {
-                wrote = o.out ? save_model(o.out, &m) : 0;
+                if (o.out && lora) {   // the adapters file (formats/lora_file.h)
+                    if (tw_lora_file_write(o.out, &ad, err, sizeof err) != TW_OK) {
+                        fprintf(stderr, "train: --out %s\n", err);
+                        wrote = -1;
+                    }
+                } else if (o.out) {
+                    wrote = save_model(o.out, &m);
+                }
+                if (wrote == 0 && o.merged) wrote = save_model(o.merged, &m);   // base + adapters
                 if (wrote == 0 && o.state) {
                     const tw_train_progress now = { t.step, t.step * G, pr.shuffle_seed, sp.state, (int)G, T };
                     if (tw_train_state_write(o.state, &now, &m, t.adam_m, t.adam_v, err, sizeof err) != TW_OK) {
@@ -987,16 +1132,24 @@ int main(int argc, char **argv) {
         }
         if (last) break;
     }
-    if (rc == 0 && o.out) printf("train: wrote %s (%s format)\n", o.out,
+    if (rc == 0 && o.out) printf("train: wrote %s (%s format)\n", o.out, lora ? "LoRA adapters" :
                                  tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
+    if (rc == 0 && o.merged) printf("train: wrote %s (the base merged with the adapters, %s format)\n", o.merged,
+                                    tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
     fflush(stdout);
     if (comm.rank == 0 && o.curve && t.step > 0) write_curve(o.curve, curve_train, curve_val, t.step, floor_nll);
     free(in); free(tg); free(curve_train); free(curve_val);
     tw_sampler_free(&sp);
     tw_trainer_free(&t);
     tw_dist_free(&d);
+    tw_lora_trainer_free(&lt);
+    tw_model_state_free(&teacher_s);
+    tw_model_free(&teacher);
+    tw_lora_set_free(&ad);
+    tw_model_free(&base);
     tw_batcher_free(&batches);
     if (o.val) free(val);
+    free(mask);
     free(data);
     tw_tokenizer_free(&tok);
     tw_model_free(&m);

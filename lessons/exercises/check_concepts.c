@@ -1215,18 +1215,18 @@ static int run_all(void) {
     static const int sizes[] = { 1, 4, 12, 16 };
     int table[64];
     for (int s = 0; s < 4; s++) {
-        const int B = sizes[s];
+        const int bs = sizes[s];
         for (int i = 0; i < 64; i++) table[i] = (int)(tw_rng_uniform(&r) * 1000.0f);   // any pool blocks
-        for (int pos = 0; pos < 64 * B && pos < 600; pos += 1 + pos / 50) {
-            int mine = ex_block_row(table, B, pos);
+        for (int pos = 0; pos < 64 * bs && pos < 600; pos += 1 + pos / 50) {
+            int mine = ex_block_row(table, bs, pos);
             stop_if_todo();
-            const int want = table[pos / B] * B + pos % B;
+            const int want = table[pos / bs] * bs + pos % bs;
             if (mine == want) continue;
             printf("FAIL: block size %d, position %d (logical block %d -> pool block %d, row %d): you "
-                   "returned %d, expected %d", B, pos, pos / B, table[pos / B], pos % B, mine, want);
-            if (mine == table[pos % B] * B + pos / B) printf(" (block and row swapped: the block is pos / B, the row pos %% B)");
+                   "returned %d, expected %d", bs, pos, pos / bs, table[pos / bs], pos % bs, mine, want);
+            if (mine == table[pos % bs] * bs + pos / bs) printf(" (block and row swapped: the block is pos / B, the row pos %% B)");
             else if (mine == pos) printf(" (a position goes through the table: its pool block is table[pos / B])");
-            else if (mine == table[pos / B] + pos % B) printf(" (a pool block holds B rows: multiply the block by B)");
+            else if (mine == table[pos / bs] + pos % bs) printf(" (a pool block holds B rows: multiply the block by B)");
             printf("\n");
             return 1;
         }
@@ -1461,6 +1461,83 @@ static int run_all(void) {
            one_yarn("D 8, theta 1e4, s 4, L 64 (a tiny model: the fast edge clips to 0)", 8, 1e4, 4.0, 64, 32, 1) ||
            one_yarn("D 64, theta 1e4, s 2, L 512, beta_fast 16, beta_slow 2", 64, 1e4, 2.0, 512, 16, 2) ||
            one_yarn("D 16, theta 500, s 3, L 100000 (the slow edge clips to D - 1)", 16, 500, 3.0, 100000, 32, 1);
+}
+#elif EXERCISE == 30
+static const char *TITLE = "the backward of a LoRA Linear";
+// Tolerance: each gradient is a float sum of at most C_out + r (dx), T (dA, dB) products of N(0, 1)
+// numbers, in any order: 1e-4 absolute + 1e-4 relative (as exercise 11). GOT is filled with a
+// sentinel first, so adding onto the buffers instead of writing fails. The scales s = 0.5 and 4
+// catch a forgotten or squared s; a non-zero W catches a dx without the frozen path dy W; B
+// non-zero catches a dA that ignores B.
+static int one(const char *what, int T, int C_in, int C_out, int r, float s, uint64_t seed) {
+    static float gdx[BUF], gdA[BUF], gdB[BUF], wdx[BUF], wdA[BUF], wdB[BUF], u[BUF];
+    randn(A, (long)T * C_out, 1.0f, seed);          // dy
+    randn(B, (long)T * C_in, 1.0f, seed + 1);       // x
+    randn(Cb, (long)C_out * C_in, 1.0f, seed + 2);  // W
+    randn(Dm, (long)r * C_in, 1.0f, seed + 3);      // A
+    randn(WANT, (long)C_out * r, 1.0f, seed + 4);   // B (the lora B)
+    for (int i = 0; i < BUF; i++) { gdx[i] = 12345.0f; gdA[i] = 12345.0f; gdB[i] = 12345.0f; }
+    ex_lora_backward(gdx, gdA, gdB, A, B, Cb, Dm, WANT, s, T, C_in, C_out, r);
+    stop_if_todo();
+    memset(wdx, 0, sizeof wdx); memset(wdA, 0, sizeof wdA); memset(wdB, 0, sizeof wdB);
+    float y[BUF];
+    tw_lora_linear_forward(y, u, B, Cb, NULL, Dm, WANT, s, T, C_in, C_out, r);   // u = x A^T
+    tw_lora_linear_backward(wdx, wdA, wdB, A, B, u, Cb, Dm, WANT, s, T, C_in, C_out, r);
+    char w[160];
+    snprintf(w, sizeof w, "%s: dA", what);
+    if (compare(w, gdA, wdA, (long)r * C_in, 1e-4f, 1e-4f)) return 1;
+    snprintf(w, sizeof w, "%s: dB", what);
+    if (compare(w, gdB, wdB, (long)C_out * r, 1e-4f, 1e-4f)) return 1;
+    snprintf(w, sizeof w, "%s: dx", what);
+    return compare(w, gdx, wdx, (long)T * C_in, 1e-4f, 1e-4f);
+}
+static int run_all(void) {
+    static const int sizes[][4] = { { 1, 1, 1, 1 }, { 3, 5, 4, 2 }, { 7, 16, 8, 4 }, { 8, 24, 40, 8 } };
+    static const float scales[] = { 1.0f, 0.5f, 4.0f, 2.0f };
+    char what[128];
+    for (int i = 0; i < 4; i++) {
+        snprintf(what, sizeof what, "T = %d, C_in = %d, C_out = %d, r = %d, s = %g", sizes[i][0], sizes[i][1],
+                 sizes[i][2], sizes[i][3], (double)scales[i]);
+        if (one(what, sizes[i][0], sizes[i][1], sizes[i][2], sizes[i][3], scales[i], 3000 + (uint64_t)i * 8)) return 1;
+    }
+    return 0;
+}
+#elif EXERCISE == 31
+static const char *TITLE = "the distillation loss's backward";
+// Tolerance: each element is a difference of probabilities (<= 1) times a tau of at most 4,
+// divided by n; the library sums in double, a float solution rounds a few times: 1e-6 absolute +
+// 1e-5 relative. The cases: tau 1, 2 and 0.5 (tau^2 instead of tau is off by a factor tau), a = 0
+// and 1 (each term alone), an ignored row, and every row ignored (zeros, not 0/0).
+static int one(const char *what, const float *zs, const float *zt, const int *targets, int T, int V,
+               float a, float tau) {
+    for (long i = 0; i < (long)T * V; i++) { GOT[i] = 12345.0f; WANT[i] = 0.0f; }
+    ex_distill_backward(GOT, zs, zt, targets, T, V, a, tau);
+    stop_if_todo();
+    float loss;
+    if (tw_distill_loss(&loss, WANT, 1.0f, zs, zt, targets, T, V, a, tau) != TW_OK) {
+        printf("FAIL: %s: the library refused the case\n", what);
+        return 1;
+    }
+    return compare(what, GOT, WANT, (long)T * V, 1e-6f, 1e-5f);
+}
+static int run_all(void) {
+    static const struct { int T, V; float a, tau; int ignore; } cases[] = {
+        { 1, 5, 0.5f, 1.0f, -1 }, { 3, 9, 1.0f, 2.0f, -1 }, { 4, 33, 0.0f, 1.0f, 2 }, { 5, 17, 0.7f, 0.5f, 0 },
+        { 6, 65, 0.3f, 4.0f, 3 },
+    };
+    char what[128];
+    int targets[8];
+    for (int i = 0; i < 5; i++) {
+        const int T = cases[i].T, V = cases[i].V;
+        randn(A, (long)T * V, 2.0f, 3100 + (uint64_t)i);   // student
+        randn(B, (long)T * V, 3.0f, 3200 + (uint64_t)i);   // teacher
+        for (int t = 0; t < T; t++) targets[t] = (t * 7 + i) % V;
+        if (cases[i].ignore >= 0) targets[cases[i].ignore] = -100;
+        snprintf(what, sizeof what, "T = %d, V = %d, a = %g, tau = %g", T, V, (double)cases[i].a, (double)cases[i].tau);
+        if (one(what, A, B, targets, T, V, cases[i].a, cases[i].tau)) return 1;
+    }
+    for (int t = 0; t < 3; t++) targets[t] = -100;   // every row ignored: all zeros
+    return one("every row ignored", A, B, targets, 3, 5, 0.5f, 2.0f);
 }
 #else
 #error "EXERCISE must be 5..25, 33, 39 or 40 for check_concepts.c"

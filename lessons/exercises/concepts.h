@@ -241,6 +241,23 @@ float ex_online_attention_row(float *out, const float *x, const float *v, int n,
 void ex_yarn_freqs(double *freq, int D, double theta, double s, int L, double beta_fast,
                    double beta_slow);
 
+// Exercise 30 (lesson 21): the backward of a LoRA Linear y = x W^T + s (x A^T) B^T, W frozen,
+// s = alpha / r. With u = x A^T (T, r) and du = s dy B (T, r), WRITE (do not add to):
+//   dA = du^T x   (r, C_in)     dB = s dy^T u   (C_out, r)     dx = dy W + du A   (T, C_in)
+//   dy: (T, C_out)   x: (T, C_in)   W: (C_out, C_in)   A: (r, C_in)   B: (C_out, r)
+void ex_lora_backward(float *dx, float *dA, float *dB, const float *dy, const float *x,
+                      const float *W, const float *A, const float *B, float s, int T, int C_in,
+                      int C_out, int r);
+
+// Exercise 31 (lesson 22): the gradient of the distillation loss with respect to the student's
+// logits. Per counted row t (targets[t] != -100), with p = softmax(teacher[t] / tau),
+// q = softmax(student[t] / tau) and s1 = softmax(student[t]), the loss is
+// a tau^2 KL(p || q) + (1 - a) CE(student[t], targets[t]), averaged over the n counted rows; WRITE
+//   dlogits[t] = (a tau (q - p) + (1 - a) (s1 - onehot(targets[t]))) / n     (ignored rows: 0)
+//   dlogits, student, teacher: (T, V)   targets: (T)
+void ex_distill_backward(float *dlogits, const float *student, const float *teacher,
+                         const int *targets, int T, int V, float a, float tau);
+
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
 

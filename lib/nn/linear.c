@@ -77,11 +77,17 @@ void tw_linear_forward_weight(float *y, const float *x, tw_weight W, const float
         tw_linear_forward_q8(y, W.work, x, W.f32, W.q8, b, T, C_in, C_out);
     else
         tw_linear_forward(y, x, W.f32, b, T, C_in, C_out);
+    if (W.lora)
+        tw_lora_forward(y, NULL, x, W.lora->A, W.lora->B, W.lora->scale, T, C_in, C_out, W.lora->r);
 }
 
 void tw_linear_forward_rows(float *y, const float *x, tw_weight W, const float *b,
                             int T, int C_in, int C_out) {
-    if (!(W.q8 && W.work) && tw_simd_linear_rows(y, x, W.f32, b, T, C_in, C_out)) return;
+    if (!(W.q8 && W.work) && tw_simd_linear_rows(y, x, W.f32, b, T, C_in, C_out)) {
+        if (W.lora)   // the adapter's term, row by row as tw_linear_forward_weight adds it
+            tw_lora_forward(y, NULL, x, W.lora->A, W.lora->B, W.lora->scale, T, C_in, C_out, W.lora->r);
+        return;
+    }
     // int8, or the naive level: one row at a time, as decoding alone runs it.
     for (int t = 0; t < T; t++)
         tw_linear_forward_weight(y + (size_t)t * C_out, x + (size_t)t * C_in, W, b, 1, C_in, C_out);
@@ -90,7 +96,7 @@ void tw_linear_forward_rows(float *y, const float *x, tw_weight W, const float *
 void tw_linear_forward_many(int n, float *const y[], const float *x, const tw_weight W[],
                             const float *const b[], const int C_out[], int T, int C_in) {
     int fp32 = 1;
-    for (int i = 0; i < n; i++) fp32 = fp32 && !(W[i].q8 && W[i].work);
+    for (int i = 0; i < n; i++) fp32 = fp32 && !(W[i].q8 && W[i].work) && !W[i].lora;
     if (fp32 && T == 1 && n <= 8) {
         const float *Wf[8];
         for (int i = 0; i < n; i++) Wf[i] = W[i].f32;

@@ -3,6 +3,7 @@
 #define TW_LINEAR_H
 #include "core/status.h"
 #include "quant/q8_0.h"
+#include "nn/lora.h"
 
 // The weight matrix of one Linear layer, (C_out, C_in) as torch.nn.Linear stores it. It is fp32,
 // and may also have an int8 copy: then the forward multiplies by the copy instead. This is the
@@ -14,6 +15,8 @@ typedef struct {
     const tw_q8_matrix *q8;     // NULL, or its Q8_0 copy (quant/q8_0.h)
     tw_q8_work         *work;   // with q8: the int8 working memory it runs with (the quantized
                                 // activation row, the level's kernels, their packed copy of q8)
+    const tw_lora      *lora;   // NULL, or a LoRA adapter whose term the forward adds (nn/lora.h;
+                                // the fine-tuning chapter attaches it, unmerged)
 } tw_weight;
 
 // An fp32 weight with no int8 copy: { .f32 = W }.
@@ -27,7 +30,8 @@ void tw_linear_forward(float *y, const float *x, const float *W, const float *b,
                        int T, int C_in, int C_out);
 // The same with a tw_weight: tw_linear_forward(y, x, W.f32, b, ...) for an fp32 weight; for one
 // with an int8 copy, tw_linear_forward_q8 (quant/q8_0.h): each row of x quantized in groups of
-// the copy's gs, the int8 matvec, then the bias in float.
+// the copy's gs, the int8 matvec, then the bias in float. With W.lora set, the adapter's term
+// s (x A^T) B^T is then added (tw_lora_forward).
 //   y: (T, C_out)   x: (T, C_in)   W: (C_out, C_in)   b: (C_out) or NULL
 void tw_linear_forward_weight(float *y, const float *x, tw_weight W, const float *b,
                               int T, int C_in, int C_out);

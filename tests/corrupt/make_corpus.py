@@ -573,6 +573,66 @@ def make_training_files():
 
 
 # Paths that are not regular files cannot live in git (a FIFO, a device) or in the corpus folder
+# ---------------------------------------------------------------------------------------------
+# LoRA adapters file (lib/formats/lora_file.h), for the base model stories260K (data/models/):
+# 5 layers, C 64, H*D 64, G*D 32, F 172. "lora", int32 version 1, int32 r, float32 alpha, int32
+# n_targets, n_targets names of 8 bytes, then per layer per target A (r, in) and B (out, r).
+LORA_SHAPES = {"wq": (64, 64), "wk": (32, 64), "wv": (32, 64), "wo": (64, 64), "w1": (172, 64),
+               "w2": (64, 172), "w3": (172, 64)}   # (out, in)
+
+
+def lora_file(r=1, alpha=2.0, names=("wq",), n_targets=None, magic=b"lora", version=1,
+              layers=5, raw_names=None, floats=None, alpha_bits=None):
+    n = len(names) if n_targets is None else n_targets
+    head = magic + struct.pack("<ii", version, r)
+    head += struct.pack("<I", alpha_bits) if alpha_bits is not None else struct.pack("<f", alpha)
+    head += struct.pack("<i", n)
+    head += raw_names if raw_names is not None else b"".join(x.encode().ljust(8, b"\0") for x in names)
+    if floats is None:
+        count = layers * sum(r * (LORA_SHAPES[x][0] + LORA_SHAPES[x][1]) for x in names)
+        floats = lcg_floats(count)
+    return head + struct.pack(f"<{len(floats)}f", *floats)
+
+
+def make_lora():
+    good = lora_file()
+    write("lora", "valid_r1_wq.lora", good, "OK")
+    write("lora", "valid_r2_wq_wv_w3.lora", lora_file(r=2, alpha=16.0, names=("wq", "wv", "w3")), "OK")
+    seed("lora", "valid_r1_wq.lora", good)
+    write("lora", "empty.lora", b"", "FORMAT", "lora")
+    write("lora", "bad_magic.lora", lora_file(magic=b"LORA"), "FORMAT", "lora")
+    write("lora", "llama2c_model.lora", struct.pack("<7i", 64, 172, 5, 8, 4, 512, 512) + good[28:], "FORMAT", "lora")
+    write("lora", "version_2.lora", lora_file(version=2), "FORMAT", "version")
+    for r in (0, -1, 65, 2**31 - 1):
+        write("lora", f"rank_{r}.lora".replace("-", "minus"), lora_file(r=r, floats=[]), "FORMAT", "rank")
+    for name, bits in (("zero", 0), ("negative", 0xBF800000), ("nan", 0x7FC00000), ("inf", 0x7F800000)):
+        write("lora", f"alpha_{name}.lora", lora_file(alpha_bits=bits), "FORMAT", "alpha")
+    for n in (0, -1, 8, 2**31 - 1):
+        write("lora", f"targets_{n}.lora".replace("-", "minus"), lora_file(n_targets=n, floats=[]), "FORMAT", "targets")
+    write("lora", "unknown_target.lora", lora_file(raw_names=b"wx".ljust(8, b"\0")), "FORMAT", "target 0")
+    write("lora", "name_garbage_after_zero.lora", lora_file(raw_names=b"wq\0x\0\0\0\0"), "FORMAT", "target 0")
+    write("lora", "name_unpadded.lora", lora_file(raw_names=b"wqwqwqwq"), "FORMAT", "target 0")
+    write("lora", "name_uppercase.lora", lora_file(raw_names=b"WQ".ljust(8, b"\0")), "FORMAT", "target 0")
+    write("lora", "target_twice.lora", lora_file(names=("wq", "wq")), "FORMAT", "twice")
+    write("lora", "header_too_short_for_names.lora", lora_file(names=("wq", "wv"))[:30], "FORMAT", "too short")
+    write("lora", "one_byte_more.lora", good + b"\0", "SHAPE", "exactly")
+    write("lora", "rank_2_data_of_rank_1.lora", lora_file(r=2, floats=lcg_floats(640)), "SHAPE", "exactly")
+    write("lora", "three_layers.lora", lora_file(layers=3), "SHAPE", "exactly")
+    write("lora", "seven_layers.lora", lora_file(layers=7), "SHAPE", "exactly")
+    write("lora", "nan_in_B.lora", good[:-4] + struct.pack("<I", 0x7FC00000), "FORMAT", "finite")
+    write("lora", "inf_in_A.lora", good[:28] + struct.pack("<I", 0xFF800000) + good[32:], "FORMAT", "finite")
+    for cut in cut_points(len(good), 28):
+        status, word = ("FORMAT", "lora") if cut < 20 else ("FORMAT", "too short") if cut < 28 else ("SHAPE", "exactly")
+        write("lora", f"truncated_at_{cut}.lora", good[:cut], status, word)
+
+
+def make_mask_seeds():
+    """Seeds for fuzz/fuzz_mask.c: a uint16 token count, then the mask file (train/mask.h)."""
+    seed("mask", "valid_12", struct.pack("<H", 12) + bytes([0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1]))
+    seed("mask", "wrong_length", struct.pack("<H", 12) + bytes([0, 1, 1]))
+    seed("mask", "byte_2", struct.pack("<H", 4) + bytes([0, 1, 2, 1]))
+
+
 # (a directory would be one more thing to keep empty), so the manifest names them with an "@"
 # and tests/test_corrupt.c makes each one at run time: @directory is a fresh temporary folder,
 # @fifo a FIFO made with mkfifo inside it, @/dev/null and @/dev/zero the character devices.
@@ -582,7 +642,7 @@ SPECIAL = (("@directory", "directory"), ("@fifo", "FIFO"),
 
 
 def make_special():
-    for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens"):
+    for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens", "lora"):
         for name, word in SPECIAL:
             manifest.append((kind, name, "IO", word, "512" if kind == "tokenizer" else "-"))
 
@@ -609,9 +669,9 @@ def main():
     if not os.path.isdir("lib") or not os.path.isdir("tests"):
         sys.exit("make_corpus.py: run from the top of the checkout (make corpus)")
     shutil.rmtree(OUT, ignore_errors=True)
-    for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens"):
+    for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens", "lora"):
         os.makedirs(os.path.join(OUT, kind))
-    for target in ("npy", "json", "llama2c", "tokenizer", "encode", "q8file") + KERNEL_TARGETS:
+    for target in ("npy", "json", "llama2c", "tokenizer", "encode", "q8file", "lora", "mask") + KERNEL_TARGETS:
         d = os.path.join(FUZZ, target)
         if os.path.isdir(d):   # keep crash reproducers (crash-*, oom-*, timeout-*), rewrite seeds
             for f in os.listdir(d):
@@ -623,6 +683,8 @@ def main():
     make_tokenizer()
     make_q8file()
     make_training_files()
+    make_lora()
+    make_mask_seeds()
     make_special()
     make_kernel_seeds()
     with open(os.path.join(OUT, "MANIFEST.tsv"), "w") as f:

@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""gen_sft.py: the PyTorch reference for ./train --mask (supervised fine-tuning's loss mask,
+lib/train/mask.c) and the goldens of tests/test_sft.c, in data/golden/sft/<case>/.
+
+    /usr/bin/python3 tests/golden/gen_sft.py
+
+For each case: the initial model and tokens of tests/golden/gen_train.py (data/golden/train/<case>/)
+and a mask file written here (mask.bin: one byte per token; runs of 0 for a "prompt" and 1 for an
+"answer", as an instruction set has them), then ten steps of full training in ./train's
+deterministic mode (--no-shuffle), where the target at token position p counts only when
+mask[p] = 1 and the loss is the mean over the step's counted targets of all rows together:
+    loss = sum over rows and counted positions of CE / (number of counted targets in the step)
+Written: hparams.npy (gen_train.py's HPARAM_FIELDS), losses.npy, lrs.npy, gnorms.npy and
+final/<name>.npy. Precision as gen_train.py: float64, goldens rounded to float32 on saving.
+"""
+import os
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from golden_io import save_npy  # noqa: E402
+from gen_train import HPARAM_FIELDS, get_lr, logits_of, param_table, read_any, read_tokens  # noqa: E402
+
+torch.set_default_dtype(torch.float64)
+torch.set_num_threads(1)
+OUT = os.path.join("data", "golden", "sft")
+
+
+def prompt_answer_mask(rng, n):
+    """Alternating runs: a prompt of 3-8 tokens (0), an answer of 4-12 tokens (1)."""
+    m = []
+    while len(m) < n:
+        m += [0] * int(rng.integers(3, 9)) + [1] * int(rng.integers(4, 13))
+    return np.array(m[:n], np.uint8)
+
+
+def train_masked(c, w32, tokens, mask, hp):
+    names = [n for n, _ in param_table(c)]
+    w = {n: torch.tensor(w32[n].astype(np.float64), requires_grad=True) for n in names}
+    decay = [w[n] for n in names if w[n].dim() >= 2]
+    no_decay = [w[n] for n in names if w[n].dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": hp["weight_decay"]},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"])
+    B, T, N = hp["B"], hp["T"], hp["steps"]
+    n = len(tokens)
+    toks = torch.from_numpy(tokens.astype(np.int64))
+    losses, lrs, gnorms = [], [], []
+    for s in range(N):
+        lr = get_lr(s, hp["lr"], hp["min_lr"], hp["warmup"], N)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        opt.zero_grad(set_to_none=True)
+        total, counted = 0.0, 0
+        for r in range(B):
+            a = ((s * B + r) * T) % (n - T)
+            row = toks[a:a + T + 1]
+            tgt = row[1:].clone()
+            keep = torch.from_numpy(mask[a + 1:a + T + 1].astype(bool))
+            tgt[~keep] = -100
+            counted += int(keep.sum())
+            total = total + F.cross_entropy(logits_of(row[:T], w, c), tgt, ignore_index=-100, reduction="sum")
+        assert counted > 0, "a golden step without a counted target"
+        loss = total / counted
+        loss.backward()
+        params = [w[k] for k in names]
+        gn = torch.nn.utils.clip_grad_norm_(params, hp["clip"]) if hp["clip"] > 0 else \
+            torch.sqrt(sum((p.grad ** 2).sum() for p in params))
+        opt.step()
+        losses.append(loss.item())
+        lrs.append(lr)
+        gnorms.append(float(gn))
+    return losses, lrs, gnorms, {k: v.detach().numpy() for k, v in w.items()}
+
+
+CASES = {
+    "llama": dict(B=3, T=12, steps=10, lr=5e-3, warmup=0, min_lr=5e-3, weight_decay=0.1,
+                  beta1=0.9, beta2=0.99, eps=1e-8, clip=1.0),
+    "gpt2": dict(B=4, T=8, steps=10, lr=1e-2, warmup=2, min_lr=1e-3, weight_decay=0.1,
+                 beta1=0.9, beta2=0.95, eps=1e-8, clip=0.0),
+}
+
+
+def main():
+    rng = np.random.default_rng(2727)
+    for case, hp in CASES.items():
+        src = os.path.join("data", "golden", "train", case)
+        c, w = read_any(os.path.join(src, "init.bin"))
+        tokens = read_tokens(os.path.join(src, "tokens.bin"))
+        mask = prompt_answer_mask(rng, len(tokens))
+        d = os.path.join(OUT, case)
+        os.makedirs(d, exist_ok=True)
+        mask.tofile(os.path.join(d, "mask.bin"))
+        losses, lrs, gnorms, final = train_masked(c, w, tokens, mask, hp)
+        save_npy(os.path.join(d, "hparams.npy"), np.array([hp[k] for k in HPARAM_FIELDS], np.float64))
+        save_npy(os.path.join(d, "losses.npy"), np.array(losses))
+        save_npy(os.path.join(d, "lrs.npy"), np.array(lrs))
+        save_npy(os.path.join(d, "gnorms.npy"), np.array(gnorms))
+        for name, x in final.items():
+            save_npy(os.path.join(d, "final", name + ".npy"), x)
+        print(f"sft {case}: {int(mask.sum())} of {len(mask)} tokens counted; loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+
+
+if __name__ == "__main__":
+    main()
