@@ -63,6 +63,8 @@
 #include "nn/sdpa.h"
 #include "nn/mha.h"
 #include "nn/ffn.h"
+#include "nn/router.h"
+#include "nn/moe.h"
 #include "nn/block.h"
 #include "nn/model.h"
 #include "nn/reference.h"
