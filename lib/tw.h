@@ -65,6 +65,7 @@
 #include "nn/ffn.h"
 #include "nn/router.h"
 #include "nn/moe.h"
+#include "nn/mla.h"
 #include "nn/block.h"
 #include "nn/model.h"
 #include "nn/reference.h"
