@@ -77,6 +77,7 @@
 #include "formats/npy.h"
 #include "formats/json.h"
 #include "formats/hf_config.h"
+#include "formats/hf_moe.h"
 #include "formats/llama2c.h"
 #include "formats/llama2c_write.h"
 // lib/tokenize/: text to ids and back; learning a BPE vocabulary.
