@@ -1,12 +1,12 @@
-# mk/exercises.mk: the concept exercises 5..12 (lessons/exercises/concepts.h): softmax with a
+# mk/exercises.mk: the concept exercises 5..12, 37, 38 (lessons/exercises/concepts.h): softmax with a
 # temperature, LayerNorm and RMSNorm, RoPE, causal attention, SwiGLU, top-p sampling, the backward
-# of Linear and of softmax with cross-entropy. The same
+# of Linear and of softmax with cross-entropy, top-k routing, scores over a latent KV cache. The same
 # mechanism as the kernel exercises 1..4 in mk/simd.mk:
 #   make exerciseN              build your lessons/exercises/exN_*.c with check_concepts.c, run it
 #   make exerciseN SOLUTION=1   the same with solutions/exN_*.c
 #   make test-concept-exercises every solution passes, every stub says "not implemented yet"
 #                               (part of `make test`)
-CEX_NUMS := 5 6 7 8 9 10 11 12
+CEX_NUMS := 5 6 7 8 9 10 11 12 37 38
 CEX_DIR  := lessons/exercises
 CEX_KIND := $(if $(filter 1,$(SOLUTION)),solution,stub)
 

@@ -1,4 +1,4 @@
-// concepts.h: the concept exercises (5..12), one per idea of lessons 3 to 13, each a small function
+// concepts.h: the concept exercises (5..12, 37, 38), one per idea of lessons 3 to 13, each a small function
 // you write in exN_<topic>.c. `make exerciseN` builds your file with check_concepts.c, which
 // compares it with the library's reference (lib/) on random inputs and on the awkward cases
 // (size 1, an all -inf row, huge logits, a constant row, ...) and names the first wrong element
@@ -53,6 +53,20 @@ void ex_linear_backward(float *dx, float *dW, float *db, const float *dy, const 
 // ignored, get zeros). Stable for huge logits; a -inf logit has probability 0.
 //   dlogits, logits: (T, V)   targets: (T)
 void ex_cross_entropy_backward(float *dlogits, const float *logits, const int *targets, int T, int V);
+
+// Exercise 37 (lesson 26): top-k routing of one token, Mixtral's rule. p = softmax(logits) over
+// all E (stable for huge logits); choose the k largest p, best first, ties to the lower expert
+// index; their weights are p divided by the sum of the chosen p.
+//   sel: (k) chosen expert ids   w: (k) their weights   logits: (E)   1 <= k <= E
+void ex_top_k_route(int *sel, float *w, const float *logits, int E, int k);
+
+// Exercise 38 (lesson 27): attention scores of one head over a latent KV cache, absorbed form.
+// Row s of cache holds [c_s (r) ; k_pe_s (d_rope)]; the head's key would be
+// k_s = [W_uk c_s ; k_pe_s], W_uk (d_nope, r). Compute, without expanding any k_s,
+//   scores[s] = ((W_uk^T q_nope) . c_s + q_pe . k_pe_s) / sqrt(d_nope + d_rope)
+//   scores: (S)   q_nope: (d_nope)   q_pe: (d_rope)   W_uk: (d_nope, r)   cache: (S, r + d_rope)
+void ex_latent_scores(float *scores, const float *q_nope, const float *q_pe, const float *W_uk,
+                      const float *cache, int S, int d_nope, int d_rope, int r);
 
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
