@@ -65,6 +65,9 @@
 #include "nn/sdpa_tiled.h"
 #include "nn/mha.h"
 #include "nn/ffn.h"
+#include "nn/router.h"
+#include "nn/moe.h"
+#include "nn/mla.h"
 #include "nn/block.h"
 #include "nn/model.h"
 #include "nn/long_context.h"
@@ -78,6 +81,7 @@
 #include "formats/json.h"
 #include "formats/hf_config.h"
 #include "formats/hf_rope_scaling.h"
+#include "formats/hf_moe.h"
 #include "formats/llama2c.h"
 #include "formats/llama2c_write.h"
 // lib/tokenize/: text to ids and back; learning a BPE vocabulary.

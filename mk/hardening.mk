@@ -18,7 +18,7 @@ PYTHON3      ?= python3
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_KERNELS := kernels_dot kernels_norm kernels_softmax kernels_silu kernels_attend
-FUZZ_TARGETS ?= npy json llama2c tokenizer encode q8file bpe train_state tokens lora mask $(FUZZ_KERNELS)
+FUZZ_TARGETS ?= npy json llama2c tokenizer encode q8file bpe train_state tokens lora mask moe_config $(FUZZ_KERNELS)
 FUZZ_BUILD   := build-fuzz
 FUZZ_TMPDIR  := $(shell if [ -d /dev/shm ] && [ -w /dev/shm ]; then echo /dev/shm; else echo $${TMPDIR:-/tmp}; fi)
 # Coverage instrumentation for the library and the targets; libFuzzer's main only at the link.
@@ -58,6 +58,7 @@ fuzz: model                                    ## run every libFuzzer target for
 	  mkdir -p $(FUZZ_BUILD)/fuzz/work/$$t; \
 	  case $$t in npy) ml=$(FUZZ_MAXLEN_npy); seeds="$(FUZZ_SEEDS_npy)";; \
 	    json) ml=$(FUZZ_MAXLEN_json); seeds="$(FUZZ_SEEDS_json)";; \
+	    moe_config) ml=$(FUZZ_MAXLEN_json); seeds="$(FUZZ_SEEDS_json)";; \
 	    llama2c) ml=$(FUZZ_MAXLEN_llama2c); seeds="$(FUZZ_SEEDS_llama2c)";; \
 	    tokenizer) ml=$(FUZZ_MAXLEN_tokenizer); seeds="";; \
 	    q8file) ml=$(FUZZ_MAXLEN_q8file); seeds="$(FUZZ_SEEDS_q8file)";; \

@@ -2,7 +2,8 @@
 //
 // 1. Each file listed in data/corrupt/MANIFEST.tsv (written by tests/corrupt/make_corpus.py) is
 //    given to its reader: tw_npy_read, the config reader (tw_json_read_file, then
-//    tw_hf_config_from_json and tw_params_count), tw_llama2c_load, tw_tokenizer_load or
+//    tw_hf_config_from_json and tw_params_count, or for MoE configs tw_hf_moe_from_json and
+//    tw_hf_moe_count), tw_llama2c_load, tw_tokenizer_load or
 //    tw_q8file_read (llama2.c's version-2 files). The
 //    status must be the one the manifest documents, and a failure must come with a message that
 //    contains the manifest's word (and the file's path, for the readers that promise it). One
@@ -30,6 +31,7 @@
 #include "testrun.h"
 #include "formats/json.h"
 #include "formats/hf_config.h"
+#include "formats/hf_moe.h"
 #include "formats/llama2c.h"
 #include "tokenize/tokenizer.h"
 #include "quant/q8file.h"
@@ -143,8 +145,17 @@ static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *n
         tw_json *root;
         tw_status st = tw_json_read_file(&root, c->path, msg, len);
         if (st != TW_OK) return st;
-        tw_hf_config cfg;
         *names_path = 0;   // the config checks work on a tree; ./params adds the path
+        if (tw_hf_moe_is_moe(root)) {   // mixtral, qwen3_moe, deepseek_v3 (formats/hf_moe.h)
+            tw_hf_moe_config mc;
+            st = tw_hf_moe_from_json(&mc, root, msg, len);
+            tw_json_free(root);
+            tw_moe_param_counts mp;
+            if (st == TW_OK && (st = tw_hf_moe_count(&mp, &mc)) != TW_OK)
+                snprintf(msg, len, "tw_hf_moe_count: the count overflows");
+            return st;
+        }
+        tw_hf_config cfg;
         st = tw_hf_config_from_json(&cfg, root, msg, len);
         tw_json_free(root);
         if (st != TW_OK) return st;

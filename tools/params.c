@@ -1,6 +1,7 @@
 // params.c: `./params [--context N] [--layers] CONFIG.json` prints where a model's parameters
 // live, component by component and layer by layer, read from a Hugging Face config.json
-// (model_type gpt2, llama, mistral, qwen2, qwen3); then weight memory at fp32/bf16/int8 and the
+// (model_type gpt2, llama, mistral, qwen2, qwen3; mixtral, qwen3_moe and deepseek_v3 in
+// tools/params_moe.c); then weight memory at fp32/bf16/int8 and the
 // KV-cache size at a context length. The last line is always `total N` with N exact, so scripts
 // can `tail -n1`. Counting lives in lib/formats/hf_config.c and JSON reading in lib/formats/json.c; this file only
 // parses flags and prints.
@@ -11,6 +12,8 @@
 #include <string.h>
 #include "formats/json.h"
 #include "formats/hf_config.h"
+#include "formats/hf_moe.h"
+#include "params_moe.h"
 
 static const char USAGE[] =
     "usage: ./params [--context N] [--layers] CONFIG.json\n"
@@ -181,6 +184,11 @@ int main(int argc, char **argv) {
     if (tw_json_read_file(&root, path, err, sizeof err) != TW_OK) {
         fprintf(stderr, "params: %s\n", err);
         return 1;
+    }
+    if (tw_hf_moe_is_moe(root)) {   // mixtral, qwen3_moe, deepseek_v3: tools/params_moe.c
+        int rc = params_moe_print(path, root, context);
+        tw_json_free(root);
+        return rc;
     }
     tw_hf_config cfg;
     tw_status st = tw_hf_config_from_json(&cfg, root, err, sizeof err);

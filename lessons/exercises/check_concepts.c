@@ -1539,6 +1539,80 @@ static int run_all(void) {
     for (int t = 0; t < 3; t++) targets[t] = -100;   // every row ignored: all zeros
     return one("every row ignored", A, B, targets, 3, 5, 0.5f, 2.0f);
 }
+#elif EXERCISE == 37
+static const char *TITLE = "top-k routing";
+// The reference is lib/nn/router.c: tw_router_scores, tw_router_select, tw_router_gates.
+// The chosen ids must be equal, in order (ties to the lower index); the weights within 1e-6 +
+// 1e-5 relative (expf within an ulp, sums of k <= 64 terms in another order).
+static int one(const char *what, const float *logits, int E, int k) {
+    static int sel[64], want_sel[64];
+    tw_router_config r = { .E = E, .k = k, .score = TW_ROUTER_SOFTMAX, .norm_topk = 1,
+                           .scale = 1.0f, .n_group = 1, .topk_group = 1 };
+    ex_top_k_route(sel, GOT, logits, E, k);
+    stop_if_todo();
+    tw_router_scores(Cb, logits, 1, &r);
+    tw_router_select(want_sel, Cb, NULL, 1, &r);
+    tw_router_gates(WANT, Cb, want_sel, 1, &r);
+    for (int j = 0; j < k; j++)
+        if (sel[j] != want_sel[j]) {
+            printf("FAIL: %s: choice %d is expert %d (p = %.6g), expected expert %d (p = %.6g)\n",
+                   what, j, sel[j], sel[j] >= 0 && sel[j] < E ? (double)Cb[sel[j]] : 0.0,
+                   want_sel[j], (double)Cb[want_sel[j]]);
+            return 1;
+        }
+    return compare(what, GOT, WANT, k, 1e-6f, 1e-5f);
+}
+static int run_all(void) {
+    static const int EK[][2] = { { 1, 1 }, { 4, 2 }, { 8, 2 }, { 7, 3 }, { 5, 5 }, { 64, 8 } };
+    char what[128];
+    for (int i = 0; i < 6; i++) {
+        randn(A, EK[i][0], 2.0f, 3700 + i);
+        snprintf(what, sizeof what, "random logits, E = %d, k = %d", EK[i][0], EK[i][1]);
+        if (one(what, A, EK[i][0], EK[i][1])) return 1;
+    }
+    float ties[6] = { 0.5f, 2.0f, 1.0f, 2.0f, 1.0f, -1.0f };   // 1 and 3 tie, then 2 and 4
+    if (one("ties: experts 1 and 3 equal, then 2 and 4 (lower index first)", ties, 6, 3)) return 1;
+    float huge[4] = { 1000.0f, 998.0f, -1000.0f, 999.0f };
+    if (one("logits of 1000 (does exp overflow?)", huge, 4, 2)) return 1;
+    return 0;
+}
+#elif EXERCISE == 38
+static const char *TITLE = "scores over a latent KV cache";
+// The reference expands every key with lib/'s Linear (k_nope = c W_uk^T, tw_linear_forward)
+// and takes plain dot products: the expanded form. Your absorbed form adds the same products in
+// another order: tolerance 1e-5 + 1e-4 relative on scores of order 1-10 (sums of <= 64 terms).
+static int one(const char *what, int S, int dn, int dr, int r, uint64_t seed) {
+    const int w = r + dr;
+    randn(A, dn, 1.0f, seed);                 // q_nope
+    randn(B, dr, 1.0f, seed + 1);             // q_pe
+    randn(Cb, (long)dn * r, 0.5f, seed + 2);  // W_uk
+    randn(Dm, (long)S * w, 1.0f, seed + 3);   // cache rows [c ; k_pe]
+    ex_latent_scores(GOT, A, B, Cb, Dm, S, dn, dr, r);
+    stop_if_todo();
+    static float c[BUF], kn[BUF];
+    for (int s = 0; s < S; s++)
+        for (int j = 0; j < r; j++) c[s * r + j] = Dm[(long)s * w + j];
+    tw_linear_forward(kn, c, Cb, NULL, S, r, dn);   // (S, dn) the expanded keys' nope part
+    for (int s = 0; s < S; s++) {
+        float d = 0.0f;
+        for (int i = 0; i < dn; i++) d += A[i] * kn[s * dn + i];
+        for (int i = 0; i < dr; i++) d += B[i] * Dm[(long)s * w + r + i];
+        WANT[s] = d / sqrtf((float)(dn + dr));
+    }
+    return compare(what, GOT, WANT, S, 1e-5f, 1e-4f);
+}
+static int run_all(void) {
+    static const int cases[][4] = {   // S d_nope d_rope r
+        { 1, 1, 2, 1 }, { 5, 4, 2, 3 }, { 9, 8, 4, 6 }, { 33, 16, 8, 32 }, { 7, 64, 32, 16 },
+    };
+    char what[128];
+    for (int i = 0; i < 5; i++) {
+        const int *c = cases[i];
+        snprintf(what, sizeof what, "S = %d, d_nope = %d, d_rope = %d, r = %d", c[0], c[1], c[2], c[3]);
+        if (one(what, c[0], c[1], c[2], c[3], 3800 + 10 * (uint64_t)i)) return 1;
+    }
+    return 0;
+}
 #else
 #error "EXERCISE must be 5..25, 33, 39 or 40 for check_concepts.c"
 #endif

@@ -258,6 +258,20 @@ void ex_lora_backward(float *dx, float *dA, float *dB, const float *dy, const fl
 void ex_distill_backward(float *dlogits, const float *student, const float *teacher,
                          const int *targets, int T, int V, float a, float tau);
 
+// Exercise 37 (lesson 26): top-k routing of one token, Mixtral's rule. p = softmax(logits) over
+// all E (stable for huge logits); choose the k largest p, best first, ties to the lower expert
+// index; their weights are p divided by the sum of the chosen p.
+//   sel: (k) chosen expert ids   w: (k) their weights   logits: (E)   1 <= k <= E
+void ex_top_k_route(int *sel, float *w, const float *logits, int E, int k);
+
+// Exercise 38 (lesson 27): attention scores of one head over a latent KV cache, absorbed form.
+// Row s of cache holds [c_s (r) ; k_pe_s (d_rope)]; the head's key would be
+// k_s = [W_uk c_s ; k_pe_s], W_uk (d_nope, r). Compute, without expanding any k_s,
+//   scores[s] = ((W_uk^T q_nope) . c_s + q_pe . k_pe_s) / sqrt(d_nope + d_rope)
+//   scores: (S)   q_nope: (d_nope)   q_pe: (d_rope)   W_uk: (d_nope, r)   cache: (S, r + d_rope)
+void ex_latent_scores(float *scores, const float *q_nope, const float *q_pe, const float *W_uk,
+                      const float *cache, int S, int d_nope, int d_rope, int r);
+
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
 

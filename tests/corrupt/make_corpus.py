@@ -206,6 +206,61 @@ def make_json():
 
 
 # ---------------------------------------------------------------------------------------------
+# mixture-of-experts config.json (mixtral, qwen3_moe, deepseek_v3): lib/formats/hf_moe.c behind
+# ./params, reached by the same "json" reader
+
+def moe_cfg(base, **over):
+    """A small MoE config of model_type base with keys replaced (None drops); raw JSON values."""
+    common = {"vocab_size": "100", "hidden_size": "64", "num_hidden_layers": "4",
+              "num_attention_heads": "4", "num_experts_per_tok": "2"}
+    kinds = {
+        "mixtral": {"num_key_value_heads": "2", "intermediate_size": "96", "num_local_experts": "8"},
+        "qwen3_moe": {"num_key_value_heads": "2", "intermediate_size": "96",
+                      "moe_intermediate_size": "32", "num_experts": "8", "mlp_only_layers": "[0]"},
+        "deepseek_v3": {"intermediate_size": "96", "moe_intermediate_size": "32",
+                        "n_routed_experts": "8", "n_shared_experts": "1",
+                        "first_k_dense_replace": "1", "moe_layer_freq": "1", "q_lora_rank": "16",
+                        "kv_lora_rank": "16", "qk_nope_head_dim": "8", "qk_rope_head_dim": "4",
+                        "v_head_dim": "8", "num_nextn_predict_layers": "1",
+                        "topk_method": '"noaux_tc"',
+                        "quantization_config": '{"weight_block_size": [16, 16]}'},
+    }
+    d = {"model_type": f'"{base}"', **common, **kinds[base]}
+    for k, v in over.items():
+        if v is None:
+            d.pop(k, None)
+        else:
+            d[k] = v
+    return ("{" + ", ".join(f'"{k}": {v}' for k, v in d.items()) + "}").encode()
+
+
+def make_moe_json():
+    for base in ("mixtral", "qwen3_moe", "deepseek_v3"):
+        write("json", f"moe_valid_{base}.json", moe_cfg(base), "OK")
+    sem = {
+        "moe_mixtral_no_experts.json": (moe_cfg("mixtral", num_local_experts=None), "FORMAT", "num_local_experts"),
+        "moe_mixtral_k_above_e.json": (moe_cfg("mixtral", num_experts_per_tok="9"), "SHAPE", "more than"),
+        "moe_mixtral_k_zero.json": (moe_cfg("mixtral", num_experts_per_tok="0"), "FORMAT", "num_experts_per_tok"),
+        "moe_mixtral_kv_not_dividing.json": (moe_cfg("mixtral", num_key_value_heads="3"), "SHAPE", "multiple"),
+        "moe_qwen3_only_layers_string.json": (moe_cfg("qwen3_moe", mlp_only_layers='"0"'), "FORMAT", "mlp_only_layers"),
+        "moe_qwen3_only_layers_fraction.json": (moe_cfg("qwen3_moe", mlp_only_layers="[0.5]"), "FORMAT", "mlp_only_layers"),
+        "moe_qwen3_sparse_step_zero.json": (moe_cfg("qwen3_moe", decoder_sparse_step="0"), "FORMAT", "decoder_sparse_step"),
+        "moe_qwen3_experts_string.json": (moe_cfg("qwen3_moe", num_experts='"8"'), "FORMAT", "num_experts"),
+        "moe_deepseek_no_kv_lora.json": (moe_cfg("deepseek_v3", kv_lora_rank=None), "FORMAT", "kv_lora_rank"),
+        "moe_deepseek_rope_fraction.json": (moe_cfg("deepseek_v3", qk_rope_head_dim="4.5"), "FORMAT", "fraction"),
+        "moe_deepseek_freq_zero.json": (moe_cfg("deepseek_v3", moe_layer_freq="0"), "FORMAT", "moe_layer_freq"),
+        "moe_deepseek_block_not_square.json": (moe_cfg("deepseek_v3", quantization_config='{"weight_block_size": [16, 8]}'), "FORMAT", "weight_block_size"),
+        "moe_deepseek_block_zero.json": (moe_cfg("deepseek_v3", quantization_config='{"weight_block_size": [0, 0]}'), "FORMAT", "weight_block_size"),
+        "moe_deepseek_counts_overflow.json": (moe_cfg("deepseek_v3", hidden_size="4294967296", vocab_size="4294967296",
+                                                      n_routed_experts="4294967296", moe_intermediate_size="4294967296",
+                                                      num_hidden_layers="4294967296"), "ARG", "-"),
+    }
+    for name, (data, status, word) in sem.items():
+        write("json", name, data, status, word)
+    seed("moe_config", "moe_valid_deepseek_v3.json", moe_cfg("deepseek_v3"))
+
+
+# ---------------------------------------------------------------------------------------------
 # llama2.c checkpoint: 7 int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size,
 # seq_len), then float32 weights (see lib/formats/llama2c.h for the order)
 
@@ -679,6 +734,7 @@ def main():
                     os.remove(os.path.join(d, f))
     make_npy()
     make_json()
+    make_moe_json()
     make_llama2c()
     make_tokenizer()
     make_q8file()
