@@ -7,7 +7,7 @@
 #   make tokenize         ./tokenize -z TOKENIZER TEXT | -f FILE [--ids] [--chat], --decode ID...
 #   make bench-tokenize   MB/s of each tokenizer on a few MB of mixed text, beside the JavaScript
 #                         references in the same run
-# The goldens (tests/golden/tokenizers/) come from the references: tools/tokenizers/gen_goldens.js.
+# The goldens (tests/golden/tokenizers.tsv) come from the references: tests/golden/gen_tokenizers.js.
 
 PROGRAMS    += tokenize
 TEST_DEPS   += tokenize

@@ -103,10 +103,11 @@ tw_status tw_bbpe_load_hf(tw_bbpe *t, const char *path, char *err, size_t err_le
     if (bad) { tw_json_free(root); return fail(t, err, err_len, path, bad, TW_ERR_FORMAT); }
 
     tw_bbpe_source src = { vocab, merges, added && added->type == TW_JSON_ARRAY ? added : NULL, NULL, 0 };
+    int nfc = norm && norm->type != TW_JSON_NULL;
     st = tw_bbpe_build(t, &src, &bad);
     tw_json_free(root);
     if (st != TW_OK) return fail(t, err, err_len, path, bad ? bad : tw_status_str(st), st);
-    t->nfc = norm && norm->type != TW_JSON_NULL;
+    t->nfc = nfc;
     t->pretok = (tw_pretok_kind)kind;
     return TW_OK;
 }
