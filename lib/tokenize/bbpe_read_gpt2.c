@@ -46,8 +46,14 @@ tw_status tw_bbpe_load_gpt2(tw_bbpe *t, const char *encoder_json, const char *vo
         return TW_ERR_FORMAT;
     }
     size_t len = 0;
-    char *merges = read_all(vocab_bpe, &len, err, err_len);
-    if (!merges) { tw_json_free(enc); return TW_ERR_IO; }
+    char io[512];
+    char *merges = read_all(vocab_bpe, &len, io, sizeof io);
+    if (!merges) {
+        tw_json_free(enc);
+        tw_set_err(err, err_len, "%s: its merges file: %s (vocab.bpe belongs beside encoder.json)",
+                   encoder_json, io);
+        return TW_ERR_IO;
+    }
     tw_bbpe_source src = { enc, NULL, NULL, merges, len };
     const char *why = NULL;
     st = tw_bbpe_build(t, &src, &why);
