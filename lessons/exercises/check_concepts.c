@@ -10,6 +10,7 @@
 #include <string.h>
 #include "concepts.h"
 #include "tw.h"
+#include "tokenize/byte_level.h"
 
 #ifndef EXERCISE
 #error "build with -DEXERCISE=N (make exerciseN does)"
@@ -18,14 +19,16 @@
 static int g_todo = 0;
 void ex_not_implemented(void) { g_todo = 1; }
 
+#if EXERCISE != 34   // exercise 34 has no random inputs: it checks all 256 bytes
 // Fills x (n) with N(0, std^2) numbers from a fixed seed, so every run checks the same inputs.
 static void randn(float *x, long n, float std, uint64_t seed) {
     tw_rng r;
     tw_rng_init(&r, seed);
     tw_rng_fill_normal(&r, x, n, std);
 }
+#endif
 
-#if EXERCISE != 10   // exercise 10 compares chosen ids, not arrays
+#if EXERCISE != 10 && EXERCISE != 34   // 10 compares chosen ids, 34 code points: not float arrays
 // Compares got with want element by element: |got - want| <= atol + rtol |want|, and an
 // infinity or NaN only where the reference has the same. Prints the first failure.
 static int compare(const char *what, const float *got, const float *want, long n, float atol,
@@ -328,8 +331,39 @@ static int run_all(void) {
     if (one("every row ignored: all zeros", A, none, 3, 5)) return 1;
     return 0;
 }
+#elif EXERCISE == 34
+static const char *FILE_NAME = "ex34_byte_to_unicode.c", *TITLE = "GPT-2's byte-to-unicode map";
+// Exact (integers): every one of the 256 bytes against lib/tokenize/byte_level.c, then the map
+// must be one to one (a vocabulary file must be readable back into bytes). The classic wrong
+// attempt, "256 + b for the bytes that are not printable", agrees on bytes 0..32 and first fails
+// at 0x7F (DEL: the 34th moved byte, 256 + 33 = 289, not 256 + 127); treating 0xAD (the soft
+// hyphen) as printable fails at 0xAD.
+static int run_all(void) {
+    uint32_t want[256];
+    tw_byte_level_map(want);
+    static const int awkward[] = { 0, ' ', '!', '~', 0x7F, 0x80, 0xA0, 0xA1, 0xAC, 0xAD, 0xAE, 0xFF };
+    for (int i = 0; i < (int)(sizeof awkward / sizeof *awkward); i++) {
+        int b = awkward[i];
+        unsigned got = ex_byte_to_unicode(b);
+        stop_if_todo(FILE_NAME);
+        if (got != want[b]) {
+            printf("FAIL: byte 0x%02X maps to U+%04X, expected U+%04X\n", b, got, want[b]);
+            return 1;
+        }
+    }
+    static unsigned char seen[0x200];
+    for (int b = 0; b < 256; b++) {
+        unsigned got = ex_byte_to_unicode(b);
+        if (got != want[b]) {
+            printf("FAIL: byte 0x%02X maps to U+%04X, expected U+%04X\n", b, got, want[b]);
+            return 1;
+        }
+        if (seen[got]++) { printf("FAIL: two bytes map to U+%04X\n", got); return 1; }
+    }
+    return 0;
+}
 #else
-#error "EXERCISE must be 5..12 for check_concepts.c"
+#error "EXERCISE must be 5..12 or 34 for check_concepts.c"
 #endif
 
 int main(int argc, char **argv) {

@@ -54,6 +54,11 @@ void ex_linear_backward(float *dx, float *dW, float *db, const float *dy, const 
 //   dlogits, logits: (T, V)   targets: (T)
 void ex_cross_entropy_backward(float *dlogits, const float *logits, const int *targets, int T, int V);
 
+// Exercise 34 (lesson 23): GPT-2's byte-to-unicode map, which Qwen3 reuses: the character that
+// stands for byte b (0..255) in a byte-level vocabulary file. The bytes printable in Latin-1
+// ('!'..'~', 0xA1..0xAC, 0xAE..0xFF) stand for themselves; every other byte, in increasing order,
+// gets the next code point from 256 on (byte 0 -> 256, ..., ' ' -> 288 = 'Ġ').
+unsigned ex_byte_to_unicode(int b);
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
 
