@@ -1,7 +1,8 @@
 // bbpe_read_gpt2.c: reads GPT-2's original files into a tw_bbpe: encoder.json (an object of
 // byte-level piece -> id, 50,257 of them, "<|endoftext|>" included as an ordinary piece) and
 // vocab.bpe (a "#version" line, then one "left right" merge per line, 50,000 of them, best
-// first). No normaliser, no added tokens, GPT-2's own pattern: as openai/gpt-2's encoder.py.
+// first). No normaliser, no added tokens, GPT-2's own pattern: as the encoder of OpenAI's GPT-2
+// repository.
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

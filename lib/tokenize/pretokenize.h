@@ -4,7 +4,7 @@
 // pattern's leftmost-first match at i is, in JavaScript's semantics (the references run it with
 // the /gu flags; \s is JavaScript's, see unicode_classes.h).
 //
-// GPT-2 (openai/gpt-2 encoder.py):
+// GPT-2 (the encoder of OpenAI's GPT-2 repository):
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // Qwen3 (tokenizer.json; "(?i:...)" is how it spells the case-insensitive contractions):
 //   (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|
