@@ -162,6 +162,20 @@ static void check_qwen3_known_ids(const tw_text_tokenizer *t) {
     ck_assert_int_eq(ids.ids[0], 151644);
     ck_assert_int_eq(ids.ids[ids.n - 1], 151645);
     ck_assert_int_eq(tw_text_tokenizer_added(t, "<|im_start|>"), 151644);
+    // One piece of 600 four-byte characters, every byte pair mergeable: the merge heap at its
+    // largest (up to twice the piece's bytes queued); decoding gives the bytes back.
+    char emoji[2401];
+    for (int i = 0; i < 600; i++) memcpy(emoji + 4 * i, "\xf0\x9f\x98\x80", 4);
+    ids.n = 0;
+    ck_assert_int_eq(tw_text_tokenizer_encode(t, &ids, emoji, 2400), TW_OK);
+    size_t m = 0;
+    for (size_t i = 0; i < ids.n; i++) {
+        size_t pl;
+        const char *p = tw_text_tokenizer_piece(t, -1, ids.ids[i], &pl);
+        ck_assert(p && m + pl <= 2400 && memcmp(emoji + m, p, pl) == 0);
+        m += pl;
+    }
+    ck_assert_uint_eq(m, 2400);
     tw_ids_free(&ids);
 }
 

@@ -170,14 +170,39 @@ tw_status tw_bbpe_finish(tw_bbpe *t, const char **why) {
 
 typedef struct { int32_t rank; uint32_t pos; } cand;   // a possible merge of the pair at pos
 
-// Scratch for one piece of up to cap bytes; all arrays (cap).
+// Scratch for one piece of up to cap bytes; arrays (cap) but the heap. Grown to the longest piece seen.
 typedef struct {
+    unsigned char *bytes;   // the piece's UTF-8
     int      *id;     // token at each start position (valid where alive)
     uint32_t *next;   // start of the next token, or n
     uint32_t *prev;   // start of the previous token, or UINT32_MAX
-    cand     *heap;   // min-heap by (rank, pos)
+    cand     *heap;   // (2 cap) min-heap by (rank, pos)
     size_t    cap;
 } merger;
+
+static tw_status merger_reserve(merger *m, size_t n) {
+    if (n <= m->cap) return TW_OK;
+    size_t cap = m->cap ? m->cap : 256;
+    while (cap < n) cap *= 2;
+    unsigned char *b = realloc(m->bytes, cap);
+    if (b) m->bytes = b;
+    int *id = realloc(m->id, cap * sizeof *id);
+    if (id) m->id = id;
+    uint32_t *nx = realloc(m->next, cap * sizeof *nx);
+    if (nx) m->next = nx;
+    uint32_t *pv = realloc(m->prev, cap * sizeof *pv);
+    if (pv) m->prev = pv;
+    // Each merge pops one candidate and pushes at most two: at most 2 cap - 2 are ever queued.
+    cand *h = realloc(m->heap, 2 * cap * sizeof *h);
+    if (h) m->heap = h;
+    if (!b || !id || !nx || !pv || !h) return TW_ERR_NOMEM;
+    m->cap = cap;
+    return TW_OK;
+}
+
+static void merger_free(merger *m) {
+    free(m->bytes); free(m->id); free(m->next); free(m->prev); free(m->heap);
+}
 
 static int cand_less(cand x, cand y) { return x.rank < y.rank || (x.rank == y.rank && x.pos < y.pos); }
 
@@ -275,7 +300,7 @@ static int added_at(const tw_bbpe *t, const uint32_t *cps, size_t n, size_t i, s
 }
 
 // Encodes one section (no added tokens inside): NFC, pieces, merges.
-static tw_status encode_section(const tw_bbpe *t, merger *m, uint32_t *norm, unsigned char *bytes,
+static tw_status encode_section(const tw_bbpe *t, merger *m, uint32_t *norm,
                                 tw_ids *out, const uint32_t *cps, size_t n) {
     if (t->nfc && !tw_nfc_trivially_normal(cps, n)) {
         n = tw_nfc(norm, cps, n);
@@ -284,9 +309,11 @@ static tw_status encode_section(const tw_bbpe *t, merger *m, uint32_t *norm, uns
     for (size_t i = 0; i < n;) {
         size_t len = t->pretok == TW_PRETOK_QWEN ? tw_pretok_qwen_next(cps, n, i)
                                                  : tw_pretok_gpt2_next(cps, n, i);
+        tw_status st = merger_reserve(m, 4 * len);   // at most 4 bytes per code point
+        if (st != TW_OK) return st;
         size_t nb = 0;
-        for (size_t k = i; k < i + len; k++) nb += tw_utf8_put((char *)bytes + nb, cps[k]);
-        tw_status st = bpe_piece(t, m, out, bytes, (uint32_t)nb);
+        for (size_t k = i; k < i + len; k++) nb += tw_utf8_put((char *)m->bytes + nb, cps[k]);
+        st = bpe_piece(t, m, out, m->bytes, (uint32_t)nb);
         if (st != TW_OK) return st;
         i += len;
     }
@@ -296,30 +323,26 @@ static tw_status encode_section(const tw_bbpe *t, merger *m, uint32_t *norm, uns
 tw_status tw_bbpe_encode(const tw_bbpe *t, tw_ids *out, const char *text, size_t len) {
     if (len == 0) return TW_OK;
     if (len > (UINT32_MAX / 16) - 1) return TW_ERR_ARG;
-    // Bounds: len bytes give at most len code points; NFC at most TW_NFC_MAX_GROWTH times as
-    // many; each code point at most 4 bytes, so a piece has at most 4 * 4 * len bytes.
-    size_t ncp_max = len, nbytes_max = 4 * TW_NFC_MAX_GROWTH * len;
-    uint32_t *cps = malloc(ncp_max * sizeof *cps);
-    uint32_t *norm = t->nfc ? malloc(TW_NFC_MAX_GROWTH * ncp_max * sizeof *norm) : NULL;
-    unsigned char *bytes = malloc(nbytes_max);
-    merger m = { malloc(nbytes_max * sizeof(int)), malloc(nbytes_max * sizeof(uint32_t)),
-                 malloc(nbytes_max * sizeof(uint32_t)), malloc(nbytes_max * sizeof(cand)), nbytes_max };
-    tw_status st = TW_OK;
-    if (!cps || (t->nfc && !norm) || !bytes || !m.id || !m.next || !m.prev || !m.heap) st = TW_ERR_NOMEM;
+    // len bytes give at most len code points; NFC at most TW_NFC_MAX_GROWTH times as many.
+    uint32_t *cps = malloc(len * sizeof *cps);
+    uint32_t *norm = t->nfc ? malloc(TW_NFC_MAX_GROWTH * len * sizeof *norm) : NULL;
+    merger m = { 0 };
+    tw_status st = !cps || (t->nfc && !norm) ? TW_ERR_NOMEM : TW_OK;
     if (st == TW_OK) {
         size_t n = tw_utf8_decode(cps, text, len), start = 0;
         for (size_t i = 0; i < n && st == TW_OK;) {
             size_t alen = 0;
             int id = t->n_added ? added_at(t, cps, n, i, &alen) : -1;
             if (id < 0) { i++; continue; }
-            if (i > start) st = encode_section(t, &m, norm, bytes, out, cps + start, i - start);
+            if (i > start) st = encode_section(t, &m, norm, out, cps + start, i - start);
             if (st == TW_OK) st = ids_push(out, id);
             i += alen;
             start = i;
         }
-        if (st == TW_OK && start < n) st = encode_section(t, &m, norm, bytes, out, cps + start, n - start);
+        if (st == TW_OK && start < n) st = encode_section(t, &m, norm, out, cps + start, n - start);
     }
-    free(cps); free(norm); free(bytes);
-    free(m.id); free(m.next); free(m.prev); free(m.heap);
+    free(cps);
+    free(norm);
+    merger_free(&m);
     return st;
 }

