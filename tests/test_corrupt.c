@@ -455,6 +455,23 @@ START_TEST(programs_accept_the_valid_controls)
         ck_assert_msg(r.rc == 0 && strcmp(r.out, "258 32 259\n") == 0,
                       "./tokenize on gpt2/valid/encoder.json: exit %d, stdout %s, stderr %s", r.rc, r.out, r.err);
         tt_run_free(&r);
+        // --chat: <|im_start|>=261 "user" \n "the" <|im_end|>=262 \n <|im_start|> "assistant" \n,
+        // the letters as their byte ids ("he" is merge 257); --decode gives the bytes back.
+        r = tt_run("./tokenize -z " CORRUPT_DIR "/hfjson/valid_qwen_style.json --chat --ids the");
+        ck_assert_msg(r.rc == 0 && strcmp(r.out, "261 117 115 101 114 10 116 257 262 10 261 97 115 115 105 115 116 97 110 116 10\n") == 0,
+                      "./tokenize --chat: exit %d, stdout %s, stderr %s", r.rc, r.out, r.err);
+        tt_run_free(&r);
+        r = tt_run("./tokenize -z " CORRUPT_DIR "/hfjson/valid_qwen_style.json --decode 258 32 259 260");
+        ck_assert_msg(r.rc == 0 && strcmp(r.out, " the in<|end|>") == 0,
+                      "./tokenize --decode: exit %d, stdout %s, stderr %s", r.rc, r.out, r.err);
+        tt_run_free(&r);
+        r = tt_run("./tokenize -z " CORRUPT_DIR "/gpt2/valid/encoder.json --chat the");   // no template
+        ck_assert_msg(r.rc == 2 && tt_count_lines(r.err) == 1, "./tokenize --chat on GPT-2: exit %d, stderr %s", r.rc, r.err);
+        tt_run_free(&r);
+        r = tt_run("./tokenize -z " CORRUPT_DIR "/gpt2/valid/encoder.json --decode 258 99999");   // not an id
+        ck_assert_msg(r.rc == 2 && tt_count_lines(r.err) == 1 && strstr(r.err, "99999"),
+                      "./tokenize --decode 99999: exit %d, stderr %s", r.rc, r.err);
+        tt_run_free(&r);
     }
     if (program_expected("./params", "tools/params.c")) {
         run_result r = tt_run("./params " CORRUPT_DIR "/json/valid_llama.json");

@@ -101,22 +101,25 @@ static void print_piece(const char *p, size_t n) {
     }
 }
 
+// Checks every id first, then writes their bytes: a bad id leaves standard output untouched.
 static int decode_ids(const tw_text_tokenizer *t, char **argv, int from, int argc) {
-    int prev = -1;
-    for (int i = from; i < argc; i++) {
-        char *end;
-        errno = 0;
-        long id = strtol(argv[i], &end, 10);
-        size_t len;
-        const char *p = (*argv[i] && !*end && !errno && id >= 0 && id <= 0x7fffffff)
-                            ? tw_text_tokenizer_piece(t, prev, (int)id, &len) : NULL;
-        if (!p) {
-            fprintf(stderr, "tokenize: --decode: %s is not an id of this tokenizer (0 .. %d)\n",
-                    argv[i], tw_text_tokenizer_vocab_size(t) - 1);
-            return 2;
+    for (int pass = 0; pass < 2; pass++) {
+        int prev = -1;
+        for (int i = from; i < argc; i++) {
+            char *end;
+            errno = 0;
+            long id = strtol(argv[i], &end, 10);
+            size_t len;
+            const char *p = (*argv[i] && !*end && !errno && id >= 0 && id <= 0x7fffffff)
+                                ? tw_text_tokenizer_piece(t, prev, (int)id, &len) : NULL;
+            if (!p) {
+                fprintf(stderr, "tokenize: --decode: %s is not an id of this tokenizer (0 .. %d)\n",
+                        argv[i], tw_text_tokenizer_vocab_size(t) - 1);
+                return 2;
+            }
+            if (pass == 1) fwrite(p, 1, len, stdout);
+            prev = (int)id;
         }
-        fwrite(p, 1, len, stdout);
-        prev = (int)id;
     }
     return 0;
 }

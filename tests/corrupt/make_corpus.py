@@ -82,8 +82,9 @@ def hf_json(vocab=None, merges=None, added=None, normalizer=None, pre=None, mode
     import json
     vocab = bbpe_vocab() if vocab is None else vocab
     merges = [list(m) for m in BBPE_MERGES] if merges is None else merges
-    added = [{"id": 260, "content": "<|end|>", "single_word": False, "lstrip": False, "rstrip": False,
-              "normalized": False, "special": True}] if added is None else added
+    added = [{"id": 260 + i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True}
+             for i, c in enumerate(("<|end|>", "<|im_start|>", "<|im_end|>"))] if added is None else added
     pre = {"type": "Sequence", "pretokenizers": [
         {"type": "Split", "pattern": {"Regex": QWEN_PATTERN}, "behavior": "Isolated", "invert": False},
         {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]} if pre is None else pre
@@ -131,8 +132,8 @@ def make_hfjson():
         {"type": "Split", "pattern": {"Regex": "\\w+"}, "behavior": "Isolated", "invert": False},
         {"type": "ByteLevel", "use_regex": False}]}), "FORMAT", "pre_tokenizer")
     write("hfjson", "byte_fallback.json", hf_json(model_extra={"byte_fallback": True}), "FORMAT", "byte_fallback")
-    write("hfjson", "added_without_content.json", hf_json(added=[{"id": 261}]), "FORMAT", "added token")
-    write("hfjson", "added_lstrip.json", hf_json(added=[{"id": 261, "content": "<x>", "lstrip": True}]), "FORMAT", "strips")
+    write("hfjson", "added_without_content.json", hf_json(added=[{"id": 263}]), "FORMAT", "added token")
+    write("hfjson", "added_lstrip.json", hf_json(added=[{"id": 263, "content": "<x>", "lstrip": True}]), "FORMAT", "strips")
     write("hfjson", "added_same_id_as_piece.json", hf_json(added=[{"id": 5, "content": "<x>"}]), "FORMAT", "same id")
     write("hfjson", "deep_nesting.json", b"[" * 100000 + b"]" * 100000, "FORMAT", "nesting")
     write("hfjson", "empty.json", b"", "FORMAT")
