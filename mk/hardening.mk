@@ -18,7 +18,7 @@ PYTHON3      ?= python3
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_KERNELS := kernels_dot kernels_norm kernels_softmax kernels_silu kernels_attend
-FUZZ_TARGETS ?= npy json llama2c tokenizer encode q8file bpe train_state tokens lora mask moe_config $(FUZZ_KERNELS)
+FUZZ_TARGETS ?= npy json llama2c tokenizer encode q8file bpe train_state tokens lora mask moe_config hfjson gpt2 $(FUZZ_KERNELS)
 FUZZ_BUILD   := build-fuzz
 FUZZ_TMPDIR  := $(shell if [ -d /dev/shm ] && [ -w /dev/shm ]; then echo /dev/shm; else echo $${TMPDIR:-/tmp}; fi)
 # Coverage instrumentation for the library and the targets; libFuzzer's main only at the link.
@@ -36,6 +36,9 @@ FUZZ_MAXLEN_train_state := 8192
 FUZZ_MAXLEN_tokens    := 1024
 # lora: the seeds are 2.6 KB (r 1 on wq) and 18 KB (r 2 on three targets).
 FUZZ_MAXLEN_lora      := 20000
+# the byte-level BPE readers: a synthetic tokenizer.json of 256 pieces is about 3.4 KB
+FUZZ_MAXLEN_hfjson    := 8192
+FUZZ_MAXLEN_gpt2      := 8192
 # The kernel targets: a row of up to 600 floats takes up to 600-2400 bytes; attention S x D more.
 FUZZ_MAXLEN_kernels   := 8192
 # Read-only seed folders besides fuzz/corpus/<target>/: the corrupted files the tests also use.
@@ -65,6 +68,8 @@ fuzz: model                                    ## run every libFuzzer target for
 	    train_state) ml=$(FUZZ_MAXLEN_train_state); seeds="$(FUZZ_SEEDS_train_state)";; \
 	    tokens) ml=$(FUZZ_MAXLEN_tokens); seeds="$(FUZZ_SEEDS_tokens)";; \
 	    lora) ml=$(FUZZ_MAXLEN_lora); seeds="$(FUZZ_SEEDS_lora)";; \
+	    hfjson) ml=$(FUZZ_MAXLEN_hfjson); seeds="";; \
+	    gpt2) ml=$(FUZZ_MAXLEN_gpt2); seeds="";; \
 	    kernels_*) ml=$(FUZZ_MAXLEN_kernels); seeds="";; \
 	    *) ml=$(FUZZ_MAXLEN_encode); seeds="";; esac; \
 	  dict=""; if [ -f fuzz/$$t.dict ]; then dict="-dict=fuzz/$$t.dict"; fi; \

@@ -3,12 +3,13 @@
 // 1. Each file listed in data/corrupt/MANIFEST.tsv (written by tests/corrupt/make_corpus.py) is
 //    given to its reader: tw_npy_read, the config reader (tw_json_read_file, then
 //    tw_hf_config_from_json and tw_params_count, or for MoE configs tw_hf_moe_from_json and
-//    tw_hf_moe_count), tw_llama2c_load, tw_tokenizer_load or
+//    tw_hf_moe_count), tw_llama2c_load, tw_tokenizer_load, tw_bbpe_load_hf (tokenizer.json),
+//    tw_bbpe_load_gpt2 (encoder.json + vocab.bpe) or
 //    tw_q8file_read (llama2.c's version-2 files). The
 //    status must be the one the manifest documents, and a failure must come with a message that
 //    contains the manifest's word (and the file's path, for the readers that promise it). One
 //    valid control file per reader must load, so a test that "fails" everything cannot pass.
-// 2. The programs (./params, ./generate, ./npydiff and every ./lessonN; `make test` builds them)
+// 2. The programs (./params, ./generate, ./npydiff, ./tokenize and every ./lessonN; `make test` builds them)
 //    run on the corrupt files (./generate on the version-0, version-2 and tokenizer ones) and on
 //    bad flags: each must exit non-zero (1 for bad data, 2 for
 //    bad usage), not crash, and print exactly one line on stderr naming the file or the flag.
@@ -34,6 +35,7 @@
 #include "formats/hf_moe.h"
 #include "formats/llama2c.h"
 #include "tokenize/tokenizer.h"
+#include "tokenize/bbpe.h"
 #include "quant/q8file.h"
 #include "train/checkpoint.h"
 #include "train/tokens.h"
@@ -176,6 +178,22 @@ static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *n
         if (st == TW_OK) tw_tokenizer_free(&t);
         return st;
     }
+    if (strcmp(c->reader, "hfjson") == 0) {
+        tw_bbpe t;
+        tw_status st = tw_bbpe_load_hf(&t, c->path, msg, len);
+        if (st == TW_OK) tw_bbpe_free(&t);
+        return st;
+    }
+    if (strcmp(c->reader, "gpt2") == 0) {   // vocab.bpe beside encoder.json
+        char bpe[256];
+        const char *slash = strrchr(c->path, '/');
+        int dir = slash ? (int)(slash - c->path + 1) : 0;
+        snprintf(bpe, sizeof bpe, "%.*svocab.bpe", dir, c->path);
+        tw_bbpe t;
+        tw_status st = tw_bbpe_load_gpt2(&t, c->path, bpe, msg, len);
+        if (st == TW_OK) tw_bbpe_free(&t);
+        return st;
+    }
     if (strcmp(c->reader, "q8file") == 0) {
         tw_q8file m;
         tw_status st = tw_q8file_read(&m, c->path, msg, len);
@@ -222,8 +240,8 @@ START_TEST(manifest_lists_a_control_and_corrupt_files_for_every_reader)
     load_manifest();
     ck_assert_msg(n_cases > 0, "cannot read " CORRUPT_DIR "/MANIFEST.tsv: run `make corpus`");
     static const char *const readers[] = { "npy", "json", "llama2c", "tokenizer", "q8file",
-                                           "twmodel", "twstate", "tokens", "lora" };
-    for (int r = 0; r < 9; r++) {
+                                           "twmodel", "twstate", "tokens", "lora", "hfjson", "gpt2" };
+    for (int r = 0; r < (int)(sizeof readers / sizeof readers[0]); r++) {
         int ok = 0, bad = 0, special = 0;
         for (int i = 0; i < n_cases; i++) {
             if (strcmp(CASES[i].reader, readers[r]) != 0) continue;
@@ -334,6 +352,7 @@ START_TEST(programs_reject_every_corrupt_file_with_one_line)
     int has_generate = program_expected("./generate", "tools/generate.c");
     int has_npydiff = program_expected("./npydiff", "tools/npydiff.c");
     int has_train = program_expected("./train", "tools/train.c");
+    int has_tokenize = program_expected("./tokenize", "tools/tokenize.c");
     if (has_generate)
         ck_assert_msg(tt_exists(MODEL) && tt_exists(TOKENIZER), "%s missing: run `make model`", MODEL);
     int checked = 0, failures = 0;
@@ -342,7 +361,13 @@ START_TEST(programs_reject_every_corrupt_file_with_one_line)
         const corrupt_case *c = &CASES[i];
         if (strcmp(c->status, "OK") == 0) continue;
         char cmd[1024] = "", why[1400] = "";
-        if (strcmp(c->reader, "json") == 0 && has_params) {
+        if ((strcmp(c->reader, "hfjson") == 0 || strcmp(c->reader, "gpt2") == 0) && has_tokenize) {
+            snprintf(cmd, sizeof cmd, "./tokenize -z %s --ids \"the in\"", c->path);
+            run_result r = tt_run(cmd);
+            check_failure(&r, cmd, 1, c->path, why, sizeof why);
+            check_special_word(&r, c, cmd, why, sizeof why);
+            tt_run_free(&r);
+        } else if (strcmp(c->reader, "json") == 0 && has_params) {
             snprintf(cmd, sizeof cmd, "./params %s", c->path);
             run_result r = tt_run(cmd);
             check_failure(&r, cmd, 1, c->path, why, sizeof why);
@@ -447,6 +472,35 @@ END_TEST
 START_TEST(programs_accept_the_valid_controls)
 {
     // The corrupt-file test above is only meaningful if the same programs succeed on good files.
+    if (program_expected("./tokenize", "tools/tokenize.c")) {
+        // the synthetic vocabularies: 256 bytes, merges "Ġ t", "h e", "Ġt he", "i n"; "<|end|>"
+        // is an added token of the tokenizer.json, plain text for GPT-2's encoder
+        run_result r = tt_run("./tokenize -z " CORRUPT_DIR "/hfjson/valid_qwen_style.json --ids \" the in<|end|>\"");
+        ck_assert_msg(r.rc == 0 && strcmp(r.out, "258 32 259 260\n") == 0,
+                      "./tokenize on valid_qwen_style.json: exit %d, stdout %s, stderr %s", r.rc, r.out, r.err);
+        tt_run_free(&r);
+        r = tt_run("./tokenize -z " CORRUPT_DIR "/gpt2/valid/encoder.json --ids \" the in\"");
+        ck_assert_msg(r.rc == 0 && strcmp(r.out, "258 32 259\n") == 0,
+                      "./tokenize on gpt2/valid/encoder.json: exit %d, stdout %s, stderr %s", r.rc, r.out, r.err);
+        tt_run_free(&r);
+        // --chat: <|im_start|>=261 "user" \n "the" <|im_end|>=262 \n <|im_start|> "assistant" \n,
+        // the letters as their byte ids ("he" is merge 257); --decode gives the bytes back.
+        r = tt_run("./tokenize -z " CORRUPT_DIR "/hfjson/valid_qwen_style.json --chat --ids the");
+        ck_assert_msg(r.rc == 0 && strcmp(r.out, "261 117 115 101 114 10 116 257 262 10 261 97 115 115 105 115 116 97 110 116 10\n") == 0,
+                      "./tokenize --chat: exit %d, stdout %s, stderr %s", r.rc, r.out, r.err);
+        tt_run_free(&r);
+        r = tt_run("./tokenize -z " CORRUPT_DIR "/hfjson/valid_qwen_style.json --decode 258 32 259 260");
+        ck_assert_msg(r.rc == 0 && strcmp(r.out, " the in<|end|>") == 0,
+                      "./tokenize --decode: exit %d, stdout %s, stderr %s", r.rc, r.out, r.err);
+        tt_run_free(&r);
+        r = tt_run("./tokenize -z " CORRUPT_DIR "/gpt2/valid/encoder.json --chat the");   // no template
+        ck_assert_msg(r.rc == 2 && tt_count_lines(r.err) == 1, "./tokenize --chat on GPT-2: exit %d, stderr %s", r.rc, r.err);
+        tt_run_free(&r);
+        r = tt_run("./tokenize -z " CORRUPT_DIR "/gpt2/valid/encoder.json --decode 258 99999");   // not an id
+        ck_assert_msg(r.rc == 2 && tt_count_lines(r.err) == 1 && strstr(r.err, "99999"),
+                      "./tokenize --decode 99999: exit %d, stderr %s", r.rc, r.err);
+        tt_run_free(&r);
+    }
     if (program_expected("./params", "tools/params.c")) {
         run_result r = tt_run("./params " CORRUPT_DIR "/json/valid_llama.json");
         ck_assert_msg(r.rc == 0 && strstr(r.out, "total "),

@@ -1613,6 +1613,37 @@ static int run_all(void) {
     }
     return 0;
 }
+#elif EXERCISE == 34
+static const char *TITLE = "GPT-2's byte-to-unicode map";
+// Exact (integers): every one of the 256 bytes against lib/tokenize/byte_level.c, then the map
+// must be one to one (a vocabulary file must be readable back into bytes). The classic wrong
+// attempt, "256 + b for the bytes that are not printable", agrees on bytes 0..32 and first fails
+// at 0x7F (DEL: the 34th moved byte, 256 + 33 = 289, not 256 + 127); treating 0xAD (the soft
+// hyphen) as printable fails at 0xAD.
+static int run_all(void) {
+    uint32_t want[256];
+    tw_byte_level_map(want);
+    static const int awkward[] = { 0, ' ', '!', '~', 0x7F, 0x80, 0xA0, 0xA1, 0xAC, 0xAD, 0xAE, 0xFF };
+    for (int i = 0; i < (int)(sizeof awkward / sizeof *awkward); i++) {
+        int b = awkward[i];
+        unsigned got = ex_byte_to_unicode(b);
+        stop_if_todo();
+        if (got != want[b]) {
+            printf("FAIL: byte 0x%02X maps to U+%04X, expected U+%04X\n", b, got, want[b]);
+            return 1;
+        }
+    }
+    static unsigned char seen[0x200];
+    for (int b = 0; b < 256; b++) {
+        unsigned got = ex_byte_to_unicode(b);
+        if (got != want[b]) {
+            printf("FAIL: byte 0x%02X maps to U+%04X, expected U+%04X\n", b, got, want[b]);
+            return 1;
+        }
+        if (seen[got]++) { printf("FAIL: two bytes map to U+%04X\n", got); return 1; }
+    }
+    return 0;
+}
 #else
 #error "EXERCISE must be 5..25, 33, 39 or 40 for check_concepts.c"
 #endif

@@ -272,6 +272,12 @@ void ex_top_k_route(int *sel, float *w, const float *logits, int E, int k);
 void ex_latent_scores(float *scores, const float *q_nope, const float *q_pe, const float *W_uk,
                       const float *cache, int S, int d_nope, int d_rope, int r);
 
+// Exercise 34 (lesson 23): GPT-2's byte-to-unicode map, which Qwen3 reuses: the character that
+// stands for byte b (0..255) in a byte-level vocabulary file. The bytes printable in Latin-1
+// ('!'..'~', 0xA1..0xAC, 0xAE..0xFF) stand for themselves; every other byte, in increasing order,
+// gets the next code point from 256 on (byte 0 -> 256, ..., ' ' -> 288 = 'Ġ').
+unsigned ex_byte_to_unicode(int b);
+
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
 

@@ -28,6 +28,7 @@ manifest = []  # (reader, relative path, expected status, message word, vocab si
 
 def write(kind, name, data, status, word="-", vocab="-"):
     path = os.path.join(OUT, kind, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "wb") as f:
         f.write(data)
     manifest.append((kind, f"{kind}/{name}", status, word, str(vocab)))
@@ -44,6 +45,130 @@ def cut_points(n, header_end):
     pts = {0, 1, 2, 3, 4, 7, 8, 9, header_end - 1, header_end, header_end + 1,
            (header_end + n) // 2, n - 4, n - 1}
     return sorted(p for p in pts if 0 <= p < n)
+
+
+# ---------------------------------------------------------------------------------------------
+# Byte-level BPE: a Hugging Face tokenizer.json (reader "hfjson") and GPT-2's encoder.json with
+# vocab.bpe beside it (reader "gpt2", one folder per case), both small and synthetic: the 256
+# byte pieces spelled in GPT-2's byte-to-unicode alphabet, a few merges, one added token.
+def byte_level_alphabet():
+    printable = [b for b in range(256) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or 0xAE <= b <= 0xFF]
+    out, n = {}, 0
+    for b in range(256):
+        if b in printable:
+            out[b] = chr(b)
+        else:
+            out[b] = chr(256 + n)
+            n += 1
+    return out
+
+
+BBPE_MERGES = [("Ġ", "t"), ("h", "e"), ("Ġt", "he"), ("i", "n")]
+QWEN_PATTERN = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+                "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+
+
+def bbpe_vocab():
+    alpha = byte_level_alphabet()
+    vocab = {alpha[b]: b for b in range(256)}
+    for i, (a, b) in enumerate(BBPE_MERGES):
+        vocab[a + b] = 256 + i
+    return vocab
+
+
+def hf_json(vocab=None, merges=None, added=None, normalizer=None, pre=None, model_extra=None,
+            model_type="BPE", raw_vocab=None):
+    """A tokenizer.json as text (json.dumps keeps it readable; raw_vocab overrides the vocab's text)."""
+    import json
+    vocab = bbpe_vocab() if vocab is None else vocab
+    merges = [list(m) for m in BBPE_MERGES] if merges is None else merges
+    added = [{"id": 260 + i, "content": c, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True}
+             for i, c in enumerate(("<|end|>", "<|im_start|>", "<|im_end|>"))] if added is None else added
+    pre = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": QWEN_PATTERN}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]} if pre is None else pre
+    model = {"type": model_type, "dropout": None, "unk_token": None, "byte_fallback": False,
+             "vocab": "@VOCAB@", "merges": merges}
+    model.update(model_extra or {})
+    doc = {"version": "1.0", "added_tokens": added,
+           "normalizer": {"type": "NFC"} if normalizer is None else normalizer,
+           "pre_tokenizer": pre, "model": model}
+    text = json.dumps(doc, ensure_ascii=False)
+    vtext = raw_vocab if raw_vocab is not None else json.dumps(vocab, ensure_ascii=False)
+    return text.replace('"@VOCAB@"', vtext).encode("utf-8")
+
+
+def make_hfjson():
+    import json
+    good = hf_json()
+    write("hfjson", "valid_qwen_style.json", good, "OK")
+    write("hfjson", "valid_gpt2_style.json",
+          hf_json(merges=[" ".join(m) for m in BBPE_MERGES], added=[], normalizer=json.loads("null"),
+                  pre={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}), "OK")
+    seed("hfjson", "valid_qwen_style.seed", struct.pack("<H", 22) + b"the <|end|> in\xff \xc3\xa9e\xcc\x81" + good)
+    for n in sorted({0, 1, 2, 10, len(good) // 3, len(good) // 2, len(good) - 2, len(good) - 1}):
+        write("hfjson", f"truncated_at_{n}.json", good[:n], "FORMAT")
+    write("hfjson", "not_an_object.json", b"[1, 2, 3]", "FORMAT", "model")
+    write("hfjson", "model_unigram.json", hf_json(model_type="Unigram"), "FORMAT", "BPE")
+    write("hfjson", "vocab_is_array.json", hf_json(raw_vocab='["a", "b"]'), "FORMAT", "vocab")
+    v = bbpe_vocab()
+    write("hfjson", "merge_names_unknown_piece.json", hf_json(merges=[["Ġ", "zz"]]), "FORMAT", "not in the vocabulary")
+    write("hfjson", "merge_makes_unknown_piece.json", hf_json(merges=[["t", "h"]]), "FORMAT", "not in the vocabulary")
+    write("hfjson", "merge_wrong_shape.json", hf_json(merges=[["a"]]), "FORMAT", "merge")
+    write("hfjson", "merge_two_spaces.json", hf_json(merges=["a b c"]), "FORMAT", "merge")
+    write("hfjson", "merge_number.json", hf_json(merges=[5]), "FORMAT", "merge")
+    write("hfjson", "duplicate_id.json", hf_json(raw_vocab=json.dumps(v, ensure_ascii=False)[:-1] + ', "zz": 5}'), "FORMAT", "same id")
+    dup_piece = json.dumps(v, ensure_ascii=False)[:-1] + ', "he": 300}'
+    write("hfjson", "duplicate_piece.json", hf_json(raw_vocab=dup_piece), "FORMAT", "twice")
+    for name, val in (("negative", "-1"), ("huge", "1000000000"), ("fraction", "1.5"), ("string", '"7"')):
+        write("hfjson", f"id_{name}.json", hf_json(raw_vocab=json.dumps(v, ensure_ascii=False)[:-1] + f', "zz": {val}}}'), "FORMAT", "id")
+    write("hfjson", "piece_not_byte_level.json", hf_json(raw_vocab=json.dumps(v, ensure_ascii=False)[:-1] + ', "€": 270}'), "FORMAT", "byte-to-unicode")
+    missing = dict(v)
+    del missing["A"]
+    write("hfjson", "byte_without_token.json", hf_json(vocab=missing), "FORMAT", "byte")
+    write("hfjson", "normalizer_nfkc.json", hf_json(normalizer={"type": "NFKC"}), "FORMAT", "normalizer")
+    write("hfjson", "pattern_unknown.json", hf_json(pre={"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": "\\w+"}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "use_regex": False}]}), "FORMAT", "pre_tokenizer")
+    write("hfjson", "byte_fallback.json", hf_json(model_extra={"byte_fallback": True}), "FORMAT", "byte_fallback")
+    write("hfjson", "added_without_content.json", hf_json(added=[{"id": 263}]), "FORMAT", "added token")
+    write("hfjson", "added_lstrip.json", hf_json(added=[{"id": 263, "content": "<x>", "lstrip": True}]), "FORMAT", "strips")
+    write("hfjson", "added_same_id_as_piece.json", hf_json(added=[{"id": 5, "content": "<x>"}]), "FORMAT", "same id")
+    write("hfjson", "deep_nesting.json", b"[" * 100000 + b"]" * 100000, "FORMAT", "nesting")
+    write("hfjson", "empty.json", b"", "FORMAT")
+    write("hfjson", "invalid_utf8_key.json", good.replace('"Ġt": 256'.encode("utf-8"), b'"\xff": 256'), "FORMAT", "byte-to-unicode")
+
+
+def gpt2_pair(folder, encoder, bpe, status, word="-"):
+    os.makedirs(os.path.join(OUT, "gpt2", folder), exist_ok=True)
+    with open(os.path.join(OUT, "gpt2", folder, "vocab.bpe"), "wb") as f:
+        f.write(bpe)
+    write("gpt2", f"{folder}/encoder.json", encoder, status, word)
+
+
+def make_gpt2():
+    import json
+    v = bbpe_vocab()
+    v["<|endoftext|>"] = 260
+    enc = json.dumps(v, ensure_ascii=False).encode("utf-8")
+    bpe = ("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in BBPE_MERGES)).encode("utf-8")
+    gpt2_pair("valid", enc, bpe, "OK")
+    seed("gpt2", "valid.seed", struct.pack("<HH", 17, len(enc)) + b"the in\xff <|endoftext|>"[:17] + enc + bpe)
+    gpt2_pair("encoder_is_array", b'["!", "\\"", "#"]', bpe, "FORMAT", "object")
+    gpt2_pair("encoder_is_nested", json.dumps({"vocab": v}, ensure_ascii=False).encode("utf-8"), bpe, "FORMAT", "id")
+    gpt2_pair("encoder_truncated", enc[:len(enc) // 2], bpe, "FORMAT")
+    gpt2_pair("merge_names_unknown_piece", enc, bpe + "Ġ zz\n".encode("utf-8"), "FORMAT", "not in the vocabulary")
+    gpt2_pair("merge_makes_unknown_piece", enc, bpe + b"t h\n", "FORMAT", "not in the vocabulary")
+    dup = json.dumps(v, ensure_ascii=False)[:-1] + ', "zz": 7}'
+    gpt2_pair("duplicate_id", dup.encode("utf-8"), bpe, "FORMAT", "same id")
+    missing = dict(v)
+    del missing["A"]
+    gpt2_pair("byte_without_token", json.dumps(missing, ensure_ascii=False).encode("utf-8"), bpe, "FORMAT", "byte")
+    gpt2_pair("merges_not_utf8", enc, bpe + b"\xff \xfe\n", "FORMAT", "not in the vocabulary")
+    gpt2_pair("id_string", (json.dumps(v, ensure_ascii=False)[:-1] + ', "zz": "3"}').encode("utf-8"), bpe, "FORMAT", "id")
+    # vocab.bpe missing: the folder holds only encoder.json.
+    write("gpt2", "no_merges_file/encoder.json", enc, "IO", "vocab.bpe")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -697,7 +822,8 @@ SPECIAL = (("@directory", "directory"), ("@fifo", "FIFO"),
 
 
 def make_special():
-    for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens", "lora"):
+    for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens", "lora",
+                 "hfjson", "gpt2"):
         for name, word in SPECIAL:
             manifest.append((kind, name, "IO", word, "512" if kind == "tokenizer" else "-"))
 
@@ -726,7 +852,8 @@ def main():
     shutil.rmtree(OUT, ignore_errors=True)
     for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens", "lora"):
         os.makedirs(os.path.join(OUT, kind))
-    for target in ("npy", "json", "llama2c", "tokenizer", "encode", "q8file", "lora", "mask") + KERNEL_TARGETS:
+    for target in ("npy", "json", "llama2c", "tokenizer", "encode", "q8file", "lora", "mask", "hfjson",
+                   "gpt2") + KERNEL_TARGETS:
         d = os.path.join(FUZZ, target)
         if os.path.isdir(d):   # keep crash reproducers (crash-*, oom-*, timeout-*), rewrite seeds
             for f in os.listdir(d):
@@ -741,6 +868,8 @@ def main():
     make_training_files()
     make_lora()
     make_mask_seeds()
+    make_hfjson()
+    make_gpt2()
     make_special()
     make_kernel_seeds()
     with open(os.path.join(OUT, "MANIFEST.tsv"), "w") as f:
