@@ -218,5 +218,6 @@ int main(int argc, char **argv) {
     int32_t *bytes = why_subwords(&tok, &n_bytes);
     write_files(&tok, ids, n, bytes, n_bytes);
     tw_tokenizer_free(&tok);
+    lesson_say("Try it: make exercise13 (BPE encoding), make exercise23 (a token back to text)");
     return lesson_finish();
 }

@@ -200,5 +200,6 @@ int main(int argc, char **argv) {
     float *y = linear_by_hand();
     projection_costs();
     write_files(table, emb, y);
+    lesson_say("Try it: make exercise14 (the embedding backward: a scatter-add)");
     return lesson_finish();
 }

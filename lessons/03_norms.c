@@ -274,5 +274,6 @@ int main(int argc, char **argv) {
     gain_and_bias(&n);
     time_per_call(a.seed);
     write_files(&n);
+    lesson_say("Try it: make exercise6 (LayerNorm and RMSNorm)");
     return lesson_finish();
 }

@@ -192,5 +192,6 @@ int main(int argc, char **argv) {
     share_keys_and_values(&p);
     float *kv = kv_cache_bytes();
     write_files(&p, kv);
+    lesson_say("Try it: make exercise15 (grouped-query attention over all heads)");
     return lesson_finish();
 }

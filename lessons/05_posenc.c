@@ -289,5 +289,6 @@ int main(int argc, char **argv) {
     two_pairings(&e);
     two_bases(&e);
     write_files(&e);
+    lesson_say("Try it: make exercise7 (RoPE, adjacent pairing)");
     return lesson_finish();
 }

@@ -234,5 +234,6 @@ int main(int argc, char **argv) {
     float *scores;
     float *w = causal_mask(&scores, a.T, a.seed);
     write_files(sweep, scores, w, a.T);
+    lesson_say("Try it: make exercise5 (softmax with a temperature), make exercise3 (a stable softmax)");
     return lesson_finish();
 }

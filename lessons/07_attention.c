@@ -334,5 +334,6 @@ int main(int argc, char **argv) {
     lesson_section("Many heads: MHA, GQA and MQA");
     many_heads(h.x, a.seed + 40);
     write_files(&h);
+    lesson_say("Try it: make exercise8 (causal scaled dot-product attention)");
     return lesson_finish();
 }

@@ -225,5 +225,6 @@ int main(int argc, char **argv) {
     swiglu(&f, a.seed);
     two_thirds_rule();
     write_files(&f);
+    lesson_say("Try it: make exercise9 (SwiGLU)");
     return lesson_finish();
 }

@@ -554,5 +554,6 @@ int main(int argc, char **argv) {
 
     lesson_section("The 2017 encoder-decoder and cross-attention");
     encoder_decoder(a.seed + 20);
+    lesson_say("Try it: make exercise16 (a pre-norm block's residual wiring)");
     return lesson_finish();
 }

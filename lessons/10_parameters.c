@@ -381,5 +381,6 @@ int main(int argc, char **argv) {
     shares(M, NM, qwen3);
     memory(M, NM, llama, qwen3, context);
     lesson_plot("10_parameters.gp", "breakdown.dat", "breakdown.png");
+    lesson_say("Try it: make exercise17 (counting a model's parameters)");
     return lesson_finish();
 }

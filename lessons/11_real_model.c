@@ -471,5 +471,6 @@ int main(int argc, char **argv) {
     tw_model_state_free(&r.st);
     tw_tokenizer_free(&r.tok);
     tw_model_free(&r.m);
+    lesson_say("Try it: make exercise10 (top-p sampling)");
     return lesson_finish();
 }

@@ -205,5 +205,6 @@ int main(int argc, char **argv) {
     dot_product(fast);
     matmul_ladder(fast);
     switch_the_model(fast);
+    lesson_say("Try it: make exercise1 .. exercise4 (dot product, matvec, softmax, micro-kernel)");
     return lesson_finish();
 }

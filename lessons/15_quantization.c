@@ -440,5 +440,6 @@ int main(int argc, char **argv) {
     memory_table();
     speed();
     error_budget();
+    lesson_say("Try it: make exercise19 (Q8_0: quantizing one group)");
     return lesson_finish();
 }

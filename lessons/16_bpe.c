@@ -408,5 +408,6 @@ int main(int argc, char **argv) {
     tradeoff(train_part, held_out, V_max, bpt512);
 
     tw_tokenizer_free(&tok512);
+    lesson_say("Try it: make exercise20 (one BPE merge)");
     return lesson_finish();
 }

@@ -383,5 +383,6 @@ int main(int argc, char **argv) {
     greedy_repeats(&md, a.seed);
     perplexity(&md, a.seed);
     unload(&md);
+    lesson_say("Try it: make exercise21 (beam search)");
     return lesson_finish();
 }

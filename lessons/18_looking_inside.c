@@ -11,16 +11,20 @@
 // Activation patching: a clean and a corrupted prompt, one activation copied from the clean run,
 // over layers x positions and over heads, as pictures. Induction scores: the attention from a
 // repeated sequence's second copy to the token after the first occurrence, weak in stories260K;
-// a 2-layer model trained here on repeated random tokens scores high, and a period it never saw
-// shows that it found a shortcut by distance, not induction. The logit lens: the final norm and
-// classifier applied to the stream after each layer.
+// a 2-layer model trained here (half a second) on one period scores high, and a period it never
+// saw shows that it found a shortcut by distance, not induction; a 2-layer model trained with the
+// period varied (`make induction-model`, about a minute, once, into data/models/induction.bin)
+// has real induction heads: a previous-token head in layer 0, layer-1 heads that copy at periods
+// it never saw, and switching the first off breaks the second (checked when the file is there).
+// The logit lens: the final norm and classifier applied to the stream after each layer.
 // Calls: tw_llama2c_load, tw_tokenizer_load/_encode/_lookup, tw_model_state_init,
 //        tw_model_forward (with tw_model_state.head_off and .head_patch), tw_block_forward,
 //        tw_rmsnorm_forward, tw_linear_forward, tw_softmax_rows, tw_argmax, tw_sampler_sample,
-//        tw_model_init, tw_trainer_init, tw_train_step.
+//        tw_model_init, tw_trainer_init, tw_train_step, tw_llama2c_write (--train-induction).
 // Build & run: make lesson18 && ./lesson18 [--seed N] [--out DIR] [--no-plot]   (make fetches the model)
 //   (about 1.3 s of CPU at the best SIMD level, the default; the small model's 500 training
 //   steps are a third of it; about 5 s with TW_SIMD=naive)
+//   make induction-model   (= ./lesson18 --train-induction: about a minute, once; section 7 then runs)
 // Plot:        gnuplot viz/18_ablation.gp        (reads out/lesson18/ablation.dat)
 //              gnuplot viz/18_ablation_spread.gp (reads out/lesson18/ablation_spread.dat)
 //              gnuplot viz/18_patching.gp        (reads out/lesson18/patching_positions.dat)
@@ -45,8 +49,9 @@ static const lesson_info INFO = {
     "story and over several with the spread; direct logit attribution splits a logit into what "
     "each head and MLP wrote; activation patching copies one activation from a clean prompt into "
     "a corrupted run and measures how much of the answer comes back, over layers x positions and "
-    "over heads; induction scores on a repeated random sequence, in stories260K and in a 2-layer "
-    "model trained here (which finds a shortcut by distance, shown by a period it never saw); the "
+    "over heads; induction scores on a repeated random sequence, in stories260K, in a 2-layer "
+    "model trained here (which finds a shortcut by distance, shown by a period it never saw) and in "
+    "one trained with the period varied by `make induction-model` (real induction heads); the "
     "logit lens reads the stream after each layer through the final norm and the classifier. "
     "About a second and a half of CPU."
 };
@@ -640,8 +645,10 @@ static void activation_patching(float *by_pos, float *by_head, const char **labe
 // ---- 6. induction heads ----
 // The induction score of every head on [BOS, r, r] (r: K random tokens): the mean attention from
 // each position of the second copy to the token after the same token's earlier occurrence.
-// score (L*H); returns the loss on the second copy minus the loss on the first (nats).
-static double induction_scores(float *score, model *md, int K, uint64_t seed) {
+// score (L*H); returns the loss on the second copy minus the loss on the first (nats); second
+// (or NULL): the mean loss on the second copy alone. head_off (L*H, or NULL): heads switched off.
+static double induction_scores_off(float *score, double *second_loss, model *md, int K, uint64_t seed,
+                                   const unsigned char *head_off) {
     const int L = md->L, H = md->H, T = 2 * K + 1;
     int *ids = lesson_alloc_bytes((size_t)T * sizeof(int));
     tw_rng rng;
@@ -650,7 +657,7 @@ static double induction_scores(float *score, model *md, int K, uint64_t seed) {
     const int lo = md->V > 259 ? 259 : 3;   // stories260K: learned pieces; a small vocabulary: all but 0..2
     for (int i = 1; i <= K; i++) ids[i] = ids[i + K] = lo + (int)(tw_rng_next(&rng) % (uint64_t)(md->V - lo));
     int *pred = lesson_alloc_bytes((size_t)T * sizeof(int));
-    run_story(pred, md, NULL, ids, T);
+    run_story(pred, md, head_off, ids, T);
     for (int l = 0; l < L; l++)
         for (int h = 0; h < H; h++) {
             const float *p = md->s.layers[l].attn.pattern + (size_t)h * T * T;   // (T, T)
@@ -667,7 +674,12 @@ static double induction_scores(float *score, model *md, int K, uint64_t seed) {
         tw_softmax_rows(pr, md->s.logits + (size_t)(t + K) * md->V, 1, md->V, 1.0f);
         second -= log((double)pr[ids[t + K + 1]]);
     }
+    if (second_loss) *second_loss = second / (K - 1);
     return (second - first) / (K - 1);
+}
+
+static double induction_scores(float *score, model *md, int K, uint64_t seed) {
+    return induction_scores_off(score, NULL, md, K, seed, NULL);
 }
 
 // The mean causal-uniform weight 1/(q+1) over the second copy's positions q = K+1 .. 2K.
@@ -724,6 +736,165 @@ static void train_induction_model(model *md, float *curve, uint64_t seed) {
     tw_trainer_free(&t);
     md->L = c.n_layer; md->H = c.block.attn.n_head; md->V = c.vocab; md->C = c.block.attn.d_model;
     LESSON_TRY(tw_model_state_init(&md->s, &md->m, IND_T, 0));
+}
+
+// ---- 6b. a model trained with the period varied, where induction heads do appear ----
+#define INDUCTION_PATH "data/models/induction.bin"   // made by `make induction-model`
+enum { IND2_H = 4, IND2_T = 33, IND2_B = 8, IND2_STEPS = 6000 };
+// The periods a training row may repeat with; 7 and 10 are left out, kept for the test.
+static const int IND2_PERIODS[] = { 3, 4, 5, 6, 8, 9, 11, 12, 13, 14, 15, 16 };
+enum { IND2_N_PERIODS = (int)(sizeof IND2_PERIODS / sizeof IND2_PERIODS[0]) };
+
+// Batch s: IND2_B rows [BOS, r, r, r, ...] cut at IND2_T + 1 tokens, r P random tokens of
+// 3..IND_V-1, P drawn for each row from IND2_PERIODS: no one distance back finds the copy, only
+// the content does. The first copy's targets are TW_IGNORE_INDEX: nothing can predict them, and
+// leaving them out spends the whole gradient on the copying. in, tg (B, T).
+static void varied_batch(int *in, int *tg, uint64_t seed, int s) {
+    tw_rng r;
+    tw_rng_init(&r, seed * 1000003u + (uint64_t)s);
+    for (int b = 0; b < IND2_B; b++) {
+        int row[IND2_T + 1];
+        const int P = IND2_PERIODS[tw_rng_next(&r) % IND2_N_PERIODS];
+        row[0] = TW_TOK_BOS;
+        for (int i = 1; i <= IND2_T; i++)
+            row[i] = i <= P ? 3 + (int)(tw_rng_next(&r) % (IND_V - 3)) : row[i - P];
+        memcpy(in + b * IND2_T, row, IND2_T * sizeof *in);
+        memcpy(tg + b * IND2_T, row + 1, IND2_T * sizeof *tg);
+        for (int i = 0; i < P; i++) tg[b * IND2_T + i] = TW_IGNORE_INDEX;
+    }
+}
+
+// `./lesson18 --train-induction` (what `make induction-model` runs): trains a 2-layer llama-style
+// model (width 32, 4 heads of 8, FFN 64) on varied_batch for IND2_STEPS steps of AdamW (lr 2e-2,
+// warm-up 20, cosine to 1e-3) and writes it to INDUCTION_PATH as a llama2.c file. Deterministic:
+// the same bytes on every run on one machine.
+static void train_varied_model(void) {
+    tw_model m;
+    tw_model_config c;
+    tw_model_config_preset(&c, "llama");
+    c.vocab = IND_V; c.max_seq = IND2_T; c.n_layer = 2;
+    c.block.attn.d_model = 32; c.block.attn.n_head = IND2_H; c.block.attn.n_kv_head = IND2_H;
+    c.block.attn.head_dim = 8; c.block.ffn_hidden = 64;
+    if (tw_model_init(&m, &c) != TW_OK) lesson_die("out of memory for the small model");
+    tw_model_randomize(&m, INDUCTION_SEED);
+    for (int i = 0; i < m.n_params; i++)   // norm gains start at 1, as in every trainer
+        if (m.params[i].kind == TW_PARAM_GAIN)
+            for (long j = 0; j < m.params[i].count; j++) m.params[i].data[j] = 1.0f;
+    tw_trainer t;
+    if (tw_trainer_init(&t, &m, IND2_T) != TW_OK) lesson_die("out of memory");
+    const tw_train_config tc = { IND2_B, IND2_T, IND2_STEPS, 20, 2e-2f, 1e-3f, 0.1f, 0.9f, 0.95f, 1e-8f, 1.0f };
+    int in[IND2_B * IND2_T], tg[IND2_B * IND2_T];
+    const double t0 = lesson_seconds();
+    double avg = 0.0;   // mean batch loss over the last 100 steps
+    for (int s = 0; s < IND2_STEPS; s++) {
+        varied_batch(in, tg, INDUCTION_SEED, s);
+        tw_train_stats st;
+        LESSON_TRY(tw_train_step(&st, &t, &m, in, tg, &tc));
+        if (s >= IND2_STEPS - 100) avg += st.loss / 100.0;
+        if (s % 1000 == 0 || s == IND2_STEPS - 1) printf("  step %4d  loss %.3f\n", s + 1, (double)st.loss);
+    }
+    tw_trainer_free(&t);
+    printf("  %d steps in %.1f s; mean loss of the last 100 batches %.3f nats\n", IND2_STEPS,
+           lesson_seconds() - t0, avg);
+    lesson_expect("the repeats are learned: mean loss of the last 100 batches < 0.5 nats (ln 61 = 4.11)",
+                  avg < 0.5);
+    char err[256];
+    if (avg < 0.5 && tw_llama2c_write(INDUCTION_PATH, &m, err, sizeof err) != TW_OK)
+        lesson_die("%s: cannot write the induction model: %s", INDUCTION_PATH, err);
+    printf("  %s %s\n", avg < 0.5 ? "wrote" : "did not write (the check failed)", INDUCTION_PATH);
+    tw_model_free(&m);
+}
+
+// The model of train_varied_model, when INDUCTION_PATH exists: induction scores at periods it
+// never saw, the previous-token heads of layer 0, and both switched off.
+static void induction_any_period(void) {
+    lesson_section("Induction heads that copy at any period");
+    FILE *f = fopen(INDUCTION_PATH, "rb");
+    if (!f) {
+        lesson_note("%s is absent: `make induction-model` makes it (about a minute)", INDUCTION_PATH);
+        return;
+    }
+    fclose(f);
+    model sm;
+    memset(&sm, 0, sizeof sm);
+    char err[256];
+    if (tw_llama2c_load(&sm.m, INDUCTION_PATH, err, sizeof err) != TW_OK)
+        lesson_die("%s: %s (delete it and run `make induction-model` again)", INDUCTION_PATH, err);
+    sm.L = sm.m.cfg.n_layer; sm.H = sm.m.cfg.block.attn.n_head; sm.V = sm.m.cfg.vocab;
+    sm.C = sm.m.cfg.block.attn.d_model;
+    if (sm.L != 2 || sm.H != IND2_H || sm.V != IND_V || sm.m.cfg.max_seq < IND2_T)
+        lesson_die("%s is not the model `make induction-model` writes (remake it)", INDUCTION_PATH);
+    LESSON_TRY(tw_model_state_init(&sm.s, &sm.m, IND2_T, 0));
+    lesson_say("The same test on a model trained the way induction heads are found in research: "
+               "2 layers of width 32 with 4 heads of 8, vocabulary %d, rows of a random segment "
+               "repeated with a period drawn for each row from 3..16 but never 7 or 10, so that no "
+               "one distance back finds the copy; loss only on the repeats; %d steps of AdamW "
+               "(`make induction-model` trained it once into %s). Tested at the two periods it "
+               "never saw:", IND_V, IND2_STEPS, INDUCTION_PATH);
+    const int periods[2] = { 7, 10 };
+    float ind[2][2 * IND2_H], prev[2][2 * IND2_H], ind_off[2][2 * IND2_H];
+    double second[2], second_off[2];
+    unsigned char off[2 * IND2_H] = { 0 };
+    for (int k = 0; k < 2; k++) {
+        induction_scores_off(ind[k], &second[k], &sm, periods[k], INDUCTION_SEED + 10 + k, NULL);
+        previous_token_scores(prev[k], &sm, 2 * periods[k] + 1);
+    }
+    printf("  %-8s %-6s  %-22s  %-22s\n", "", "", "previous-token score", "induction score");
+    printf("  %-8s %-6s  %-10s %-10s  %-10s %-10s\n", "", "", "period 7", "period 10", "period 7", "period 10");
+    for (int l = 0; l < 2; l++)
+        for (int h = 0; h < IND2_H; h++) {
+            const int i = l * IND2_H + h;
+            printf("  layer %d  head %d  %-10.3f %-10.3f  %-10.3f %-10.3f\n", l, h, (double)prev[0][i],
+                   (double)prev[1][i], (double)ind[0][i], (double)ind[1][i]);
+        }
+    // layer 0's previous-token heads, and the best layer-1 induction head at each period
+    int n_off = 0;
+    for (int h = 0; h < IND2_H; h++)
+        if (prev[0][h] > 0.3f && prev[1][h] > 0.3f) { off[h] = 1; n_off++; }
+    int best[2];
+    for (int k = 0; k < 2; k++) {
+        best[k] = IND2_H + tw_argmax(ind[k] + IND2_H, IND2_H);
+        induction_scores_off(ind_off[k], &second_off[k], &sm, periods[k], INDUCTION_SEED + 10 + k, off);
+    }
+    const float uni7 = (float)uniform_second_copy(7), uni10 = (float)uniform_second_copy(10);
+    printf("  uniform attention would score %.3f (period 7) and %.3f (period 10)\n", (double)uni7,
+           (double)uni10);
+    printf("  loss on the second copy: %.3f / %.3f nats (guessing among the %d tokens: %.2f; among "
+           "the copy's own tokens: %.2f / %.2f)\n", second[0], second[1], IND_V - 3, log(IND_V - 3.0),
+           log(7.0), log(10.0));
+    printf("  with the %d previous-token head%s of layer 0 switched off: best layer-1 score %.3f / %.3f, "
+           "loss on the second copy %.3f / %.3f\n", n_off, n_off == 1 ? "" : "s",
+           (double)ind_off[0][best[0]], (double)ind_off[1][best[1]], second_off[0], second_off[1]);
+    lesson_say("All four layer-1 heads put several times the uniform weight on the token after "
+               "the current token's earlier occurrence; the best, head %d at period 7 and head %d at period 10, "
+               "put %.0f%% and %.0f%% of their weight there, at distances the model never trained "
+               "on: they find it by content, and the second copy is predicted almost for free. "
+               "Layer 0 has %d previous-token head%s. Switch %s off and the layer-1 heads lose "
+               "their target (best score %.2f / %.2f) and the second copy costs %.2f / %.2f nats, "
+               "worse than a uniform guess: the layer-1 head's key is the token *before* each "
+               "position, which only layer 0's previous-token head puts there. That composition of "
+               "two heads in two layers is an induction head; one layer cannot do it.",
+               best[0] - IND2_H, best[1] - IND2_H, 100.0 * ind[0][best[0]], 100.0 * ind[1][best[1]],
+               n_off, n_off == 1 ? "" : "s", n_off == 1 ? "it" : "them", (double)ind_off[0][best[0]],
+               (double)ind_off[1][best[1]], second_off[0], second_off[1]);
+    lesson_expect("at both unseen periods a layer-1 head scores > 0.4 (over 4x uniform)",
+                  ind[0][best[0]] > 0.4f && ind[0][best[0]] > 4 * uni7 &&
+                  ind[1][best[1]] > 0.4f && ind[1][best[1]] > 4 * uni10);
+    float min1[2];   // the weakest layer-1 head at each period
+    for (int k = 0; k < 2; k++) {
+        min1[k] = ind[k][IND2_H];
+        for (int h = 1; h < IND2_H; h++) min1[k] = fminf(min1[k], ind[k][IND2_H + h]);
+    }
+    lesson_expect("every layer-1 head scores over 3x uniform at both unseen periods",
+                  min1[0] > 3 * uni7 && min1[1] > 3 * uni10);
+    lesson_expect("at both unseen periods the second copy costs under half of ln(period) nats",
+                  second[0] < 0.5 * log(7.0) && second[1] < 0.5 * log(10.0));
+    lesson_expect("layer 0 has a previous-token head (score > 0.3 at both periods)", n_off > 0);
+    lesson_expect("switching it off halves the layer-1 score and costs over 1 nat on the second copy",
+                  ind_off[0][best[0]] < 0.5f * ind[0][best[0]] && ind_off[1][best[1]] < 0.5f * ind[1][best[1]] &&
+                  second_off[0] > second[0] + 1.0 && second_off[1] > second[1] + 1.0);
+    tw_model_state_free(&sm.s);
+    tw_model_free(&sm.m);
 }
 
 static void induction_heads(float *score, float *trained_score, float *curve, model *md, uint64_t seed) {
@@ -791,7 +962,8 @@ static void induction_heads(float *score, float *trained_score, float *curve, mo
                        : "the high score was a shortcut by distance, not an induction head. A model "
                          "trained with one period learns the cheapest rule that fits its data; to "
                          "force induction the period must vary, and then it takes far longer than "
-                         "this lesson's half second of training (in trials for this lesson, 1,500 steps were not enough).");
+                         "this lesson's half second of training (in trials for this lesson, 2,000 steps were not "
+                         "enough; the next section measures a model trained for longer).");
     lesson_expect("the trained model attends from the second copy to the token after the first (score > 0.5)",
                   trained_score[best_s] > 0.5f);
     lesson_expect("the trained model predicts the second copy far better than the first (by > 1 nat)",
@@ -911,7 +1083,16 @@ static void write_files(model *md_, const float *dloss, const float *changed, co
 }
 
 int main(int argc, char **argv) {
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 18, .plot = 1 }, NULL);
+    int train_induction = 0;
+    const lesson_opt opts[] = {
+        { "--train-induction", 'b', &train_induction, NULL,
+          "train the small induction model into " INDUCTION_PATH " and stop (make induction-model)" },
+        { NULL, 0, NULL, NULL, NULL } };
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 18, .plot = 1 }, opts);
+    if (train_induction) {
+        train_varied_model();
+        return lesson_finish();
+    }
     tw_simd_init(NULL);   // $TW_SIMD, else the best kernels of this CPU: hundreds of forward passes
     model md;
     load(&md);
@@ -935,11 +1116,13 @@ int main(int argc, char **argv) {
     activation_patching(by_pos, by_head, tokens, &md, &T_patch);
     float *trained_induction = lesson_alloc(2 * IND_H), *ind_curve = lesson_alloc(IND_STEPS);
     induction_heads(induction, trained_induction, ind_curve, &md, a.seed + 1);
+    induction_any_period();
     float *agree = lesson_alloc(L + 1);                                     // (L + 1)
     char *lens_text = logit_lens(agree, &md, ids, n, base_pred);
     write_files(&md, dloss, changed, prev_score, agree, table, lens_text, spread, by_pos, T_patch,
                 tokens, by_head, induction);
     (void)V;
     unload(&md);
+    lesson_say("Try it: make exercise22 (the logit lens)");
     return lesson_finish();
 }

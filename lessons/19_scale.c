@@ -375,5 +375,6 @@ int main(int argc, char **argv) {
     zero_memory();
     tensor_parallel(a.seed);
     for_real();
+    lesson_say("Try it: make exercise33 (the ring all-reduce's schedule)");
     return lesson_finish();
 }

@@ -302,5 +302,6 @@ int main(int argc, char **argv) {
     speculative_rule(a.seed);
 
     tw_model_free(&m);
+    lesson_say("Try it: make exercise39 (a speculative proposal), make exercise40 (a paged block table)");
     return lesson_finish();
 }

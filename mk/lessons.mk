@@ -64,3 +64,16 @@ plots: lessons                                 ## run every lesson, drawing its 
 TEST_DEPS   += lessons
 CLEAN_FILES += $(LESSONS)
 
+
+# Lesson 18's induction model: a 2-layer model trained for 6,000 steps on repeated random
+# segments of varied period (about a minute), written once into data/models/induction.bin; the
+# lesson measures its induction heads when the file is there. test-induction makes it and runs
+# the lesson, whose checks on it can then fail (.ci/extra runs it: too long for make test).
+.PHONY: induction-model test-induction
+induction-model: data/models/induction.bin     ## train lesson 18's induction model (about a minute)
+data/models/induction.bin: lesson18
+	@mkdir -p data/models
+	./lesson18 --train-induction --no-plot
+test-induction: induction-model                ## lesson 18 with its induction model (checks the heads)
+	./lesson18 --no-plot > /dev/null
+	@echo "test-induction: lesson 18's induction checks passed"
