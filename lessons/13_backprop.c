@@ -514,5 +514,6 @@ int main(int argc, char **argv) {
                          "lesson 13: every gradient printed, beside its central finite difference "
                          "(h = 0.01); sections 1 Linear, 2 RMSNorm, 3 cross-entropy, 4 attention, 5 a "
                          "whole block, 6 a tied embedding");
+    lesson_say("Try it: make exercise11 (Linear backward), make exercise12 (cross-entropy backward), make exercise27 (RMSNorm backward)");
     return lesson_finish();
 }

@@ -747,5 +747,6 @@ int main(int argc, char **argv) {
     section_pictures(logs, floor_nll);
     tw_tokenizer_free(&tz);
     tw_model_free(&teacher);
+    lesson_say("Try it: make exercise18 (AdamW), make exercise24 (clipping), make exercise25 (the schedule)");
     return lesson_finish();
 }

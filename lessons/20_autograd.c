@@ -438,5 +438,6 @@ int main(int argc, char **argv) {
     lesson_write_columns("gradients.dat", g_rows, g_n, 5, COLS,
                          "lesson 20: every gradient from the scalar autograd beside the library's "
                          "hand-written backward; part 0 the MLP (x, W1, b1, W2, b2), 1 attention (dq, dk, dv)");
+    lesson_say("Try it: make exercise28 (the backward walk of a tape)");
     return lesson_finish();
 }

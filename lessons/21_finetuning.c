@@ -220,5 +220,6 @@ int main(int argc, char **argv) {
     for (int i = 3 * V; i < T * V; i++) ratio = fmax(ratio, fabs(d_masked[i] / (d_all[i] != 0.0f ? d_all[i] : 1.0f)));
     lesson_expect("masked rows get exactly zero gradient", zero_rows);
     lesson_expect_near("an answer row's gradient doubles (mean over 3 instead of 6)", ratio, 2.0, 1e-5);
+    lesson_say("Try it: make exercise30 (the LoRA Linear's backward)");
     return lesson_finish();
 }

@@ -152,5 +152,6 @@ int main(int argc, char **argv) {
     tw_model_free(&m);
     tw_tokenizer_free(&tok);
     (void)a;
+    lesson_say("Try it: make exercise31 (the distillation loss's backward)");
     return lesson_finish();
 }

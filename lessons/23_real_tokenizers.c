@@ -316,5 +316,6 @@ int main(int argc, char **argv) {
     chat_template(tok);
     embedding_cost(tok);
     for (int k = 0; k < N_TOK; k++) tw_text_tokenizer_free(&tok[k]);
+    lesson_say("Try it: make exercise34 (GPT-2's byte-to-unicode map)");
     return lesson_finish();
 }

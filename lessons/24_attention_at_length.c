@@ -188,5 +188,6 @@ int main(int argc, char **argv) {
     section_one_row();
     section_tiled_equals_full(&a);
     section_memory();
+    lesson_say("Try it: make exercise35 (an online softmax), make exercise36 (YaRN's frequencies)");
     return lesson_finish();
 }

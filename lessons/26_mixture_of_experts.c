@@ -248,5 +248,6 @@ int main(int argc, char **argv) {
     route_one_token(&a);
     total_and_active();
     load_balance(&a);
+    lesson_say("Try it: make exercise37 (top-k routing)");
     return lesson_finish();
 }

@@ -197,5 +197,6 @@ int main(int argc, char **argv) {
     kv_per_token_of_three_models();
     absorbed_equals_expanded(&a);
     why_decoupled_rope(&a);
+    lesson_say("Try it: make exercise38 (scores over a latent KV cache)");
     return lesson_finish();
 }
