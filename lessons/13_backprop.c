@@ -144,6 +144,189 @@ static void copy_uniform(float *dst, int n, float lo, float hi, uint64_t seed) {
 // gradient printed (0.05 .. 3), so a wrong formula cannot pass.
 static const double AGREE = 2e-3;
 
+// ---- the sections of main(), 1 to 4 ----
+
+// 1. dW, dx and db of a Linear layer by hand, against tw_linear_backward and nudging.
+static void chain_rule_through_linear(uint64_t seed) {
+    lesson_say("A loss L depends on a layer's output y = x W^T + b. Suppose the layers above have "
+               "already worked out dL/dy (call it dy, one number per output; here a random r, "
+               "and L = sum r * y so that dL/dy = r exactly). The chain rule says: "
+               "dL/dW[o][c] = sum over t of dy[t][o] * x[t][c] (each weight touches one input per "
+               "row), dL/dx[t][c] = sum over o of dy[t][o] * W[o][c] (each input feeds every "
+               "output), and dL/db[o] = sum over t of dy[t][o]. As matrices: dW = dy^T x, "
+               "dx = dy W, db = the column sums of dy.");
+    linear_ctx lc;
+    copy_uniform(lc.x, LT * LCI, -1, 1, seed);
+    copy_uniform(lc.W, LCO * LCI, -1, 1, seed + 1);
+    copy_uniform(lc.b, LCO, -1, 1, seed + 2);
+    copy_uniform(lc.r, LT * LCO, -1, 1, seed + 3);
+    lesson_print_matrix("x", lc.x, LT, LCI);
+    lesson_print_matrix("W", lc.W, LCO, LCI);
+    lesson_print_matrix("dy = r", lc.r, LT, LCO);
+    float dW_hand[LCO * LCI] = { 0 }, dx_hand[LT * LCI] = { 0 }, db_hand[LCO] = { 0 };
+    for (int t = 0; t < LT; t++)
+        for (int o = 0; o < LCO; o++) {
+            const float dy = lc.r[t * LCO + o];
+            for (int c = 0; c < LCI; c++) {
+                dW_hand[o * LCI + c] += dy * lc.x[t * LCI + c];
+                dx_hand[t * LCI + c] += dy * lc.W[o * LCI + c];
+            }
+            db_hand[o] += dy;
+        }
+    float dW[LCO * LCI] = { 0 }, dx[LT * LCI] = { 0 }, db[LCO] = { 0 };
+    tw_linear_backward(dx, dW, db, lc.r, lc.x, lc.W, LT, LCI, LCO);
+    lesson_expect_close("tw_linear_backward dW == by hand", dW, dW_hand, LCO * LCI, 1e-6f);
+    lesson_expect_close("tw_linear_backward dx == by hand", dx, dx_hand, LT * LCI, 1e-6f);
+    lesson_expect_close("tw_linear_backward db == by hand", db, db_hand, LCO, 1e-6f);
+    lesson_say("Now check each one by nudging: change one number by +-h = %g, rerun the forward, "
+               "and divide the change in L by 2h.", (double)H);
+    double w1 = compare(1, "dW", dW, lc.W, LCO * LCI, linear_loss, &lc);
+    double w2 = compare(1, "dx", dx, lc.x, LT * LCI, linear_loss, &lc);
+    double w3 = compare(1, "db", db, lc.b, LCO, linear_loss, &lc);
+    lesson_expect("every Linear gradient agrees with nudging within 2e-3",
+                  fmax(w1, fmax(w2, w3)) <= AGREE);
+    lesson_note("the backward costs about two forwards (two matrix products) and gives ALL the "
+                "gradients at once; nudging costs two forwards PER NUMBER. That is why training "
+                "uses backpropagation and why nudging is only a check.");
+}
+
+// How big a nudge: the error of the estimate of dx[0] against the backward's, for h from 0.5
+// down to 1e-6. Two errors pull in opposite directions.
+static void best_nudge_size(rms_ctx *rc, const float *rdx) {
+    lesson_say("How big should the nudge h be? The estimate has two errors. Truncation: the "
+               "central difference is off by about h^2/6 times the third derivative, so it shrinks "
+               "as h does. Rounding: the loss is computed in float, each value carries an error "
+               "of about 1e-7 of its size, and that error is divided by 2h, so it GROWS as h "
+               "shrinks. dx[0] of the RMSNorm above, estimated with each h:");
+    static const float HS[6] = { 0.5f, 1e-1f, 1e-2f, 1e-3f, 1e-4f, 1e-6f };
+    double herr[6];
+    printf("  %10s %14s %12s\n", "h", "nudging", "|error|");
+    for (int i = 0; i < 6; i++) {
+        const double fd = finite_difference_h(rms_loss, rc, &rc->x[0], HS[i]);
+        herr[i] = fabs(fd - rdx[0]);
+        printf("  %10.0e %14.8f %12.2e\n", (double)HS[i], fd, herr[i]);
+    }
+    lesson_expect("h = 1e-2 beats both a large h (0.5) and a tiny one (1e-6)",
+                  herr[2] < herr[0] && herr[2] < herr[5]);
+    lesson_note("smaller is not better in float: below about 1e-3 the rounding, divided by 2h, "
+                "overtakes the truncation. This lesson nudges by h = 1e-2 and accepts 2e-3; in "
+                "double (rounding about 1e-16) the balance moves to a far smaller h and error");
+}
+
+// The same backward handed a stale rms (10% larger); r1 is how far the real dx was from nudging.
+static void stale_statistic(const rms_ctx *rc, float rms, const float *rdx, double r1) {
+    lesson_say("What if the backward were handed a stale statistic, say the rms of the row before "
+               "the last optimizer step (here: 10%% larger)? The formula runs, the numbers look "
+               "plausible, and they are wrong:");
+    float stale = rms * 1.1f, sdx[NC] = { 0 };
+    tw_rmsnorm_backward(sdx, NULL, rc->r, rc->x, &stale, rc->w, 1, NC);
+    double stale_err = 0.0;
+    for (int i = 0; i < NC; i++) stale_err = fmax(stale_err, fabs(sdx[i] - rdx[i]));
+    lesson_print_vector("dx with the saved rms", rdx, NC);
+    lesson_print_vector("dx with a stale rms ", sdx, NC);
+    // The real dx is within r1 of the nudged gradient, so the stale one is at least
+    // stale_err - r1 away from it: a bound that holds for any seed, not a fixed 0.05.
+    printf("  the stale dx moves by up to %.4f; it misses the nudged gradient by at least %.4f\n",
+           stale_err, stale_err - r1);
+    lesson_expect("a stale rms misses the nudged gradient by more than the 2e-3 asked above",
+                  stale_err - r1 > AGREE);
+    lesson_note("this is why a training step runs forward then backward on the SAME weights and "
+                "keeps the forward's intermediates (inputs, rms, mean, 1/std, softmax outputs) until "
+                "the backward has used them: they are most of a training step's memory.");
+}
+
+// 2. RMSNorm's backward, which needs the rms its forward computed.
+static void rmsnorm_backward_needs_rms(uint64_t seed) {
+    lesson_say("y = x / rms * w with rms = sqrt(mean(x^2) + eps). Every output of the row depends "
+               "on every input through rms, so the chain rule gives, with g = dy * w and "
+               "xhat = x / rms: dx = (g - xhat * mean(g * xhat)) / rms, and dw = dy * xhat. Both "
+               "need rms. The forward has just computed it; tw_rmsnorm_forward hands it back (one "
+               "number per row, C times smaller than the row) and tw_rmsnorm_backward takes it.");
+    rms_ctx rc;
+    copy_uniform(rc.x, NC, -2, 2, seed + 4);
+    copy_uniform(rc.w, NC, 0.5f, 1.5f, seed + 5);
+    copy_uniform(rc.r, NC, -1, 1, seed + 6);
+    float y[NC], rms;
+    tw_rmsnorm_forward(y, &rms, rc.x, rc.w, 1, NC, 1e-5f);
+    lesson_print_vector("x", rc.x, NC);
+    printf("  saved by the forward: rms = %.6f\n", (double)rms);
+    float rdx[NC] = { 0 }, rdw[NC] = { 0 };
+    tw_rmsnorm_backward(rdx, rdw, rc.r, rc.x, &rms, rc.w, 1, NC);
+    double r1 = compare(2, "dx", rdx, rc.x, NC, rms_loss, &rc);
+    double r2 = compare(2, "dw", rdw, rc.w, NC, rms_loss, &rc);
+    lesson_expect("every RMSNorm gradient agrees with nudging within 2e-3", fmax(r1, r2) <= AGREE);
+
+    best_nudge_size(&rc, rdx);
+    stale_statistic(&rc, rms, rdx, r1);
+}
+
+// 3. Softmax with cross-entropy: probs minus one-hot, and a padded position.
+static void softmax_cross_entropy_backward(uint64_t seed) {
+    lesson_say("The loss of next-token prediction is -log p[target], averaged over the positions "
+               "that have a target, with p = softmax(logits). Chained naively, the backward would "
+               "divide by p[target] (from the log) and multiply by the softmax Jacobian; the two "
+               "cancel into dL/dlogits = (p - onehot(target)) / n. Position 1 below is padding "
+               "(target %d, ignored): it adds nothing to the loss and gets no gradient.",
+               TW_IGNORE_INDEX);
+    ce_ctx cc;
+    copy_uniform(cc.logits, CT * CV, -2, 2, seed + 7);
+    cc.targets[0] = 3; cc.targets[1] = TW_IGNORE_INDEX; cc.targets[2] = 0;
+    float probs[CT * CV], loss, dlogits[CT * CV] = { 0 };
+    LESSON_TRY(tw_cross_entropy_forward(&loss, NULL, probs, cc.logits, cc.targets, CT, CV,
+                                        TW_IGNORE_INDEX));
+    LESSON_TRY(tw_cross_entropy_backward(dlogits, 1.0f, probs, cc.targets, CT, CV,
+                                         TW_IGNORE_INDEX));
+    lesson_print_matrix("probs", probs, CT, CV);
+    printf("  loss = %.6f (ln %d = %.6f would be a uniform guess)\n", (double)loss, CV, log(CV));
+    lesson_print_matrix("dL/dlogits", dlogits, CT, CV);
+    double c1 = compare(3, "dlogits", dlogits, cc.logits, CT * CV, ce_loss, &cc);
+    lesson_expect("every cross-entropy gradient agrees with nudging within 2e-3", c1 <= AGREE);
+    double rowsum = 0.0;
+    int padding_zero = 1;
+    for (int v = 0; v < CV; v++) {
+        rowsum += dlogits[0 * CV + v];
+        if (dlogits[1 * CV + v] != 0.0f) padding_zero = 0;
+    }
+    lesson_expect("each row of the gradient sums to 0 (probabilities sum to 1)", fabs(rowsum) < 1e-6);
+    lesson_expect("the padded position gets exactly zero gradient", padding_zero);
+    lesson_expect("the target's logit is pushed up (negative gradient)", dlogits[0 * CV + 3] < 0.0f);
+}
+
+// 4. One attention head's backward, through the attention map its forward saved.
+static void attention_backward_through_map(uint64_t seed) {
+    lesson_say("out = softmax(q k^T / sqrt(D) + causal mask) v. The backward goes through the same "
+               "three steps in reverse, using the attention weights A (T, T) the forward saved (A, not "
+               "W: W above was a Linear layer's weight): dv = A^T dout; dA = dout v^T; through the "
+               "softmax, dscores = A * (dA - rowsum(A * dA)); then "
+               "dq = dscores k / sqrt(D) and dk = dscores^T q / sqrt(D). The mask needs no "
+               "backward of its own: a hidden key has weight exactly 0, so its dscores is 0 too.");
+    attn_ctx ac;
+    copy_uniform(ac.q, AT * AD, -1.5f, 1.5f, seed + 8);
+    copy_uniform(ac.k, AT * AD, -1.5f, 1.5f, seed + 9);
+    copy_uniform(ac.v, AT * AD, -1.5f, 1.5f, seed + 10);
+    copy_uniform(ac.r, AT * AD, -1, 1, seed + 11);
+    float out[AT * AD], wts[AT * AT], dsc[AT * AT];
+    float dq[AT * AD] = { 0 }, dk[AT * AD] = { 0 }, dv[AT * AD] = { 0 };
+    tw_sdpa_forward(out, NULL, wts, ac.q, ac.k, ac.v, NULL, AT, AT, AD, 1, 0);
+    tw_sdpa_backward(dq, dk, dv, dsc, ac.r, ac.q, ac.k, ac.v, wts, AT, AT, AD);
+    lesson_print_matrix("A, the saved attention weights (causal)", wts, AT, AT);
+    double a1 = compare(4, "dq", dq, ac.q, AT * AD, attn_loss, &ac);
+    double a2 = compare(4, "dk", dk, ac.k, AT * AD, attn_loss, &ac);
+    double a3 = compare(4, "dv", dv, ac.v, AT * AD, attn_loss, &ac);
+    lesson_expect("every attention gradient agrees with nudging within 2e-3",
+                  fmax(a1, fmax(a2, a3)) <= AGREE);
+    // The last value row is seen only by the last query: dv[last] = w[last][last] * dout[last].
+    int last_ok = 1;
+    for (int d = 0; d < AD; d++) {
+        float want = wts[(AT - 1) * AT + (AT - 1)] * ac.r[(AT - 1) * AD + d];
+        if (fabsf(dv[(AT - 1) * AD + d] - want) > 1e-6f) last_ok = 0;
+    }
+    lesson_expect("the last value gets gradient only from the last query (causal mask)", last_ok);
+    lesson_note("dq of the first query is exactly 0: it sees one key, its weight is 1 whatever the "
+                "score, so nudging q[0] changes nothing (the printed nudging agrees).");
+    lesson_expect("the first query's gradient is exactly 0", dq[0] == 0.0f && dq[1] == 0.0f);
+}
+
 // ---- 5. a whole block, and 6. a tied embedding ----
 
 enum { BT = 5, BV = 12 };   // positions, and the vocabulary of the tiny model below
@@ -181,8 +364,7 @@ static float *grad_of(tw_model_grads *g, const char *name) {
     return p->data;
 }
 
-static void section_block(uint64_t seed) {
-    lesson_section("A whole block: residual paths, SwiGLU, RoPE transposed");
+static void block_backward_composed(uint64_t seed) {
     lesson_say("A pre-norm Llama block is h = x + Attn(Norm1(x)), y = h + FFN(Norm2(h)). Going "
                "back from dy: the residual sum copies dy to both of its inputs, so dh = dy "
                "(straight through) + the gradient that comes back through the FFN and Norm2; then "
@@ -286,8 +468,7 @@ static double model_loss(void *p) {
     return l;
 }
 
-static void section_tied(uint64_t seed) {
-    lesson_section("A tied embedding: one table, two gradients");
+static void tied_embedding_two_gradients(uint64_t seed) {
     lesson_say("With a tied head the token table E (V, C) is used twice: as the embedding lookup "
                "(row tok[t] enters the stream) and as the head (logits = h E^T). Its gradient is "
                "the sum of both: the head's part dE += dlogits^T h, which every row receives (each "
@@ -331,189 +512,42 @@ static void section_tied(uint64_t seed) {
     tw_model_free(&m);
 }
 
-int main(int argc, char **argv) {
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 13, .T = 0 }, NULL);
-    g_cap = 256;
-    g_rows = lesson_alloc((long)g_cap * 5);
+// ---- files ----
 
-    // ---- 1. the chain rule through a Linear layer ----
-    lesson_section("The chain rule through one Linear layer, by hand");
-    lesson_say("A loss L depends on a layer's output y = x W^T + b. Suppose the layers above have "
-               "already worked out dL/dy (call it dy, one number per output; here a random r, "
-               "and L = sum r * y so that dL/dy = r exactly). The chain rule says: "
-               "dL/dW[o][c] = sum over t of dy[t][o] * x[t][c] (each weight touches one input per "
-               "row), dL/dx[t][c] = sum over o of dy[t][o] * W[o][c] (each input feeds every "
-               "output), and dL/db[o] = sum over t of dy[t][o]. As matrices: dW = dy^T x, "
-               "dx = dy W, db = the column sums of dy.");
-    linear_ctx lc;
-    copy_uniform(lc.x, LT * LCI, -1, 1, a.seed);
-    copy_uniform(lc.W, LCO * LCI, -1, 1, a.seed + 1);
-    copy_uniform(lc.b, LCO, -1, 1, a.seed + 2);
-    copy_uniform(lc.r, LT * LCO, -1, 1, a.seed + 3);
-    lesson_print_matrix("x", lc.x, LT, LCI);
-    lesson_print_matrix("W", lc.W, LCO, LCI);
-    lesson_print_matrix("dy = r", lc.r, LT, LCO);
-    float dW_hand[LCO * LCI] = { 0 }, dx_hand[LT * LCI] = { 0 }, db_hand[LCO] = { 0 };
-    for (int t = 0; t < LT; t++)
-        for (int o = 0; o < LCO; o++) {
-            const float dy = lc.r[t * LCO + o];
-            for (int c = 0; c < LCI; c++) {
-                dW_hand[o * LCI + c] += dy * lc.x[t * LCI + c];
-                dx_hand[t * LCI + c] += dy * lc.W[o * LCI + c];
-            }
-            db_hand[o] += dy;
-        }
-    float dW[LCO * LCI] = { 0 }, dx[LT * LCI] = { 0 }, db[LCO] = { 0 };
-    tw_linear_backward(dx, dW, db, lc.r, lc.x, lc.W, LT, LCI, LCO);
-    lesson_expect_close("tw_linear_backward dW == by hand", dW, dW_hand, LCO * LCI, 1e-6f);
-    lesson_expect_close("tw_linear_backward dx == by hand", dx, dx_hand, LT * LCI, 1e-6f);
-    lesson_expect_close("tw_linear_backward db == by hand", db, db_hand, LCO, 1e-6f);
-    lesson_say("Now check each one by nudging: change one number by +-h = %g, rerun the forward, "
-               "and divide the change in L by 2h.", (double)H);
-    double w1 = compare(1, "dW", dW, lc.W, LCO * LCI, linear_loss, &lc);
-    double w2 = compare(1, "dx", dx, lc.x, LT * LCI, linear_loss, &lc);
-    double w3 = compare(1, "db", db, lc.b, LCO, linear_loss, &lc);
-    lesson_expect("every Linear gradient agrees with nudging within 2e-3",
-                  fmax(w1, fmax(w2, w3)) <= AGREE);
-    lesson_note("the backward costs about two forwards (two matrix products) and gives ALL the "
-                "gradients at once; nudging costs two forwards PER NUMBER. That is why training "
-                "uses backpropagation and why nudging is only a check.");
-
-    // ---- 2. RMSNorm and its saved statistic ----
-    lesson_section("RMSNorm: the backward needs what the forward saw");
-    lesson_say("y = x / rms * w with rms = sqrt(mean(x^2) + eps). Every output of the row depends "
-               "on every input through rms, so the chain rule gives, with g = dy * w and "
-               "xhat = x / rms: dx = (g - xhat * mean(g * xhat)) / rms, and dw = dy * xhat. Both "
-               "need rms. The forward has just computed it; tw_rmsnorm_forward hands it back (one "
-               "number per row, C times smaller than the row) and tw_rmsnorm_backward takes it.");
-    rms_ctx rc;
-    copy_uniform(rc.x, NC, -2, 2, a.seed + 4);
-    copy_uniform(rc.w, NC, 0.5f, 1.5f, a.seed + 5);
-    copy_uniform(rc.r, NC, -1, 1, a.seed + 6);
-    float y[NC], rms;
-    tw_rmsnorm_forward(y, &rms, rc.x, rc.w, 1, NC, 1e-5f);
-    lesson_print_vector("x", rc.x, NC);
-    printf("  saved by the forward: rms = %.6f\n", (double)rms);
-    float rdx[NC] = { 0 }, rdw[NC] = { 0 };
-    tw_rmsnorm_backward(rdx, rdw, rc.r, rc.x, &rms, rc.w, 1, NC);
-    double r1 = compare(2, "dx", rdx, rc.x, NC, rms_loss, &rc);
-    double r2 = compare(2, "dw", rdw, rc.w, NC, rms_loss, &rc);
-    lesson_expect("every RMSNorm gradient agrees with nudging within 2e-3", fmax(r1, r2) <= AGREE);
-
-    // How big a nudge: the error of the estimate of dx[0] against the backward's, for h from 0.5
-    // down to 1e-6. Two errors pull in opposite directions.
-    lesson_say("How big should the nudge h be? The estimate has two errors. Truncation: the "
-               "central difference is off by about h^2/6 times the third derivative, so it shrinks "
-               "as h does. Rounding: the loss is computed in float, each value carries an error "
-               "of about 1e-7 of its size, and that error is divided by 2h, so it GROWS as h "
-               "shrinks. dx[0] of the RMSNorm above, estimated with each h:");
-    static const float HS[6] = { 0.5f, 1e-1f, 1e-2f, 1e-3f, 1e-4f, 1e-6f };
-    double herr[6];
-    printf("  %10s %14s %12s\n", "h", "nudging", "|error|");
-    for (int i = 0; i < 6; i++) {
-        const double fd = finite_difference_h(rms_loss, &rc, &rc.x[0], HS[i]);
-        herr[i] = fabs(fd - rdx[0]);
-        printf("  %10.0e %14.8f %12.2e\n", (double)HS[i], fd, herr[i]);
-    }
-    lesson_expect("h = 1e-2 beats both a large h (0.5) and a tiny one (1e-6)",
-                  herr[2] < herr[0] && herr[2] < herr[5]);
-    lesson_note("smaller is not better in float: below about 1e-3 the rounding, divided by 2h, "
-                "overtakes the truncation. This lesson nudges by h = 1e-2 and accepts 2e-3; in "
-                "double (rounding about 1e-16) the balance moves to a far smaller h and error");
-    lesson_say("What if the backward were handed a stale statistic, say the rms of the row before "
-               "the last optimizer step (here: 10%% larger)? The formula runs, the numbers look "
-               "plausible, and they are wrong:");
-    float stale = rms * 1.1f, sdx[NC] = { 0 };
-    tw_rmsnorm_backward(sdx, NULL, rc.r, rc.x, &stale, rc.w, 1, NC);
-    double stale_err = 0.0;
-    for (int i = 0; i < NC; i++) stale_err = fmax(stale_err, fabs(sdx[i] - rdx[i]));
-    lesson_print_vector("dx with the saved rms", rdx, NC);
-    lesson_print_vector("dx with a stale rms ", sdx, NC);
-    // The real dx is within r1 of the nudged gradient, so the stale one is at least
-    // stale_err - r1 away from it: a bound that holds for any seed, not a fixed 0.05.
-    printf("  the stale dx moves by up to %.4f; it misses the nudged gradient by at least %.4f\n",
-           stale_err, stale_err - r1);
-    lesson_expect("a stale rms misses the nudged gradient by more than the 2e-3 asked above",
-                  stale_err - r1 > AGREE);
-    lesson_note("this is why a training step runs forward then backward on the SAME weights and "
-                "keeps the forward's intermediates (inputs, rms, mean, 1/std, softmax outputs) until "
-                "the backward has used them: they are most of a training step's memory.");
-
-    // ---- 3. softmax with cross-entropy ----
-    lesson_section("Softmax and cross-entropy: probs minus one-hot");
-    lesson_say("The loss of next-token prediction is -log p[target], averaged over the positions "
-               "that have a target, with p = softmax(logits). Chained naively, the backward would "
-               "divide by p[target] (from the log) and multiply by the softmax Jacobian; the two "
-               "cancel into dL/dlogits = (p - onehot(target)) / n. Position 1 below is padding "
-               "(target %d, ignored): it adds nothing to the loss and gets no gradient.",
-               TW_IGNORE_INDEX);
-    ce_ctx cc;
-    copy_uniform(cc.logits, CT * CV, -2, 2, a.seed + 7);
-    cc.targets[0] = 3; cc.targets[1] = TW_IGNORE_INDEX; cc.targets[2] = 0;
-    float probs[CT * CV], loss, dlogits[CT * CV] = { 0 };
-    LESSON_TRY(tw_cross_entropy_forward(&loss, NULL, probs, cc.logits, cc.targets, CT, CV,
-                                        TW_IGNORE_INDEX));
-    LESSON_TRY(tw_cross_entropy_backward(dlogits, 1.0f, probs, cc.targets, CT, CV,
-                                         TW_IGNORE_INDEX));
-    lesson_print_matrix("probs", probs, CT, CV);
-    printf("  loss = %.6f (ln %d = %.6f would be a uniform guess)\n", (double)loss, CV, log(CV));
-    lesson_print_matrix("dL/dlogits", dlogits, CT, CV);
-    double c1 = compare(3, "dlogits", dlogits, cc.logits, CT * CV, ce_loss, &cc);
-    lesson_expect("every cross-entropy gradient agrees with nudging within 2e-3", c1 <= AGREE);
-    double rowsum = 0.0;
-    int padding_zero = 1;
-    for (int v = 0; v < CV; v++) {
-        rowsum += dlogits[0 * CV + v];
-        if (dlogits[1 * CV + v] != 0.0f) padding_zero = 0;
-    }
-    lesson_expect("each row of the gradient sums to 0 (probabilities sum to 1)", fabs(rowsum) < 1e-6);
-    lesson_expect("the padded position gets exactly zero gradient", padding_zero);
-    lesson_expect("the target's logit is pushed up (negative gradient)", dlogits[0 * CV + 3] < 0.0f);
-
-    // ---- 4. attention ----
-    lesson_section("One attention head: backward through the saved attention map");
-    lesson_say("out = softmax(q k^T / sqrt(D) + causal mask) v. The backward goes through the same "
-               "three steps in reverse, using the attention weights A (T, T) the forward saved (A, not "
-               "W: W above was a Linear layer's weight): dv = A^T dout; dA = dout v^T; through the "
-               "softmax, dscores = A * (dA - rowsum(A * dA)); then "
-               "dq = dscores k / sqrt(D) and dk = dscores^T q / sqrt(D). The mask needs no "
-               "backward of its own: a hidden key has weight exactly 0, so its dscores is 0 too.");
-    attn_ctx ac;
-    copy_uniform(ac.q, AT * AD, -1.5f, 1.5f, a.seed + 8);
-    copy_uniform(ac.k, AT * AD, -1.5f, 1.5f, a.seed + 9);
-    copy_uniform(ac.v, AT * AD, -1.5f, 1.5f, a.seed + 10);
-    copy_uniform(ac.r, AT * AD, -1, 1, a.seed + 11);
-    float out[AT * AD], wts[AT * AT], dsc[AT * AT];
-    float dq[AT * AD] = { 0 }, dk[AT * AD] = { 0 }, dv[AT * AD] = { 0 };
-    tw_sdpa_forward(out, NULL, wts, ac.q, ac.k, ac.v, NULL, AT, AT, AD, 1, 0);
-    tw_sdpa_backward(dq, dk, dv, dsc, ac.r, ac.q, ac.k, ac.v, wts, AT, AT, AD);
-    lesson_print_matrix("A, the saved attention weights (causal)", wts, AT, AT);
-    double a1 = compare(4, "dq", dq, ac.q, AT * AD, attn_loss, &ac);
-    double a2 = compare(4, "dk", dk, ac.k, AT * AD, attn_loss, &ac);
-    double a3 = compare(4, "dv", dv, ac.v, AT * AD, attn_loss, &ac);
-    lesson_expect("every attention gradient agrees with nudging within 2e-3",
-                  fmax(a1, fmax(a2, a3)) <= AGREE);
-    // The last value row is seen only by the last query: dv[last] = w[last][last] * dout[last].
-    int last_ok = 1;
-    for (int d = 0; d < AD; d++) {
-        float want = wts[(AT - 1) * AT + (AT - 1)] * ac.r[(AT - 1) * AD + d];
-        if (fabsf(dv[(AT - 1) * AD + d] - want) > 1e-6f) last_ok = 0;
-    }
-    lesson_expect("the last value gets gradient only from the last query (causal mask)", last_ok);
-    lesson_note("dq of the first query is exactly 0: it sees one key, its weight is 1 whatever the "
-                "score, so nudging q[0] changes nothing (the printed nudging agrees).");
-    lesson_expect("the first query's gradient is exactly 0", dq[0] == 0.0f && dq[1] == 0.0f);
-
-    section_block(a.seed);
-    section_tied(a.seed);
-
-    // ---- files ----
-    lesson_section("Files");
+// gradients.dat: every gradient compare() printed, beside its finite difference.
+static void write_gradients(void) {
     static const char *const COLS[5] = { "section", "index", "backward", "nudging", "abs_diff" };
     lesson_write_columns("gradients.dat", g_rows, g_n, 5, COLS,
                          "lesson 13: every gradient printed, beside its central finite difference "
                          "(h = 0.01); sections 1 Linear, 2 RMSNorm, 3 cross-entropy, 4 attention, 5 a "
                          "whole block, 6 a tied embedding");
+}
+
+int main(int argc, char **argv) {
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 13, .T = 0 }, NULL);
+    g_cap = 256;
+    g_rows = lesson_alloc((long)g_cap * 5);
+
+    lesson_section("The chain rule through one Linear layer, by hand");
+    chain_rule_through_linear(a.seed);
+
+    lesson_section("RMSNorm: the backward needs what the forward saw");
+    rmsnorm_backward_needs_rms(a.seed);
+
+    lesson_section("Softmax and cross-entropy: probs minus one-hot");
+    softmax_cross_entropy_backward(a.seed);
+
+    lesson_section("One attention head: backward through the saved attention map");
+    attention_backward_through_map(a.seed);
+
+    lesson_section("A whole block: residual paths, SwiGLU, RoPE transposed");
+    block_backward_composed(a.seed);
+
+    lesson_section("A tied embedding: one table, two gradients");
+    tied_embedding_two_gradients(a.seed);
+
+    lesson_section("Files");
+    write_gradients();
     lesson_say("Try it: make exercise11 (Linear backward), make exercise12 (cross-entropy backward), make exercise27 (RMSNorm backward)");
     return lesson_finish();
 }

@@ -67,33 +67,30 @@ static double fit_rank(float *A, float *B, const float *W, const float *x, const
     (void)loss;
 }
 
-int main(int argc, char **argv) {
-    int steps = 400;
-    const lesson_opt extra[] = { { "--steps", 'i', &steps, "N", "gradient steps per rank (default 400)" },
-                                 { NULL, 0, NULL, NULL, NULL } };
-    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 21 }, extra);
-    if (steps < 1 || steps > 100000) lesson_die("--steps: %d is outside 1 .. 100000", steps);
+// ---- the sections of main() ----
 
-    // ---- 1. the task: a frozen W and a change of rank 2 ----
-    lesson_section("A frozen weight and the change it needs");
-    float *W = lesson_randn((long)C * C, 1.0f / sqrtf(C), a.seed);              // (C, C) frozen
-    float *U = lesson_randn((long)C * TRUE_RANK, 0.5f, a.seed + 1);             // (C, 2)
-    float *Vt = lesson_randn((long)TRUE_RANK * C, 0.5f, a.seed + 2);            // (2, C)
+// 1. The task: a frozen W (C, C), inputs x (N, C), and target (N, C) = x (W + U Vt)^T, a change
+// of rank TRUE_RANK. Fills W, x and target.
+static void frozen_weight_and_change(float *W, float *x, float *target, uint64_t seed) {
+    memcpy(W, lesson_randn((long)C * C, 1.0f / sqrtf(C), seed), sizeof(float) * C * C);
+    float *U = lesson_randn((long)C * TRUE_RANK, 0.5f, seed + 1);             // (C, 2)
+    float *Vt = lesson_randn((long)TRUE_RANK * C, 0.5f, seed + 2);            // (2, C)
     float *W_new = lesson_alloc((long)C * C);                                   // W + U Vt
     memcpy(W_new, W, sizeof(float) * C * C);
     tw_lora_merge(W_new, Vt, U, 1.0f, +1, C, C, TRUE_RANK);
-    float *x = lesson_randn((long)N * C, 1.0f, a.seed + 3);                     // (N, C)
-    float *target = lesson_alloc((long)N * C);
+    memcpy(x, lesson_randn((long)N * C, 1.0f, seed + 3), sizeof(float) * N * C);
     tw_linear_forward(target, x, W_new, NULL, N, C, C);
     lesson_say("W (%d x %d) is frozen. The behaviour we want is that of W + U V, where U V is a change "
                "of rank %d: %d numbers of W would move, but the change is described by %d. LoRA learns "
                "B A in place of U V with A (r x %d) and B (%d x r), training r (%d + %d) numbers.",
                C, C, TRUE_RANK, C * C, TRUE_RANK * 2 * C, C, C, C, C);
+}
 
-    // ---- 2. a fresh adapter changes nothing; alpha / r scales the update ----
-    lesson_section("A fresh adapter changes nothing; alpha / r scales what it learns");
-    float *A0 = lesson_uniform(4L * C, -1.0f / sqrtf(C), 1.0f / sqrtf(C), a.seed + 4), *B0 = lesson_alloc(4L * C);
-    float *y_base = lesson_alloc((long)N * C), *y_lora = lesson_alloc((long)N * C);
+// 2. A fresh adapter (B = 0) changes no output bit; alpha / r scales the update. Fills y_base
+// (N, C), the frozen layer's outputs.
+static void fresh_adapter_and_alpha(float *y_base, const float *W, const float *x, uint64_t seed) {
+    float *A0 = lesson_uniform(4L * C, -1.0f / sqrtf(C), 1.0f / sqrtf(C), seed + 4), *B0 = lesson_alloc(4L * C);
+    float *y_lora = lesson_alloc((long)N * C);
     tw_linear_forward(y_base, x, W, NULL, N, C, C);
     tw_lora_linear_forward(y_lora, NULL, x, W, NULL, A0, B0, 16.0f / 4.0f, N, C, C, 4);
     const int same = memcmp(y_base, y_lora, sizeof(float) * N * C) == 0;
@@ -115,9 +112,11 @@ int main(int argc, char **argv) {
                "a larger r divides each of its r terms by more, which is what lets one learning rate "
                "serve several ranks (the LoRA paper sets alpha once and varies r).");
     lesson_expect_near("doubling alpha doubles the adapter's change", ratio_num / ratio_den, 2.0, 1e-3);
+}
 
-    // ---- 3. rank against quality ----
-    lesson_section("Rank against quality");
+// 3. Fits the rank-2 change with r = 1, 2, 4, 8; writes lora_rank.dat, W.npy, A_r2.npy, B_r2.npy.
+static void rank_against_quality(const float *W, const float *x, const float *target,
+                                 const float *y_base, int steps, uint64_t seed) {
     float table[4 * 3];
     float *A = lesson_alloc(8L * C), *B = lesson_alloc(8L * C);
     const double start = mse(NULL, y_base, target, (long)N * C);
@@ -125,7 +124,7 @@ int main(int argc, char **argv) {
     double err[4];
     for (int i = 0; i < 4; i++) {
         const int r = RANKS[i];
-        err[i] = fit_rank(A, B, W, x, target, r, (float)r, steps, a.seed + 10 + (uint64_t)i);
+        err[i] = fit_rank(A, B, W, x, target, r, (float)r, steps, seed + 10 + (uint64_t)i);
         printf("  %4d %10d %14.5f %14.2e\n", r, 2 * r * C, start, err[i]);
         table[i * 3 + 0] = (float)r;
         table[i * 3 + 1] = (float)start;
@@ -147,9 +146,10 @@ int main(int argc, char **argv) {
                "paper found small r (1 to 8) enough for its tasks.");
     lesson_expect("r = 1 leaves at least 10x the error of r = 2", err[0] > 10.0 * err[1]);
     lesson_expect("r = 2 removes 99.9% of the starting error", err[1] < 1e-3 * start);
+}
 
-    // ---- 4. bytes ----
-    lesson_section("Adapter bytes against model bytes");
+// 4. Adapter floats against model floats, for stories260K and a 7B Llama.
+static void adapter_bytes(void) {
     tw_model_config c260;
     tw_model_config_preset(&c260, "llama");
     c260.vocab = 512; c260.max_seq = 512; c260.n_layer = 5; c260.block.attn.d_model = 64;
@@ -173,12 +173,15 @@ int main(int argc, char **argv) {
                "model can carry many small adapters, one per task.", (36.0 + 4.0 * ad260) / 1e3,
                4.0 * all260 / 1e6, 4.0 * ad7 / 1e6, 4.0 * all7 / 1e9);
     lesson_expect("r 4 on wq, wv trains under 2% of stories260K", 100.0 * ad260 / all260 < 2.0);
+}
 
-    // ---- 5. merging ----
-    lesson_section("Merging is exact up to rounding");
+// 5. Merging W += s B A gives the unmerged outputs to float rounding; unmerging returns W.
+static void merging_is_exact(const float *W, const float *x, const float *target, int steps,
+                             uint64_t seed) {
     const int r = 2;
-    float *Wm = lesson_alloc((long)C * C), *y_merged = lesson_alloc((long)N * C);
-    fit_rank(A, B, W, x, target, r, (float)r, steps, a.seed + 11);
+    float *Wm = lesson_alloc((long)C * C), *y_merged = lesson_alloc((long)N * C), *y_lora = lesson_alloc((long)N * C);
+    float *A = lesson_alloc((long)r * C), *B = lesson_alloc((long)C * r);
+    fit_rank(A, B, W, x, target, r, (float)r, steps, seed + 11);
     memcpy(Wm, W, sizeof(float) * C * C);
     tw_lora_merge(Wm, A, B, 1.0f, +1, C, C, r);
     tw_linear_forward(y_merged, x, Wm, NULL, N, C, C);
@@ -195,11 +198,12 @@ int main(int argc, char **argv) {
                "rounding happens: a few units in the last place of outputs of size ~1.");
     lesson_expect("merged and unmerged outputs agree within 1e-5", worst < 1e-5);
     lesson_expect("unmerge returns W within 1e-6", back < 1e-6);
+}
 
-    // ---- 6. SFT's loss mask ----
-    lesson_section("What supervised fine-tuning's mask changes");
+// 6. What SFT's loss mask changes in the cross-entropy and its gradient.
+static void sft_loss_mask(uint64_t seed) {
     enum { T = 6, V = 5 };
-    float *logits = lesson_randn(T * V, 1.0f, a.seed + 30), *probs = lesson_alloc(T * V);
+    float *logits = lesson_randn(T * V, 1.0f, seed + 30), *probs = lesson_alloc(T * V);
     float *d_all = lesson_alloc(T * V), *d_masked = lesson_alloc(T * V);
     const int all_t[T] = { 1, 3, 0, 2, 4, 1 };
     const int masked_t[T] = { TW_IGNORE_INDEX, TW_IGNORE_INDEX, TW_IGNORE_INDEX, 2, 4, 1 };   // prompt, answer
@@ -220,6 +224,35 @@ int main(int argc, char **argv) {
     for (int i = 3 * V; i < T * V; i++) ratio = fmax(ratio, fabs(d_masked[i] / (d_all[i] != 0.0f ? d_all[i] : 1.0f)));
     lesson_expect("masked rows get exactly zero gradient", zero_rows);
     lesson_expect_near("an answer row's gradient doubles (mean over 3 instead of 6)", ratio, 2.0, 1e-5);
+}
+
+int main(int argc, char **argv) {
+    int steps = 400;
+    const lesson_opt extra[] = { { "--steps", 'i', &steps, "N", "gradient steps per rank (default 400)" },
+                                 { NULL, 0, NULL, NULL, NULL } };
+    lesson_args a = lesson_start(argc, argv, &INFO, (lesson_args){ .seed = 21 }, extra);
+    if (steps < 1 || steps > 100000) lesson_die("--steps: %d is outside 1 .. 100000", steps);
+
+    float *W = lesson_alloc((long)C * C), *x = lesson_alloc((long)N * C);        // (C, C), (N, C)
+    float *target = lesson_alloc((long)N * C), *y_base = lesson_alloc((long)N * C);   // (N, C)
+
+    lesson_section("A frozen weight and the change it needs");
+    frozen_weight_and_change(W, x, target, a.seed);
+
+    lesson_section("A fresh adapter changes nothing; alpha / r scales what it learns");
+    fresh_adapter_and_alpha(y_base, W, x, a.seed);
+
+    lesson_section("Rank against quality");
+    rank_against_quality(W, x, target, y_base, steps, a.seed);
+
+    lesson_section("Adapter bytes against model bytes");
+    adapter_bytes();
+
+    lesson_section("Merging is exact up to rounding");
+    merging_is_exact(W, x, target, steps, a.seed);
+
+    lesson_section("What supervised fine-tuning's mask changes");
+    sft_loss_mask(a.seed);
     lesson_say("Try it: make exercise30 (the LoRA Linear's backward)");
     return lesson_finish();
 }
