@@ -27,6 +27,9 @@ static void check_promises(const tw_train_progress *pr, const tw_model *m, const
 // vocabulary). Only for small shapes: the fuzzer must stay fast and within its memory limit.
 static void one_step(const tw_train_progress *pr, tw_model *m, const float *am, const float *av) {
     if (pr->B > 2 || pr->T > 8 || m->n_floats > 100000) return;
+    // A state at step INT32_MAX is valid (the reader allows it) but no run can go on from it: the
+    // step count of one more step would not fit in an int.
+    if (pr->step >= INT32_MAX) return;
     tw_trainer t;
     if (tw_trainer_init(&t, m, pr->T) != TW_OK) return;
     memcpy(t.adam_m, am, (size_t)m->n_floats * sizeof(float));
