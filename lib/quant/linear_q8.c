@@ -26,12 +26,8 @@ void tw_linear_forward_q8(float *y, tw_q8_work *work, const float *x, const floa
     for (int t = 0; t < T; t++) {
         float *y_t = y + (long)t * C_out;   // (C_out)
         const float *x_t = x + (long)t * C_in;   // (C_in)
-        if (P) {
-            tw_q8_quantize_x(work->ops, work->xq, work->xs, x_t, C_in / W->gs, W->gs);
-            work->ops->matvec_packed(y_t, P, work->scratch, work->xq, work->xs, C_out, C_in, W->gs);
-        } else {
-            tw_q8_linear(work->ops, y_t, work->xq, work->xs, W->q, W->s, x_t, C_out, C_in, W->gs);
-        }
+        tw_q8_quantize_x(work->ops, work->xq, work->xs, x_t, C_in / W->gs, W->gs);   // one thread
+        tw_q8_matvec_threaded(work, y_t, W, P);
         if (b)
             for (int o = 0; o < C_out; o++) y_t[o] += b[o];
     }

@@ -112,7 +112,9 @@ typedef struct {
     float           *xs;     // (K_max) its group scales (K_max / gs used)
     int              K_max;  // the widest input row it can hold
     const tw_q8_ops *ops;    // the level's kernels
-    int32_t            *scratch;   // (K_max) working memory of the packed kernel, or NULL
+    int32_t            *scratch;   // (scratch_parts, K_max) working memory of the packed kernel,
+                                   // a row per thread (q8_threads.c), or NULL
+    int                 scratch_parts;
     const tw_q8_ops    *packed_ops;   // the level the copies were made for (if ops is changed
                                       // afterwards, the row-major matrices are used instead)
     const tw_q8_matrix *mats;      // (n_mats) the matrices that have packed copies, or NULL
@@ -146,8 +148,18 @@ tw_status tw_q8_copies_select(tw_q8_copies *c, const tw_q8_ops *ops);
 // Releases everything c holds and c itself (made with malloc); NULL is fine.
 void tw_q8_copies_free(tw_q8_copies *c);
 
-// y = x W^T + b with W in Q8_0: each row of x is quantized in groups of W->gs (tw_q8_linear),
-// then the bias is added in float.   y: (T, C_out)   x: (T, C_in)   b: (C_out) or NULL
+// y = W x with x already quantized into w->xq, w->xs (tw_q8_quantize_x), from the packed copy P
+// of W (w->ops' layout) or, with P == NULL, from W's row-major arrays, its rows shared among
+// OpenMP threads (q8_threads.c; one thread without OpenMP, inside a parallel region, or when
+// rows * cols <= TW_MATVEC_SMALL_FLOATS). Bit-identical for any thread count.   y: (W->rows)
+void tw_q8_matvec_threaded(tw_q8_work *w, float *y, const tw_q8_matrix *W, const void *P);
+// Part `part` (0 .. parts - 1) of that split, computed by the calling thread; scratch: (W->cols)
+// int32 of its own when P != NULL.
+void tw_q8_matvec_part(const tw_q8_work *w, float *y, const tw_q8_matrix *W, const void *P,
+                       int32_t *scratch, int part, int parts);
+
+// y = x W^T + b with W in Q8_0: each row of x is quantized in groups of W->gs (on one thread),
+// then multiplied by W (tw_q8_matvec_threaded), then the bias is added in float.   y: (T, C_out)   x: (T, C_in)   b: (C_out) or NULL
 // With W == NULL or work == NULL this is tw_linear_forward(y, x, W_f32, b, T, C_in, C_out)
 // itself, so a model without int8 copies computes exactly what it computed before.
 void tw_linear_forward_q8(float *y, tw_q8_work *work, const float *x, const float *W_f32,
