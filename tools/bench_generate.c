@@ -391,9 +391,9 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
            tw_q8_packs(q8best, gs) ? " (the packed copies the kernels read)" : "", kv_bytes / 1048576.0,
            footprint_level(token_bytes, l2, l3), median(gbs, repeats), median(roof, repeats));
     if (two) {
-        const spread scale2 = paired_ratio(dec[3], dec[1], repeats);
+        const spread two_over_one = paired_ratio(dec[3], dec[1], repeats);
         printf("int8 decode %s, 2 threads / 1 thread: %.2fx (range %.2fx - %.2fx) (goal for the 15M shape: >= 1.6x)\n",
-               q8best->level, scale2.median, scale2.lo, scale2.hi);
+               q8best->level, two_over_one.median, two_over_one.lo, two_over_one.hi);
         int8_threads_check(&m8, seq, P, n_dec);
     }
     print_read_ways(&rb);
@@ -541,12 +541,6 @@ int main(int argc, char **argv) {
     if (i_best2 >= 0)
         printf("; 2 threads %.1f GB/s -> %.1f tok/s", median(cf[i_best2].gbs, repeats), median(roof2, repeats));
     printf("%s\n", rb.sink == 12345.0f ? " " : "");
-    if (two) {
-        const spread scale2 = paired_ratio(dec[3], dec[1], repeats);
-        printf("int8 decode %s, 2 threads / 1 thread: %.2fx (range %.2fx - %.2fx) (goal for the 15M shape: >= 1.6x)\n",
-               q8best->level, scale2.median, scale2.lo, scale2.hi);
-        int8_threads_check(&m8, seq, P, n_dec);
-    }
     print_read_ways(&rb);
 
     // Each goal as the median of the per-repeat ratios (both sides measured in the same repeat, so
