@@ -1,6 +1,8 @@
 // q8_threads.c: the int8 matvec with W's rows shared among OpenMP threads (q8_0.h), as
-// tw_matvec_threaded (lib/simd/matvec_mt.c) shares the fp32 decode's.
-//   y: (N)   W: (N, K) in Q8_0, or its packed copy P   xq: (K), xs: (K / gs) in the work
+// tw_matvec_threaded and tw_matvec_threaded_jobs (lib/simd/matvec_mt.c) share the fp32 decode's.
+//   a job: y: (N)   W: (N, K) in Q8_0, or its packed copy P   xq: (K), xs: (K / gs) in the work
+// A list of jobs that multiply the same x (q, k and v; SwiGLU's gate and up) is one list of rows,
+// job 0's blocks, then job 1's, ..., split among the threads in one parallel region.
 // x is quantized once, on one thread, before the threads start (tw_linear_forward_q8); each thread
 // then multiplies a contiguous run of W's rows, the same run at every call (a static split), and
 // writes only its own part of y. Runs are whole blocks of rows: 16 rows for the row-major kernels
@@ -25,21 +27,38 @@
 
 enum { ROW_BLOCK = 16 };
 
-void tw_q8_matvec_part(const tw_q8_work *w, float *y, const tw_q8_matrix *W, const void *P,
-                       int32_t *scratch, int part, int parts) {
-    const int N = W->rows, K = W->cols, gs = W->gs;
-    long unit = ROW_BLOCK;   // the rows of one block of the split
-    if (P) unit = w->ops->pack_split_rows > 0 ? w->ops->pack_split_rows : (N > 0 ? N : 1);
-    const long blocks = (N + unit - 1) / unit;
-    long r0 = blocks * part / parts * unit, r1 = blocks * (part + 1) / parts * unit;
-    if (r1 > N) r1 = N;
-    if (r1 <= r0) return;
-    if (P) {
-        const unsigned char *run = (const unsigned char *)P + w->ops->packed_bytes((int)r0, K, gs);
-        w->ops->matvec_packed(y + r0, run, scratch, w->xq, w->xs, (int)(r1 - r0), K, gs);
+// Rows r0 .. r1 - 1 of job j (r0 a multiple of its block).
+static void job_rows(const tw_q8_work *w, const tw_q8_job *j, int32_t *scratch, long r0, long r1) {
+    const int K = j->W->cols, gs = j->W->gs, n = (int)(r1 - r0);
+    if (j->P) {
+        const unsigned char *run = (const unsigned char *)j->P + w->ops->packed_bytes((int)r0, K, gs);
+        w->ops->matvec_packed(j->y + r0, run, scratch, w->xq, w->xs, n, K, gs);
     } else {
-        tw_q8_matvec(w->ops, y + r0, W->q + r0 * K, W->s + r0 * (K / gs), w->xq, w->xs,
-                     (int)(r1 - r0), K, gs);
+        tw_q8_matvec(w->ops, j->y + r0, j->W->q + r0 * K, j->W->s + r0 * (K / gs), w->xq, w->xs, n, K, gs);
+    }
+}
+
+// The rows of one block of job j's split.
+static long block_rows(const tw_q8_work *w, const tw_q8_job *j) {
+    if (!j->P) return ROW_BLOCK;
+    if (w->ops->pack_split_rows > 0) return w->ops->pack_split_rows;
+    return j->W->rows > 0 ? j->W->rows : 1;   // a layout that cannot be cut: one block
+}
+
+void tw_q8_matvec_part(const tw_q8_work *w, const tw_q8_job *jobs, int n, int32_t *scratch,
+                       int part, int parts) {
+    long blocks = 0;   // the list's blocks: job 0's, then job 1's, ...
+    for (int j = 0; j < n; j++) {
+        const long unit = block_rows(w, &jobs[j]);
+        blocks += (jobs[j].W->rows + unit - 1) / unit;
+    }
+    const long b0 = blocks * part / parts, b1 = blocks * (part + 1) / parts;   // this part's blocks
+    long first = 0;   // the list's index of job j's block 0
+    for (int j = 0; j < n && first < b1; j++) {
+        const long unit = block_rows(w, &jobs[j]), N = jobs[j].W->rows, nb = (N + unit - 1) / unit;
+        const long a = b0 > first ? b0 - first : 0, e = b1 < first + nb ? b1 - first : nb;   // of job j
+        if (e > a) job_rows(w, &jobs[j], scratch, a * unit, e * unit < N ? e * unit : N);
+        first += nb;
     }
 }
 
@@ -59,19 +78,25 @@ static int scratch_rows(tw_q8_work *w, int want) {
 }
 #endif
 
-void tw_q8_matvec_threaded(tw_q8_work *w, float *y, const tw_q8_matrix *W, const void *P) {
+void tw_q8_matvec_threaded(tw_q8_work *w, const tw_q8_job *jobs, int n) {
 #ifdef _OPENMP
+    long weights = 0;
+    int packed = 0;
+    for (int j = 0; j < n; j++) {
+        weights += (long)jobs[j].W->rows * jobs[j].W->cols;
+        packed = packed || jobs[j].P;
+    }
     int parts = omp_get_max_threads();
-    if ((long)W->rows * W->cols > TW_MATVEC_SMALL_FLOATS && parts > 1 && !omp_in_parallel()) {
-        if (P) parts = scratch_rows(w, parts);
+    if (weights > TW_MATVEC_SMALL_FLOATS && parts > 1 && !omp_in_parallel()) {
+        if (packed) parts = scratch_rows(w, parts);
 #pragma omp parallel num_threads(parts)
         {
             const int t = omp_get_thread_num();
-            int32_t *mine = P ? w->scratch + (long)t * w->K_max : NULL;   // (K_max)
-            tw_q8_matvec_part(w, y, W, P, mine, t, omp_get_num_threads());
+            int32_t *mine = packed ? w->scratch + (long)t * w->K_max : NULL;   // (K_max)
+            tw_q8_matvec_part(w, jobs, n, mine, t, omp_get_num_threads());
         }
         return;
     }
 #endif
-    tw_q8_matvec_part(w, y, W, P, w->scratch, 0, 1);
+    tw_q8_matvec_part(w, jobs, n, w->scratch, 0, 1);
 }
