@@ -334,10 +334,13 @@ static double int8_bytes_per_token(const tw_model *m8, const tw_q8_ops *ops, int
 // ./generate reads it (groups: 64 halved until they divide dim and hidden_dim), decoded with the
 // int8 kernels of the fast level and with the runq-style rung (the rest of the step: the fast
 // level's fp32 kernels in both), against the fp32 model decoded in turn with them (the ratios
-// printed first: the three rows face the same load) and the fp32 table's median. kv_bytes: the
+// printed first: the three rows face the same load) and the fp32 table's median; with OpenMP and
+// two CPUs (max_threads 2), the best int8 kernels on two threads too, in turn with the others,
+// with the ratio 2 threads / 1 thread and a check that both decode the same greedy tokens. kv_bytes: the
 // KV cache a decode step reads at the average position (fp32 in both models).
 static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repeats,
-                      const char *fast_level, double fp32_dec, double kv_bytes, long l2, long l3) {
+                      const char *fast_level, double fp32_dec, double kv_bytes, long l2, long l3,
+                      int max_threads) {
     const tw_model_config *c = &m32->cfg;
     const int widths[2] = { c->block.attn.d_model, c->block.ffn_hidden };
     const int gs = tw_quant_fit_group(widths, 2, 64);
@@ -360,7 +363,7 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
     printf("%-8s %-12s %15s %15s\n", "level", "int8 kernels", "prefill tok/s", "decode tok/s");
     // the runq-style rung, the best int8 kernels, the fp32 model again (one thread each), and the
     // best int8 kernels on two threads (when built with OpenMP and there are two CPUs), in turn
-    const int two = tw_threads_set(0) >= 2, n_rows = two ? 4 : 3;
+    const int two = max_threads >= 2, n_rows = two ? 4 : 3;
     const tw_model *const ms[4] = { &m8, &m8, m32, &m8 };
     const tw_q8_ops *const ops[4] = { &RUNQ_STYLE, NULL, NULL, NULL };
     const int threads[4] = { 1, 1, 1, 2 };
@@ -566,8 +569,8 @@ int main(int argc, char **argv) {
         note_above_roofline();
     for (int k = 0; k < nc; k++) free(cf[k].tokens);
     read_buffer_free(&rb);
-    tw_threads_set(1);   // the int8 rows: one thread, against the 1-thread fp32 decode above
-    int8_rows(&m, seq, P, n_dec, repeats, fast_level, dec_med[i_best1], cache_kv, l2, l3);
+    tw_threads_set(1);   // the int8 rows: one thread (and the best on two), against the 1-thread fp32 decode
+    int8_rows(&m, seq, P, n_dec, repeats, fast_level, dec_med[i_best1], cache_kv, l2, l3, max_threads);
     free(seq);
     tw_model_free(&m);
     return 0;
