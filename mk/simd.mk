@@ -49,7 +49,7 @@ SIMD_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(SIMD_SRC))
 OMPFLAGS ?= -fopenmp
 OMPLIBS  ?= -fopenmp
 ifeq ($(OMP),1)
-  $(BUILD)/lib/simd/matmul_4_packed.o $(BUILD)/lib/simd/matvec_mt.o $(BUILD)/lib/train/parallel.o: ISAFLAGS := $(OMPFLAGS)
+  $(BUILD)/lib/simd/matmul_4_packed.o $(BUILD)/lib/simd/matvec_mt.o $(BUILD)/lib/quant/q8_threads.o $(BUILD)/lib/train/parallel.o: ISAFLAGS := $(OMPFLAGS)
   LDFLAGS += $(OMPLIBS)
 endif
 

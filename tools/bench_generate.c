@@ -275,14 +275,19 @@ static void run_config(config *c, int rep, const tw_model *m, int *seq, int P, i
 // a shared machine, and the one-thread read bandwidth over rb beside each repeat (read_around).
 //   pre, dec: (n, MAX_REPEATS), per repeat   gbs: (repeats)
 static void measure_in_turn(double pre[][MAX_REPEATS], double dec[][MAX_REPEATS], double *gbs,
-                            const tw_model *const *ms, const tw_q8_ops *const *ops, int n,
-                            read_buffer *rb, int *seq, int P, int n_dec, int repeats) {
+                            const tw_model *const *ms, const tw_q8_ops *const *ops,
+                            const int *threads, int n, read_buffer *rb, int *seq, int P, int n_dec,
+                            int repeats) {
     double wp, wd;
-    for (int r = 0; r < n; r++) run_once(&wp, &wd, ms[r], seq, P, n_dec, 1, ops[r]);
+    for (int r = 0; r < n; r++) {
+        tw_threads_set(threads[r]);
+        run_once(&wp, &wd, ms[r], seq, P, n_dec, 1, ops[r]);
+    }
     for (int k = 0; k < repeats; k++) {
         const double before = read_gbs_now(rb, 1, 0);
         double longest = 0;   // the longest decode of the repeat
         for (int r = 0; r < n; r++) {
+            tw_threads_set(threads[r]);
             run_once(&pre[r][k], &dec[r][k], ms[r], seq, P, n_dec, 1, ops[r]);
             if (dec[r][k] > longest) longest = dec[r][k];
             pre[r][k] = P / pre[r][k];
@@ -290,6 +295,25 @@ static void measure_in_turn(double pre[][MAX_REPEATS], double dec[][MAX_REPEATS]
         }
         gbs[k] = read_around(rb, 1, before, longest);
     }
+}
+
+// The int8 model's greedy tokens with 1 and with 2 threads: the rows are shared among the threads
+// without changing a bit (lib/quant/q8_threads.c), so the tokens must be the same.
+static void int8_threads_check(const tw_model *m8, int *seq, int P, int n_dec) {
+    int *one = malloc((size_t)n_dec * sizeof *one);
+    check(one ? TW_OK : TW_ERR_NOMEM, "tokens");
+    double tp, td;
+    tw_threads_set(1);
+    run_once(&tp, &td, m8, seq, P, n_dec, 1, NULL);
+    memcpy(one, seq + P, (size_t)n_dec * sizeof *one);
+    tw_threads_set(2);
+    run_once(&tp, &td, m8, seq, P, n_dec, 1, NULL);
+    tw_threads_set(1);
+    const int same = memcmp(one, seq + P, (size_t)n_dec * sizeof *one) == 0;
+    printf("check: the int8 model decodes the same %d greedy tokens with 1 and 2 threads: %s\n", n_dec,
+           same ? "yes" : "NO");
+    free(one);
+    if (!same) exit(1);
 }
 
 // Bytes of int8 weights and scales one decode token reads: 1 byte per matrix weight plus a 4-byte
@@ -310,10 +334,13 @@ static double int8_bytes_per_token(const tw_model *m8, const tw_q8_ops *ops, int
 // ./generate reads it (groups: 64 halved until they divide dim and hidden_dim), decoded with the
 // int8 kernels of the fast level and with the runq-style rung (the rest of the step: the fast
 // level's fp32 kernels in both), against the fp32 model decoded in turn with them (the ratios
-// printed first: the three rows face the same load) and the fp32 table's median. kv_bytes: the
+// printed first: the three rows face the same load) and the fp32 table's median; with OpenMP and
+// two CPUs (max_threads 2), the best int8 kernels on two threads too, in turn with the others,
+// with the ratio 2 threads / 1 thread and a check that both decode the same greedy tokens. kv_bytes: the
 // KV cache a decode step reads at the average position (fp32 in both models).
 static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repeats,
-                      const char *fast_level, double fp32_dec, double kv_bytes, long l2, long l3) {
+                      const char *fast_level, double fp32_dec, double kv_bytes, long l2, long l3,
+                      int max_threads) {
     const tw_model_config *c = &m32->cfg;
     const int widths[2] = { c->block.attn.d_model, c->block.ffn_hidden };
     const int gs = tw_quant_fit_group(widths, 2, 64);
@@ -334,21 +361,26 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
     printf("int8: Q8_0 in groups of %d (as ./quantize writes it), every Linear layer in int8 with "
            "activations quantized; the rest of the step at the %s level\n", gs, fast_level);
     printf("%-8s %-12s %15s %15s\n", "level", "int8 kernels", "prefill tok/s", "decode tok/s");
-    // the runq-style rung, the best int8 kernels, and the fp32 model again, in turn
-    const tw_model *const ms[3] = { &m8, &m8, m32 };
-    const tw_q8_ops *const ops[3] = { &RUNQ_STYLE, NULL, NULL };
-    double pre[3][MAX_REPEATS], dec[3][MAX_REPEATS], gbs[MAX_REPEATS], roof[MAX_REPEATS];
-    measure_in_turn(pre, dec, gbs, ms, ops, 3, &rb, seq, P, n_dec, repeats);
+    // the runq-style rung, the best int8 kernels, the fp32 model again (one thread each), and the
+    // best int8 kernels on two threads (when built with OpenMP and there are two CPUs), in turn
+    const int two = max_threads >= 2, n_rows = two ? 4 : 3;
+    const tw_model *const ms[4] = { &m8, &m8, m32, &m8 };
+    const tw_q8_ops *const ops[4] = { &RUNQ_STYLE, NULL, NULL, NULL };
+    const int threads[4] = { 1, 1, 1, 2 };
+    double pre[4][MAX_REPEATS], dec[4][MAX_REPEATS], gbs[MAX_REPEATS], roof[MAX_REPEATS];
+    measure_in_turn(pre, dec, gbs, ms, ops, threads, n_rows, &rb, seq, P, n_dec, repeats);
+    tw_threads_set(1);
     rooflines(roof, gbs, repeats, token_bytes);
     const spread vs_fp32 = paired_ratio(dec[1], dec[2], repeats);
     const spread vs_runq = paired_ratio(dec[1], dec[0], repeats);
     const spread of_roof = paired_ratio(dec[1], roof, repeats);
-    double dec_med[3];
-    for (int r = 0; r < 3; r++) {
+    double dec_med[4];
+    for (int r = 0; r < n_rows; r++) {
         const double p = median(pre[r], repeats);
         dec_med[r] = median(dec[r], repeats);
-        printf("%-8s %-12s %15.1f %15.1f%s\n", fast_level, r == 0 ? RUNQ_STYLE.level : r == 1 ? q8best->level : "fp32",
-               p, dec_med[r], r == 2 ? "   (the fp32 model, in turn with the two rows above)" : "");
+        printf("%-8s %-12s %15.1f %15.1f%s\n", fast_level, r == 0 ? RUNQ_STYLE.level : r == 2 ? "fp32" : q8best->level,
+               p, dec_med[r], r == 2 ? "   (the fp32 model, in turn with the two rows above)"
+                              : r == 3 ? "   (2 threads, in turn with the rows above)" : "");
     }
     printf("int8 decode %s: %.2fx our fp32 decode (%s, in turn; range %.2fx - %.2fx; %.2fx the fp32 table's "
            "median above), %.2fx the runq-style rung (range %.2fx - %.2fx) (goals for the 15M shape: >= 3x and >= 3x)%s\n",
@@ -361,6 +393,12 @@ static void int8_rows(const tw_model *m32, int *seq, int P, int n_dec, int repea
            "(median) -> %.1f tok/s\n", token_bytes / 1048576.0, wbytes / 1048576.0,
            tw_q8_packs(q8best, gs) ? " (the packed copies the kernels read)" : "", kv_bytes / 1048576.0,
            footprint_level(token_bytes, l2, l3), median(gbs, repeats), median(roof, repeats));
+    if (two) {
+        const spread two_over_one = paired_ratio(dec[3], dec[1], repeats);
+        printf("int8 decode %s, 2 threads / 1 thread: %.2fx (range %.2fx - %.2fx) (goal for the 15M shape: >= 1.6x)\n",
+               q8best->level, two_over_one.median, two_over_one.lo, two_over_one.hi);
+        int8_threads_check(&m8, seq, P, n_dec);
+    }
     print_read_ways(&rb);
     printf("  %s int8 decode: %.0f%% of the read roofline (median of the repeats; range %.0f%% - %.0f%%)\n",
            q8best->level, 100.0 * of_roof.median, 100.0 * of_roof.lo, 100.0 * of_roof.hi);
@@ -531,8 +569,8 @@ int main(int argc, char **argv) {
         note_above_roofline();
     for (int k = 0; k < nc; k++) free(cf[k].tokens);
     read_buffer_free(&rb);
-    tw_threads_set(1);   // the int8 rows: one thread, against the 1-thread fp32 decode above
-    int8_rows(&m, seq, P, n_dec, repeats, fast_level, dec_med[i_best1], cache_kv, l2, l3);
+    tw_threads_set(1);   // the int8 rows: one thread (and the best on two), against the 1-thread fp32 decode
+    int8_rows(&m, seq, P, n_dec, repeats, fast_level, dec_med[i_best1], cache_kv, l2, l3, max_threads);
     free(seq);
     tw_model_free(&m);
     return 0;

@@ -95,12 +95,20 @@ void tw_linear_forward_rows(float *y, const float *x, tw_weight W, const float *
 
 void tw_linear_forward_many(int n, float *const y[], const float *x, const tw_weight W[],
                             const float *const b[], const int C_out[], int T, int C_in) {
-    int fp32 = 1;
-    for (int i = 0; i < n; i++) fp32 = fp32 && !(W[i].q8 && W[i].work) && !W[i].lora;
+    int fp32 = 1, q8 = 1;   // every matrix fp32; every one int8 with the same working memory
+    for (int i = 0; i < n; i++) {   // (an attached LoRA adapter sends a matrix down the plain path)
+        fp32 = fp32 && !(W[i].q8 && W[i].work) && !W[i].lora;
+        q8 = q8 && W[i].q8 && W[i].work == W[0].work && !W[i].lora;
+    }
     if (fp32 && T == 1 && n <= 8) {
-        const float *Wf[8];
+        const float *Wf[8] = { 0 };
         for (int i = 0; i < n; i++) Wf[i] = W[i].f32;
         if (tw_simd_linear_one_row_many(n, y, x, Wf, b, C_out, C_in)) return;
+    }
+    if (q8 && n <= 8) {   // x quantized once, the n matvecs as one threaded list (quant/linear_q8.c)
+        const tw_q8_matrix *Wq[8] = { 0 };
+        for (int i = 0; i < n; i++) Wq[i] = W[i].q8;
+        if (tw_linear_forward_q8_many(n, y, W[0].work, x, Wq, b, T, C_in)) return;
     }
     for (int i = 0; i < n; i++) tw_linear_forward_weight(y[i], x, W[i], b[i], T, C_in, C_out[i]);
 }

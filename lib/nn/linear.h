@@ -45,7 +45,9 @@ void tw_linear_forward_rows(float *y, const float *x, tw_weight W, const float *
 // n Linear layers applied to the same input, y[i] = x W[i]^T + b[i] for i = 0 .. n-1 (q, k and
 // v of self-attention; SwiGLU's gate and up): the same as n calls of tw_linear_forward_weight,
 // bit for bit, except that in decode (T = 1, after tw_simd_init, fp32 weights) the n matrices
-// are one job for the threads, which then start once instead of n times (lib/simd/simd.h).
+// are one job for the threads, which then start once instead of n times (lib/simd/simd.h); with
+// int8 copies sharing one working memory, x is quantized once a row and the n int8 matvecs are
+// one job likewise (tw_linear_forward_q8_many, quant/q8_0.h).
 //   y[i]: (T, C_out[i])   x: (T, C_in)   W[i]: (C_out[i], C_in)   b[i]: (C_out[i]) or NULL
 void tw_linear_forward_many(int n, float *const y[], const float *x, const tw_weight W[],
                             const float *const b[], const int C_out[], int T, int C_in);

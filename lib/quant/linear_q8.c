@@ -26,13 +26,30 @@ void tw_linear_forward_q8(float *y, tw_q8_work *work, const float *x, const floa
     for (int t = 0; t < T; t++) {
         float *y_t = y + (long)t * C_out;   // (C_out)
         const float *x_t = x + (long)t * C_in;   // (C_in)
-        if (P) {
-            tw_q8_quantize_x(work->ops, work->xq, work->xs, x_t, C_in / W->gs, W->gs);
-            work->ops->matvec_packed(y_t, P, work->scratch, work->xq, work->xs, C_out, C_in, W->gs);
-        } else {
-            tw_q8_linear(work->ops, y_t, work->xq, work->xs, W->q, W->s, x_t, C_out, C_in, W->gs);
-        }
+        tw_q8_quantize_x(work->ops, work->xq, work->xs, x_t, C_in / W->gs, W->gs);   // one thread
+        const tw_q8_job job = { .y = y_t, .W = W, .P = P };
+        tw_q8_matvec_threaded(work, &job, 1);
         if (b)
             for (int o = 0; o < C_out; o++) y_t[o] += b[o];
     }
+}
+
+int tw_linear_forward_q8_many(int n, float *const y[], tw_q8_work *work, const float *x,
+                              const tw_q8_matrix *const W[], const float *const b[], int T, int C_in) {
+    if (n < 1 || n > 8 || work == NULL || C_in > work->K_max) return 0;
+    for (int i = 0; i < n; i++)
+        if (W[i] == NULL || W[i]->gs != W[0]->gs) return 0;
+    const int gs = W[0]->gs;
+    tw_q8_job jobs[8];
+    for (int t = 0; t < T; t++) {
+        const float *x_t = x + (long)t * C_in;   // (C_in)
+        for (int i = 0; i < n; i++)
+            jobs[i] = (tw_q8_job){ .y = y[i] + (long)t * W[i]->rows, .W = W[i], .P = packed_copy(work, W[i]) };
+        tw_q8_quantize_x(work->ops, work->xq, work->xs, x_t, C_in / gs, gs);   // once for the n
+        tw_q8_matvec_threaded(work, jobs, n);
+        for (int i = 0; i < n; i++)
+            if (b[i])
+                for (int o = 0; o < W[i]->rows; o++) jobs[i].y[o] += b[i][o];
+    }
+    return 1;
 }

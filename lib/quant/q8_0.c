@@ -170,6 +170,7 @@ tw_status tw_q8_work_pack(tw_q8_work *w, const tw_q8_matrix *mats, int n, int gs
         p += round_up64(w->ops->packed_bytes(mats[i].rows, mats[i].cols, gs));
     }
     w->scratch = scratch;
+    w->scratch_parts = 1;   // more rows when threads ask (q8_threads.c)
     w->packed_ops = w->ops;
     w->mats = mats;
     w->packed = packed;
@@ -183,6 +184,7 @@ void tw_q8_work_free_packed(tw_q8_work *w) {
     free((void *)w->packed);
     free(w->packed_memory);
     w->scratch = NULL;
+    w->scratch_parts = 0;
     w->packed_ops = NULL;
     w->mats = NULL;
     w->packed = NULL;

@@ -112,7 +112,9 @@ typedef struct {
     float           *xs;     // (K_max) its group scales (K_max / gs used)
     int              K_max;  // the widest input row it can hold
     const tw_q8_ops *ops;    // the level's kernels
-    int32_t            *scratch;   // (K_max) working memory of the packed kernel, or NULL
+    int32_t            *scratch;   // (scratch_parts, K_max) working memory of the packed kernel,
+                                   // a row per thread (q8_threads.c), or NULL
+    int                 scratch_parts;
     const tw_q8_ops    *packed_ops;   // the level the copies were made for (if ops is changed
                                       // afterwards, the row-major matrices are used instead)
     const tw_q8_matrix *mats;      // (n_mats) the matrices that have packed copies, or NULL
@@ -146,11 +148,34 @@ tw_status tw_q8_copies_select(tw_q8_copies *c, const tw_q8_ops *ops);
 // Releases everything c holds and c itself (made with malloc); NULL is fine.
 void tw_q8_copies_free(tw_q8_copies *c);
 
-// y = x W^T + b with W in Q8_0: each row of x is quantized in groups of W->gs (tw_q8_linear),
-// then the bias is added in float.   y: (T, C_out)   x: (T, C_in)   b: (C_out) or NULL
+// One matrix of a threaded int8 matvec: y = W x from the packed copy P of W (the work's level's
+// layout) or, with P == NULL, from W's row-major arrays.   y: (W->rows)
+typedef struct {
+    float              *y;
+    const tw_q8_matrix *W;
+    const void         *P;
+} tw_q8_job;
+// Every job of the list (all with W->cols <= w->K_max) times the x already quantized into w->xq,
+// w->xs (tw_q8_quantize_x), the list's rows shared among OpenMP threads in one parallel region
+// (q8_threads.c; one thread without OpenMP, inside a parallel region, or when the list has at most
+// TW_MATVEC_SMALL_FLOATS weights). Bit-identical for any thread count.
+void tw_q8_matvec_threaded(tw_q8_work *w, const tw_q8_job *jobs, int n);
+// Part `part` (0 .. parts - 1) of that split, computed by the calling thread; scratch: (K_max)
+// int32 of its own when a job has a packed copy.
+void tw_q8_matvec_part(const tw_q8_work *w, const tw_q8_job *jobs, int n, int32_t *scratch,
+                       int part, int parts);
+
+// y = x W^T + b with W in Q8_0: each row of x is quantized in groups of W->gs (on one thread),
+// then multiplied by W (tw_q8_matvec_threaded), then the bias is added in float.   y: (T, C_out)   x: (T, C_in)   b: (C_out) or NULL
 // With W == NULL or work == NULL this is tw_linear_forward(y, x, W_f32, b, T, C_in, C_out)
 // itself, so a model without int8 copies computes exactly what it computed before.
 void tw_linear_forward_q8(float *y, tw_q8_work *work, const float *x, const float *W_f32,
                           const tw_q8_matrix *W, const float *b, int T, int C_in, int C_out);
+// n such layers on the same x (q, k and v; SwiGLU's gate and up), with the same work and group
+// size: x quantized once a row and the n matvecs as one threaded list (tw_q8_matvec_threaded).
+// Each y[i] gets the bits tw_linear_forward_q8 gives it.   y[i]: (T, C_out[i])   x: (T, C_in)
+// Returns 0 (touching nothing) unless 1 <= n <= 8, every W[i] has gs W[0]->gs, and C_in <= K_max.
+int tw_linear_forward_q8_many(int n, float *const y[], tw_q8_work *work, const float *x,
+                              const tw_q8_matrix *const W[], const float *const b[], int T, int C_in);
 
 #endif

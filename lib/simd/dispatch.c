@@ -90,7 +90,7 @@ static const tw_q8_ops q8_avx512vnni = { .level = "avx512vnni", .quantize_x = tw
                                          .matvec = tw_q8_matvec_avx512vnni, .x_multiple = 8, .w_multiple = 32,
                                          .packed_bytes = tw_q8_rows16_bytes, .pack = tw_q8_rows16_pack,
                                          .matvec_packed = tw_q8_matvec_rows16_avx512vnni,
-                                         .pack_multiple = 4,
+                                         .pack_multiple = 4, .pack_split_rows = TW_Q8_ROWS16_SPLIT,
                                          .quantize_x_g4 = tw_q8_quantize_x_g4_avx512,
                                          .matvec_g4 = tw_q8_matvec_g4_avx512bw };
 #endif

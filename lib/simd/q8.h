@@ -37,6 +37,10 @@ typedef void (*tw_q8_matvec_fn)(float *y, const int8_t *Wq, const float *Ws, con
 //   pack(dst, Wq, Ws, N, K, gs)               writes it
 //   matvec_packed(y, P, scratch, xq, xs, N, K, gs)  y = W x from the packed copy P
 // Same results as matvec, within the same bounds (tests/q8_cases.h). NULL where a level has none.
+// The packed copy can be cut into runs of rows for threads (lib/quant/q8_threads.c): for r0 a
+// multiple of pack_split_rows, the copy's bytes from packed_bytes(r0, K, gs) on are the packed copy
+// of rows r0 .. N - 1 (and their first packed_bytes(r1 - r0, K, gs) bytes that of rows r0 .. r1 - 1
+// when r1 is a multiple of pack_split_rows too), and matvec_packed on it computes those rows' bits.
 typedef size_t (*tw_q8_packed_bytes_fn)(int N, int K, int gs);
 typedef void (*tw_q8_pack_fn)(void *dst, const int8_t *Wq, const float *Ws, int N, int K, int gs);
 //   y: (N)   P: packed_bytes(N, K, gs) bytes   scratch: (K) int32   xq: (K)   xs: (K / gs)
@@ -53,6 +57,7 @@ typedef struct tw_q8_ops_s {
     tw_q8_pack_fn          pack;
     tw_q8_matvec_packed_fn matvec_packed;
     int                    pack_multiple;   // the packed kernels handle gs % pack_multiple == 0
+    int                    pack_split_rows; // the copy can be cut before any multiple of this many rows
     // Group size 4 (the only one stories260K's widths 64 and 172 share with a power of two
     // above 1), which the kernels above do not take: one int32 lane per 4-byte group (q8_g4_*.c).
     // NULL where a level has none; lib/quant/q8_0.c runs them when gs == 4.
@@ -74,6 +79,9 @@ void tw_q8_matvec_avx512bw(float *y, const int8_t *Wq, const float *Ws, const in
 void tw_q8_matvec_avx512vnni(float *y, const int8_t *Wq, const float *Ws, const int8_t *xq,
                              const float *xs, int N, int K, int gs);
 // AVX-512 VNNI on weights interleaved sixteen rows at a time (q8_vnni_rows16.c; gs % 4 == 0).
+// The copy is stored in sets of eight blocks of sixteen rows (the last sets: 4, 2, 1 blocks), so it
+// can be cut before any multiple of 128 rows (pack_split_rows above).
+#define TW_Q8_ROWS16_SPLIT 128
 size_t tw_q8_rows16_bytes(int N, int K, int gs);
 void tw_q8_rows16_pack(void *dst, const int8_t *Wq, const float *Ws, int N, int K, int gs);
 void tw_q8_matvec_rows16_avx512vnni(float *y, const void *P, int32_t *scratch, const int8_t *xq,
