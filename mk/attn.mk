@@ -14,7 +14,7 @@ $(BUILD)/bench/attn_length: $(BENCH_ATTN_OBJ) $(LIB)
 
 .PHONY: bench-attn
 bench-attn:                                    ## attention at length: bytes and speed, materialised vs tiled
-	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) $(BENCH_BUILD)/bench/attn_length
+	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OMP=$(HAVE_OMP) $(BENCH_BUILD)/bench/attn_length
 	./$(BENCH_BUILD)/bench/attn_length $(BENCH_ATTN_ARGS)
 
 # make test builds (does not run) the tool, so it cannot fall behind the library.
