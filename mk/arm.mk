@@ -35,6 +35,10 @@ ifneq ($(filter %-arm-lessons,$(BUILD)),)
   $(BUILD)/lessons/%.o: ISAFLAGS := -fno-tree-vectorize
 endif
 
+# Tolerance of the comparison: 1e-6 + 1e-5 |x86-64|, except lesson 18 (1e-5 absolute): its
+# activation-patching tables are differences of two losses of size 1 to 8, where the NEON and
+# AVX-512 kernels' rounding (about 1e-7 relative) leaves up to 1.6e-6 (measured under qemu).
+
 # ./generate as a file inside the build directory (the top-level ./generate is the native one).
 $(BUILD)/tools/generate-bin: $(BUILD)/tools/generate.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -54,7 +58,8 @@ test-arm-lessons: lessons npydiff model              ## every lesson cross-built
 	  if ! qemu-aarch64 -L $(ARM_ROOT) $(ARM_LESSON_BUILD)/lessons/$$nn --no-plot --out out/arm/aarch64-$$n $$extra > out/arm/lesson$$n.log 2>&1; then \
 	    echo "lesson$$n: FAILED on AArch64 (see out/arm/lesson$$n.log)"; fail=1; continue; fi; \
 	  if ls out/arm/x86_64-$$n/*.npy > /dev/null 2>&1; then \
-	    if ./npydiff out/arm/aarch64-$$n out/arm/x86_64-$$n --atol 1e-6 --rtol 1e-5 > out/arm/lesson$$n.diff 2>&1; then \
+	    atol=1e-6; [ $$n = 18 ] && atol=1e-5; \
+	    if ./npydiff out/arm/aarch64-$$n out/arm/x86_64-$$n --atol $$atol --rtol 1e-5 > out/arm/lesson$$n.diff 2>&1; then \
 	      same=0; for t in out/arm/x86_64-$$n/*.npy; do cmp -s "$$t" out/arm/aarch64-$$n/$${t##*/} && same=$$((same + 1)); done; \
 	      echo "lesson$$n: ran on AArch64; tensors vs x86-64: $$(tail -1 out/arm/lesson$$n.diff), $$same byte-for-byte equal"; \
 	    else echo "lesson$$n: AArch64 tensors differ from x86-64 (see out/arm/lesson$$n.diff)"; fail=1; fi; \

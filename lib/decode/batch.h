@@ -8,7 +8,9 @@
 // sequence's positions 0 .. pos[r].
 //
 // Each row's logits are bit for bit those of decoding its sequence alone, one position at a time
-// with tw_model_forward_next, at every SIMD level: the Linear layers run the decode's own matvec
+// with tw_model_forward_next, at the naive, AVX2 and AVX-512 levels (tests/test_batch.c; on
+// AArch64 under qemu, lesson 28 measured differences up to 3e-7 at the NEON level, not yet
+// explained): the Linear layers run the decode's own matvec
 // with the loops turned around (tw_linear_forward_rows: a block of W's rows is read once, then
 // used by every row), and every other step is the same function on the same row. (A prompt
 // prefilled as rows here differs from tw_model_forward's prefill over T positions, which runs the
