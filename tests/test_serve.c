@@ -160,10 +160,7 @@ static void scratch(char *out, size_t len, const char *tag) {
 }
 
 static void write_text(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
+    ck_assert_int_eq(tt_write_text(path, text), 0);
 }
 
 START_TEST(the_stream_file_round_trips_and_bad_lines_are_named)
