@@ -137,11 +137,20 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
             memcpy(tw_paged_value(&b->pool, tables[r], l, pos[r]), b->v + (size_t)r * GD,
                    (size_t)GD * sizeof *k);
         }
+        const tw_block_table *gathered = NULL;   // the sequence whose rows kg, vg hold now
         for (int r = 0; r < R; r++) {
             float *q = b->q + (size_t)r * HD, *z = b->z + (size_t)r * HD;
             if (a->qk_norm) tw_rmsnorm_forward(q, NULL, q, w->attn.q_norm, H, D, a->norm_eps);
             rotate_row(q, a, H, pos[r]);
-            tw_paged_gather(b->kg, b->vg, &b->pool, tables[r], l, pos[r] + 1);
+            // A sequence's keys and values are gathered once for its run of consecutive rows (a
+            // prefill), up to the run's last position: every row of the run reads a prefix.
+            if (tables[r] != gathered) {
+                int upto = pos[r] + 1;
+                for (int u = r + 1; u < R && tables[u] == tables[r]; u++)
+                    if (pos[u] + 1 > upto) upto = pos[u] + 1;
+                tw_paged_gather(b->kg, b->vg, &b->pool, tables[r], l, upto);
+                gathered = tables[r];
+            }
             const int group = H / G, S = pos[r] + 1;
             for (int h = 0; h < H; h++) {   // as tw_mha_forward's decode: one query, every key
                 const float *kh = b->kg + (size_t)(h / group) * D, *vh = b->vg + (size_t)(h / group) * D;
