@@ -12,6 +12,7 @@ set xlabel "sequences decoded together (N)"
 set ylabel "tokens per second, all sequences"
 set logscale xy 2
 set xtics (1, 2, 4, 8, 16, 32, 64)
+set xrange [0.8:80]
 set format y "%.0f"
 set key top left
 set grid
