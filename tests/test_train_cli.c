@@ -25,18 +25,6 @@ static void tmp_path(char *out, size_t len, const char *tag) {
     snprintf(out, len, "%s/tw_test_train_cli_%ld_%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
 }
 
-// The losses of the `step N/M loss X` lines of out, in order; returns how many.
-static int parse_losses(double *loss, int max, const char *out) {
-    int n = 0;
-    for (const char *p = out; (p = strstr(p, "step ")) != NULL && n < max; p++) {
-        int s, m;
-        double x;
-        if ((p == out || p[-1] == '\n') && sscanf(p, "step %d/%d loss %lf", &s, &m, &x) == 3 && s == n + 1)
-            loss[n++] = x;
-    }
-    return n;
-}
-
 // Loop index 0: --threads 1; 1: --threads 2 (the batch of 3 split into parts of 1 and 2 rows, on
 // two OpenMP threads in a `make OMP=1` build, one after the other otherwise). Both are held to
 // PyTorch's losses and final weights with the tolerances below, hence to each other within twice
@@ -56,7 +44,7 @@ START_TEST(deterministic_mode_prints_pytorch_losses_to_6_digits)
     run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     double got[10];
-    ck_assert_int_eq(parse_losses(got, 10, r.out), 10);
+    ck_assert_int_eq(tt_parse_losses(got, 10, r.out), 10);
     tw_npy want = tt_load("train/llama/losses", 10);
     const float *w = want.data;
     // Printed with 6 significant digits: the print's own rounding is 5e-6 relative, and the
@@ -107,7 +95,7 @@ START_TEST(stopped_and_resumed_run_writes_the_same_bytes)
     ck_assert_msg(r.rc == 0, "%s", r.err);
     // Three steps (30 validation tokens: too few to measure), after the set-up lines.
     double steps[8];
-    ck_assert_int_eq(parse_losses(steps, 8, r.out), 3);
+    ck_assert_int_eq(tt_parse_losses(steps, 8, r.out), 3);
     ck_assert_msg(strstr(r.out, "\nval loss") == NULL && r.err[0] == '\0', "%s%s", r.out, r.err);
     tt_run_free(&r);
     snprintf(cmd, sizeof cmd, "%s --resume %s --out %s", common, st, b);

@@ -30,18 +30,6 @@ static void tmp_path(char *out, size_t len, const char *tag) {
     snprintf(out, len, "%s/tw_test_train_dist_%ld_%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
 }
 
-// The `step N/M loss X` losses of out, in order; returns how many.
-static int parse_losses(double *loss, int max, const char *out) {
-    int n = 0;
-    for (const char *p = out; (p = strstr(p, "step ")) != NULL && n < max; p++) {
-        int s, m;
-        double x;
-        if ((p == out || p[-1] == '\n') && sscanf(p, "step %d/%d loss %lf", &s, &m, &x) == 3 && s == n + 1)
-            loss[n++] = x;
-    }
-    return n;
-}
-
 START_TEST(grad_accum_3_of_batch_1_is_pytorchs_batch_of_3)
 {
     char out[512], cmd[2048], err[512] = "";
@@ -51,7 +39,7 @@ START_TEST(grad_accum_3_of_batch_1_is_pytorchs_batch_of_3)
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     ck_assert_msg(strstr(r.out, "--grad-accum 3 = 3 rows a step") != NULL, "%s", r.out);
     double got[10];
-    ck_assert_int_eq(parse_losses(got, 10, r.out), 10);
+    ck_assert_int_eq(tt_parse_losses(got, 10, r.out), 10);
     tw_npy want = tt_load("train/llama/losses", 10);
     const float *w = want.data;
     // As test_train_cli.c: 6 printed digits (5e-6 relative) over a run within 2.5e-7 of PyTorch.
@@ -156,8 +144,8 @@ START_TEST(two_processes_equal_grad_accum_2_bit_for_bit)
                   strstr(b.out, " mpi-wait ") != NULL, "%s", b.out);
     if (_i) ck_assert_msg(strstr(b.out, "(ZeRO-1: this process's shard)") != NULL, "%s", b.out);
     double la[20], lb[20];
-    ck_assert_int_eq(parse_losses(la, 20, a.out), 20);
-    ck_assert_int_eq(parse_losses(lb, 20, b.out), 20);
+    ck_assert_int_eq(tt_parse_losses(la, 20, a.out), 20);
+    ck_assert_int_eq(tt_parse_losses(lb, 20, b.out), 20);
     for (int s = 0; s < 20; s++) ck_assert_msg(la[s] == lb[s], "step %d: %.7g != %.7g", s + 1, la[s], lb[s]);
     tt_run_free(&a);
     tt_run_free(&b);

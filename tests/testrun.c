@@ -287,3 +287,14 @@ int tt_write_text(const char *path, const char *text) {
     const int ok = fputs(text, f) >= 0;
     return (fclose(f) == 0 && ok) ? 0 : -1;
 }
+
+int tt_parse_losses(double *loss, int max, const char *out) {
+    int n = 0;
+    for (const char *p = out; (p = strstr(p, "step ")) != NULL && n < max; p++) {
+        int s, m;
+        double x;
+        if ((p == out || p[-1] == '\n') && sscanf(p, "step %d/%d loss %lf", &s, &m, &x) == 3 && s == n + 1)
+            loss[n++] = x;
+    }
+    return n;
+}

@@ -59,4 +59,8 @@ int tt_mkdir_p(const char *path);
 int tt_write_text(const char *path, const char *text);
 int tt_remove_tree(const char *path);
 
+// The losses X of the `step N/M loss X` lines that ./train and ./train-mpi print, in the order of
+// their steps (N = 1, 2, ... at the start of a line); fills at most max and returns how many.
+int tt_parse_losses(double *loss, int max, const char *out);
+
 #endif
