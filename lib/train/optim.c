@@ -1,9 +1,11 @@
 // optim.c: AdamW, gradient clipping and the learning-rate schedule (see optim.h). Arithmetic is
 // done in double per element and rounded to float once, so the update matches a float64
-// reference to float precision whatever the size of the step.
+// reference to float precision whatever the size of the step. At a SIMD level the same loop runs
+// on several elements a register (the level's `adamw` kernel, lib/simd/simd.h), to the same bits.
 #include <math.h>
 #include <stddef.h>
 #include "train/optim.h"
+#include "simd/simd.h"
 
 void tw_adamw_step(float *param, float *m, float *v, const float *grad, long n, int step,
                    const tw_adamw_hparams *hp) {
@@ -11,6 +13,11 @@ void tw_adamw_step(float *param, float *m, float *v, const float *grad, long n, 
     const double decay = 1.0 - lr * hp->weight_decay;
     // Bias correction: m and v start at 0, so early averages are too small by 1 - beta^step.
     const double bc1 = 1.0 - pow(b1, step), bc2_sqrt = sqrt(1.0 - pow(b2, step));
+    if (tw_simd.adamw) {   // the loop below on several elements at once, to the same bits
+        const tw_adamw_consts k = { b1, b2, decay, lr / bc1, bc2_sqrt, eps };
+        tw_simd.adamw(param, m, v, grad, n, &k);
+        return;
+    }
     for (long i = 0; i < n; i++) {
         const double g = grad[i];
         const double mi = b1 * m[i] + (1.0 - b1) * g;
