@@ -31,10 +31,22 @@ void tw_adamw_step(float *param, float *m, float *v, const float *grad, long n, 
 
 int tw_adamw_decays(int ndim) { return ndim >= 2; }
 
+// sum of x[j]^2 in double, in eight partial sums (lane k takes the j with j % 8 == k) added
+// pairwise at the end: one chain of 15 million dependent adds was 3 % of a stories15M training
+// step; eight chains run side by side. The order differs from one running sum by the rounding of
+// double sums only (about 1e-16 of the total), far below the float the norm is returned as.
+static double sum_squares(const float *x, long n) {
+    double s[8] = { 0 };
+    long j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++) s[k] += (double)x[j + k] * x[j + k];
+    for (; j < n; j++) s[0] += (double)x[j] * x[j];
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
 float tw_grad_global_norm(float *const *grads, const long *counts, int n_tensors) {
     double ss = 0.0;
-    for (int i = 0; i < n_tensors; i++)
-        for (long j = 0; j < counts[i]; j++) ss += (double)grads[i][j] * grads[i][j];
+    for (int i = 0; i < n_tensors; i++) ss += sum_squares(grads[i], counts[i]);
     return (float)sqrt(ss);
 }
 
