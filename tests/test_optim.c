@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "golden_case.h"
+#include "simd/simd.h"
 
 #define DIR "backward/optim"
 
@@ -165,6 +166,50 @@ START_TEST(schedule_warms_up_decays_by_cosine_and_can_be_constant)
 }
 END_TEST
 
+// AdamW at every SIMD level this machine has (the level's `adamw` kernel, lib/simd/simd.h) against
+// the naive level's loop: bit for bit, no tolerance, as the kernels do the same double operations
+// in the same order. N = 4099 leaves a tail for every register width; the gradients and moments
+// span 1e-8 to 1e2 so that the sqrt, the division and the roundings to float all matter; three
+// steps with decay, one element's gradient 0 and one moment v 0 (the eps-only denominator).
+START_TEST(adamw_at_every_simd_level_is_bit_identical_to_naive)
+{
+    enum { N = 4099, STEPS = 3 };
+    const tw_adamw_hparams hp = { .lr = 3e-3f, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f,
+                                  .weight_decay = 0.1f };
+    float want_p[N], want_m[N], want_v[N], g[STEPS][N], p0[N];
+    tw_rng r;
+    tw_rng_init(&r, 2024);
+    for (int i = 0; i < N; i++) p0[i] = tw_rng_normal(&r);
+    for (int s = 0; s < STEPS; s++)
+        for (int i = 0; i < N; i++) g[s][i] = tw_rng_normal(&r) * powf(10.0f, (float)(i % 11) - 8.0f);
+    g[0][5] = 0.0f;
+    g[1][5] = 0.0f;
+    g[2][5] = 0.0f;   // element 5: v stays 0, the step is 0 / eps
+    char levels[128];
+    snprintf(levels, sizeof levels, "%s", tw_simd_available());
+    int compared = 0;
+    for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
+        ck_assert_ptr_nonnull(tw_simd_init(lv));
+        float p[N], m[N] = { 0 }, v[N] = { 0 };
+        memcpy(p, p0, sizeof p);
+        for (int s = 0; s < STEPS; s++) tw_adamw_step(p, m, v, g[s], N, s + 1, &hp);
+        if (strcmp(lv, "naive") == 0) {
+            memcpy(want_p, p, sizeof p);
+            memcpy(want_m, m, sizeof m);
+            memcpy(want_v, v, sizeof v);
+            continue;
+        }
+        ck_assert_msg(memcmp(p, want_p, sizeof p) == 0, "%s: parameters differ from naive", lv);
+        ck_assert_msg(memcmp(m, want_m, sizeof m) == 0, "%s: m differs from naive", lv);
+        ck_assert_msg(memcmp(v, want_v, sizeof v) == 0, "%s: v differs from naive", lv);
+        ck_assert_msg(tw_simd.adamw != NULL || strcmp(lv, "neon") == 0, "%s has no adamw kernel", lv);
+        compared++;
+    }
+    tw_simd_init("naive");
+    (void)compared;   // 0 on a build without SIMD: then only the naive loop exists
+}
+END_TEST
+
 Suite *suite_optim(void) {
     Suite *s = suite_create("optim");
     TCase *tc = tcase_create("optim");
@@ -175,6 +220,7 @@ Suite *suite_optim(void) {
     tcase_add_test(tc, clipping_scales_to_max_norm_and_leaves_small_gradients_alone);
     tcase_add_test(tc, clipping_adds_1e_minus_6_to_the_norm_as_pytorch_does);
     tcase_add_test(tc, schedule_warms_up_decays_by_cosine_and_can_be_constant);
+    tcase_add_test(tc, adamw_at_every_simd_level_is_bit_identical_to_naive);
     suite_add_tcase(s, tc);
     return s;
 }

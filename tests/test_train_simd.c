@@ -13,6 +13,8 @@
 //   - the elementwise exponentials of the loss and of SwiGLU's backward (train_elementwise.c):
 //     within their float rounding of the double-precision loops, and the rows no exponential
 //     describes (+inf, NaN, a gate so negative that exp(-gate) overflows) as the loops give them.
+//   - the loss's gradient written whole (tw_cross_entropy_grad) without zeroing d logits first:
+//     the bits of the += onto zeros, and a backward from a state full of NaN is the fresh one's.
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -409,8 +411,8 @@ START_TEST(cross_entropy_at_the_best_level_matches_naive)
     const char *lv = best_level();
     if (strcmp(lv, "naive") == 0) return;
     enum { T = 5 };
-    const int Vs[2] = { 512, 7 };
-    for (int vi = 0; vi < 2; vi++) {
+    const int Vs[3] = { 512, 7, 2500 };   // 2500: the row in three chunks (train_elementwise.c)
+    for (int vi = 0; vi < 3; vi++) {
         const int V = Vs[vi];
         float *z = malloc(sizeof(float) * T * V), *p[2], loss[2], losses[2][T];
         p[0] = malloc(sizeof(float) * T * V);
@@ -482,6 +484,65 @@ START_TEST(swiglu_backward_at_the_best_level_matches_double)
 }
 END_TEST
 
+// The loss's gradient written (=, tw_cross_entropy_grad) against added onto zeros
+// (tw_cross_entropy_backward): bit for bit, with an ignored row, garbage in the output before, and
+// a negative upstream gradient on zero probabilities (a -0 product, which += onto +0 makes +0).
+// Then the state zeroing that leaves d logits alone (tw_model_grad_state_zero_but_logits): the logits
+// untouched, everything else as tw_model_grad_state_zero leaves it; and tw_model_forward_backward, which
+// relies on both, gives the same gradient bits from a state full of NaN as from a fresh one (so
+// nothing it reads was left unwritten).
+START_TEST(d_logits_written_whole_equal_added_onto_zeros)
+{
+    enum { T = 4, V = 37 };
+    float p[T * V], want[T * V], got[T * V];
+    fill(p, T * V, 91);
+    for (int i = 0; i < T * V; i++) p[i] = i % 5 == 0 ? 0.0f : fabsf(p[i]);
+    const int targets[T] = { 3, TW_IGNORE_INDEX, 36, 0 };
+    for (int sign = 0; sign < 2; sign++) {
+        const float dloss = sign ? -0.75f : 1.0f;
+        memset(want, 0, sizeof want);
+        for (int i = 0; i < T * V; i++) got[i] = NAN;
+        ck_assert_int_eq(tw_cross_entropy_backward(want, dloss, p, targets, T, V, TW_IGNORE_INDEX), TW_OK);
+        ck_assert_int_eq(tw_cross_entropy_grad(got, dloss, p, targets, T, V, TW_IGNORE_INDEX), TW_OK);
+        ck_assert_mem_eq(got, want, sizeof want);
+    }
+    tw_model m;
+    make_model(&m, "stories260K", 808u);
+    const int B = 2, Tm = 16;
+    tw_model_state s, ds, ds2;
+    ck_assert_int_eq(tw_model_state_init(&ds, &m, Tm, 0), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&ds2, &m, Tm, 0), TW_OK);
+    for (size_t i = 0; i < ds.n_floats; i++) ds.memory[i] = ds2.memory[i] = 1.0f;
+    tw_model_grad_state_zero_but_logits(&ds, &m);
+    tw_model_grad_state_zero(&ds2, &m);
+    const size_t n_logits = (size_t)Tm * m.cfg.vocab, before = (size_t)(ds.logits - ds.memory);
+    size_t touched = 0;   // counted, then asserted once: a ck_assert per element is slow
+    for (size_t i = 0; i < n_logits; i++) touched += ds.logits[i] != 1.0f;
+    ck_assert_msg(touched == 0, "%zu of d logits' %zu floats were touched", touched, n_logits);
+    ck_assert_int_eq(before + n_logits, ds.n_floats);   // nothing after the logits
+    ck_assert_mem_eq(ds.memory, ds2.memory, before * sizeof(float));
+    tw_model_state_free(&ds2);
+    int tokens[2 * 16], tgt[2 * 16];
+    batch(tokens, tgt, B * Tm, m.cfg.vocab, 77u);
+    tw_model_grads g_fresh, g_nan;
+    ck_assert_int_eq(tw_model_grads_init(&g_fresh, &m), TW_OK);
+    ck_assert_int_eq(tw_model_grads_init(&g_nan, &m), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&s, &m, Tm, 0), TW_OK);
+    float l0, l1;
+    tw_model_state_free(&ds);
+    ck_assert_int_eq(tw_model_state_init(&ds, &m, Tm, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward_backward(&l0, &g_fresh, &ds, &s, &m, tokens, tgt, B, Tm, 1.0f), TW_OK);
+    for (size_t i = 0; i < ds.n_floats; i++) ds.memory[i] = NAN;
+    ck_assert_int_eq(tw_model_forward_backward(&l1, &g_nan, &ds, &s, &m, tokens, tgt, B, Tm, 1.0f), TW_OK);
+    ck_assert_mem_eq(g_nan.memory, g_fresh.memory, sizeof(float) * (size_t)m.n_floats);
+    tw_model_grads_free(&g_fresh);
+    tw_model_grads_free(&g_nan);
+    tw_model_state_free(&s);
+    tw_model_state_free(&ds);
+    tw_model_free(&m);
+}
+END_TEST
+
 Suite *suite_train_simd(void) {
     Suite *s = suite_create("train_simd");
     TCase *k = tcase_create("kernel");
@@ -498,6 +559,7 @@ Suite *suite_train_simd(void) {
     tcase_set_timeout(mt, 120);
     tcase_add_loop_test(mt, model_backward_at_the_best_level_matches_naive, 0, N_CASES);
     tcase_add_test(mt, split_batch_on_one_and_two_threads);
+    tcase_add_test(mt, d_logits_written_whole_equal_added_onto_zeros);
     suite_add_tcase(s, mt);
     return s;
 }

@@ -488,10 +488,11 @@ static tw_status embed_backward(tw_model_grads *g, tw_model_state *ds, const tw_
 // per-head scratch (tw_sdpa_backward writes each row of it whole before reading it) and
 // `pattern` is not used by the backward at all. No gradient depends on what they held before,
 // and at long T zeroing them was most of the zeroing's cost (docs/performance.md).
-void tw_model_grad_state_zero(tw_model_state *ds, const tw_model *m) {
+// Zeroes ds->memory up to end, but the attention tables.
+static void grad_state_zero_to(tw_model_state *ds, const tw_model *m, float *const end) {
     const int L = ds->n_layer;
     const size_t table = (size_t)m->cfg.block.attn.n_head * ds->T_max * ds->S_max;
-    float *from = ds->memory, *const end = ds->memory + ds->n_floats;
+    float *from = ds->memory;
     // The layers lie in order in memory, and in each, scores and pattern in that order (with
     // the tensors between them, if any, zeroed): block.h's table.
     for (int l = 0; l < L; l++) {
@@ -503,7 +504,19 @@ void tw_model_grad_state_zero(tw_model_state *ds, const tw_model *m) {
             from = skip[i] + table;
         }
     }
-    memset(from, 0, (size_t)(end - from) * sizeof(float));
+    if (end > from) memset(from, 0, (size_t)(end - from) * sizeof(float));
+}
+
+void tw_model_grad_state_zero(tw_model_state *ds, const tw_model *m) {
+    grad_state_zero_to(ds, m, ds->memory + ds->n_floats);
+}
+
+void tw_model_grad_state_zero_but_logits(tw_model_state *ds, const tw_model *m) {
+    float *const end = ds->memory + ds->n_floats;
+    // The logits are the state's last tensor (tw_model_tensors); if a layout ever puts them
+    // elsewhere, everything is zeroed, which is still right.
+    const int logits_last = ds->logits + (size_t)ds->T_max * m->cfg.vocab == end;
+    grad_state_zero_to(ds, m, logits_last ? ds->logits : end);
 }
 
 tw_status tw_model_backward(tw_model_grads *g, tw_model_state *ds, const tw_model_state *s,

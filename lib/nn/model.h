@@ -206,5 +206,8 @@ tw_status tw_model_backward(tw_model_grads *g, tw_model_state *ds, const tw_mode
                             const tw_model *m, const int *tokens, int T);
 // Zeroes every gradient ds holds but the two attention tables that no backward accumulates into.
 void tw_model_grad_state_zero(tw_model_state *ds, const tw_model *m);
+// The same but for ds->logits, left as they are: for a caller that then writes every element of
+// d logits (lib/train/forward_backward.c; at stories15M's vocabulary they are half of ds).
+void tw_model_grad_state_zero_but_logits(tw_model_state *ds, const tw_model *m);
 
 #endif

@@ -113,15 +113,15 @@ static const tw_q8_ops q8_neon_dot = { .level = "neon_dot", .quantize_x = tw_q8_
     .softmax = tw_softmax_row_avx2, .rmsnorm = tw_rmsnorm_row_avx2, \
     .layernorm = tw_layernorm_row_avx2, .rope = tw_rope_pairs_avx2, .exp = tw_exp_avx2, \
     .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, .attend = tw_sdpa_one_avx2, \
-    .gemm = &tw_ukernel_avx2
-// 512-bit versions where they pay (matmul, dot, matvec, exp, softmax); AVX2 for the rest.
+    .gemm = &tw_ukernel_avx2, .adamw = tw_adamw_avx2
+// 512-bit versions where they pay (matmul, dot, matvec, exp, softmax, AdamW); AVX2 for the rest.
 #define AVX512_F32 .dot = tw_dot_avx512, .matvec = tw_matvec_avx512, \
     .matmul = tw_matmul_avx512, .matmul_nt = tw_matmul_nt_avx512, \
     .matmul_mt = tw_matmul_mt_avx512, .matmul_nt_mt = tw_matmul_nt_mt_avx512, \
     .softmax = tw_softmax_row_avx512, .rmsnorm = tw_rmsnorm_row_avx2, \
     .layernorm = tw_layernorm_row_avx2, .rope = tw_rope_pairs_avx2, .exp = tw_exp_avx512, \
     .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, .attend = tw_sdpa_one_avx2, \
-    .gemm = &tw_ukernel_avx512
+    .gemm = &tw_ukernel_avx512, .adamw = tw_adamw_avx512
 // LayerNorm, RoPE and single-query attention have no NEON version yet (NULL): at this level the
 // model runs the components' own loops for them.
 #define NEON_F32 .dot = tw_dot_neon, .matvec = tw_matvec_neon, \

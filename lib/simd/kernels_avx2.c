@@ -405,3 +405,35 @@ void tw_sdpa_one_avx2(float *out, float *scores, float *att, const float *q, con
     }
     for (; d < D; d++) out[d] = mix_in_order(att, v, S, kv_stride, d);
 }
+
+// AdamW on 4 elements a register, in double: optim.c's loop, operation for operation (plain
+// IEEE operations; FPFLAGS' -ffp-contract=off keeps the compiler from fusing a multiply into an
+// add), so every element gets the naive loop's bits. The tail goes through a 4-float buffer.
+static void adamw4(float *param, float *m, float *v, const float *grad, const tw_adamw_consts *k) {
+    const __m256d b1 = _mm256_set1_pd(k->beta1), b2 = _mm256_set1_pd(k->beta2);
+    const __m256d g = _mm256_cvtps_pd(_mm_loadu_ps(grad));
+    const __m256d mi = _mm256_add_pd(_mm256_mul_pd(b1, _mm256_cvtps_pd(_mm_loadu_ps(m))),
+                                     _mm256_mul_pd(_mm256_set1_pd(1.0 - k->beta1), g));
+    const __m256d vi = _mm256_add_pd(_mm256_mul_pd(b2, _mm256_cvtps_pd(_mm_loadu_ps(v))),
+                                     _mm256_mul_pd(_mm256_mul_pd(_mm256_set1_pd(1.0 - k->beta2), g), g));
+    _mm_storeu_ps(m, _mm256_cvtpd_ps(mi));
+    _mm_storeu_ps(v, _mm256_cvtpd_ps(vi));
+    const __m256d p = _mm256_mul_pd(_mm256_cvtps_pd(_mm_loadu_ps(param)), _mm256_set1_pd(k->decay));
+    const __m256d den = _mm256_add_pd(_mm256_div_pd(_mm256_sqrt_pd(vi), _mm256_set1_pd(k->bc2_sqrt)),
+                                      _mm256_set1_pd(k->eps));
+    const __m256d step = _mm256_div_pd(_mm256_mul_pd(_mm256_set1_pd(k->lr_bc1), mi), den);
+    _mm_storeu_ps(param, _mm256_cvtpd_ps(_mm256_sub_pd(p, step)));
+}
+
+void tw_adamw_avx2(float *param, float *m, float *v, const float *grad, long n,
+                   const tw_adamw_consts *k) {
+    long i = 0;
+    for (; i + 4 <= n; i += 4) adamw4(param + i, m + i, v + i, grad + i, k);
+    if (i < n) {
+        float bp[4] = { 0 }, bm[4] = { 0 }, bv[4] = { 0 }, bg[4] = { 0 };
+        const long r = n - i;
+        for (long j = 0; j < r; j++) { bp[j] = param[i + j]; bm[j] = m[i + j]; bv[j] = v[i + j]; bg[j] = grad[i + j]; }
+        adamw4(bp, bm, bv, bg, k);
+        for (long j = 0; j < r; j++) { param[i + j] = bp[j]; m[i + j] = bm[j]; v[i + j] = bv[j]; }
+    }
+}

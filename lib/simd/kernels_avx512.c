@@ -90,3 +90,40 @@ void tw_softmax_row_avx512(float *y, const float *x, int n) {
         _mm512_mask_storeu_ps(y + i, t, _mm512_mul_ps(_mm512_maskz_loadu_ps(t, y + i), inv));
     }
 }
+
+// AdamW on 8 elements a register, in double: optim.c's loop, operation for operation (these
+// intrinsics are plain IEEE operations, and FPFLAGS' -ffp-contract=off keeps the compiler from
+// fusing a multiply into an add), so every element gets the naive loop's bits. The tail: masked
+// (512-bit float loads and stores of which the low 8 lanes are used: AVX-512F has no masked
+// 256-bit ones without AVX-512VL).
+static __m256 load8(__mmask16 mask, const float *x) {
+    return _mm512_castps512_ps256(_mm512_maskz_loadu_ps(mask, x));
+}
+static void store8(float *y, __mmask16 mask, __m256 x) {
+    _mm512_mask_storeu_ps(y, mask, _mm512_castps256_ps512(x));
+}
+
+static void adamw8(float *param, float *m, float *v, const float *grad, __mmask16 mask,
+                   const tw_adamw_consts *k) {
+    const __m512d b1 = _mm512_set1_pd(k->beta1), b2 = _mm512_set1_pd(k->beta2);
+    const __m512d g = _mm512_cvtps_pd(load8(mask, grad));
+    const __m512d mi = _mm512_add_pd(_mm512_mul_pd(b1, _mm512_cvtps_pd(load8(mask, m))),
+                                     _mm512_mul_pd(_mm512_set1_pd(1.0 - k->beta1), g));
+    const __m512d vi = _mm512_add_pd(_mm512_mul_pd(b2, _mm512_cvtps_pd(load8(mask, v))),
+                                     _mm512_mul_pd(_mm512_mul_pd(_mm512_set1_pd(1.0 - k->beta2), g), g));
+    store8(m, mask, _mm512_cvtpd_ps(mi));
+    store8(v, mask, _mm512_cvtpd_ps(vi));
+    const __m512d p = _mm512_mul_pd(_mm512_cvtps_pd(load8(mask, param)),
+                                    _mm512_set1_pd(k->decay));
+    const __m512d den = _mm512_add_pd(_mm512_div_pd(_mm512_sqrt_pd(vi), _mm512_set1_pd(k->bc2_sqrt)),
+                                      _mm512_set1_pd(k->eps));
+    const __m512d step = _mm512_div_pd(_mm512_mul_pd(_mm512_set1_pd(k->lr_bc1), mi), den);
+    store8(param, mask, _mm512_cvtpd_ps(_mm512_sub_pd(p, step)));
+}
+
+void tw_adamw_avx512(float *param, float *m, float *v, const float *grad, long n,
+                     const tw_adamw_consts *k) {
+    long i = 0;
+    for (; i + 8 <= n; i += 8) adamw8(param + i, m + i, v + i, grad + i, 0xff, k);
+    if (i < n) adamw8(param + i, m + i, v + i, grad + i, (__mmask16)((1u << (n - i)) - 1u), k);
+}

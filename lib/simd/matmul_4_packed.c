@@ -89,10 +89,36 @@ static void transpose_4x4(float *dst, const float *src, long rs, int mr) {
     _mm_storeu_ps(dst + 2 * mr, r2);
     _mm_storeu_ps(dst + 3 * mr, r3);
 }
+
+// The same for a 2 x 4 block (i < 2): AVX-512's 14-row panels end in two rows that the 4 x 4
+// blocks leave over, a seventh of the panel, which went element by element.
+static void transpose_2x4(float *dst, const float *src, long rs, int mr) {
+    const __m128 r0 = _mm_loadu_ps(src), r1 = _mm_loadu_ps(src + rs);
+    const __m128 lo = _mm_unpacklo_ps(r0, r1), hi = _mm_unpackhi_ps(r0, r1);   // pairs by k
+    _mm_storel_pi((__m64 *)(void *)dst, lo);
+    _mm_storeh_pi((__m64 *)(void *)(dst + mr), lo);
+    _mm_storel_pi((__m64 *)(void *)(dst + 2 * mr), hi);
+    _mm_storeh_pi((__m64 *)(void *)(dst + 3 * mr), hi);
+}
 #endif
 
+// dst[0 .. n) = src[0 .. n): four floats a move where SSE2 is there, else memcpy. A packed row
+// of B is nr floats (32 at AVX-512: 128 bytes), so short that calling memcpy for each (which
+// halved the element loop's time) still cost its call and size dispatch every 128 bytes: 3 to
+// 4 % of a training step on either bench-train shape went to memmove.
+static void copy_floats(float *dst, const float *src, int n) {
+#if defined(__SSE2__)
+    int i = 0;
+    for (; i + 4 <= n; i += 4) _mm_storeu_ps(dst + i, _mm_loadu_ps(src + i));
+    for (; i < n; i++) dst[i] = src[i];
+#else
+    memcpy(dst, src, (size_t)n * sizeof(float));
+#endif
+}
+
 // One micro-panel of a row-major A (cs_a = 1), rows < mr: the element loop of pack_A, with the
-// rows and columns that fill whole 4 x 4 blocks moved by transpose_4x4 where SSE2 is there. The
+// rows and columns that fill whole 4 x 4 blocks moved by transpose_4x4 (and two more rows by
+// transpose_2x4) where SSE2 is there. The
 // same values land in the same places.
 static void pack_A_panel_row_major(float *dst, const float *src, long rs_a, int rows, int kb,
                                    int mr) {
@@ -102,10 +128,34 @@ static void pack_A_panel_row_major(float *dst, const float *src, long rs_a, int 
     k_done = kb / 4 * 4;
     for (int i = 0; i < i_done; i += 4)
         for (int k = 0; k < k_done; k += 4) transpose_4x4(dst + k * mr + i, src + i * rs_a + k, rs_a, mr);
+    if (rows - i_done >= 2) {
+        for (int k = 0; k < k_done; k += 4)
+            transpose_2x4(dst + k * mr + i_done, src + i_done * rs_a + k, rs_a, mr);
+        i_done += 2;
+    }
 #endif
     for (int k = 0; k < kb; k++) {
         for (int i = k < k_done ? i_done : 0; i < rows; i++) dst[k * mr + i] = src[i * rs_a + k];
         for (int i = rows; i < mr; i++) dst[k * mr + i] = 0.0f;
+    }
+}
+
+// One micro-panel of an A stored transposed (rs_a = 1: A(i, k) = src[i + k * cs_a]), rows < mr:
+// each k is `rows` contiguous floats, copied four at a time where SSE2 is there (the element loop
+// alone, with its run-time strides, is not vectorised: packing the transposed d y of the weights'
+// gradient was a third of the packing in a stories15M training step). The same values land in
+// the same places.
+static void pack_A_panel_transposed(float *dst, const float *src, long cs_a, int rows, int kb,
+                                    int mr) {
+    for (int k = 0; k < kb; k++) {
+        const float *s = src + k * cs_a;
+        float *d = dst + k * mr;
+        int i = 0;
+#if defined(__SSE2__)
+        for (; i + 4 <= rows; i += 4) _mm_storeu_ps(d + i, _mm_loadu_ps(s + i));
+#endif
+        for (; i < rows; i++) d[i] = s[i];
+        for (; i < mr; i++) d[i] = 0.0f;
     }
 }
 
@@ -123,8 +173,11 @@ static void pack_A(float *Ap, const float *A, long rs_a, long cs_a, int i0, int 
             pack_A_panel_row_major(dst, src, rs_a, rows, kb, mr);
             continue;
         }
-        // k outside, rows inside: the writes are contiguous, the reads are `rows` short streams
-        // (or one contiguous run when A is stored transposed).
+        if (rs_a == 1) {
+            pack_A_panel_transposed(dst, src, cs_a, rows, kb, mr);
+            continue;
+        }
+        // k outside, rows inside: the writes are contiguous, the reads are `rows` short streams.
         for (int k = 0; k < kb; k++) {
             for (int i = 0; i < rows; i++) dst[k * mr + i] = src[i * rs_a + k * cs_a];
             for (int i = rows; i < mr; i++) dst[k * mr + i] = 0.0f;
@@ -143,17 +196,21 @@ static void pack_B(float *Bp, const float *B, long rs_b, long cs_b, int k0, int 
         int cols = min_int(nr, nb - p * nr);
         const float *src = B + (long)k0 * rs_b + (long)(j0 + p * nr) * cs_b;
         if (cs_b == 1 && cols == nr) {
-            // A full panel of a row-major B: each k row is nr contiguous floats. memcpy moves
-            // them with the widest loads the C library has (this file is built without ISA
-            // flags, and the element loop below is not vectorised at -O2): it halved the time
-            // spent packing B (the figure: docs/performance.md, "Kernels").
-            for (int k = 0; k < kb; k++)
-                memcpy(dst + (long)k * nr, src + k * rs_b, (size_t)nr * sizeof(float));
+            // A full panel of a row-major B: each k row is nr contiguous floats, moved by
+            // copy_floats (this file is built without ISA flags, and the element loop below is
+            // not vectorised at -O2).
+            for (int k = 0; k < kb; k++) copy_floats(dst + (long)k * nr, src + k * rs_b, nr);
         } else if (cs_b == 1) {
             for (int k = 0; k < kb; k++) {
                 for (int j = 0; j < cols; j++) dst[k * nr + j] = src[k * rs_b + j];
                 for (int j = cols; j < nr; j++) dst[k * nr + j] = 0.0f;
             }
+        } else if (rs_b == 1) {
+            // B stored transposed (NT: op(B)(k, j) = src[k + j * cs_b]): the panel is the transpose
+            // of a row-major block of `cols` rows, which is what pack_A does for a row-major A
+            // (4 x 4 transposes); the element loop below was half the packing time of a
+            // stories15M training step, through the forward's x W^T.
+            pack_A_panel_row_major(dst, src, cs_b, cols, kb, nr);
         } else {
             for (int j = 0; j < cols; j++)
                 for (int k = 0; k < kb; k++) dst[k * nr + j] = src[k * rs_b + j * cs_b];

@@ -63,6 +63,11 @@ typedef void  (*tw_map_fn)(float *y, const float *x, long n);
 typedef void  (*tw_swiglu_fn)(float *y, const float *gate, const float *up, long n);
 typedef void  (*tw_attend_fn)(float *out, float *scores, float *att, const float *q,
                               const float *k, const float *v, int S, int D, int kv_stride);
+// AdamW's constants for one step (lib/train/optim.c computes them): decay = 1 - lr weight_decay,
+// lr_bc1 = lr / (1 - beta1^step), bc2_sqrt = sqrt(1 - beta2^step).
+typedef struct { double beta1, beta2, decay, lr_bc1, bc2_sqrt, eps; } tw_adamw_consts;
+typedef void  (*tw_adamw_fn)(float *param, float *m, float *v, const float *grad, long n,
+                             const tw_adamw_consts *k);
 
 // One level's table: its fp32 kernels (the catalogue: the benchmark, lesson 12, the exercises and
 // the tests call every slot; the model calls the ones the hooks below name), its training
@@ -94,6 +99,9 @@ typedef struct {
                                        // tw_sdpa_backward (lib/simd/train_ops.c)
     const struct tw_q8_ops_s  *q8;     // the int8 kernels (lib/simd/q8.h); NULL: the naive loops
                                        // of lib/quant/q8_0.c
+    tw_adamw_fn     adamw;      // tw_adamw_step's loop (lib/train/optim.c) on several elements at
+                                // once: the same double operations in the same order, so the same
+                                // bits (tests/test_optim.c)   param, m, v, grad: (n)
 } tw_kernels;
 
 // The table for a name, among the levels this build has and this CPU can run: a level's name
@@ -257,6 +265,10 @@ void tw_matmul_packed_scalar(float *C, const float *A, const float *B, int M, in
 float tw_dot_avx2(const float *a, const float *b, int n);
 float tw_dot_avx512(const float *a, const float *b, int n);
 float tw_dot_neon(const float *a, const float *b, int n);
+void  tw_adamw_avx2(float *param, float *m, float *v, const float *grad, long n,
+                    const tw_adamw_consts *k);
+void  tw_adamw_avx512(float *param, float *m, float *v, const float *grad, long n,
+                      const tw_adamw_consts *k);
 void  tw_exp_avx2(float *y, const float *x, long n);
 void  tw_exp_avx512(float *y, const float *x, long n);
 void  tw_exp_neon(float *y, const float *x, long n);

@@ -55,9 +55,10 @@ tw_status tw_model_loss(float *loss, tw_model_state *s, const tw_model *m,
 static tw_status sequence_backward(tw_model_grads *g, tw_model_state *ds, const tw_model_state *s,
                                    const tw_model *m, const int *tokens, const int *targets,
                                    int T, float dloss) {
-    tw_model_grad_state_zero(ds, m);
-    tw_status st = tw_cross_entropy_backward(ds->logits, dloss, s->logits, targets, T, m->cfg.vocab,
-                                             TW_IGNORE_INDEX);
+    // d logits written whole (=) rather than added onto zeros: no memset of the largest tensor.
+    tw_model_grad_state_zero_but_logits(ds, m);
+    tw_status st = tw_cross_entropy_grad(ds->logits, dloss, s->logits, targets, T, m->cfg.vocab,
+                                         TW_IGNORE_INDEX);
     if (st != TW_OK) return st;
     return tw_model_backward(g, ds, s, m, tokens, T);
 }

@@ -65,3 +65,26 @@ tw_status tw_cross_entropy_backward(float *dlogits, float dloss, const float *pr
     }
     return TW_OK;
 }
+
+tw_status tw_cross_entropy_grad(float *dlogits, float dloss, const float *probs,
+                                const int *targets, int T, int V, int ignore_index) {
+    int n = 0;
+    tw_status st = check_targets(targets, T, V, ignore_index, &n);
+    if (st != TW_OK) return st;
+    const float scale = n > 0 ? dloss / (float)n : 0.0f;   // as the backward's
+    for (int t = 0; t < T; t++) {
+        const int y = targets[t];
+        float *d = dlogits + (size_t)t * V;
+        if (y == ignore_index || n == 0) {
+            for (int v = 0; v < V; v++) d[v] = 0.0f;
+            continue;
+        }
+        // 0.0f + x: the bits of x added onto a zeroed element (a -0 product becomes +0); and
+        // p - 0.0f is p. The target's element apart, so that the two loops carry no test.
+        const float *p = probs + (size_t)t * V;
+        for (int v = 0; v < y; v++) d[v] = 0.0f + scale * p[v];
+        d[y] = 0.0f + scale * (p[y] - 1.0f);
+        for (int v = y + 1; v < V; v++) d[v] = 0.0f + scale * p[v];
+    }
+    return TW_OK;
+}

@@ -28,4 +28,11 @@ tw_status tw_cross_entropy_forward(float *loss, float *losses, float *probs, con
 tw_status tw_cross_entropy_backward(float *dlogits, float dloss, const float *probs,
                                     const int *targets, int T, int V, int ignore_index);
 
+// The same gradient written (=) instead of added: the bits that tw_cross_entropy_backward adds onto
+// a zeroed dlogits, ignored positions' rows 0, so the caller need not zero dlogits first (that
+// memset and the read back of the zeros were two of the four passes over a stories15M row of
+// 32000 floats: lib/train/forward_backward.c). Same contract otherwise.
+tw_status tw_cross_entropy_grad(float *dlogits, float dloss, const float *probs,
+                                const int *targets, int T, int V, int ignore_index);
+
 #endif
