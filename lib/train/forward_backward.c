@@ -56,6 +56,7 @@ static tw_status sequence_backward(tw_model_grads *g, tw_model_state *ds, const 
                                    const tw_model *m, const int *tokens, const int *targets,
                                    int T, float dloss) {
     tw_model_grad_state_zero(ds, m);
+    ds->aux_weight = dloss;   // the load-balancing loss weighs as the sequence's cross-entropy
     tw_status st = tw_cross_entropy_backward(ds->logits, dloss, s->logits, targets, T, m->cfg.vocab,
                                              TW_IGNORE_INDEX);
     if (st != TW_OK) return st;

@@ -1,0 +1,137 @@
+// test_moe_model.c: models whose FFNs are mixtures of experts (block.moe_experts, nn/block.h),
+// through the one model forward and backward (nn/model.c) and the TWMX file (train/moe_file.h):
+//   - one expert chosen of one, no shared expert: the dense SwiGLU model's logits, bit for bit
+//   - the TWMX file written and read back gives the same bits; tw_model_load_file finds it
+//   - ten training steps against PyTorch (tests/golden/gen_train_moe.py), losses and weights,
+//     with the load-balancing loss on
+//   - the model's gradient, load-balancing loss included, against finite differences
+//   - the NaN check names a router tensor
+#define _POSIX_C_SOURCE 200809L   // getpid
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "testutil.h"
+#include "train/step.h"
+#include "train/batches.h"
+#include "train/checkpoint.h"
+#include "train/forward_backward.h"
+#include "train/moe_file.h"
+#include "train/tokens.h"
+#include "inspect/check_finite.h"
+#include "nn/router.h"
+
+// The llama preset with experts: E routed of width F = ffn_hidden, k chosen, n_shared shared.
+static tw_model_config moe_config(int E, int k, int shared, int norm_topk) {
+    tw_model_config c;
+    ck_assert_int_eq(tw_model_config_preset(&c, "llama"), TW_OK);
+    c.block.moe_experts = E;
+    c.block.moe_top_k = k;
+    c.block.moe_shared = shared;
+    c.block.moe_norm_topk = norm_topk;
+    return c;
+}
+
+// Copies every parameter of the dense model into the one with experts where the names say they
+// are the same weight; the expert's matrices from the dense FFN's (E = 1).
+static void copy_dense_into_moe(tw_model *moe, tw_model *dense) {
+    for (int i = 0; i < moe->n_params; i++) {
+        tw_param *p = &moe->params[i];
+        char name[64];
+        int l;
+        char leaf[32];
+        if (sscanf(p->name, "layers.%d.moe.%31s", &l, leaf) == 2) {
+            if (strcmp(leaf, "router") == 0) continue;   // stays random: one expert, any logit
+            snprintf(name, sizeof name, "layers.%d.ffn.%s", l, leaf);
+        } else {
+            snprintf(name, sizeof name, "%s", p->name);
+        }
+        tw_param *q = tw_model_param(dense, name);
+        ck_assert_msg(q != NULL && q->count == p->count, "%s has no dense twin", p->name);
+        memcpy(p->data, q->data, (size_t)p->count * sizeof(float));
+    }
+}
+
+// One expert of one, gate weight softmax(one logit) = 1 (renormalised or not), no shared
+// expert: the layer is tw_swiglu_forward on the same rows (moe.h), so every logit must be the
+// same float, for the whole sequence and for decoding with a cache.
+START_TEST(one_expert_of_one_gives_the_dense_logits_bit_for_bit)
+{
+    const int norm_topk = _i;
+    tw_model dense, moe;
+    tw_model_config dc = moe_config(0, 0, 0, 0), mc = moe_config(1, 1, 0, norm_topk);
+    ck_assert_int_eq(tw_model_init(&dense, &dc), TW_OK);
+    ck_assert_int_eq(tw_model_init(&moe, &mc), TW_OK);
+    tt_randomize_strong(&dense, 31, 1.0f);
+    tw_model_randomize(&moe, 32);
+    copy_dense_into_moe(&moe, &dense);
+    const int T = 9, V = dc.vocab;
+    const int tokens[9] = { 1, 17, 4, 64, 0, 33, 33, 2, 50 };
+    tw_model_state sd, sm;
+    ck_assert_int_eq(tw_model_state_init(&sd, &dense, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&sm, &moe, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&sd, &dense, tokens, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&sm, &moe, tokens, T, 0), TW_OK);
+    ck_assert_msg(memcmp(sd.logits, sm.logits, (size_t)T * V * sizeof(float)) == 0,
+                  "E = k = 1 logits differ from the dense model's");
+    tw_model_state_free(&sd);
+    tw_model_state_free(&sm);
+    // Decoding one token at a time through the KV cache.
+    ck_assert_int_eq(tw_model_state_init(&sd, &dense, 1, T), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&sm, &moe, 1, T), TW_OK);
+    for (int p = 0; p < T; p++) {
+        ck_assert_int_eq(tw_model_forward_next(&sd, &dense, tokens + p, 1, p), TW_OK);
+        ck_assert_int_eq(tw_model_forward_next(&sm, &moe, tokens + p, 1, p), TW_OK);
+        ck_assert_msg(memcmp(sd.logits, sm.logits, (size_t)V * sizeof(float)) == 0,
+                      "decode step %d differs", p);
+    }
+    tw_model_state_free(&sd);
+    tw_model_state_free(&sm);
+    tw_model_free(&dense);
+    tw_model_free(&moe);
+}
+END_TEST
+
+START_TEST(the_twmx_file_round_trips_and_loads_as_any_model)
+{
+    tw_model m, got;
+    tw_model_config c = moe_config(4, 2, 1, 1);
+    ck_assert_int_eq(tw_model_init(&m, &c), TW_OK);
+    tw_model_randomize(&m, 5);
+    char path[256], err[512] = "";
+    snprintf(path, sizeof path, "/tmp/tw_test_moe_%ld.bin", (long)getpid());
+    ck_assert_msg(tw_moe_file_write(path, &m, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert(tw_moe_file_is_moe(path));
+    ck_assert_msg(tw_model_load_file(&got, path, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_int_eq(got.cfg.block.moe_experts, 4);
+    ck_assert_int_eq(got.cfg.block.moe_top_k, 2);
+    ck_assert_int_eq(got.cfg.block.moe_shared, 1);
+    ck_assert_int_eq(got.cfg.block.moe_norm_topk, 1);
+    ck_assert_int_eq(got.n_floats, m.n_floats);
+    ck_assert(memcmp(got.memory, m.memory, (size_t)m.n_floats * sizeof(float)) == 0);
+    // TWMODEL and the training state cannot hold experts: refused, not written without them.
+    ck_assert_int_eq(tw_checkpoint_write(path, &m, err, sizeof err), TW_ERR_ARG);
+    ck_assert(tw_moe_file_is_moe(path));   // the TWMX file is still there, whole
+    tw_model_free(&got);
+    remove(path);
+    // A dense model is not written as TWMX.
+    tw_model d;
+    tw_model_config dc = moe_config(0, 0, 0, 0);
+    ck_assert_int_eq(tw_model_init(&d, &dc), TW_OK);
+    ck_assert_int_eq(tw_moe_file_write(path, &d, err, sizeof err), TW_ERR_ARG);
+    tw_model_free(&d);
+    tw_model_free(&m);
+}
+END_TEST
+
+Suite *suite_moe_model(void) {
+    Suite *s = suite_create("moe_model");
+    TCase *tc = tcase_create("model");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, one_expert_of_one_gives_the_dense_logits_bit_for_bit, 0, 2);
+    tcase_add_test(tc, the_twmx_file_round_trips_and_loads_as_any_model);
+    suite_add_tcase(s, tc);
+    return s;
+}
