@@ -27,6 +27,7 @@
 #include "formats/lora_file.h"
 #include "quant/q8_0.h"
 #include "train/checkpoint.h"
+#include "train/moe_file.h"
 #include "tokenize/tokenizer.h"
 #include "decode/sampler.h"
 #include "decode/speculative.h"
@@ -584,6 +585,8 @@ int main(int argc, char **argv) {
     int version = 0;   // 0: fp32; 2: Q8_0, whose Linear layers run in int8 (quant/q8model.h)
     tw_status load = tw_checkpoint_is_ours(o.model)   // ./train's TWMODEL files (train/checkpoint.h)
                    ? tw_checkpoint_load(&m, o.model, err, sizeof err)
+                   : tw_moe_file_is_moe(o.model)      // models with experts (train/moe_file.h)
+                   ? tw_moe_file_load(&m, o.model, err, sizeof err)
                    : tw_llama2c_load_any(&m, &version, o.model, err, sizeof err);
     if (load != TW_OK) {
         fprintf(stderr, "generate: %s\n", err);
