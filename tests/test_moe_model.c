@@ -5,7 +5,8 @@
 //   - ten training steps against PyTorch (tests/golden/gen_train_moe.py), losses and weights,
 //     with the load-balancing loss on
 //   - the model's gradient, load-balancing loss included, against finite differences
-//   - the NaN check names a router tensor
+//   - ./train with experts: PyTorch's losses printed, the per-expert counts, TWMX written;
+//     bad expert flags answered with one line
 #define _POSIX_C_SOURCE 200809L   // getpid
 #include <check.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "testutil.h"
+#include "testrun.h"
 #include "train/step.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
@@ -222,6 +224,100 @@ START_TEST(ten_steps_with_experts_match_pytorch)
 }
 END_TEST
 
+// ---- ./train with experts ----
+
+// The llama case's flags through ./train: the printed losses are PyTorch's, the TWMX file --out
+// writes holds PyTorch's final weights, and the per-expert counts printed every --eval-every
+// steps add up to the tokens routed (steps x B x T x k per layer).
+START_TEST(train_cli_with_experts_matches_pytorch_and_prints_the_counts)
+{
+    char out[256], cmd[2048], err[512] = "";
+    snprintf(out, sizeof out, "/tmp/tw_test_moe_cli_%ld.bin", (long)getpid());
+    snprintf(cmd, sizeof cmd, "./train --init data/golden/train_moe/llama_e4k2s1/init.bin "
+             "--tokens data/golden/train_moe/llama_e4k2s1/tokens.bin --no-shuffle --batch 3 --seq 12 "
+             "--steps 10 --lr 5e-3 --warmup 0 --min-lr 5e-4 --weight-decay 0.1 --beta1 0.9 "
+             "--beta2 0.99 --eps 1e-8 --clip 1 --aux-coef 0.01 --eval-every 5 --curve none --out %s", out);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    tw_npy want = tt_load("train_moe/llama_e4k2s1/losses", 10);
+    const float *wl = want.data;
+    int n = 0;
+    for (const char *p = r.out; (p = strstr(p, "step ")) != NULL; p++) {
+        int s, m;
+        double x;
+        if ((p == r.out || p[-1] == '\n') && sscanf(p, "step %d/%d loss %lf", &s, &m, &x) == 3) {
+            ck_assert_int_eq(s, n + 1);
+            // Printed to 6 significant digits (5e-6 relative) of a loss within 1.2e-7 of PyTorch's.
+            ck_assert_msg(fabs(x - wl[n]) <= 1e-5 * fabs(wl[n]), "step %d: printed %.7g, PyTorch %.7g",
+                          s, x, (double)wl[n]);
+            n++;
+        }
+    }
+    ck_assert_int_eq(n, 10);
+    // Two intervals of 5 steps x 3 rows x 12 tokens x k = 2 choices, per layer.
+    int lines = 0;
+    for (const char *p = r.out; (p = strstr(p, "experts steps ")) != NULL; p++) {
+        long a, b, c[4], total = 0;
+        int from, to, l;
+        ck_assert(sscanf(p, "experts steps %d-%d layer %d: tokens per expert %ld %ld %ld %ld", &from, &to, &l,
+                         &c[0], &c[1], &c[2], &c[3]) == 7);
+        for (int e = 0; e < 4; e++) total += c[e];
+        a = to - from + 1;
+        b = a * 3 * 12 * 2;
+        ck_assert_msg(total == b, "steps %d-%d layer %d: %ld tokens counted, expected %ld", from, to, l, total, b);
+        ck_assert_int_eq(from, lines < 2 ? 1 : 6);
+        lines++;
+    }
+    ck_assert_int_eq(lines, 4);
+    ck_assert_ptr_nonnull(strstr(r.out, "(TWMX format)"));
+    tw_npy_free(&want);
+    tt_run_free(&r);
+    // --out's weights against PyTorch's final ones (as ten_steps_with_experts_match_pytorch).
+    tw_model m;
+    ck_assert_msg(tw_moe_file_is_moe(out), "%s is not a TWMX file", out);
+    ck_assert_msg(tw_model_load_file(&m, out, err, sizeof err) == TW_OK, "%s", err);
+    for (int i = 0; i < m.n_params; i++) {
+        const tw_param *p = &m.params[i];
+        char rel[256];
+        snprintf(rel, sizeof rel, "train_moe/llama_e4k2s1/final/%s", p->name);
+        tw_npy W = tt_load(rel, p->count);
+        const float *w = W.data;
+        for (long j = 0; j < p->count; j++)
+            ck_assert_msg(fabs((double)p->data[j] - w[j]) <= 1e-4 + 1e-4 * fabs(w[j]), "%s[%ld]", p->name, j);
+        tw_npy_free(&W);
+    }
+    tw_model_free(&m);
+    remove(out);
+}
+END_TEST
+
+// Flags that cannot work get one line on stderr and exit 2, before anything is written.
+static const char *const BAD_FLAGS[][2] = {
+    { "--init-moe 4,5", "--init-moe" },                    // k > E
+    { "--init-moe 4", "--init-moe" },                      // no k
+    { "--init-moe 4,2,1,7", "--init-moe" },                // too many fields
+    { "--init-moe 4,2 --style gpt2", "SwiGLU" },           // the experts are SwiGLU
+    { "--aux-coef 0.1", "no experts" },                    // a dense model
+    { "--init-moe 4,2 --aux-coef -1", "--aux-coef" },
+    { "--init-moe 4,2 --state /tmp/tw_never_written.state", "--state" },
+    { "--moe-norm-topk 1", "--init-moe" },
+    { "--init-moe 4,2 --init data/golden/train_moe/llama_e4k2s1/init.bin", "--init-moe" },
+};
+
+START_TEST(bad_expert_flags_get_one_line)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "./train --tokens data/golden/train_moe/llama_e4k2s1/tokens.bin --vocab 65 "
+             "--steps 1 --curve none %s", BAD_FLAGS[_i][0]);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 2, "%s: rc %d", BAD_FLAGS[_i][0], r.rc);
+    ck_assert_msg(strstr(r.err, BAD_FLAGS[_i][1]) != NULL, "%s: %s", BAD_FLAGS[_i][0], r.err);
+    ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "%s: not one line: %s", BAD_FLAGS[_i][0], r.err);
+    ck_assert_msg(r.out[0] == '\0', "%s: printed %s", BAD_FLAGS[_i][0], r.out);
+    tt_run_free(&r);
+}
+END_TEST
+
 Suite *suite_moe_model(void) {
     Suite *s = suite_create("moe_model");
     TCase *tc = tcase_create("model");
@@ -229,6 +325,8 @@ Suite *suite_moe_model(void) {
     tcase_add_loop_test(tc, one_expert_of_one_gives_the_dense_logits_bit_for_bit, 0, 2);
     tcase_add_test(tc, the_twmx_file_round_trips_and_loads_as_any_model);
     tcase_add_loop_test(tc, ten_steps_with_experts_match_pytorch, 0, 2);
+    tcase_add_test(tc, train_cli_with_experts_matches_pytorch_and_prints_the_counts);
+    tcase_add_loop_test(tc, bad_expert_flags_get_one_line, 0, (int)(sizeof BAD_FLAGS / sizeof BAD_FLAGS[0]));
     suite_add_tcase(s, tc);
     return s;
 }
