@@ -23,6 +23,7 @@
 #include "train/moe_file.h"
 #include "train/tokens.h"
 #include "inspect/check_finite.h"
+#include "inspect/dump.h"
 #include "nn/router.h"
 
 // The llama preset with experts: E routed of width F = ffn_hidden, k chosen, n_shared shared.
@@ -124,6 +125,52 @@ START_TEST(the_twmx_file_round_trips_and_loads_as_any_model)
     ck_assert_int_eq(tw_model_init(&d, &dc), TW_OK);
     ck_assert_int_eq(tw_moe_file_write(path, &d, err, sizeof err), TW_ERR_ARG);
     tw_model_free(&d);
+    tw_model_free(&m);
+}
+END_TEST
+
+// The dump and the NaN check read the block's table, so the router's tensors appear in both
+// with no change to either: the dump writes L{l}.router_probs (T, E) whose rows sum to 1 (to
+// float rounding: 1e-6 for 4 terms) and the gate weights (T, k); a NaN planted in a router
+// weight is first seen in L0.router_logits.
+START_TEST(dump_and_nan_check_see_the_router)
+{
+    tw_model m;
+    tw_model_config c = moe_config(4, 2, 1, 1);
+    ck_assert_int_eq(tw_model_init(&m, &c), TW_OK);
+    tw_model_randomize(&m, 9);
+    const int T = 6, tokens[6] = { 3, 1, 4, 1, 5, 9 };
+    char dir[256], path[320], err[512] = "";
+    snprintf(dir, sizeof dir, "/tmp/tw_test_moe_dump_%ld", (long)getpid());
+    ck_assert_msg(tw_model_dump(dir, &m, tokens, T, NULL, 0, err, sizeof err) == TW_OK, "%s", err);
+    tw_npy a;
+    snprintf(path, sizeof path, "%s/L1.router_probs.npy", dir);
+    ck_assert_msg(tw_npy_read(&a, path, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_int_eq(a.ndim, 2);
+    ck_assert_int_eq(a.shape[0], T);
+    ck_assert_int_eq(a.shape[1], 4);
+    for (int t = 0; t < T; t++) {
+        double sum = 0.0;
+        for (int e = 0; e < 4; e++) sum += ((const float *)a.data)[t * 4 + e];
+        ck_assert_msg(fabs(sum - 1.0) <= 1e-6, "row %d sums to %.9g", t, sum);
+    }
+    tw_npy_free(&a);
+    snprintf(path, sizeof path, "%s/L0.moe_gates.npy", dir);
+    ck_assert_msg(tw_npy_read(&a, path, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_int_eq(a.shape[1], 2);
+    tw_npy_free(&a);
+    snprintf(path, sizeof path, "%s/L0.moe_sel.npy", dir);   // ints: a working row, not dumped
+    ck_assert(tw_npy_read(&a, path, err, sizeof err) != TW_OK);
+    tt_remove_tree(dir);
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_check_finite(&s, &m, T, 1, NULL, err, sizeof err), TW_OK);
+    tw_model_param(&m, "layers.0.moe.router")->data[5] = NAN;
+    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_check_finite(&s, &m, T, 1, NULL, err, sizeof err), TW_ERR_ARG);
+    ck_assert_msg(strncmp(err, "L0.router_logits[", 17) == 0, "%s", err);
+    tw_model_state_free(&s);
     tw_model_free(&m);
 }
 END_TEST
@@ -324,6 +371,7 @@ Suite *suite_moe_model(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, one_expert_of_one_gives_the_dense_logits_bit_for_bit, 0, 2);
     tcase_add_test(tc, the_twmx_file_round_trips_and_loads_as_any_model);
+    tcase_add_test(tc, dump_and_nan_check_see_the_router);
     tcase_add_loop_test(tc, ten_steps_with_experts_match_pytorch, 0, 2);
     tcase_add_test(tc, train_cli_with_experts_matches_pytorch_and_prints_the_counts);
     tcase_add_loop_test(tc, bad_expert_flags_get_one_line, 0, (int)(sizeof BAD_FLAGS / sizeof BAD_FLAGS[0]));
