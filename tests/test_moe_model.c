@@ -4,7 +4,8 @@
 //   - the TWMX file written and read back gives the same bits; tw_model_load_file finds it
 //   - ten training steps against PyTorch (tests/golden/gen_train_moe.py), losses and weights,
 //     with the load-balancing loss on
-//   - the model's gradient, load-balancing loss included, against finite differences
+//   - the model's gradient, load-balancing loss included, against finite differences (with and
+//     without renormalised gates)
 //   - ./train with experts: PyTorch's losses printed, the per-expert counts, TWMX written;
 //     bad expert flags answered with one line
 #define _POSIX_C_SOURCE 200809L   // getpid
@@ -16,6 +17,7 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
+#include "grad_check.h"
 #include "train/step.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
@@ -171,6 +173,92 @@ START_TEST(dump_and_nan_check_see_the_router)
     ck_assert_int_eq(tw_model_check_finite(&s, &m, T, 1, NULL, err, sizeof err), TW_ERR_ARG);
     ck_assert_msg(strncmp(err, "L0.router_logits[", 17) == 0, "%s", err);
     tw_model_state_free(&s);
+    tw_model_free(&m);
+}
+END_TEST
+
+// ---- the gradient against finite differences ----
+
+// J = cross-entropy of one sequence + a * sum over the layers of E sum_i f_i P_i, in float32
+// through the model forward. sel receives every layer's choices (to see whether a perturbation
+// changed one: J is not differentiable there).
+static double objective(int *sel, tw_model_state *s, const tw_model *m, const int *tok, const int *tg,
+                        int T, float a) {
+    float ce;
+    ck_assert_int_eq(tw_model_loss(&ce, s, m, tok, tg, 1, T), TW_OK);
+    const tw_moe_config mc = tw_block_moe_config(&m->cfg.block);
+    const int k = mc.router.k;
+    double J = ce;
+    for (int l = 0; l < m->cfg.n_layer; l++) {
+        J += (double)a * tw_router_aux_loss(s->layers[l].moe.probs, s->layers[l].moe.sel, T, &mc.router);
+        memcpy(sel + (size_t)l * T * k, s->layers[l].moe.sel, (size_t)T * k * sizeof(int));
+    }
+    return J;
+}
+
+// The gradient tw_model_forward_backward gives (cross-entropy + the load-balancing term with
+// weight a, through the one backward) against central differences of J, for every router weight
+// and a spread of expert, shared-expert and attention weights. h = 1e-2 on weights of order
+// 0.1 .. 1: the truncation error (h^2 J''' / 6) and float32's rounding of J (~4e-7 / 2h) both
+// stay near 1e-5, against gradient entries up to ~0.1. Tolerance: grad_check.h's metric with
+// rel 1e-2 (atol 1e-2 x the largest entry); a perturbation that changes a router choice is
+// skipped (J jumps there), and at most a tenth may be.
+START_TEST(the_gradient_with_the_load_balancing_loss_matches_finite_differences)
+{
+    tw_model m;
+    tw_model_config c = moe_config(4, 2, 1, _i);
+    c.block.moe_aux_coef = 0.3f;
+    ck_assert_int_eq(tw_model_init(&m, &c), TW_OK);
+    tt_randomize_strong(&m, 77 + (uint64_t)_i, 1.0f);
+    const int T = 7, tok[7] = { 5, 9, 2, 60, 17, 17, 40 }, tg[7] = { 9, 2, 60, 17, 17, 40, 3 };
+    const int k = 2;
+    tw_model_grads g;
+    tw_model_state s, ds;
+    ck_assert_int_eq(tw_model_grads_init(&g, &m), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&ds, &m, T, 0), TW_OK);
+    float loss;
+    ck_assert_int_eq(tw_model_forward_backward(&loss, &g, &ds, &s, &m, tok, tg, 1, T, 1.0f), TW_OK);
+    int *sel0 = malloc(sizeof(int) * 2 * T * k), *sel1 = malloc(sizeof(int) * 2 * T * k);
+    objective(sel0, &s, &m, tok, tg, T, c.block.moe_aux_coef);
+    static const char *const names[] = { "layers.0.moe.router", "layers.1.moe.router", "layers.0.moe.gate",
+                                         "layers.1.moe.up", "layers.0.moe.down", "layers.1.moe.shared_gate",
+                                         "layers.0.attn.wq" };
+    int tried = 0, skipped = 0;
+    for (size_t q = 0; q < sizeof names / sizeof names[0]; q++) {
+        tw_param *p = tw_model_param(&m, names[q]);
+        ck_assert_ptr_nonnull(p);
+        const float *gp = tw_model_grad_of(&g, &m, p->data);
+        const long step = p->count <= 96 ? 1 : p->count / 40;   // every router weight, else 40
+        const long n = (p->count + step - 1) / step;
+        float *fd = tt_zeros(n), *an = tt_zeros(n);
+        long used = 0;
+        for (long j = 0; j < p->count; j += step) {
+            const float keep = p->data[j], h = 1e-2f;
+            p->data[j] = keep + h;
+            const double jp = objective(sel1, &s, &m, tok, tg, T, c.block.moe_aux_coef);
+            int same = memcmp(sel0, sel1, sizeof(int) * 2 * T * k) == 0;
+            p->data[j] = keep - h;
+            const double jm = objective(sel1, &s, &m, tok, tg, T, c.block.moe_aux_coef);
+            same = same && memcmp(sel0, sel1, sizeof(int) * 2 * T * k) == 0;
+            p->data[j] = keep;
+            tried++;
+            if (!same) { skipped++; continue; }
+            fd[used] = (float)((jp - jm) / (2.0 * (double)h));
+            an[used] = gp[j];
+            used++;
+        }
+        ck_assert_grad(names[q], an, fd, used, 1e-2, 0.0);
+        free(fd);
+        free(an);
+    }
+    if (getenv("TW_GRAD_REPORT")) fprintf(stderr, "grad-report %d of %d perturbations changed a choice\n", skipped, tried);
+    ck_assert_msg(skipped * 10 <= tried, "%d of %d perturbations changed a router choice", skipped, tried);
+    free(sel0);
+    free(sel1);
+    tw_model_state_free(&s);
+    tw_model_state_free(&ds);
+    tw_model_grads_free(&g);
     tw_model_free(&m);
 }
 END_TEST
@@ -372,6 +460,7 @@ Suite *suite_moe_model(void) {
     tcase_add_loop_test(tc, one_expert_of_one_gives_the_dense_logits_bit_for_bit, 0, 2);
     tcase_add_test(tc, the_twmx_file_round_trips_and_loads_as_any_model);
     tcase_add_test(tc, dump_and_nan_check_see_the_router);
+    tcase_add_loop_test(tc, the_gradient_with_the_load_balancing_loss_matches_finite_differences, 0, 2);
     tcase_add_loop_test(tc, ten_steps_with_experts_match_pytorch, 0, 2);
     tcase_add_test(tc, train_cli_with_experts_matches_pytorch_and_prints_the_counts);
     tcase_add_loop_test(tc, bad_expert_flags_get_one_line, 0, (int)(sizeof BAD_FLAGS / sizeof BAD_FLAGS[0]));
