@@ -344,7 +344,7 @@ static void dump_style(const char *style, const tw_model *m, const tw_model_stat
     for (int i = 0; i < tw_block_n_tensors; i++) {
         const tw_tensor_info *t = &tw_block_tensors[i];
         if (strcmp(t->shape, "TC") != 0 || strcmp(t->name, "attn_in") == 0 ||
-            (t->flags & (TW_TENSOR_WORK | TW_TENSOR_STATS)))
+            (t->flags & (TW_TENSOR_WORK | TW_TENSOR_STATS)) || !tw_block_has(&m->cfg.block, t->has))
             continue;
         write_stack(style, t->name, stack_layers(st, nl, T, C, t), nl, T, C);
     }

@@ -49,6 +49,10 @@ FUZZ_SEEDS_q8file  := data/corrupt/q8file
 FUZZ_SEEDS_train_state := data/corrupt/twstate
 FUZZ_SEEDS_tokens  := data/corrupt/tokens
 FUZZ_SEEDS_lora    := data/corrupt/lora
+# models with experts (TWMX, lib/train/moe_file.h): the seeds are about 1 KB
+FUZZ_TARGETS       += moe_file
+FUZZ_MAXLEN_moe_file := 4096
+FUZZ_SEEDS_moe_file  := data/corrupt/twmx
 
 .PHONY: fuzz fuzz-bins valgrind corpus
 
@@ -70,6 +74,7 @@ fuzz: model                                    ## run every libFuzzer target for
 	    lora) ml=$(FUZZ_MAXLEN_lora); seeds="$(FUZZ_SEEDS_lora)";; \
 	    hfjson) ml=$(FUZZ_MAXLEN_hfjson); seeds="";; \
 	    gpt2) ml=$(FUZZ_MAXLEN_gpt2); seeds="";; \
+	    moe_file) ml=$(FUZZ_MAXLEN_moe_file); seeds="$(FUZZ_SEEDS_moe_file)";; \
 	    kernels_*) ml=$(FUZZ_MAXLEN_kernels); seeds="";; \
 	    *) ml=$(FUZZ_MAXLEN_encode); seeds="";; esac; \
 	  dict=""; if [ -f fuzz/$$t.dict ]; then dict="-dict=fuzz/$$t.dict"; fi; \

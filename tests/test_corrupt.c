@@ -38,11 +38,12 @@
 #include "tokenize/bbpe.h"
 #include "quant/q8file.h"
 #include "train/checkpoint.h"
+#include "train/moe_file.h"
 #include "train/tokens.h"
 #include "formats/lora_file.h"
 
 #define CORRUPT_DIR "data/corrupt"
-#define MAX_CASES   512
+#define MAX_CASES   1024
 
 typedef struct {
     char reader[16];   // npy, json, llama2c, tokenizer
@@ -231,6 +232,12 @@ static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *n
         tw_model_free(&m);
         return st;
     }
+    if (strcmp(c->reader, "twmx") == 0) {   // models with experts (train/moe_file.h)
+        tw_model m;
+        tw_status st = tw_moe_file_load(&m, c->path, msg, len);
+        if (st == TW_OK) tw_model_free(&m);
+        return st;
+    }
     ck_abort_msg("MANIFEST.tsv: unknown reader '%s' for %s", c->reader, c->path);
     return TW_ERR_ARG;
 }
@@ -240,7 +247,8 @@ START_TEST(manifest_lists_a_control_and_corrupt_files_for_every_reader)
     load_manifest();
     ck_assert_msg(n_cases > 0, "cannot read " CORRUPT_DIR "/MANIFEST.tsv: run `make corpus`");
     static const char *const readers[] = { "npy", "json", "llama2c", "tokenizer", "q8file",
-                                           "twmodel", "twstate", "tokens", "lora", "hfjson", "gpt2" };
+                                           "twmodel", "twstate", "tokens", "lora", "hfjson", "gpt2",
+                                           "twmx" };
     for (int r = 0; r < (int)(sizeof readers / sizeof readers[0]); r++) {
         int ok = 0, bad = 0, special = 0;
         for (int i = 0; i < n_cases; i++) {

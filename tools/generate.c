@@ -27,6 +27,7 @@
 #include "formats/lora_file.h"
 #include "quant/q8_0.h"
 #include "train/checkpoint.h"
+#include "train/moe_file.h"
 #include "tokenize/tokenizer.h"
 #include "decode/sampler.h"
 #include "decode/speculative.h"
@@ -256,8 +257,9 @@ static const tw_model *load_draft(const options *o, const tw_model *m, int steps
     char err[512] = "";
     int version = 0;
     if (!tw_batch_supports(m)) {
-        fprintf(stderr, "generate: --draft: speculative decoding runs pre-norm models only (the GPT-2, "
-                "Llama and Qwen3 styles), and this model is post-norm (2017 style)\n");
+        fprintf(stderr, "generate: --draft: speculative decoding runs pre-norm dense models only (the GPT-2, "
+                "Llama and Qwen3 styles), and this model %s\n", m->cfg.block.moe_experts
+                ? "has mixture-of-experts FFNs" : "is post-norm (2017 style)");
         return NULL;
     }
     if (o->draft == NULL) {
@@ -425,8 +427,9 @@ static int prepare_prompts(batch_seq **seqs_out, const options *o, const tw_mode
                            const tw_tokenizer *tok, unsigned long long seed, int steps) {
     const int V = m->cfg.vocab;
     if (!tw_batch_supports(m)) {
-        fprintf(stderr, "generate: --prompts: batched decoding runs pre-norm models only (the GPT-2, "
-                "Llama and Qwen3 styles), and this model is post-norm (2017 style)\n");
+        fprintf(stderr, "generate: --prompts: batched decoding runs pre-norm dense models only (the GPT-2, "
+                "Llama and Qwen3 styles), and this model %s\n", m->cfg.block.moe_experts
+                ? "has mixture-of-experts FFNs" : "is post-norm (2017 style)");
         *seqs_out = NULL;
         return -1;
     }
@@ -584,6 +587,8 @@ int main(int argc, char **argv) {
     int version = 0;   // 0: fp32; 2: Q8_0, whose Linear layers run in int8 (quant/q8model.h)
     tw_status load = tw_checkpoint_is_ours(o.model)   // ./train's TWMODEL files (train/checkpoint.h)
                    ? tw_checkpoint_load(&m, o.model, err, sizeof err)
+                   : tw_moe_file_is_moe(o.model)      // models with experts (train/moe_file.h)
+                   ? tw_moe_file_load(&m, o.model, err, sizeof err)
                    : tw_llama2c_load_any(&m, &version, o.model, err, sizeof err);
     if (load != TW_OK) {
         fprintf(stderr, "generate: %s\n", err);
@@ -674,6 +679,9 @@ int main(int argc, char **argv) {
     if (version == 2)
         fprintf(stderr, "model: llama2.c version 2 (Q8_0: int8 weights in groups of %d, run by the "
                 "%s int8 kernels)\n", m.copies->gs, tw_q8_ops_for_simd_level(simd_level)->level);
+    else if (m.cfg.block.moe_experts)
+        fprintf(stderr, "model: TWMX (fp32; %d experts, %d chosen per token, %d shared)\n",
+                m.cfg.block.moe_experts, m.cfg.block.moe_top_k, m.cfg.block.moe_shared);
     else
         fprintf(stderr, "model: llama2.c version 0 (fp32)\n");
     if (o.cache_info) print_cache_info(&m, steps, o.no_cache);

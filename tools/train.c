@@ -48,6 +48,8 @@
 #include "formats/lora_file.h"
 #include "simd/simd.h"
 #include "train/dist.h"
+#include "train/moe_file.h"
+#include "train/expert_counts.h"
 #include "comm.h"
 
 static void usage(FILE *f) {
@@ -113,7 +115,14 @@ static void usage(FILE *f) {
         "  --zero 1             ZeRO-1: AdamW's moments sharded across the P processes (default 0)\n"
         "  --overlap 0          send each layer's gradients only after the whole backward pass\n"
         "                       (default 1: as soon as the backward pass has finished the layer)\n"
-        "  --nan-at P:S         (for tests) process P's gradient becomes NaN at step S\n");
+        "  --nan-at P:S         (for tests) process P's gradient becomes NaN at step S\n"
+        "mixture of experts (docs/moe-models.md):\n"
+        "  --init-moe E,K[,S]   from scratch, each block's FFN is E SwiGLU experts of width --hidden, K\n"
+        "                       chosen per token, and S shared experts (default 0); --style llama or qwen3;\n"
+        "                       --out writes a TWMX file. --init loads one (./generate runs it)\n"
+        "  --moe-norm-topk 0|1  1: the K gate weights renormalised to sum to 1 (default; Mixtral, Qwen3)\n"
+        "  --aux-coef A         weight of the load-balancing loss E sum_i f_i P_i of each layer (default\n"
+        "                       0.01; 0: off). Per-expert token counts are printed with every --eval-every\n");
 }
 
 // 0 on processes other than 0 of a data-parallel run: they parse the same flags and read the
@@ -168,6 +177,9 @@ typedef struct {
     const char *mask;     // --mask FILE.bin, or NULL: every target counts
     const char *teacher;  // --teacher FILE.bin, or NULL: no distillation
     float distill_alpha, distill_temp;
+    int moe_E, moe_k, moe_shared;   // --init-moe E,K[,S]; moe_E 0: a dense model
+    int moe_norm_topk;              // --moe-norm-topk, -1: unset (1)
+    float aux_coef;                 // --aux-coef, -1: unset (0.01 for a model with experts)
 } options;
 
 // The most steps one run may schedule: the loss curve keeps two floats per step in memory.
@@ -224,6 +236,8 @@ static options parse_args(int argc, char **argv) {
     o.rope_factor = 2.0f;
     o.distill_alpha = -1.0f;   // unset: 0.5 with --teacher
     o.distill_temp = -1.0f;    // unset: 2 with --teacher
+    o.moe_norm_topk = -1;
+    o.aux_coef = -1.0f;
     const long DIM = TW_LLAMA2C_MAX_DIM;   // the llama2.c loader's limits (formats/llama2c.h)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -318,8 +332,24 @@ static options parse_args(int argc, char **argv) {
             o.distill_alpha = parse_float(a, v, 0.0, 0, 1.0, "the weight of the teacher's term; 1 - a weighs the label's");
         else if (!strcmp(a, "--distill-temp"))
             o.distill_temp = parse_float(a, v, 0.0, 1, 1000.0, "the temperature that softens both distributions");
+        else if (!strcmp(a, "--init-moe")) {
+            char extra;
+            o.moe_shared = 0;
+            const int got = sscanf(v, "%d,%d,%d%c", &o.moe_E, &o.moe_k, &o.moe_shared, &extra);
+            if (got < 2 || got > 3 || o.moe_E < 1 || o.moe_E > TW_MOE_FILE_MAX_EXPERTS || o.moe_k < 1 ||
+                o.moe_k > o.moe_E || o.moe_shared < 0 || o.moe_shared > TW_MOE_FILE_MAX_SHARED)
+                die_usage("--init-moe: '%s' must be E,K or E,K,S with 1 <= K <= E <= %d and 0 <= S <= %d, "
+                          "e.g. 8,2 or 4,2,1", v, TW_MOE_FILE_MAX_EXPERTS, TW_MOE_FILE_MAX_SHARED);
+        }
+        else if (!strcmp(a, "--moe-norm-topk")) o.moe_norm_topk = (int)parse_count(a, v, 0, 1);
+        else if (!strcmp(a, "--aux-coef"))
+            o.aux_coef = parse_float(a, v, 0.0, 0, 100.0, "the load-balancing loss's weight; 0 turns it off");
         else die_usage("unknown flag '%s'", a);
     }
+    if (o.moe_E && (o.init || o.resume))
+        die_usage("--init-moe makes a fresh model; --init and --resume load one (a TWMX file keeps its experts)");
+    if (o.moe_E && o.state) die_usage("--state: a training state cannot hold a model with experts yet; drop it");
+    if (o.moe_norm_topk >= 0 && !o.moe_E) die_usage("--moe-norm-topk needs --init-moe E,K");
     if (!o.tokens && !o.text) die_usage("no data: give --tokens FILE.bin or --text FILE.txt -z TOK.bin");
     if (o.tokens && o.text) die_usage("--tokens and --text: give one data file, not both");
     if (o.text && !o.tokenizer) die_usage("--text needs a tokenizer: -z TOK.bin");
@@ -452,6 +482,14 @@ static tw_model_config config_from_flags(const options *o) {
     if (o->head_dim) a->head_dim = o->head_dim;
     else if (o->dim || o->heads) a->head_dim = a->d_model / a->n_head;
     if (o->hidden) c.block.ffn_hidden = o->hidden;
+    if (o->moe_E) {
+        if (c.block.ffn != TW_FFN_SWIGLU)
+            die_usage("--init-moe: the experts are SwiGLU FFNs: use --style llama or qwen3, not %s", o->style);
+        c.block.moe_experts = o->moe_E;
+        c.block.moe_top_k = o->moe_k;
+        c.block.moe_shared = o->moe_shared;
+        c.block.moe_norm_topk = o->moe_norm_topk >= 0 ? o->moe_norm_topk : 1;
+    }
     a->tiled = o->flash;
     if (c.max_seq < o->c.T) c.max_seq = o->c.T;
     if (a->n_kv_head > a->n_head || a->n_head % a->n_kv_head != 0)
@@ -522,7 +560,8 @@ static void check_memory(const tw_model_config *c, double n_floats, int T, int n
 // Returns 0, or -1 after one line on stderr (the caller stops every process).
 static int save_model(const char *path, const tw_model *m) {
     char err[512];
-    tw_status st = tw_llama2c_can_write(m, NULL, 0) ? tw_llama2c_write(path, m, err, sizeof err)
+    tw_status st = m->cfg.block.moe_experts > 0 ? tw_moe_file_write(path, m, err, sizeof err)
+                 : tw_llama2c_can_write(m, NULL, 0) ? tw_llama2c_write(path, m, err, sizeof err)
                                                    : tw_checkpoint_write(path, m, err, sizeof err);
     if (st != TW_OK) fprintf(stderr, "train: --out %s\n", err);
     return st == TW_OK ? 0 : -1;
@@ -718,6 +757,38 @@ static void write_curve(const char *path, const float *train, const float *val, 
     }
 }
 
+// ---- experts ----
+
+// Parameters one token uses: all but the routed experts it does not choose (E - k of them in
+// each layer; nn/moe.h's active count, with the router and the shared experts).
+static long active_params(const tw_model *m) {
+    const tw_block_config *b = &m->cfg.block;
+    const long idle = (long)(b->moe_experts - b->moe_top_k) * 3 * b->attn.d_model * b->ffn_hidden;
+    return tw_model_count_params(m) - (long)m->cfg.n_layer * idle;
+}
+
+// One training step whose forwards count the tokens sent to each expert (counts NULL: none).
+static tw_status tw_train_step_counted(tw_train_stats *st, tw_trainer *t, tw_model *m, const int *in,
+                                       const int *tg, const tw_train_config *c, tw_expert_counts *counts) {
+    if (counts) tw_expert_counts_attach(counts, t, 1);
+    const tw_status s = tw_train_step(st, t, m, in, tg, c);
+    if (counts) tw_expert_counts_attach(counts, t, 0);
+    return s;
+}
+
+// "experts steps A-B: tokens per expert, layer 0: 130 98 ... (max/mean 1.21)" for each layer.
+static void print_expert_counts(const tw_expert_counts *c, long *sum, long from, long to) {
+    tw_expert_counts_sum(c, sum);
+    for (int l = 0; l < c->n_layer; l++) {
+        const long *row = sum + (size_t)l * c->E;
+        long total = 0, most = 0;
+        for (int e = 0; e < c->E; e++) { total += row[e]; if (row[e] > most) most = row[e]; }
+        printf("experts steps %ld-%ld layer %d: tokens per expert", from, to, l);
+        for (int e = 0; e < c->E; e++) printf(" %ld", row[e]);
+        printf(" (max/mean %.2f)\n", total > 0 ? (double)most * c->E / (double)total : 0.0);
+    }
+}
+
 // ---- what is saved ----
 
 // "the checkpoint of step N is kept: ..." or "nothing written", for the line that stops a run.
@@ -823,6 +894,14 @@ int main(int argc, char **argv) {
         model_from_scratch(&m, &c, (uint64_t)o.seed);
     }
     m.cfg.block.attn.tiled = o.flash;   // a run-time choice, not stored in the files
+    const int moe = m.cfg.block.moe_experts > 0;
+    if (!moe && o.aux_coef >= 0.0f) die_usage("--aux-coef: the model has no experts (give --init-moe E,K or a TWMX --init)");
+    if (moe) {
+        m.cfg.block.moe_aux_coef = o.aux_coef >= 0.0f ? o.aux_coef : 0.01f;   // not stored in files either
+        if (o.lora_r || o.lora_init || o.teacher || o.mask || o.state || comm.size > 1 || o.grad_accum > 1 || o.zero)
+            die_usage("a model with experts trains with the plain loop: --lora, --teacher, --mask, --state, "
+                      "--grad-accum, --zero and mpirun are not supported with it yet");
+    }
     switch (tw_model_config_set_rope_scaling(&m.cfg, (tw_rope_scaling_kind)o.rope_kind, o.rope_factor,
                                              o.rope_original, TW_LLAMA2C_MAX_SEQ)) {
     case TW_OK: break;
@@ -928,6 +1007,11 @@ int main(int argc, char **argv) {
             t.adam_m = t.adam_v = NULL;
         }
     }
+    tw_expert_counts counts = { 0 };
+    long *count_sum = NULL;   // (n_layer, E)
+    if (moe && (tw_expert_counts_init(&counts, &t, &m) != TW_OK ||
+                !(count_sum = malloc((size_t)m.cfg.n_layer * m.cfg.block.moe_experts * sizeof *count_sum))))
+        die_data("out of memory for the per-expert counts");
     tw_sampler sp = { 0 };
     if (o.tokenizer && tw_sampler_init(&sp, V, 1.0f, 0.9f, (uint64_t)o.seed + 1) != TW_OK)
         die_data("out of memory for the sampler");
@@ -970,6 +1054,13 @@ int main(int argc, char **argv) {
                o.lora_init ? " (from --lora-init)" : "", ad.n_floats, 100.0 * (double)ad.n_floats /
                (double)tw_model_count_params(&m), tw_model_count_params(&m));
     }
+    if (moe)
+        printf("train: experts: E %d, k %d, %d shared, gates %s, each of width F %d; load-balancing "
+               "loss weight --aux-coef %g; %ld of the %ld parameters active per token\n",
+               m.cfg.block.moe_experts, m.cfg.block.moe_top_k, m.cfg.block.moe_shared,
+               m.cfg.block.moe_norm_topk ? "renormalised over the k" : "the softmax's own",
+               m.cfg.block.ffn_hidden, (double)m.cfg.block.moe_aux_coef, active_params(&m),
+               tw_model_count_params(&m));
     if (o.teacher)
         printf("train: distilling from --teacher %s: loss = %g tau^2 KL(teacher || student) + %g CE, tau %g\n",
                o.teacher, (double)o.distill_alpha, 1.0 - o.distill_alpha, (double)o.distill_temp);
@@ -1000,6 +1091,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     char note[256];
     const long first = t.step;
+    long count_from = first + 1;   // the first step the per-expert counts cover
     while (t.step < o.c.steps) {
         const long s = t.step;
         tw_train_stats st;
@@ -1017,7 +1109,7 @@ int main(int argc, char **argv) {
                    : o.teacher ? tw_distill_train_step(&st, &t, &m, &teacher_s, &teacher, in, tg, &o.c,
                                                        o.distill_alpha, o.distill_temp)
                    : lora ? tw_lora_train_step(&st, &lt, &t, &m, &base, &ad, in, tg, &o.c)
-                          : tw_train_step(&st, &t, &m, in, tg, &o.c);
+                          : tw_train_step_counted(&st, &t, &m, in, tg, &o.c, moe ? &counts : NULL);
         }
         const double te = now_seconds();
         if (status == TW_ERR_ARG && dist) {
@@ -1072,6 +1164,11 @@ int main(int argc, char **argv) {
             if (!isnan(floor_nll))
                 printf(" (teacher's floor %.4f, ppl %.3f: %.4f above it)", floor_nll, exp(floor_nll), vl - floor_nll);
             printf("\n");
+        }
+        if (moe && ((o.eval_every && t.step % o.eval_every == 0) || last)) {
+            print_expert_counts(&counts, count_sum, count_from, t.step);
+            tw_expert_counts_reset(&counts);
+            count_from = t.step + 1;
         }
         if (comm.rank == 0 && o.tokenizer && o.sample_every && (t.step % o.sample_every == 0 || last))
             print_sample(&m, &tok, &sp, 64);
@@ -1132,7 +1229,7 @@ int main(int argc, char **argv) {
         }
         if (last) break;
     }
-    if (rc == 0 && o.out) printf("train: wrote %s (%s format)\n", o.out, lora ? "LoRA adapters" :
+    if (rc == 0 && o.out) printf("train: wrote %s (%s format)\n", o.out, lora ? "LoRA adapters" : moe ? "TWMX" :
                                  tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
     if (rc == 0 && o.merged) printf("train: wrote %s (the base merged with the adapters, %s format)\n", o.merged,
                                     tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
@@ -1140,6 +1237,8 @@ int main(int argc, char **argv) {
     if (comm.rank == 0 && o.curve && t.step > 0) write_curve(o.curve, curve_train, curve_val, t.step, floor_nll);
     free(in); free(tg); free(curve_train); free(curve_val);
     tw_sampler_free(&sp);
+    tw_expert_counts_free(&counts);
+    free(count_sum);
     tw_trainer_free(&t);
     tw_dist_free(&d);
     tw_lora_trainer_free(&lt);

@@ -15,7 +15,25 @@ tw_status tw_block_config_check(const tw_block_config *cfg) {
     if (cfg->norm != TW_NORM_LAYER && cfg->norm != TW_NORM_RMS) return TW_ERR_ARG;
     if (cfg->ffn != TW_FFN_CLASSIC && cfg->ffn != TW_FFN_SWIGLU) return TW_ERR_ARG;
     if (!(cfg->norm_eps >= 0.0f)) return TW_ERR_ARG;
+    if (cfg->moe_experts < 0) return TW_ERR_ARG;
+    if (cfg->moe_experts > 0) {
+        // The experts are SwiGLU FFNs; the router needs 1 <= k <= E.
+        if (cfg->ffn != TW_FFN_SWIGLU || cfg->moe_shared < 0 || cfg->moe_shared > 64 ||
+            (cfg->moe_norm_topk != 0 && cfg->moe_norm_topk != 1) || !(cfg->moe_aux_coef >= 0.0f))
+            return TW_ERR_ARG;
+        const tw_moe_config mc = tw_block_moe_config(cfg);
+        if (tw_moe_check_config(&mc) != TW_OK) return TW_ERR_ARG;
+    }
     return TW_OK;
+}
+
+tw_moe_config tw_block_moe_config(const tw_block_config *cfg) {
+    const tw_moe_config mc = {
+        .router = { .E = cfg->moe_experts, .k = cfg->moe_top_k, .score = TW_ROUTER_SOFTMAX,
+                    .norm_topk = cfg->moe_norm_topk, .scale = 1.0f, .n_group = 1, .topk_group = 1 },
+        .C = cfg->attn.d_model, .F = cfg->ffn_hidden, .F_shared = cfg->moe_shared * cfg->ffn_hidden,
+    };
+    return mc;
 }
 
 // ---- the table of a block's intermediates ----
@@ -64,6 +82,57 @@ const tw_tensor_info tw_block_tensors[] = {
       .meaning = "x Wup^T (llama2.c's w3)" },
     { .name = "ffn_act",   .shape = "TF",  .field = AT(ffn_act), .has = TW_HAS_SWIGLU,
       .meaning = "silu(ffn_gate) * ffn_up" },
+    { .name = "router_logits", .shape = "TE", .field = AT(moe.logits), .has = TW_HAS_MOE,
+      .meaning = "experts: x Wrouter^T, one logit per expert" },
+    { .name = "router_probs", .shape = "TE", .field = AT(moe.probs), .has = TW_HAS_MOE,
+      .meaning = "experts: softmax of router_logits over the E experts" },
+    { .name = "moe_sel", .shape = "TK", .field = AT(moe_sel), .has = TW_HAS_MOE,
+      .flags = TW_TENSOR_WORK | TW_TENSOR_INT,
+      .meaning = "experts: the k chosen experts of each token, best first (ints)" },
+    { .name = "moe_gates", .shape = "TK", .field = AT(moe.w), .has = TW_HAS_MOE,
+      .meaning = "experts: the chosen experts' gate weights (renormalised over the k if norm_topk)" },
+    { .name = "moe_count", .shape = "E", .field = AT(moe_count), .has = TW_HAS_MOE,
+      .flags = TW_TENSOR_WORK | TW_TENSOR_INT,
+      .meaning = "experts: rows (tokens) routed to each expert in this call (ints)" },
+    { .name = "moe_start", .shape = "P", .field = AT(moe_start), .has = TW_HAS_MOE,
+      .flags = TW_TENSOR_WORK | TW_TENSOR_INT,
+      .meaning = "experts: expert e's first row in the grouped rows below (ints)" },
+    { .name = "moe_row", .shape = "TK", .field = AT(moe_row), .has = TW_HAS_MOE,
+      .flags = TW_TENSOR_WORK | TW_TENSOR_INT,
+      .meaning = "experts: the grouped row of (token, choice) (ints)" },
+    { .name = "moe_tok", .shape = "TK", .field = AT(moe_tok), .has = TW_HAS_MOE,
+      .flags = TW_TENSOR_WORK | TW_TENSOR_INT,
+      .meaning = "experts: the token of each grouped row (ints)" },
+    { .name = "expert_in", .shape = "TKC", .field = AT(moe.xs), .has = TW_HAS_MOE,
+      .meaning = "experts: ffn_norm's rows grouped by expert (expert e's are moe_start[e] ..)" },
+    { .name = "expert_gate", .shape = "TKF", .field = AT(moe.g), .has = TW_HAS_MOE,
+      .meaning = "experts: each grouped row's x Wgate_e^T, before SiLU" },
+    { .name = "expert_up", .shape = "TKF", .field = AT(moe.u), .has = TW_HAS_MOE,
+      .meaning = "experts: each grouped row's x Wup_e^T" },
+    { .name = "expert_act", .shape = "TKF", .field = AT(moe.a), .has = TW_HAS_MOE,
+      .meaning = "experts: silu(expert_gate) * expert_up" },
+    { .name = "expert_out", .shape = "TKC", .field = AT(moe.eo), .has = TW_HAS_MOE,
+      .meaning = "experts: each grouped row's expert output (before its gate weight)" },
+    { .name = "shared_gate", .shape = "TQ", .field = AT(moe.sg), .has = TW_HAS_MOE_SHARED,
+      .meaning = "experts: the shared expert's x Wgate^T, before SiLU" },
+    { .name = "shared_up", .shape = "TQ", .field = AT(moe.su), .has = TW_HAS_MOE_SHARED,
+      .meaning = "experts: the shared expert's x Wup^T" },
+    { .name = "shared_act", .shape = "TQ", .field = AT(moe.sa), .has = TW_HAS_MOE_SHARED,
+      .meaning = "experts: silu(shared_gate) * shared_up" },
+    { .name = "shared_out", .shape = "TC", .field = AT(moe.so), .has = TW_HAS_MOE_SHARED,
+      .meaning = "experts: the shared expert's output (added to every token's)" },
+    { .name = "moe_dw", .shape = "TK", .field = AT(moe.dw), .has = TW_HAS_MOE,
+      .flags = TW_TENSOR_WORK, .meaning = "experts' backward: d gate weights" },
+    { .name = "moe_deo", .shape = "TKC", .field = AT(moe.deo), .has = TW_HAS_MOE,
+      .flags = TW_TENSOR_WORK, .meaning = "experts' backward: d expert_out" },
+    { .name = "moe_dxs", .shape = "TKC", .field = AT(moe.dxs), .has = TW_HAS_MOE,
+      .flags = TW_TENSOR_WORK, .meaning = "experts' backward: d expert_in" },
+    { .name = "moe_dg", .shape = "TKM", .field = AT(moe.dg), .has = TW_HAS_MOE,
+      .flags = TW_TENSOR_WORK, .meaning = "experts' backward: one expert's d gate rows" },
+    { .name = "moe_du", .shape = "TKM", .field = AT(moe.du), .has = TW_HAS_MOE,
+      .flags = TW_TENSOR_WORK, .meaning = "experts' backward: one expert's d up rows" },
+    { .name = "moe_dlogits", .shape = "TE", .field = AT(moe.dlogits), .has = TW_HAS_MOE,
+      .flags = TW_TENSOR_WORK, .meaning = "experts' backward: d router_logits" },
     { .name = "ffn_out",   .shape = "TC",  .field = AT(ffn_out),
       .meaning = "the FFN sub-layer's output (W2 or Wdown back to C)" },
     { .name = "resid_post", .shape = "TC", .field = AT(resid_post),
@@ -107,7 +176,8 @@ long tw_dims_of(const tw_dims *d, char letter) {
     switch (letter) {
     case 'T': return d->T;  case 'S': return d->S;  case 'C': return d->C;  case 'H': return d->H;
     case 'G': return d->G;  case 'D': return d->D;  case 'F': return d->F;  case 'V': return d->V;
-    case 'N': return d->N;
+    case 'N': return d->N;  case 'E': return d->E;  case 'K': return d->K;  case 'P': return d->P;
+    case 'Q': return d->Q;  case 'M': return d->M;
     default:  return 0;
     }
 }
@@ -122,13 +192,15 @@ int tw_block_has(const tw_block_config *cfg, tw_tensor_has has) {
     switch (has) {
     case TW_HAS_ALWAYS:      return 1;
     case TW_HAS_CLASSIC_FFN: return cfg->ffn == TW_FFN_CLASSIC;
-    case TW_HAS_SWIGLU:      return cfg->ffn == TW_FFN_SWIGLU;
+    case TW_HAS_SWIGLU:      return cfg->ffn == TW_FFN_SWIGLU && cfg->moe_experts == 0;
     case TW_HAS_LAYERNORM:   return cfg->norm == TW_NORM_LAYER;
     case TW_HAS_RMSNORM:     return cfg->norm == TW_NORM_RMS;
     case TW_HAS_QK_NORM:     return cfg->attn.qk_norm != 0;
     case TW_HAS_POSTNORM:    return !cfg->prenorm;
     case TW_HAS_MATERIALISED: return !cfg->attn.tiled;
     case TW_HAS_TILED:       return cfg->attn.tiled != 0;
+    case TW_HAS_MOE:         return cfg->moe_experts > 0;
+    case TW_HAS_MOE_SHARED:  return cfg->moe_experts > 0 && cfg->moe_shared > 0;
     }
     return 0;
 }
@@ -138,6 +210,13 @@ tw_dims tw_block_dims(const tw_block_config *cfg, long T, long S) {
     tw_dims d = { .T = T, .S = S, .C = a->d_model, .H = a->n_head, .G = a->n_kv_head,
                   .D = a->head_dim, .F = cfg->ffn_hidden, .V = 0,
                   .N = T };   // self-attention projects the T rows' keys and values
+    if (cfg->moe_experts > 0) {
+        d.E = cfg->moe_experts;
+        d.K = cfg->moe_top_k;
+        d.P = d.E + 1;
+        d.Q = (long)cfg->moe_shared * cfg->ffn_hidden;
+        d.M = d.F > d.Q ? d.F : d.Q;
+    }
     return d;
 }
 
@@ -177,6 +256,14 @@ size_t tw_block_acts_place(tw_block_acts *s, float *mem, const tw_block_config *
     s->attn.H = cfg->attn.n_head;
     s->attn.G = cfg->attn.n_kv_head;
     s->attn.D = cfg->attn.head_dim;
+    if (cfg->moe_experts > 0) {   // the integer rows, seen as the ints they hold
+        s->moe.T_max = T_max;
+        s->moe.sel = (int *)(void *)s->moe_sel;
+        s->moe.row = (int *)(void *)s->moe_row;
+        s->moe.tok = (int *)(void *)s->moe_tok;
+        s->moe.count = (int *)(void *)s->moe_count;
+        s->moe.start = (int *)(void *)s->moe_start;
+    }
     return used;
 }
 
@@ -256,7 +343,10 @@ static void block_norm(float *out, float *mean, float *rstd, float *rms, const f
 static void block_ffn(float *out, tw_block_acts *s, const float *x, const tw_block_config *cfg,
                       const tw_block_weights *w, int T) {
     const int C = cfg->attn.d_model, F = cfg->ffn_hidden;
-    if (cfg->ffn == TW_FFN_SWIGLU)
+    if (cfg->moe_experts > 0) {
+        const tw_moe_config mc = tw_block_moe_config(cfg);
+        tw_moe_forward(out, &s->moe, x, &w->moe, &mc, T);
+    } else if (cfg->ffn == TW_FFN_SWIGLU)
         tw_swiglu_forward(out, s->ffn_gate, s->ffn_up, s->ffn_act, x,
                           w->ffn_gate, w->ffn_up, w->ffn_down, T, C, F);
     else
@@ -321,12 +411,23 @@ static void block_norm_backward(float *dx, float *dw, float *db, const float *do
 }
 
 // The transpose of block_ffn: dx += gradient of the FFN's input x; weights' gradients +=. The
-// FFN's own intermediates' gradients land in ds (ffn_hidden, or ffn_gate and ffn_up).
+// FFN's own intermediates' gradients land in ds (ffn_hidden, or ffn_gate and ffn_up; with
+// experts router_logits, moe_gates and expert_out, copied from the work rows of s where the
+// experts' backward computes them, together with the gradient of ds->aux_weight *
+// cfg->moe_aux_coef * the load-balancing loss).
 static void block_ffn_backward(float *dx, const tw_block_grads *dw, tw_block_acts *ds,
-                               const float *dout, const tw_block_acts *s, const float *x,
+                               const float *dout, tw_block_acts *s, const float *x,
                                const tw_block_config *cfg, const tw_block_weights *w, int T) {
     const int C = cfg->attn.d_model, F = cfg->ffn_hidden;
-    if (cfg->ffn == TW_FFN_SWIGLU) {
+    if (cfg->moe_experts > 0) {
+        const tw_moe_config mc = tw_block_moe_config(cfg);
+        const size_t TE = (size_t)T * mc.router.E, TK = (size_t)T * mc.router.k;
+        tw_moe_backward(dx, &dw->moe, &s->moe, dout, x, &w->moe, &mc, T,
+                        ds->aux_weight * cfg->moe_aux_coef);
+        memcpy(ds->moe.logits, s->moe.dlogits, TE * sizeof(float));
+        memcpy(ds->moe.w, s->moe.dw, TK * sizeof(float));
+        memcpy(ds->moe.eo, s->moe.deo, TK * C * sizeof(float));
+    } else if (cfg->ffn == TW_FFN_SWIGLU) {
         tw_swiglu_backward(dx, dw->ffn_gate, dw->ffn_up, dw->ffn_down, ds->ffn_gate, ds->ffn_up,
                            dout, s->ffn_gate, s->ffn_up, s->ffn_act, x,
                            w->ffn_gate.f32, w->ffn_up.f32, w->ffn_down.f32, T, C, F);

@@ -9,6 +9,7 @@
 #include "nn/mha.h"
 #include "nn/activation.h"
 #include "nn/linear.h"
+#include "nn/moe.h"
 
 typedef enum { TW_NORM_LAYER = 0, TW_NORM_RMS } tw_norm_kind;
 typedef enum { TW_FFN_CLASSIC = 0, TW_FFN_SWIGLU } tw_ffn_kind;
@@ -20,7 +21,17 @@ typedef struct {
     float          norm_eps;
     tw_ffn_kind    ffn;        // classic FFN or SwiGLU
     tw_act         act;        // activation of the classic FFN (SwiGLU always uses SiLU)
-    int            ffn_hidden; // F
+    int            ffn_hidden; // F (with experts: the width of one routed expert)
+    // Mixture-of-experts FFN (nn/moe.h), the SwiGLU FFN's replacement when moe_experts > 0: a
+    // router (softmax over the E experts' logits, no bias), the top k, and E SwiGLU experts of
+    // width F, plus moe_shared shared experts of width F that every token uses (one SwiGLU of
+    // width moe_shared * F). 0 experts (the zero value): the dense FFN above, unchanged.
+    int            moe_experts;   // E
+    int            moe_top_k;     // k, 1 <= k <= E
+    int            moe_shared;    // shared experts (0: none)
+    int            moe_norm_topk; // 1: the k gate weights divided by their sum (norm_topk_prob)
+    float          moe_aux_coef;  // training only (never stored in a file): the weight of the
+                                  // load-balancing loss E sum_i f_i P_i of each layer (router.h)
 } tw_block_config;
 
 // A NULL bias or LayerNorm beta means none.
@@ -31,6 +42,8 @@ typedef struct {
     tw_weight    ffn_w1; const float *ffn_b1;   // classic: (F, C), (F)
     tw_weight    ffn_w2; const float *ffn_b2;   //          (C, F), (C)
     tw_weight    ffn_gate, ffn_up, ffn_down;    // SwiGLU:  (F, C), (F, C), (C, F)
+    tw_moe_weights moe;                         // experts: router (E, C), gate, up (E F, C),
+                                                // down (E C, F), shared (Fs, C) (Fs, C) (C, Fs)
 } tw_block_weights;
 
 // Every intermediate of the last call, for lessons, dumps and (later) gradients: T rows used of
@@ -59,6 +72,13 @@ typedef struct {
     float *ffn_sum;         // (T_max, C) post-norm: resid_mid + ffn_out, Norm2's input } backward
     float *ffn_pre;         // (T_max, F) classic FFN: x W1^T + b1, before the activation (kept for
                             //            the backward, which needs the activation's slope there)
+    tw_moe_cache moe;       // experts: the router's and the experts' intermediates (moe.h)
+    float *moe_sel, *moe_row, *moe_tok, *moe_count, *moe_start;   // the rows that hold moe's
+                            // integer bookkeeping (moe.sel, .row, .tok, .count, .start point
+                            // into them as int; 4-byte ints, as floats)
+    float aux_weight;       // on a gradient record (ds of tw_block_backward): the weight w of
+                            // this call's load-balancing loss; the backward adds the gradient of
+                            // w * cfg->moe_aux_coef * aux (0, the default: none)
     float *memory;          // the allocation of tw_block_acts_init, or NULL when the tensors
                             // live in someone else's (a model's tw_model_state)
 } tw_block_acts;
@@ -71,8 +91,9 @@ typedef struct {
 
 // The sizes a shape letter stands for (tw.h): T rows (queries), S keys, C, H, G, D, F, V, and
 // N, the rows of keys and values a call projects: T in a block (self-attention), S in
-// cross-attention (tw_mha_acts_init sizes them for S_max).
-typedef struct { long T, S, C, H, G, D, F, V, N; } tw_dims;
+// cross-attention (tw_mha_acts_init sizes them for S_max). With experts: E experts, K chosen per
+// token, P = E + 1, Q the shared experts' width (moe_shared F), M = max(F, Q); 0 without.
+typedef struct { long T, S, C, H, G, D, F, V, N, E, K, P, Q, M; } tw_dims;
 long tw_dims_of(const tw_dims *d, char letter);                // 0 for an unknown letter
 long tw_dims_count(const tw_dims *d, const char *letters);    // product of the letters' sizes
 
@@ -82,7 +103,9 @@ typedef enum {
     TW_HAS_QK_NORM,         // blocks whose attention has a QK-norm (Qwen3)
     TW_HAS_POSTNORM,        // post-norm blocks
     TW_HAS_MATERIALISED,    // attention that keeps its (H, T, S) scores and pattern (the default)
-    TW_HAS_TILED            // tiled attention (cfg->attn.tiled): per-row statistics instead
+    TW_HAS_TILED,           // tiled attention (cfg->attn.tiled): per-row statistics instead
+    TW_HAS_MOE,             // blocks whose FFN is a mixture of experts (cfg->moe_experts > 0)
+    TW_HAS_MOE_SHARED       // ... with shared experts
 } tw_tensor_has;
 
 enum {
@@ -90,6 +113,7 @@ enum {
     TW_TENSOR_STATS  = 2,   // kept only for a backward pass (a norm's row statistics, the QK-norm's,
                             // the classic FFN's pre-activation): not dumped
     TW_TENSOR_WORK   = 4,   // working rows of a kernel, not an intermediate: not dumped or checked
+    TW_TENSOR_INT    = 8,   // holds 4-byte ints (the router's choices), always with TW_TENSOR_WORK
 };
 
 typedef struct {
@@ -119,6 +143,9 @@ size_t tw_block_acts_place(tw_block_acts *s, float *mem, const tw_block_config *
                               int T_max, int S_max);
 
 tw_status tw_block_config_check(const tw_block_config *cfg);
+// The mixture-of-experts layer a block with experts runs (moe.h): softmax router without bias or
+// groups, scale 1, F = ffn_hidden, F_shared = moe_shared * ffn_hidden.
+tw_moe_config tw_block_moe_config(const tw_block_config *cfg);
 
 // Attention alone (lessons 7 and 9's cross-attention, the tests): one allocation laid out by
 // attention's rows of the table above (those whose tensor lives in tw_block_acts.attn), the
@@ -152,6 +179,7 @@ typedef struct {
     float *norm2_w, *norm2_b;                   // (C), (C)
     float *ffn_w1, *ffn_b1, *ffn_w2, *ffn_b2;   // classic: (F, C), (F), (C, F), (C)
     float *ffn_gate, *ffn_up, *ffn_down;        // SwiGLU:  (F, C), (F, C), (C, F)
+    tw_moe_grads moe;                           // experts: as tw_block_weights.moe
 } tw_block_grads;
 
 // Backward of tw_block_forward for training (the forward ran without a cache at pos0 = 0, and s
@@ -160,7 +188,9 @@ typedef struct {
 // its tensors receives the gradient of the loss with respect to the tensor of the same name in s
 // (post-norm's attn_sum and ffn_sum included), with these exceptions: the rows of norm
 // statistics, q_rms, k_rms and ffn_pre stay 0, pattern stays 0, scores holds only one head's
-// (T, S) gradient of the scores at a time, and the work rows are working memory.
+// (T, S) gradient of the scores at a time, and the work rows are working memory. With experts,
+// ds holds the gradients of router_logits, moe_gates and expert_out; the other expert rows
+// stay 0 (the experts' own backward works in s's work rows: moe.h).
 //   dx: (T, C) += the gradient of the block's input x
 //   dw: the weights' gradients, += as well
 //   ds: all zero on entry; dout is copied to ds->resid_post

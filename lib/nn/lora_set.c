@@ -52,6 +52,10 @@ tw_status tw_lora_target_shape(int *out, int *in, const tw_model_config *c, int 
     const int C = c->block.attn.d_model, D = c->block.attn.head_dim, F = c->block.ffn_hidden;
     const int HD = c->block.attn.n_head * D, GD = c->block.attn.n_kv_head * D;
     const int swiglu = c->block.ffn == TW_FFN_SWIGLU;
+    // A block with experts has no single FFN matrix: only the attention ones can be targeted.
+    if (c->block.moe_experts > 0 && kind != TW_LORA_WQ && kind != TW_LORA_WK && kind != TW_LORA_WV &&
+        kind != TW_LORA_WO)
+        return TW_ERR_SHAPE;
     switch (kind) {
     case TW_LORA_WQ: *out = HD; *in = C; return TW_OK;
     case TW_LORA_WK: *out = GD; *in = C; return TW_OK;

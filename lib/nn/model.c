@@ -150,7 +150,20 @@ static void walk_params(param_walk *w) {
         }
         bw.norm2_w = LAYER_PARAM(TW_PARAM_GAIN, C, 0, "norm2.w");
         if (beta) bw.norm2_b = LAYER_PARAM(TW_PARAM_BETA, C, 0, "norm2.b");
-        if (c->block.ffn == TW_FFN_SWIGLU) {
+        if (c->block.moe_experts > 0) {
+            // Experts: E of them stacked, expert e's rows e F .. (e+1) F - 1 of gate and up and
+            // e C .. (e+1) C - 1 of down; then the shared experts as one SwiGLU of width Fs.
+            const long E = c->block.moe_experts, Fs = (long)c->block.moe_shared * F;
+            bw.moe.router = LAYER_PARAM(TW_PARAM_WEIGHT, E, C, "moe.router");
+            bw.moe.gate = LAYER_PARAM(TW_PARAM_WEIGHT, E * F, C, "moe.gate");
+            bw.moe.up   = LAYER_PARAM(TW_PARAM_WEIGHT, E * F, C, "moe.up");
+            bw.moe.down = LAYER_PARAM(TW_PARAM_WEIGHT, E * C, F, "moe.down");
+            if (Fs > 0) {
+                bw.moe.s_gate = LAYER_PARAM(TW_PARAM_WEIGHT, Fs, C, "moe.shared_gate");
+                bw.moe.s_up   = LAYER_PARAM(TW_PARAM_WEIGHT, Fs, C, "moe.shared_up");
+                bw.moe.s_down = LAYER_PARAM(TW_PARAM_WEIGHT, C, Fs, "moe.shared_down");
+            }
+        } else if (c->block.ffn == TW_FFN_SWIGLU) {
             bw.ffn_gate = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, F, C, "ffn.gate"));
             bw.ffn_up   = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, F, C, "ffn.up"));
             bw.ffn_down = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, C, F, "ffn.down"));
@@ -397,6 +410,9 @@ static tw_status model_forward(tw_model_state *s, const tw_model *m, const int *
         tw_block_forward(s->layers[l].resid_post, &s->layers[l], s->cache ? &s->cache[l] : NULL,
                          l == 0 ? s->embed : s->layers[l - 1].resid_post, &c->block, &m->layers[l],
                          T, pos0);
+        if (s->expert_count && c->block.moe_experts > 0)   // the router's choices, counted
+            for (int e = 0; e < c->block.moe_experts; e++)
+                s->expert_count[(size_t)l * c->block.moe_experts + e] += s->layers[l].moe.count[e];
     }
     const float *stream = s->layers[L - 1].resid_post;
 
@@ -458,6 +474,9 @@ static tw_block_grads block_grads(const tw_model_grads *g, const tw_model *m, in
         .ffn_w1 = G(w->ffn_w1.f32), .ffn_b1 = G(w->ffn_b1), .ffn_w2 = G(w->ffn_w2.f32),
         .ffn_b2 = G(w->ffn_b2), .ffn_gate = G(w->ffn_gate.f32), .ffn_up = G(w->ffn_up.f32),
         .ffn_down = G(w->ffn_down.f32),
+        .moe = { .router = G(w->moe.router), .gate = G(w->moe.gate), .up = G(w->moe.up),
+                 .down = G(w->moe.down), .s_gate = G(w->moe.s_gate), .s_up = G(w->moe.s_up),
+                 .s_down = G(w->moe.s_down) },
     };
 #undef G
     return d;
@@ -544,6 +563,7 @@ tw_status tw_model_backward(tw_model_grads *g, tw_model_state *ds, const tw_mode
     // Layer l's input gradient is layer l-1's output gradient (or the embeddings').
     for (int l = L - 1; l >= 0; l--) {
         const tw_block_grads dw = block_grads(g, m, l);
+        ds->layers[l].aux_weight = ds->aux_weight;   // each layer's load-balancing loss
         tw_block_backward(l > 0 ? ds->layers[l - 1].resid_post : ds->embed, &dw, &ds->layers[l],
                           ds->layers[l].resid_post, &s->layers[l], &c->block, &m->layers[l], T);
         if (ds->layer_done) ds->layer_done(ds->layer_ctx, l);

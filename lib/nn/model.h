@@ -91,6 +91,8 @@ typedef struct {
 //   layers.L.norm2.w (C)  layers.L.norm2.b (C)
 //   layers.L.ffn.w1 (F, C) .b1 (F) .w2 (C, F) .b2 (C)                   classic FFN
 //   layers.L.ffn.gate (F, C)  .up (F, C)  .down (C, F)                  SwiGLU
+//   layers.L.moe.router (E, C)  .gate (E F, C)  .up (E F, C)  .down (E C, F)   experts instead
+//   layers.L.moe.shared_gate (Fs, C)  .shared_up (Fs, C)  .shared_down (C, Fs) (Fs = shared F)
 //   final_norm.w (C)  final_norm.b (C)  head (V, C)                     head only when untied
 // TW_ERR_SHAPE if the parameters would take more than TW_MODEL_MAX_FLOATS floats (the count is
 // made with overflow-checked arithmetic before anything is allocated), TW_ERR_NOMEM.
@@ -139,6 +141,16 @@ typedef struct {
     // (train/dist.h). The caller sets both.
     void (*layer_done)(void *layer_ctx, int l);
     void *layer_ctx;
+    // Models with experts (block.moe_experts > 0). On a forward state: NULL (the default), or
+    // (n_layer, E) counts to which every forward adds how many tokens the router sent to each
+    // expert of each layer (a token counts once for each of its k experts). The caller owns it.
+    long *expert_count;
+    // On a gradient state: the weight w of this sequence's load-balancing losses; the backward
+    // adds the gradient of w * block.moe_aux_coef * sum over the layers of E sum_i f_i P_i
+    // (router.h). 0 (the default): none. tw_model_forward_backward sets it to the sequence's
+    // weight in the batch's mean loss, so the objective is the mean cross-entropy plus
+    // moe_aux_coef times the (target-weighted) mean over the sequences of the layers' summed aux.
+    float aux_weight;
 } tw_model_state;
 
 // The model's own rows of the table (offsets into tw_model_state), in the order computed;

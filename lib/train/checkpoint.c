@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "train/checkpoint.h"
+#include "train/moe_file.h"
 #include "formats/llama2c.h"
 #include "formats/atomic_file.h"
 #include "formats/regular_file.h"
@@ -26,7 +27,7 @@ static int host_is_little_endian(void) {
 
 // ---- the model record ----
 
-static void config_to_ints(int32_t v[N_CONFIG], const tw_model_config *c) {
+void tw_checkpoint_config_to_ints(int32_t v[N_CONFIG], const tw_model_config *c) {
     const tw_block_config *b = &c->block;
     const tw_mha_config *a = &b->attn;
     const int32_t x[N_CONFIG] = { c->vocab, c->max_seq, c->n_layer, a->d_model, a->n_head,
@@ -41,9 +42,9 @@ static const char *const STYLES[] = { "2017", "gpt2", "llama", "qwen3" };
 
 // Fills c with the configuration the ints describe: TW_OK, or TW_ERR_FORMAT with a sentence in
 // why (the caller's buffer) naming the first field out of range.
-static tw_status config_from_ints(tw_model_config *c, char *why, size_t why_len,
-                                  const int32_t v[N_CONFIG], const float f[3],
-                                  const char style[STYLE_BYTES]) {
+tw_status tw_checkpoint_config_from_ints(tw_model_config *c, char *why, size_t why_len,
+                                         const int32_t v[N_CONFIG], const float f[3],
+                                         const char style[STYLE_BYTES]) {
     static const char *const names[N_CONFIG] = { "vocab", "max_seq", "n_layer", "d_model", "n_head",
         "n_kv_head", "head_dim", "causal", "rope", "qk_norm", "prenorm", "norm", "ffn", "act",
         "ffn_hidden", "pos", "embed_scale", "final_norm", "tied", "bias" };
@@ -84,14 +85,21 @@ static tw_status config_from_ints(tw_model_config *c, char *why, size_t why_len,
 static int write_model_record(FILE *f, const tw_model *m) {
     char magic[8] = TW_CHECKPOINT_MAGIC, style[STYLE_BYTES] = { 0 };
     int32_t cfg[N_CONFIG];
-    config_to_ints(cfg, &m->cfg);
+    tw_checkpoint_config_to_ints(cfg, &m->cfg);
     const float fl[3] = { m->cfg.block.attn.rope_theta, m->cfg.block.attn.norm_eps, m->cfg.block.norm_eps };
     const char *sname = m->cfg.style ? m->cfg.style : "custom";
     memcpy(style, sname, strnlen(sname, STYLE_BYTES - 1));
     const int32_t n_params = m->n_params;
-    int ok = fwrite(magic, 8, 1, f) == 1 && fwrite(&VERSION, 4, 1, f) == 1 &&
+    // The format has no field for experts: such a model is refused (train/moe_file.h holds it).
+    int ok = m->cfg.block.moe_experts == 0 &&
+             fwrite(magic, 8, 1, f) == 1 && fwrite(&VERSION, 4, 1, f) == 1 &&
              fwrite(cfg, sizeof cfg, 1, f) == 1 && fwrite(fl, sizeof fl, 1, f) == 1 &&
              fwrite(style, STYLE_BYTES, 1, f) == 1 && fwrite(&n_params, 4, 1, f) == 1;
+    return ok && tw_checkpoint_write_params(f, m);
+}
+
+int tw_checkpoint_write_params(FILE *f, const tw_model *m) {
+    int ok = 1;
     for (int i = 0; i < m->n_params && ok; i++) {
         const tw_param *p = &m->params[i];
         char name[NAME_BYTES] = { 0 };
@@ -137,7 +145,7 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
     }
     tw_model_config c;
     char why[128] = "";
-    tw_status st = config_from_ints(&c, why, sizeof why, cfg, fl, style);
+    tw_status st = tw_checkpoint_config_from_ints(&c, why, sizeof why, cfg, fl, style);
     if (st == TW_OK && tw_model_config_check(&c) != TW_OK) {
         tw_set_err(why, sizeof why, "the config describes no valid model");
         st = TW_ERR_FORMAT;
@@ -162,6 +170,11 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
         tw_model_free(m);
         return TW_ERR_FORMAT;
     }
+    return tw_checkpoint_read_params(m, f, left, path, err, err_len);
+}
+
+tw_status tw_checkpoint_read_params(tw_model *m, FILE *f, long long *left, const char *path,
+                                    char *err, size_t err_len) {
     for (int i = 0; i < m->n_params; i++) {
         const tw_param *p = &m->params[i];
         char name[NAME_BYTES];
@@ -200,6 +213,11 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
 
 tw_status tw_checkpoint_write(const char *path, const tw_model *m, char *err, size_t err_len) {
     tw_atomic_file af;
+    if (m->cfg.block.moe_experts > 0) {
+        tw_set_err(err, err_len, "%s: a model with experts is written as a TWMX file "
+                   "(train/moe_file.h), not TWMODEL", path);
+        return TW_ERR_ARG;
+    }
     if (!host_is_little_endian()) {
         tw_set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
         return TW_ERR_IO;
@@ -246,6 +264,7 @@ int tw_checkpoint_is_ours(const char *path) {
 
 tw_status tw_model_load_file(tw_model *m, const char *path, char *err, size_t err_len) {
     if (tw_checkpoint_is_ours(path)) return tw_checkpoint_load(m, path, err, err_len);
+    if (tw_moe_file_is_moe(path)) return tw_moe_file_load(m, path, err, err_len);
     return tw_llama2c_load(m, path, err, err_len);
 }
 
@@ -264,6 +283,11 @@ tw_status tw_train_state_write(const char *path, const tw_train_progress *pr, co
     }
     char magic[8] = TW_TRAIN_STATE_MAGIC;
     const size_t n = (size_t)m->n_floats;
+    if (m->cfg.block.moe_experts > 0) {   // its model record is a TWMODEL one: no experts
+        tw_atomic_commit(&af, 0);
+        tw_set_err(err, err_len, "%s: a training state cannot hold a model with experts yet", path);
+        return TW_ERR_ARG;
+    }
     int ok = fwrite(magic, 8, 1, af.f) == 1 && fwrite(&VERSION, 4, 1, af.f) == 1 &&
              fwrite(&pr->step, 8, 1, af.f) == 1 && fwrite(&pr->data_pos, 8, 1, af.f) == 1 &&
              fwrite(&pr->shuffle_seed, 8, 1, af.f) == 1 && fwrite(&pr->sampler_state, 8, 1, af.f) == 1 &&

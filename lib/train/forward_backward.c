@@ -57,6 +57,7 @@ static tw_status sequence_backward(tw_model_grads *g, tw_model_state *ds, const 
                                    int T, float dloss) {
     // d logits written whole (=) rather than added onto zeros: no memset of the largest tensor.
     tw_model_grad_state_zero_but_logits(ds, m);
+    ds->aux_weight = dloss;   // the load-balancing loss weighs as the sequence's cross-entropy
     tw_status st = tw_cross_entropy_grad(ds->logits, dloss, s->logits, targets, T, m->cfg.vocab,
                                          TW_IGNORE_INDEX);
     if (st != TW_OK) return st;

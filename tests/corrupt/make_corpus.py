@@ -817,13 +817,86 @@ def make_mask_seeds():
 # and tests/test_corrupt.c makes each one at run time: @directory is a fresh temporary folder,
 # @fifo a FIFO made with mkfifo inside it, @/dev/null and @/dev/zero the character devices.
 # Every reader must refuse each with TW_ERR_IO and one line saying what the path is.
+# ---- TWMX: models with experts (lib/train/moe_file.h) ----
+
+# The tiny TWMODEL config above with 2 experts of width F 2, 1 chosen, no shared expert, gates
+# renormalised; the expert tensors replace the FFN's.
+TWMX_MOE = [2, 1, 0, 1]
+TWMX_PARAMS = TW_PARAMS[:7] + [("layers.0.moe.router", (2, 2)), ("layers.0.moe.gate", (4, 2)),
+                               ("layers.0.moe.up", (4, 2)), ("layers.0.moe.down", (4, 2)),
+                               ("final_norm.w", (2,))]
+TWMX_HEAD = 4 + 4 + 80 + 12 + 16 + 16 + 4
+
+
+def twmx(cfg=None, moe=None, params=None, magic=b"TWMX", version=1, n_params=None):
+    cfg = TW_CFG if cfg is None else cfg
+    moe = TWMX_MOE if moe is None else moe
+    params = TWMX_PARAMS if params is None else params
+    out = magic + struct.pack("<i", version) + struct.pack("<20i", *cfg)
+    out += struct.pack("<3f", 10000.0, 1e-5, 1e-5) + b"custom".ljust(16, b"\0")
+    out += struct.pack("<4i", *moe) + struct.pack("<i", len(params) if n_params is None else n_params)
+    vals = lcg_floats(sum(s[0] * (s[1] if len(s) > 1 else 1) for _, s in params))
+    k = 0
+    for name, shape in params:
+        n = shape[0] * (shape[1] if len(shape) > 1 else 1)
+        out += name.encode().ljust(48, b"\0") + struct.pack("<3i", len(shape), shape[0], shape[1] if len(shape) > 1 else 0)
+        out += struct.pack(f"<{n}f", *vals[k:k + n])
+        k += n
+    return out
+
+
+def make_twmx():
+    good = twmx()
+    write("twmx", "valid_tiny.bin", good, "OK")
+    seed("moe_file", "valid_tiny", good)
+    write("twmx", "valid_shared.bin", twmx(moe=[2, 2, 1, 0], params=TWMX_PARAMS[:11] + [
+        ("layers.0.moe.shared_gate", (2, 2)), ("layers.0.moe.shared_up", (2, 2)),
+        ("layers.0.moe.shared_down", (2, 2)), ("final_norm.w", (2,))]), "OK")
+    for n in cut_points(len(good), TWMX_HEAD):
+        write("twmx", f"truncated_at_{n}.bin", good[:n], "FORMAT", "truncated")
+    write("twmx", "extra_bytes.bin", good + b"\0\0\0\0", "FORMAT", "extra bytes")
+    write("twmx", "bad_magic.bin", b"TWMY" + good[4:], "FORMAT", "magic")
+    write("twmx", "version_2.bin", twmx(version=2), "FORMAT", "version")
+    write("twmx", "twmodel_file.bin", twmodel(), "FORMAT", "magic")
+    write("twmx", "empty.bin", b"", "FORMAT", "truncated")
+    for i, name in enumerate(("n_experts", "top_k", "n_shared", "norm_topk_prob")):
+        for v, tag in ((-1, "negative"), (0x7FFFFFFF, "huge")):
+            moe = list(TWMX_MOE)
+            moe[i] = v
+            write("twmx", f"{name}_{tag}.bin", twmx(moe=moe), "FORMAT", name)
+    write("twmx", "no_experts.bin", twmx(moe=[0, 1, 0, 1]), "FORMAT", "n_experts")
+    write("twmx", "top_k_above_experts.bin", twmx(moe=[2, 3, 0, 1]), "FORMAT", "top_k")
+    write("twmx", "top_k_zero.bin", twmx(moe=[2, 0, 0, 1]), "FORMAT", "top_k")
+    write("twmx", "norm_topk_2.bin", twmx(moe=[2, 1, 0, 2]), "FORMAT", "norm_topk_prob")
+    classic = list(TW_CFG)
+    classic[12] = 0   # a classic FFN: experts are SwiGLU only
+    write("twmx", "classic_ffn_experts.bin", twmx(cfg=classic), "FORMAT", "SwiGLU")
+    write("twmx", "vocab_negative.bin", twmx(cfg=[-1] + TW_CFG[1:]), "FORMAT", "vocab")
+    big = list(TW_CFG)
+    big[3], big[14] = 1 << 16, 1 << 16   # 1024 experts of 2^32 weights each in a few hundred bytes
+    write("twmx", "huge_experts_small_file.bin", twmx(cfg=big, moe=[1024, 2, 0, 1]), "FORMAT", "truncated")
+    write("twmx", "n_params_wrong.bin", twmx(n_params=11), "FORMAT", "n_params")
+    swapped = list(TWMX_PARAMS)
+    swapped[8], swapped[9] = swapped[9], swapped[8]
+    write("twmx", "experts_out_of_order.bin", twmx(params=swapped), "FORMAT", "layers.0.moe.gate")
+    reshaped = list(TWMX_PARAMS)
+    reshaped[7] = ("layers.0.moe.router", (1, 4))
+    write("twmx", "router_wrong_shape.bin", twmx(params=reshaped), "FORMAT", "layers.0.moe.router")
+    dense = TW_PARAMS
+    write("twmx", "dense_tensors.bin", twmx(params=dense, n_params=len(TWMX_PARAMS)), "FORMAT", "layers.0.moe.router")
+    nan = bytearray(good)
+    off = TWMX_HEAD + sum(60 + 4 * s[0] * (s[1] if len(s) > 1 else 1) for _, s in TWMX_PARAMS[:7]) + 60
+    nan[off:off + 4] = struct.pack("<f", float("nan"))
+    write("twmx", "nan_router_weight.bin", bytes(nan), "FORMAT", "nan")
+
+
 SPECIAL = (("@directory", "directory"), ("@fifo", "FIFO"),
            ("@/dev/null", "device"), ("@/dev/zero", "device"))
 
 
 def make_special():
     for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens", "lora",
-                 "hfjson", "gpt2"):
+                 "hfjson", "gpt2", "twmx"):
         for name, word in SPECIAL:
             manifest.append((kind, name, "IO", word, "512" if kind == "tokenizer" else "-"))
 
@@ -850,7 +923,7 @@ def main():
     if not os.path.isdir("lib") or not os.path.isdir("tests"):
         sys.exit("make_corpus.py: run from the top of the checkout (make corpus)")
     shutil.rmtree(OUT, ignore_errors=True)
-    for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens", "lora"):
+    for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens", "lora", "twmx"):
         os.makedirs(os.path.join(OUT, kind))
     for target in ("npy", "json", "llama2c", "tokenizer", "encode", "q8file", "lora", "mask", "hfjson",
                    "gpt2") + KERNEL_TARGETS:
@@ -872,6 +945,7 @@ def main():
     make_gpt2()
     make_special()
     make_kernel_seeds()
+    make_twmx()
     with open(os.path.join(OUT, "MANIFEST.tsv"), "w") as f:
         f.write("# reader\tfile (under data/corrupt/)\texpected status\tword the message contains (- any)\tvocab size (tokenizer)\n")
         for row in manifest:

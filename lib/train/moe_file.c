@@ -1,0 +1,165 @@
+// moe_file.c: the TWMX model file of models with experts (format in moe_file.h). The dense
+// part of the header and the parameter records are TWMODEL's (train/checkpoint.c).
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include "train/moe_file.h"
+#include "train/checkpoint.h"
+#include "formats/atomic_file.h"
+#include "formats/regular_file.h"
+
+enum { N_DENSE = 20, N_MOE = 4, STYLE_BYTES = 16 };
+
+static int host_is_little_endian(void) {
+    const uint32_t one = 1;
+    unsigned char b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+static int write_record(FILE *f, const tw_model *m) {
+    const tw_block_config *b = &m->cfg.block;
+    const int32_t version = TW_MOE_FILE_VERSION;
+    int32_t dense[N_DENSE];
+    tw_checkpoint_config_to_ints(dense, &m->cfg);
+    const float fl[3] = { b->attn.rope_theta, b->attn.norm_eps, b->norm_eps };
+    char style[STYLE_BYTES] = { 0 };
+    const char *sname = m->cfg.style ? m->cfg.style : "custom";
+    for (int i = 0; i < STYLE_BYTES - 1 && sname[i]; i++) style[i] = sname[i];
+    const int32_t moe[N_MOE] = { b->moe_experts, b->moe_top_k, b->moe_shared, b->moe_norm_topk };
+    const int32_t n_params = m->n_params;
+    return fwrite(TW_MOE_FILE_MAGIC, 4, 1, f) == 1 && fwrite(&version, 4, 1, f) == 1 &&
+           fwrite(dense, sizeof dense, 1, f) == 1 && fwrite(fl, sizeof fl, 1, f) == 1 &&
+           fwrite(style, STYLE_BYTES, 1, f) == 1 && fwrite(moe, sizeof moe, 1, f) == 1 &&
+           fwrite(&n_params, 4, 1, f) == 1 && tw_checkpoint_write_params(f, m);
+}
+
+tw_status tw_moe_file_write(const char *path, const tw_model *m, char *err, size_t err_len) {
+    if (m->cfg.block.moe_experts < 1) {
+        tw_set_err(err, err_len, "%s: the model has no experts: write it as TWMODEL or llama2.c", path);
+        return TW_ERR_ARG;
+    }
+    if (!host_is_little_endian()) {
+        tw_set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
+        return TW_ERR_IO;
+    }
+    tw_atomic_file af;
+    if (tw_atomic_open(&af, path, "wb") != TW_OK) {
+        tw_set_err(err, err_len, "%s: cannot create: %s", path, strerror(errno));
+        return TW_ERR_IO;
+    }
+    if (tw_atomic_commit(&af, write_record(af.f, m)) != TW_OK) {
+        tw_set_err(err, err_len, "%s: write failed: %s", path, strerror(errno));
+        return TW_ERR_IO;
+    }
+    return TW_OK;
+}
+
+// The four expert fields, each against its range; then the whole configuration.
+static tw_status moe_from_ints(tw_model_config *c, char *why, size_t why_len, const int32_t v[N_MOE]) {
+    static const char *const names[N_MOE] = { "n_experts", "top_k", "n_shared", "norm_topk_prob" };
+    const int32_t lo[N_MOE] = { 1, 1, 0, 0 };
+    const int32_t hi[N_MOE] = { TW_MOE_FILE_MAX_EXPERTS, v[0] >= 1 ? v[0] : 1,
+                                TW_MOE_FILE_MAX_SHARED, 1 };
+    for (int i = 0; i < N_MOE; i++)
+        if (v[i] < lo[i] || v[i] > hi[i]) {
+            tw_set_err(why, why_len, "moe field %s = %d is out of range [%d, %d]%s", names[i],
+                       (int)v[i], (int)lo[i], (int)hi[i], i == 1 ? " (top_k <= n_experts)" : "");
+            return TW_ERR_FORMAT;
+        }
+    c->block.moe_experts = v[0];
+    c->block.moe_top_k = v[1];
+    c->block.moe_shared = v[2];
+    c->block.moe_norm_topk = v[3];
+    if (tw_model_config_check(c) != TW_OK) {
+        tw_set_err(why, why_len, "the config describes no valid model with experts (their FFN must "
+                   "be SwiGLU, ffn=1)");
+        return TW_ERR_FORMAT;
+    }
+    return TW_OK;
+}
+
+static tw_status read_record(tw_model *m, FILE *f, long long left, const char *path, char *err,
+                             size_t err_len) {
+    char magic[4], style[STYLE_BYTES];
+    int32_t version, dense[N_DENSE], moe[N_MOE], n_params;
+    float fl[3];
+    const long long head = 4 + 4 + sizeof dense + sizeof fl + STYLE_BYTES + sizeof moe + 4;
+    if (left < head || fread(magic, 4, 1, f) != 1 || fread(&version, 4, 1, f) != 1 ||
+        fread(dense, sizeof dense, 1, f) != 1 || fread(fl, sizeof fl, 1, f) != 1 ||
+        fread(style, STYLE_BYTES, 1, f) != 1 || fread(moe, sizeof moe, 1, f) != 1 ||
+        fread(&n_params, 4, 1, f) != 1) {
+        tw_set_err(err, err_len, "%s: truncated: shorter than the %lld-byte TWMX header", path, head);
+        return TW_ERR_FORMAT;
+    }
+    left -= head;
+    if (memcmp(magic, TW_MOE_FILE_MAGIC, 4) != 0) {
+        tw_set_err(err, err_len, "%s: bad magic: not a TWMX model file", path);
+        return TW_ERR_FORMAT;
+    }
+    if (version != TW_MOE_FILE_VERSION) {
+        tw_set_err(err, err_len, "%s: TWMX version %d, but this build reads version %d", path,
+                   (int)version, TW_MOE_FILE_VERSION);
+        return TW_ERR_FORMAT;
+    }
+    tw_model_config c;
+    char why[160] = "";
+    tw_status st = tw_checkpoint_config_from_ints(&c, why, sizeof why, dense, fl, style);
+    if (st == TW_OK) st = moe_from_ints(&c, why, sizeof why, moe);
+    if (st != TW_OK) {
+        tw_set_err(err, err_len, "%s: %s", path, why);
+        return st;
+    }
+    // The exact size, before anything is allocated: each parameter is 60 bytes of name and shape
+    // and 4 per float (tw_model_config_floats counts without allocating; -1 if too big).
+    const long floats = tw_model_config_floats(&c);
+    if (floats < 0 || (long long)floats > left / 4) {
+        tw_set_err(err, err_len, "%s: truncated: the config needs %ld weights, the file holds fewer "
+                   "than %lld", path, floats, left / 4);
+        return TW_ERR_FORMAT;
+    }
+    st = tw_model_init(m, &c);
+    if (st != TW_OK) {
+        tw_set_err(err, err_len, "%s: cannot build the model: %s", path, tw_status_str(st));
+        return st;
+    }
+    if (n_params != m->n_params) {
+        tw_set_err(err, err_len, "%s: n_params is %d but the config has %d parameters", path,
+                   (int)n_params, m->n_params);
+        tw_model_free(m);
+        return TW_ERR_FORMAT;
+    }
+    st = tw_checkpoint_read_params(m, f, &left, path, err, err_len);
+    if (st == TW_OK && left != 0) {
+        tw_set_err(err, err_len, "%s: %lld extra bytes after the last parameter", path, left);
+        tw_model_free(m);
+        st = TW_ERR_FORMAT;
+    }
+    return st;
+}
+
+tw_status tw_moe_file_load(tw_model *m, const char *path, char *err, size_t err_len) {
+    memset(m, 0, sizeof *m);
+    if (!host_is_little_endian()) {
+        tw_set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
+        return TW_ERR_FORMAT;
+    }
+    long long left = 0;
+    FILE *f = tw_regular_file_open_measured(&left, err, err_len, path, "a TWMX model file (.bin)",
+                                            "cannot open");
+    if (f == NULL) return TW_ERR_IO;
+    tw_status st = read_record(m, f, left, path, err, err_len);
+    fclose(f);
+    if (st != TW_OK) memset(m, 0, sizeof *m);
+    return st;
+}
+
+int tw_moe_file_is_moe(const char *path) {
+    char magic[4];
+    FILE *f;
+    if (tw_regular_file_open(&f, NULL, 0, path, "a TWMX model file") != TW_FILE_OK) return 0;
+    const int moe = fread(magic, 4, 1, f) == 1 && memcmp(magic, TW_MOE_FILE_MAGIC, 4) == 0;
+    fclose(f);
+    return moe;
+}
