@@ -298,6 +298,10 @@ static void evaluate(const char *when, const grpo_options *o, const tw_tokenizer
             if (pl < 0 || tw_grpo_sample(&len, tk, pl, T_max, cs, m, &sp) != TW_OK) die_data("--grpo-eval: sampling failed");
             decode(text, 8192, tok, tk, pl, len);
             reward += reward_of(o, text);
+            if (k == 0) {   // the first completion of each prompt, on one line
+                for (char *c = text; *c; c++) if (*c == '\n') *c = ' ';
+                printf("grpo-eval %s: prompt %d: %s\n", when, p, text);
+            }
             if (tw_model_forward(s, m, tk, len, 0) != TW_OK ||
                 tw_completion_logprobs(lp, s->logits, tk, len, m->cfg.vocab, pl, o->g.tau) != TW_OK ||
                 tw_model_forward(rs, ref, tk, len, 0) != TW_OK ||
@@ -406,6 +410,7 @@ int train_grpo_main(int argc, char **argv) {
     if (o.eval) evaluate("before", &o, &tok, &cs, &m, &t.s, &rs, &ref, T_max);
 
     const double t0 = now_seconds();
+    const clock_t c0 = clock();
     for (long s = 0; s < o.c.steps; s++) {
         if (o.replay) {
             memset(b.tokens, 0, (size_t)n * T_max * sizeof(int));
@@ -437,6 +442,8 @@ int train_grpo_main(int argc, char **argv) {
                (double)st.gnorm, now_seconds() - t0);
         fflush(stdout);
     }
+    printf("train: %d steps in %.1f s (%.1f s of CPU time on one thread)\n", o.c.steps, now_seconds() - t0,
+           (double)(clock() - c0) / CLOCKS_PER_SEC);
     if (o.eval) evaluate("after", &o, &tok, &cs, &m, &t.s, &rs, &ref, T_max);
     if (o.dump) write_dump(o.dump, dump_tk, dump_pl, dump_ln, dump_rw, o.c.steps, n, T_max);
     int rc = 0;
