@@ -17,6 +17,7 @@
 #include "train/checkpoint.h"
 #include "train/forward_backward.h"
 #include "train/grpo.h"
+#include "train/grpo_replay.h"
 #include "train/loss.h"
 #include "train/reward.h"
 
@@ -280,17 +281,18 @@ START_TEST(ten_grpo_steps_match_pytorch)
                                 hp[H_BETA1], hp[H_BETA2], hp[H_EPS], hp[H_CLIP] };
     const tw_grpo_config gc = { (int)hp[H_G], hp[H_CLIP_EPS], hp[H_BETA], hp[H_TAU], hp[H_EPS_ADV] };
     tw_npy_free(&h);
-    tw_npy tk = tt_load("grpo/train/samples/tokens", -1), pl = tt_load("grpo/train/samples/prompt_len", -1),
-           ln = tt_load("grpo/train/samples/len", -1), rw = tt_load("grpo/train/samples/rewards", -1);
-    const int n = (int)tk.shape[1], T_max = (int)tk.shape[2];
+    tw_grpo_replay rp;
+    ck_assert_msg(tw_grpo_replay_read(&rp, "data/golden/grpo/train/samples", 2 * gc.G, m.cfg.vocab, m.cfg.max_seq,
+                                      err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_int_eq(rp.steps, 10);
+    const int n = rp.n, T_max = rp.T_max;
     tw_trainer t;
     tw_model_state rs;
     ck_assert_int_eq(tw_trainer_init(&t, &m, T_max), TW_OK);
     ck_assert_int_eq(tw_model_state_init(&rs, &ref, T_max, 0), TW_OK);
     float loss[10], kl[10], gnorm[10];
     for (int s = 0; s < 10; s++) {
-        const tw_grpo_batch b = { n, T_max, (int *)tk.data + (size_t)s * n * T_max, (int *)pl.data + s * n,
-                                  (int *)ln.data + s * n, (float *)rw.data + s * n };
+        const tw_grpo_batch b = tw_grpo_replay_batch(&rp, s);
         tw_grpo_stats st;
         ck_assert_int_eq(tw_grpo_train_step(&st, &t, &m, &rs, &ref, &b, &gc, &c), TW_OK);
         loss[s] = st.loss; kl[s] = st.kl; gnorm[s] = st.gnorm;
@@ -300,10 +302,11 @@ START_TEST(ten_grpo_steps_match_pytorch)
     check_losses(loss, kl, gnorm);
     check_weights(&m);
     // A batch that does not split into groups of G, or a completion of no token: refused.
-    tw_grpo_batch bad = { n - 1, T_max, tk.data, pl.data, ln.data, rw.data };
+    tw_grpo_batch bad = tw_grpo_replay_batch(&rp, 0);
+    bad.n = n - 1;
     tw_grpo_stats st;
     ck_assert_int_eq(tw_grpo_train_step(&st, &t, &m, &rs, &ref, &bad, &gc, &c), TW_ERR_ARG);
-    tw_npy_free(&tk); tw_npy_free(&pl); tw_npy_free(&ln); tw_npy_free(&rw);
+    tw_grpo_replay_free(&rp);
     tw_model_state_free(&rs);
     tw_trainer_free(&t);
     tw_model_free(&ref);
@@ -401,6 +404,68 @@ START_TEST(rewards_count_whole_words)
 }
 END_TEST
 
+// A replay folder written here: one step of 2 samples of 4 tokens, then one file spoiled.
+static void write_folder(const char *dir, int spoil) {
+    char path[256];
+    const int32_t tk[8] = { 1, 5, 6, 0, 1, 7, 8, 9 };
+    int32_t pl[2] = { 1, 2 }, ln[2] = { 3, 4 };
+    float rw[2] = { 1.0f, 0.0f };
+    const long s3[3] = { 1, 2, 4 }, s2[2] = { 1, 2 }, s1[1] = { 2 };
+    if (spoil == 1) pl[1] = 4;              // prompt as long as its sample: no completion
+    if (spoil == 2) ln[0] = 5;              // longer than the row
+    if (spoil == 3) rw[1] = NAN;
+    tt_mkdir_p(dir);
+    snprintf(path, sizeof path, "%s/tokens.npy", dir);
+    ck_assert_int_eq(tw_npy_write_i32(path, tk, s3, spoil == 4 ? 2 : 3), TW_OK);   // 4: a (1, 2) token array
+    snprintf(path, sizeof path, "%s/prompt_len.npy", dir);
+    ck_assert_int_eq(tw_npy_write_i32(path, pl, spoil == 5 ? s1 : s2, spoil == 5 ? 1 : 2), TW_OK);
+    snprintf(path, sizeof path, "%s/len.npy", dir);
+    ck_assert_int_eq(tw_npy_write_i32(path, ln, s2, 2), TW_OK);
+    snprintf(path, sizeof path, "%s/rewards.npy", dir);
+    if (spoil == 6) ck_assert_int_eq(tw_npy_write_i32(path, ln, s2, 2), TW_OK);   // int32 rewards
+    else ck_assert_int_eq(tw_npy_write_f32(path, rw, s2, 2), TW_OK);
+    if (spoil == 7) {   // truncated rewards.npy
+        long n;
+        unsigned char *b = tt_read_file(path, &n);
+        FILE *f = fopen(path, "wb");
+        ck_assert(f && fwrite(b, 1, (size_t)n - 3, f) == (size_t)n - 3 && fclose(f) == 0);
+        free(b);
+    }
+    if (spoil == 8) { snprintf(path, sizeof path, "%s/len.npy", dir); remove(path); }
+}
+
+START_TEST(replay_reader_refuses_bad_folders)
+{
+    const struct { int spoil; tw_status status; const char *says; } cases[] = {
+        { 1, TW_ERR_FORMAT, "1 <= prompt < length" }, { 2, TW_ERR_FORMAT, "1 <= prompt < length" },
+        { 3, TW_ERR_FORMAT, "not finite" }, { 4, TW_ERR_FORMAT, "tokens.npy: shape" },
+        { 5, TW_ERR_FORMAT, "prompt_len.npy: shape" }, { 6, TW_ERR_FORMAT, "expected float32" },
+        { 7, TW_ERR_FORMAT, "rewards.npy" }, { 8, TW_ERR_IO, "len.npy" },
+    };
+    char dir[64], err[512];
+    tw_grpo_replay r;
+    write_folder("out/test_grpo/folder0", 0);
+    ck_assert_msg(tw_grpo_replay_read(&r, "out/test_grpo/folder0", 2, 65, 16, err, sizeof err) == TW_OK, "%s", err);
+    const tw_grpo_batch b = tw_grpo_replay_batch(&r, 0);
+    ck_assert(b.n == 2 && b.T_max == 4 && b.tokens[5] == 7 && b.prompt_len[1] == 2 && b.len[1] == 4 && b.rewards[0] == 1.0f);
+    tw_grpo_replay_free(&r);
+    // The same good folder for another n, a smaller vocabulary or context: refused.
+    ck_assert_int_eq(tw_grpo_replay_read(&r, "out/test_grpo/folder0", 3, 65, 16, err, sizeof err), TW_ERR_FORMAT);
+    ck_assert_int_eq(tw_grpo_replay_read(&r, "out/test_grpo/folder0", 2, 9, 16, err, sizeof err), TW_ERR_FORMAT);
+    ck_assert(strstr(err, "vocabulary") != NULL);
+    ck_assert_int_eq(tw_grpo_replay_read(&r, "out/test_grpo/folder0", 2, 65, 3, err, sizeof err), TW_ERR_FORMAT);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(dir, sizeof dir, "out/test_grpo/folder%d", cases[i].spoil);
+        write_folder(dir, cases[i].spoil);
+        err[0] = '\0';
+        const tw_status st = tw_grpo_replay_read(&r, dir, 2, 65, 16, err, sizeof err);
+        ck_assert_msg(st == cases[i].status && strstr(err, dir) && strstr(err, cases[i].says) && !strchr(err, '\n'),
+                      "spoil %d: status %d, err '%s'", cases[i].spoil, st, err);
+        ck_assert(r.tokens.data == NULL && r.rewards.data == NULL);
+    }
+}
+END_TEST
+
 START_TEST(train_grpo_refuses_bad_flags_and_replays)
 {
     tt_mkdir_p("out/test_grpo/badrep");
@@ -449,6 +514,7 @@ Suite *suite_grpo(void) {
     tcase_add_test(tc, train_grpo_replay_prints_pytorch_losses);
     tcase_add_test(tc, sampling_is_reproducible_and_its_dump_replays_exactly);
     tcase_add_test(tc, rewards_count_whole_words);
+    tcase_add_test(tc, replay_reader_refuses_bad_folders);
     tcase_add_test(tc, train_grpo_refuses_bad_flags_and_replays);
     suite_add_tcase(s, tc);
     return s;

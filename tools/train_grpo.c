@@ -31,6 +31,7 @@
 #include "tokenize/tokenizer.h"
 #include "train/checkpoint.h"
 #include "train/grpo.h"
+#include "train/grpo_replay.h"
 #include "train/reward.h"
 #include "train/step.h"
 
@@ -213,52 +214,7 @@ static float reward_of(const grpo_options *o, const char *text) {
     }
 }
 
-// ---- samples: drawn, or replayed from .npy files ----
-
-typedef struct {
-    tw_npy tokens, prompt_len, len, rewards;   // (steps, n, T_max) and (steps, n) each
-    long steps;
-} replay_set;
-
-static void read_npy(tw_npy *a, const char *dir, const char *name, tw_npy_dtype dtype) {
-    char path[4200], err[512];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    if (tw_npy_read(a, path, err, sizeof err) != TW_OK) die_data("--grpo-replay %s: %s", path, err);
-    if (a->dtype != dtype)
-        die_data("--grpo-replay %s: holds %s, expected %s", path, a->dtype == TW_NPY_F32 ? "float32" : "int32",
-                 dtype == TW_NPY_F32 ? "float32" : "int32");
-}
-
-// Reads and checks a replay folder against the model and the flags.
-static void read_replay(replay_set *r, const char *dir, const tw_model *m, int n) {
-    read_npy(&r->tokens, dir, "tokens.npy", TW_NPY_I32);
-    read_npy(&r->prompt_len, dir, "prompt_len.npy", TW_NPY_I32);
-    read_npy(&r->len, dir, "len.npy", TW_NPY_I32);
-    read_npy(&r->rewards, dir, "rewards.npy", TW_NPY_F32);
-    if (r->tokens.ndim != 3 || r->tokens.shape[1] != n)
-        die_data("--grpo-replay %s/tokens.npy: shape must be (steps, %d, T) for --grpo-prompts x --grpo-group = %d", dir, n, n);
-    r->steps = r->tokens.shape[0];
-    const long T_max = r->tokens.shape[2];
-    if (T_max < 2 || T_max > m->cfg.max_seq)
-        die_data("--grpo-replay %s/tokens.npy: sequences of %ld tokens; the model's context is %d", dir, T_max, m->cfg.max_seq);
-    const tw_npy *two[] = { &r->prompt_len, &r->len, &r->rewards };
-    const char *names[] = { "prompt_len.npy", "len.npy", "rewards.npy" };
-    for (int k = 0; k < 3; k++)
-        if (two[k]->ndim != 2 || two[k]->shape[0] != r->steps || two[k]->shape[1] != n)
-            die_data("--grpo-replay %s/%s: shape must be (%ld, %d), as tokens.npy's first two", dir, names[k], r->steps, n);
-    const int32_t *tk = r->tokens.data, *pl = r->prompt_len.data, *ln = r->len.data;
-    const float *rw = r->rewards.data;
-    for (long i = 0; i < r->steps * n; i++) {
-        if (pl[i] < 1 || pl[i] >= ln[i] || ln[i] > T_max)
-            die_data("--grpo-replay %s: sample %ld: prompt length %d and length %d must satisfy 1 <= prompt < length <= %ld",
-                     dir, i, pl[i], ln[i], T_max);
-        if (!isfinite(rw[i])) die_data("--grpo-replay %s/rewards.npy: reward %ld is not finite", dir, i);
-        for (long t = 0; t < ln[i]; t++)
-            if (tk[i * T_max + t] < 0 || tk[i * T_max + t] >= m->cfg.vocab)
-                die_data("--grpo-replay %s/tokens.npy: sample %ld has token %d, outside the model's vocabulary of %d",
-                         dir, i, tk[i * T_max + t], m->cfg.vocab);
-    }
-}
+// ---- samples ----
 
 // Samples batch b's n = P x G completions for step s and scores them.
 static void sample_batch(tw_grpo_batch *b, long s, const grpo_options *o, const tw_tokenizer *tok,
@@ -359,12 +315,13 @@ int train_grpo_main(int argc, char **argv) {
     if (o.tokenizer && tw_tokenizer_load(&tok, o.tokenizer, m.cfg.vocab, err, sizeof err) != TW_OK)
         die_data("-z %s", err);
     const int n = o.prompts * o.g.G;
-    replay_set rp;
+    tw_grpo_replay rp;
     memset(&rp, 0, sizeof rp);
     int T_max = m.cfg.max_seq;
     if (o.replay) {
-        read_replay(&rp, o.replay, &m, n);
-        T_max = (int)rp.tokens.shape[2];
+        if (tw_grpo_replay_read(&rp, o.replay, n, m.cfg.vocab, m.cfg.max_seq, err, sizeof err) != TW_OK)
+            die_data("--grpo-replay %s", err);
+        T_max = rp.T_max;
         if (o.c.steps > rp.steps) die_usage("--steps %d: --grpo-replay %s holds %ld steps", o.c.steps, o.replay, rp.steps);
     } else {
         int longest = 0, buf[512];
@@ -413,13 +370,11 @@ int train_grpo_main(int argc, char **argv) {
     const clock_t c0 = clock();
     for (long s = 0; s < o.c.steps; s++) {
         if (o.replay) {
-            memset(b.tokens, 0, (size_t)n * T_max * sizeof(int));
-            for (long i = 0; i < (long)n * T_max; i++) b.tokens[i] = ((const int32_t *)rp.tokens.data)[s * n * T_max + i];
-            for (int i = 0; i < n; i++) {
-                b.prompt_len[i] = ((const int32_t *)rp.prompt_len.data)[s * n + i];
-                b.len[i] = ((const int32_t *)rp.len.data)[s * n + i];
-                b.rewards[i] = ((const float *)rp.rewards.data)[s * n + i];
-            }
+            const tw_grpo_batch r = tw_grpo_replay_batch(&rp, s);
+            memcpy(b.tokens, r.tokens, (size_t)n * T_max * sizeof(int));
+            memcpy(b.prompt_len, r.prompt_len, (size_t)n * sizeof(int));
+            memcpy(b.len, r.len, (size_t)n * sizeof(int));
+            memcpy(b.rewards, r.rewards, (size_t)n * sizeof(float));
         } else {
             memset(b.tokens, 0, (size_t)n * T_max * sizeof(int));
             sample_batch(&b, s, &o, &tok, &cs, &m, &sp, text, cap);
@@ -455,7 +410,7 @@ int train_grpo_main(int argc, char **argv) {
     }
     free(dump_tk); free(dump_pl); free(dump_ln); free(dump_rw);
     free(b.tokens); free(b.prompt_len); free(b.len); free(b.rewards); free(text);
-    tw_npy_free(&rp.tokens); tw_npy_free(&rp.prompt_len); tw_npy_free(&rp.len); tw_npy_free(&rp.rewards);
+    tw_grpo_replay_free(&rp);
     tw_sampler_free(&sp);
     tw_model_state_free(&rs);
     tw_model_state_free(&cs);
