@@ -15,6 +15,7 @@
 #include "testrun.h"
 #include "grad_check.h"
 #include "train/checkpoint.h"
+#include "formats/lora_file.h"
 #include "train/forward_backward.h"
 #include "train/grpo.h"
 #include "train/grpo_replay.h"
@@ -247,8 +248,12 @@ enum { H_B, H_T, H_STEPS, H_LR, H_WARMUP, H_MIN_LR, H_WD, H_BETA1, H_BETA2, H_EP
 // arithmetic (terms of order 1/n): absolute 1e-6 plus relative 1e-4. KL and gradient norm
 // relative 1e-4 (float forward passes of 12 tokens; measured ~1e-6); the weights absolute and
 // relative 1e-4 (AdamW moves each by ~lr = 5e-3 a step), as tests/test_train.c.
-static void check_losses(const float *loss, const float *kl, const float *gnorm) {
-    tw_npy L = tt_load("grpo/train/losses", 10), K = tt_load("grpo/train/kls", 10), G = tt_load("grpo/train/gnorms", 10);
+static void check_losses(const char *dir, const float *loss, const float *kl, const float *gnorm) {
+    char rel[3][128];
+    snprintf(rel[0], sizeof rel[0], "grpo/%s/losses", dir);
+    snprintf(rel[1], sizeof rel[1], "grpo/%s/kls", dir);
+    snprintf(rel[2], sizeof rel[2], "grpo/%s/gnorms", dir);
+    tw_npy L = tt_load(rel[0], 10), K = tt_load(rel[1], 10), G = tt_load(rel[2], 10);
     const float *wl = L.data, *wk = K.data, *wg = G.data;
     for (int s = 0; s < 10; s++) {
         ck_assert_msg(fabs(loss[s] - wl[s]) <= 1e-6 + 1e-4 * fabs(wl[s]), "step %d: loss %.7g, PyTorch %.7g", s + 1, (double)loss[s], (double)wl[s]);
@@ -299,7 +304,7 @@ START_TEST(ten_grpo_steps_match_pytorch)
         // Step 3's first group has equal rewards (gen_grpo.py): half the groups carry a signal.
         if (s == 2) ck_assert(st.signal == 0.5f);
     }
-    check_losses(loss, kl, gnorm);
+    check_losses("train", loss, kl, gnorm);
     check_weights(&m);
     // A batch that does not split into groups of G, or a completion of no token: refused.
     tw_grpo_batch bad = tw_grpo_replay_batch(&rp, 0);
@@ -340,12 +345,91 @@ START_TEST(train_grpo_replay_prints_pytorch_losses)
     float loss[10], kl[10];
     ck_assert_int_eq(parse_steps(r.out, loss, kl, 10), 10);
     // Six printed digits: the library test's tolerances hold (1e-6 absolute covers the loss's 0).
-    check_losses(loss, kl, NULL);
+    check_losses("train", loss, kl, NULL);
     tt_run_free(&r);
     char err[512];
     tw_model m;
     ck_assert_msg(tw_model_load_file(&m, "out/test_grpo/replay.bin", err, sizeof err) == TW_OK, "%s", err);
     check_weights(&m);
+    tw_model_free(&m);
+}
+END_TEST
+
+// The adapters after ten LoRA updates against PyTorch's final.lora: absolute and relative 1e-4
+// (AdamW moves each by ~lr = 5e-3 a step), as tests/test_lora.c.
+static void check_adapters(const tw_lora_set *ad, const tw_model_config *c) {
+    char err[512];
+    tw_lora_set want;
+    ck_assert_msg(tw_lora_file_load(&want, "data/golden/grpo/lora/final.lora", c, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_int_eq(want.n_floats, ad->n_floats);
+    ck_assert_allclose(ad->memory, want.memory, ad->n_floats, 1e-4, 1e-4);
+    tw_lora_set_free(&want);
+}
+
+START_TEST(ten_grpo_lora_steps_match_pytorch)
+{
+    char err[512];
+    tw_model m, base;
+    ck_assert_msg(tw_model_load_file(&m, "data/golden/train/llama/init.bin", err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_msg(tw_model_load_file(&base, "data/golden/train/llama/init.bin", err, sizeof err) == TW_OK, "%s", err);
+    tw_npy h = tt_load("grpo/train/hparams", N_H);
+    const float *hp = h.data;
+    const tw_train_config c = { 0, 0, (int)hp[H_STEPS], (int)hp[H_WARMUP], hp[H_LR], hp[H_MIN_LR], hp[H_WD],
+                                hp[H_BETA1], hp[H_BETA2], hp[H_EPS], hp[H_CLIP] };
+    const tw_grpo_config gc = { (int)hp[H_G], hp[H_CLIP_EPS], hp[H_BETA], hp[H_TAU], hp[H_EPS_ADV] };
+    tw_npy_free(&h);
+    tw_lora_set ad;
+    ck_assert_msg(tw_lora_file_load(&ad, "data/golden/lora/train/llama/init.lora", &base.cfg, err, sizeof err) == TW_OK, "%s", err);
+    tw_grpo_replay rp;
+    ck_assert_msg(tw_grpo_replay_read(&rp, "data/golden/grpo/train/samples", 2 * gc.G, m.cfg.vocab, m.cfg.max_seq,
+                                      err, sizeof err) == TW_OK, "%s", err);
+    float *before = malloc((size_t)base.n_floats * sizeof(float));
+    memcpy(before, base.memory, (size_t)base.n_floats * sizeof(float));
+    tw_trainer t;
+    tw_lora_trainer lt;
+    tw_model_state rs;
+    ck_assert_int_eq(tw_trainer_init(&t, &m, rp.T_max), TW_OK);
+    ck_assert_int_eq(tw_lora_trainer_init(&lt, &ad, &base.cfg), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&rs, &base, rp.T_max, 0), TW_OK);
+    float loss[10], kl[10], gnorm[10];
+    for (int s = 0; s < 10; s++) {
+        const tw_grpo_batch b = tw_grpo_replay_batch(&rp, s);
+        tw_grpo_stats st;
+        ck_assert_int_eq(tw_grpo_lora_train_step(&st, &lt, &t, &m, &base, &ad, &rs, &base, &b, &gc, &c), TW_OK);
+        loss[s] = st.loss; kl[s] = st.kl; gnorm[s] = st.gnorm;
+    }
+    check_losses("lora", loss, kl, gnorm);
+    check_adapters(&ad, &base.cfg);
+    // The base (and reference) is only read: not one bit of it moved.
+    ck_assert(memcmp(before, base.memory, (size_t)base.n_floats * sizeof(float)) == 0);
+    free(before);
+    tw_grpo_replay_free(&rp);
+    tw_model_state_free(&rs);
+    tw_lora_trainer_free(&lt);
+    tw_trainer_free(&t);
+    tw_lora_set_free(&ad);
+    tw_model_free(&base);
+    tw_model_free(&m);
+}
+END_TEST
+
+START_TEST(train_grpo_lora_replay_matches_pytorch)
+{
+    tt_mkdir_p("out/test_grpo");
+    run_result r = tt_run("./train --init data/golden/train/llama/init.bin --grpo-replay data/golden/grpo/train/samples "
+                          "--lora-init data/golden/lora/train/llama/init.lora " REPLAY_FLAGS " --out out/test_grpo/lora.lora");
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    float loss[10], kl[10];
+    ck_assert_int_eq(parse_steps(r.out, loss, kl, 10), 10);
+    check_losses("lora", loss, kl, NULL);
+    tt_run_free(&r);
+    char err[512];
+    tw_model m;
+    ck_assert_msg(tw_model_load_file(&m, "data/golden/train/llama/init.bin", err, sizeof err) == TW_OK, "%s", err);
+    tw_lora_set ad;
+    ck_assert_msg(tw_lora_file_load(&ad, "out/test_grpo/lora.lora", &m.cfg, err, sizeof err) == TW_OK, "%s", err);
+    check_adapters(&ad, &m.cfg);
+    tw_lora_set_free(&ad);
     tw_model_free(&m);
 }
 END_TEST
@@ -477,6 +561,8 @@ START_TEST(train_grpo_refuses_bad_flags_and_replays)
         { "./train --grpo --init data/models/stories260K.bin -z data/models/tok512.bin --reward length --reward-word cat", 2, "--reward-word" },
         { "./train --grpo --init data/models/stories260K.bin -z data/models/tok512.bin --batch 3", 2, "--batch" },
         { "./train --grpo --init data/models/stories260K.bin -z data/models/tok512.bin --out data/models/stories260K.bin", 2, "--out" },
+        { "./train --grpo --init data/models/stories260K.bin -z data/models/tok512.bin --lora-alpha 2", 2, "--lora" },
+        { "./train --grpo --init data/models/stories260K.bin -z data/models/tok512.bin --lora-init data/golden/lora/train/llama/init.lora", 1, "--lora-init" },
         { "./train --grpo --init data/golden/train/llama/init.bin --grpo-replay out/test_grpo/none", 1, "tokens.npy" },
         { "./train --grpo --init data/golden/train/llama/init.bin --grpo-replay data/golden/grpo/train/samples --grpo-group 4", 1, "(steps, 8, T)" },
         { "./train --grpo --init data/golden/train/llama/init.bin --grpo-replay data/golden/grpo/train/samples --grpo-group 3 --steps 11", 2, "holds 10 steps" },
@@ -512,6 +598,8 @@ Suite *suite_grpo(void) {
     tcase_add_test(tc, beta_zero_one_sample_is_the_policy_gradient);
     tcase_add_test(tc, ten_grpo_steps_match_pytorch);
     tcase_add_test(tc, train_grpo_replay_prints_pytorch_losses);
+    tcase_add_test(tc, ten_grpo_lora_steps_match_pytorch);
+    tcase_add_test(tc, train_grpo_lora_replay_matches_pytorch);
     tcase_add_test(tc, sampling_is_reproducible_and_its_dump_replays_exactly);
     tcase_add_test(tc, rewards_count_whole_words);
     tcase_add_test(tc, replay_reader_refuses_bad_folders);

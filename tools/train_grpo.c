@@ -25,6 +25,7 @@
 #include "decode/sampler.h"
 #include "formats/llama2c.h"
 #include "formats/llama2c_write.h"
+#include "formats/lora_file.h"
 #include "formats/npy.h"
 #include "formats/same_file.h"
 #include "simd/simd.h"
@@ -58,7 +59,10 @@ static void usage(FILE *f) {
         "  --grpo-replay DIR    train on such files instead of sampling (no -z needed)\n"
         "optimisation: --steps N (default 20) --lr LR (1e-3) --min-lr LR (= lr) --warmup W (0)\n"
         "  --weight-decay WD (0) --beta1 B1 (0.9) --beta2 B2 (0.95) --eps E (1e-8) --clip NORM (1)\n"
-        "  --seed N (1)   --simd LEVEL   --out FILE.bin (the trained policy)\n");
+        "  --seed N (1)   --simd LEVEL   --out FILE.bin (the trained policy)\n"
+        "LoRA: --lora R (adapters on the frozen --init model, which is also the reference; --out then\n"
+        "  writes the adapters file), --lora-alpha A (default R), --lora-targets LIST (default wq,wv),\n"
+        "  --lora-init FILE (start from these adapters)\n");
 }
 
 static void die_usage(const char *fmt, ...) {
@@ -84,6 +88,9 @@ static void die_data(const char *fmt, ...) {
 typedef struct {
     const char *init, *tokenizer, *out, *dump, *replay, *simd, *word;
     int reward, reward_length, len, prompts, eval;
+    int lora_r;                                    // 0: no LoRA
+    float lora_alpha;                              // 0: = r
+    const char *lora_targets, *lora_init;
     long long seed;
     tw_grpo_config g;
     tw_train_config c;
@@ -152,6 +159,10 @@ static grpo_options parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--eps"))     o.c.eps = (float)parse_num(a, v, 1e-30, 1.0);
         else if (!strcmp(a, "--clip"))    o.c.clip = (float)parse_num(a, v, 0.0, FLT_MAX);
         else if (!strcmp(a, "--seed"))    o.seed = parse_count(a, v, 0, 2000000000L);
+        else if (!strcmp(a, "--lora"))    o.lora_r = (int)parse_count(a, v, 1, TW_LORA_MAX_R);
+        else if (!strcmp(a, "--lora-alpha")) o.lora_alpha = (float)parse_num(a, v, 1e-6, 1e6);
+        else if (!strcmp(a, "--lora-targets")) o.lora_targets = v;
+        else if (!strcmp(a, "--lora-init")) o.lora_init = v;
         else die_usage("--grpo: unknown or unsupported flag '%s'", a);
     }
     if (!o.init) die_usage("--grpo trains a model: give it with --init FILE.bin");
@@ -162,6 +173,10 @@ static grpo_options parse_args(int argc, char **argv) {
     if (length_given && o.reward != TW_REWARD_LENGTH) die_usage("--reward-length needs --reward length");
     if (o.c.warmup > o.c.steps) die_usage("--warmup: longer than --steps");
     if (o.c.min_lr < 0.0f) o.c.min_lr = o.c.lr;
+    if (!o.lora_r && !o.lora_init && (o.lora_alpha > 0.0f || o.lora_targets))
+        die_usage("--lora-alpha and --lora-targets need --lora R");
+    if (o.lora_init && (o.lora_r || o.lora_alpha > 0.0f || o.lora_targets))
+        die_usage("--lora-init: the file sets r, alpha and the targets; give no --lora, --lora-alpha or --lora-targets");
     return o;
 }
 
@@ -306,11 +321,31 @@ int train_grpo_main(int argc, char **argv) {
     const char *level = tw_simd_init(o.simd);
     if (level == NULL) die_usage("--simd: level '%s' is not available here", o.simd ? o.simd : getenv("TW_SIMD"));
     char err[512] = "";
-    if (o.out && (tw_same_file(o.out, o.init) == 1 || (o.tokenizer && tw_same_file(o.out, o.tokenizer) == 1)))
+    if (o.out && (tw_same_file(o.out, o.init) == 1 || (o.tokenizer && tw_same_file(o.out, o.tokenizer) == 1) ||
+                  (o.lora_init && tw_same_file(o.out, o.lora_init) == 1)))
         die_usage("--out %s: is an input; give another path", o.out);
     tw_model m, ref;
     if (tw_model_load_file(&m, o.init, err, sizeof err) != TW_OK) die_data("--init %s", err);
     if (tw_model_load_file(&ref, o.init, err, sizeof err) != TW_OK) die_data("--init %s", err);
+    // LoRA: ref is the frozen base; m becomes base + adapters (train/lora_step.h).
+    const int lora = o.lora_r || o.lora_init;
+    tw_lora_set ad;
+    memset(&ad, 0, sizeof ad);
+    if (lora) {
+        if (o.lora_init) {
+            if (tw_lora_file_load(&ad, o.lora_init, &ref.cfg, err, sizeof err) != TW_OK) die_data("--lora-init %s", err);
+        } else {
+            int targets[TW_LORA_N_KINDS], n_targets = 0;
+            if (tw_lora_targets_parse(targets, &n_targets, o.lora_targets ? o.lora_targets : "wq,wv", err, sizeof err) != TW_OK)
+                die_usage("--lora-targets: %s", err);
+            const tw_status e = tw_lora_set_init(&ad, &ref.cfg, o.lora_r, o.lora_alpha > 0.0f ? o.lora_alpha : (float)o.lora_r,
+                                                 targets, n_targets);
+            if (e == TW_ERR_SHAPE) die_usage("--lora-targets: the --init model has no w3 (its FFN is not SwiGLU)");
+            if (e != TW_OK) die_data("out of memory for the adapters");
+            tw_lora_set_randomize(&ad, (uint64_t)o.seed);
+        }
+        if (tw_lora_refresh(&m, &ref, &ad) != TW_OK) die_data("--init %s: the adapters do not fit the model", o.init);
+    }
     tw_tokenizer tok = { 0 };
     if (o.tokenizer && tw_tokenizer_load(&tok, o.tokenizer, m.cfg.vocab, err, sizeof err) != TW_OK)
         die_data("-z %s", err);
@@ -333,6 +368,9 @@ int train_grpo_main(int argc, char **argv) {
         if (longest < 1 || longest >= T_max) die_data("--grpo: the prompts do not fit the model's context of %d", m.cfg.max_seq);
     }
     tw_trainer t;
+    tw_lora_trainer lt;
+    memset(&lt, 0, sizeof lt);
+    if (lora && tw_lora_trainer_init(&lt, &ad, &m.cfg) != TW_OK) die_data("out of memory for the adapters' optimizer");
     tw_model_state rs, cs;
     if (tw_trainer_init(&t, &m, T_max) != TW_OK || tw_model_state_init(&rs, &ref, T_max, 0) != TW_OK ||
         tw_model_state_init(&cs, &m, 1 > T_max ? 1 : T_max, T_max) != TW_OK)
@@ -359,6 +397,11 @@ int train_grpo_main(int argc, char **argv) {
            "tokens each; clip %g, beta %g, temperature %g; %s kernels\n", o.init, tw_model_count_params(&m),
            m.cfg.vocab, m.cfg.max_seq, o.prompts, o.g.G, T_max, (double)o.g.eps, (double)o.g.beta,
            (double)o.g.tau, level);
+    if (lora) {
+        printf("train: LoRA r %d, alpha %g on", ad.r, (double)ad.alpha);
+        for (int i = 0; i < ad.n_targets; i++) printf("%s%s", i ? "," : " ", tw_lora_target_name(ad.targets[i]));
+        printf(": %ld trainable parameters; the reference is the base without them\n", ad.n_floats);
+    }
     if (o.replay) printf("train: samples and rewards replayed from %s\n", o.replay);
     else if (o.reward == TW_REWARD_LENGTH) printf("train: reward length: 1 - |words - %d| / %d, at least 0\n", o.reward_length, o.reward_length);
     else printf("train: reward %s '%s'%s\n", o.reward == TW_REWARD_COUNT ? "count of" : "contains", o.word,
@@ -388,7 +431,8 @@ int train_grpo_main(int argc, char **argv) {
             }
         }
         tw_grpo_stats st;
-        const tw_status e = tw_grpo_train_step(&st, &t, &m, &rs, &ref, &b, &o.g, &o.c);
+        const tw_status e = lora ? tw_grpo_lora_train_step(&st, &lt, &t, &m, &ref, &ad, &rs, &ref, &b, &o.g, &o.c)
+                                 : tw_grpo_train_step(&st, &t, &m, &rs, &ref, &b, &o.g, &o.c);
         if (e == TW_ERR_ARG) die_data("step %ld: the loss or the gradient norm is not finite (loss %g, gnorm %g); stopped, nothing written",
                                       s + 1, (double)st.loss, (double)st.gnorm);
         if (e != TW_OK) die_data("step %ld failed: %s", s + 1, tw_status_str(e));
@@ -402,7 +446,10 @@ int train_grpo_main(int argc, char **argv) {
     if (o.eval) evaluate("after", &o, &tok, &cs, &m, &t.s, &rs, &ref, T_max);
     if (o.dump) write_dump(o.dump, dump_tk, dump_pl, dump_ln, dump_rw, o.c.steps, n, T_max);
     int rc = 0;
-    if (o.out) {
+    if (o.out && lora) {
+        if (tw_lora_file_write(o.out, &ad, err, sizeof err) != TW_OK) { fprintf(stderr, "train: --out %s\n", err); rc = 1; }
+        else printf("train: wrote %s (LoRA adapters)\n", o.out);
+    } else if (o.out) {
         const tw_status e = tw_llama2c_can_write(&m, NULL, 0) ? tw_llama2c_write(o.out, &m, err, sizeof err)
                                                               : tw_checkpoint_write(o.out, &m, err, sizeof err);
         if (e != TW_OK) { fprintf(stderr, "train: --out %s\n", err); rc = 1; }
@@ -415,6 +462,8 @@ int train_grpo_main(int argc, char **argv) {
     tw_model_state_free(&rs);
     tw_model_state_free(&cs);
     tw_trainer_free(&t);
+    tw_lora_trainer_free(&lt);
+    tw_lora_set_free(&ad);
     tw_tokenizer_free(&tok);
     tw_model_free(&ref);
     tw_model_free(&m);

@@ -213,3 +213,25 @@ tw_status tw_grpo_train_step(tw_grpo_stats *st, tw_trainer *t, tw_model *m, tw_m
     t->step++;
     return TW_OK;
 }
+
+tw_status tw_grpo_lora_train_step(tw_grpo_stats *st, tw_lora_trainer *lt, tw_trainer *t, tw_model *work,
+                                  const tw_model *base, tw_lora_set *ad, tw_model_state *rs,
+                                  const tw_model *ref, const tw_grpo_batch *b, const tw_grpo_config *gc,
+                                  const tw_train_config *c) {
+    memset(st, 0, sizeof *st);
+    tw_status e = tw_lora_refresh(work, base, ad);
+    if (e != TW_OK) return e;
+    tw_model_grads_zero(&t->g);
+    e = tw_grpo_forward_backward(st, &t->g, &t->ds, &t->s, work, rs, ref, b, gc);
+    st->lr = tw_lr_schedule((int)lt->step, c->lr, c->min_lr, c->warmup, c->steps);
+    if (e != TW_OK) return e;
+    tw_lora_adapter_grads(&lt->g, t, work, ad);
+    float *grads[1] = { lt->g.memory };
+    const long counts[1] = { lt->g.n_floats };
+    st->gnorm = tw_clip_grad_norm(grads, counts, 1, c->clip);
+    if (!isfinite(st->loss) || !isfinite(st->gnorm)) return TW_ERR_ARG;
+    const tw_adamw_hparams hp = { st->lr, c->beta1, c->beta2, c->eps, c->weight_decay };
+    tw_adamw_step(ad->memory, lt->adam_m, lt->adam_v, lt->g.memory, ad->n_floats, (int)lt->step + 1, &hp);
+    t->step = ++lt->step;
+    return tw_lora_refresh(work, base, ad);
+}

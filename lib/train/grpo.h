@@ -26,6 +26,7 @@
 #include "decode/sampler.h"
 #include "nn/model.h"
 #include "train/step.h"
+#include "train/lora_step.h"
 
 // The advantages of n_groups groups of G rewards each (group g is rewards[g*G .. g*G + G)).
 //   adv, rewards: (n_groups * G); may alias   eps_adv >= 0
@@ -111,5 +112,15 @@ tw_status tw_grpo_forward_backward(tw_grpo_stats *st, tw_model_grads *g, tw_mode
 tw_status tw_grpo_train_step(tw_grpo_stats *st, tw_trainer *t, tw_model *m, tw_model_state *rs,
                              const tw_model *ref, const tw_grpo_batch *b, const tw_grpo_config *gc,
                              const tw_train_config *c);
+
+// The same update for LoRA adapters (train/lora_step.h): work refreshed from base and ad, the loss
+// and gradient of tw_grpo_forward_backward on work (the policy is base + adapters; ref, through rs,
+// is the reference: ./train gives the base itself, frozen, as in common practice), the adapters'
+// gradients, clipping by their norm, AdamW on A and B; work refreshed again. lt->step and t->step
+// count it. TW_ERR_ARG (adapters untouched) if the loss or the norm is not finite.
+tw_status tw_grpo_lora_train_step(tw_grpo_stats *st, tw_lora_trainer *lt, tw_trainer *t, tw_model *work,
+                                  const tw_model *base, tw_lora_set *ad, tw_model_state *rs,
+                                  const tw_model *ref, const tw_grpo_batch *b, const tw_grpo_config *gc,
+                                  const tw_train_config *c);
 
 #endif

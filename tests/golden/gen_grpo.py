@@ -21,6 +21,10 @@ of tests/test_grpo.c, in data/golden/grpo/.
    objective is defined for any tokens, and the C trainer's own sampling is checked separately
    (dump, then replay, gives the same bits). losses.npy, kls.npy, gnorms.npy, hparams.npy
    (HPARAM_FIELDS then G, eps, beta, tau, eps_adv) and final/<name>.npy.
+4. lora/: the same ten updates with LoRA adapters on the frozen llama init (which is also the
+   reference), starting from gen_lora.py's data/golden/lora/train/llama/init.lora (r 2, alpha 4,
+   all seven targets); only A and B train (AdamW decays both): losses.npy, kls.npy, gnorms.npy
+   and final.lora.
 Precision: float64 throughout, goldens rounded to float32 once, on saving.
 """
 import os
@@ -33,6 +37,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_io import save_npy  # noqa: E402
 from gen_train import HPARAM_FIELDS, get_lr, logits_of, param_table, read_any  # noqa: E402
+from gen_lora import read_lora, target_param, write_lora  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)
@@ -178,11 +183,62 @@ def gen_train(rng):
           f"gnorm {gnorms[0]:.4g} -> {gnorms[-1]:.4g}")
 
 
+def gen_lora(rng_unused):
+    c, w0 = read_any(os.path.join("data", "golden", "train", "llama", "init.bin"))
+    r, alpha, kinds, adapters = read_lora(os.path.join("data", "golden", "lora", "train", "llama", "init.lora"), c)
+    hp, gp, scale = TRAIN, GRPO, alpha / r
+    d = os.path.join(OUT, "train", "samples")
+    tokens, plen, length, rewards = (np.load(os.path.join(d, f + ".npy")) for f in ("tokens", "prompt_len", "len", "rewards"))
+    base = {n: torch.tensor(v.astype(np.float64)) for n, v in w0.items()}
+    AB = [[(torch.tensor(A.astype(np.float64), requires_grad=True), torch.tensor(B.astype(np.float64), requires_grad=True))
+           for A, B in layer] for layer in adapters]
+    params = [p for layer in AB for pair in layer for p in pair]
+    opt = torch.optim.AdamW(params, lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"],
+                            weight_decay=hp["weight_decay"])
+    losses, kls, gnorms = [], [], []
+    for s in range(hp["steps"]):
+        lr = get_lr(s, hp["lr"], hp["min_lr"], hp["warmup"], hp["steps"])
+        for g in opt.param_groups:
+            g["lr"] = lr
+        opt.zero_grad(set_to_none=True)
+        w = dict(base)
+        for l in range(c["n_layer"]):
+            for i, k in enumerate(kinds):
+                A, B = AB[l][i]
+                w[target_param(c, l, k)] = base[target_param(c, l, k)] + scale * B @ A
+        lps, refs, lens = [], [], []
+        for i in range(tokens.shape[1]):
+            tok = torch.tensor(tokens[s, i, :length[s, i]].astype(np.int64))
+            st = int(plen[s, i])
+            lps.append(completion_logprobs(logits_of(tok, w, c), tok, st, gp["tau"]))
+            with torch.no_grad():
+                refs.append(completion_logprobs(logits_of(tok, base, c), tok, st, gp["tau"]))
+            lens.append(len(tok) - st)
+        lp = torch.cat(lps)
+        adv = advantages(torch.tensor(rewards[s].astype(np.float64)), gp["G"], gp["eps_adv"])
+        loss, kl = grpo_loss(lp, lp.detach(), torch.cat(refs), adv, lens, gp["eps"], gp["beta"])
+        loss.backward()
+        gn = torch.nn.utils.clip_grad_norm_(params, hp["clip"])
+        opt.step()
+        losses.append(loss.item())
+        kls.append(kl.item())
+        gnorms.append(float(gn))
+    d = os.path.join(OUT, "lora")
+    save_npy(os.path.join(d, "losses.npy"), np.array(losses))
+    save_npy(os.path.join(d, "kls.npy"), np.array(kls))
+    save_npy(os.path.join(d, "gnorms.npy"), np.array(gnorms))
+    write_lora(os.path.join(d, "final.lora"), r, alpha, kinds,
+               [[(A.detach().numpy(), B.detach().numpy()) for A, B in layer] for layer in AB])
+    print(f"lora: loss {losses[0]:.5f} -> {losses[-1]:.5f}, kl {kls[0]:.3g} -> {kls[-1]:.3g}, "
+          f"gnorm {gnorms[0]:.4g} -> {gnorms[-1]:.4g}")
+
+
 def main():
     rng = np.random.default_rng(30)
     gen_objective(rng)
     gen_logprobs(rng)
     gen_train(rng)
+    gen_lora(rng)
 
 
 if __name__ == "__main__":
