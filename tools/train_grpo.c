@@ -373,7 +373,7 @@ int train_grpo_main(int argc, char **argv) {
     if (lora && tw_lora_trainer_init(&lt, &ad, &m.cfg) != TW_OK) die_data("out of memory for the adapters' optimizer");
     tw_model_state rs, cs;
     if (tw_trainer_init(&t, &m, T_max) != TW_OK || tw_model_state_init(&rs, &ref, T_max, 0) != TW_OK ||
-        tw_model_state_init(&cs, &m, 1 > T_max ? 1 : T_max, T_max) != TW_OK)
+        tw_model_state_init(&cs, &m, T_max, T_max) != TW_OK)
         die_data("out of memory for the training state");
     tw_grpo_batch b = { n, T_max, calloc((size_t)n * T_max, sizeof(int)), calloc((size_t)n, sizeof(int)),
                         calloc((size_t)n, sizeof(int)), calloc((size_t)n, sizeof(float)) };

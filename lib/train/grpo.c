@@ -132,12 +132,10 @@ static tw_status sequence_logprobs(float *lp, tw_model_state *s, const tw_model 
     return tw_completion_logprobs(lp, s->logits, tok, b->len[i], m->cfg.vocab, b->prompt_len[i], tau);
 }
 
-static tw_status check_batch(const tw_grpo_batch *b, const tw_grpo_config *gc, const tw_model *m,
-                             const tw_model_state *s) {
+static tw_status check_batch(const tw_grpo_batch *b, const tw_grpo_config *gc, const tw_model_state *s) {
     if (gc->G < 1 || b->n < 1 || b->n % gc->G != 0 || b->T_max > s->T_max) return TW_ERR_ARG;
     for (int i = 0; i < b->n; i++)
         if (b->prompt_len[i] < 1 || b->prompt_len[i] >= b->len[i] || b->len[i] > b->T_max) return TW_ERR_ARG;
-    (void)m;
     return TW_OK;
 }
 
@@ -161,7 +159,7 @@ tw_status tw_grpo_forward_backward(tw_grpo_stats *st, tw_model_grads *g, tw_mode
                                   tw_model_state *s, const tw_model *m, tw_model_state *rs,
                                   const tw_model *ref, const tw_grpo_batch *b, const tw_grpo_config *gc) {
     memset(st, 0, sizeof *st);
-    tw_status e = check_batch(b, gc, m, s);
+    tw_status e = check_batch(b, gc, s);
     if (e != TW_OK || ref->cfg.vocab != m->cfg.vocab || rs->T_max < b->T_max || ds->T_max < b->T_max)
         return TW_ERR_ARG;
     const int n = b->n;
