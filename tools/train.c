@@ -830,7 +830,11 @@ static int weights_good(char *why, size_t len, tw_trainer *t, const tw_model *m,
     return 1;
 }
 
+int train_grpo_main(int argc, char **argv);   // tools/train_grpo.c: ./train --grpo
+
 int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--grpo") == 0) return train_grpo_main(argc, argv);
     // The processes of a data-parallel run (one without mpirun or in ./train); only process 0
     // prints and writes files.
     tw_comm comm;

@@ -1644,6 +1644,50 @@ static int run_all(void) {
     }
     return 0;
 }
+#elif EXERCISE == 43
+#include "train/grpo.h"
+static const char *TITLE = "GRPO: group advantages and the clipped objective's gradient";
+// The reference is lib/train/grpo.c (tw_grpo_advantages, then tw_grpo_loss), which sums in double:
+// 1e-6 absolute + 1e-5 relative on gradients of order A / (n L) <= 1. The cases: ratios inside
+// and outside the clip range on both sides with advantages of both signs (the clip zeroes the
+// surrogate's gradient only where the clipped term is the minimum), one group whose rewards are
+// all equal and G = 1 (advantages 0: only the KL term is left), beta 0 and rho 1 (the plain
+// policy gradient -A / (n L)).
+static int one(const char *what, const float *lp, const float *lp_old, const float *lp_ref,
+               const float *rewards, const int *lens, int n_groups, int G, float eps, float beta) {
+    static float got[64], want[64], adv[16];
+    int N = 0;
+    for (int i = 0; i < n_groups * G; i++) N += lens[i];
+    for (int t = 0; t < N; t++) got[t] = 12345.0f;
+    ex_grpo_grad(got, lp, lp_old, lp_ref, rewards, lens, n_groups, G, eps, beta);
+    stop_if_todo();
+    float loss, kl;
+    if (tw_grpo_advantages(adv, rewards, n_groups, G, 1e-4f) != TW_OK ||
+        tw_grpo_loss(&loss, &kl, want, lp, lp_old, lp_ref, adv, lens, n_groups * G, eps, beta) != TW_OK) {
+        printf("FAIL: %s: the library refused the case\n", what);
+        return 1;
+    }
+    return compare(what, got, want, N, 1e-6f, 1e-5f);
+}
+static int run_all(void) {
+    static float lp[64], lp_old[64], lp_ref[64];
+    const int lens[8] = { 3, 1, 4, 2, 5, 2, 6, 3 };   // 26 tokens
+    const float rewards[8] = { 1.0f, 0.0f, 1.0f, 0.0f, 2.0f, 0.0f, 0.5f, -1.0f };
+    const float equal[8] = { 0.5f, 0.5f, 0.5f, 0.5f, 1.0f, 0.0f, 3.0f, 1.0f };
+    randn(lp, 26, 1.0f, 4300);
+    randn(lp_old, 26, 0.4f, 4301);   // ratios exp(-noise): many outside [0.8, 1.2], both sides
+    randn(lp_ref, 26, 0.5f, 4302);
+    for (int t = 0; t < 26; t++) {
+        lp[t] = -1.0f - fabsf(lp[t]);
+        lp_old[t] += lp[t];
+        lp_ref[t] += lp[t];
+    }
+    if (one("2 groups of 4, clipped ratios, beta 0.04", lp, lp_old, lp_ref, rewards, lens, 2, 4, 0.2f, 0.04f)) return 1;
+    if (one("4 groups of 2, clipped ratios, beta 0", lp, lp_old, lp_ref, rewards, lens, 4, 2, 0.2f, 0.0f)) return 1;
+    if (one("a group of equal rewards: only the KL term", lp, lp_old, lp_ref, equal, lens, 2, 4, 0.2f, 0.1f)) return 1;
+    if (one("G = 1: every advantage 0", lp, lp_old, lp_ref, rewards, lens, 8, 1, 0.2f, 0.1f)) return 1;
+    return one("rho = 1, beta 0: the policy gradient", lp, lp, lp_ref, rewards, lens, 2, 4, 0.2f, 0.0f);
+}
 #else
 #error "EXERCISE must be 5..25, 33, 39 or 40 for check_concepts.c"
 #endif

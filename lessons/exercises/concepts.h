@@ -278,6 +278,16 @@ void ex_latent_scores(float *scores, const float *q_nope, const float *q_pe, con
 // gets the next code point from 256 on (byte 0 -> 256, ..., ' ' -> 288 = 'Ġ').
 unsigned ex_byte_to_unicode(int b);
 
+// Exercise 43 (docs/grpo.md): GRPO's gradient for fixed samples. n_groups groups of G completions;
+// completion i has lens[i] tokens, packed one after another in lp, lp_old, lp_ref and dlp.
+//   A_i = (r_i - mean of its group) / (population std of its group + 1e-4)
+//   rho = exp(lp - lp_old);  J_t = min(rho A, clip(rho, 1 - eps, 1 + eps) A) - beta k3_t,
+//   k3_t = exp(lp_ref - lp) - (lp_ref - lp) - 1;  J = mean over completions of the mean over
+//   each one's tokens;  loss = -J.  Write dlp = d loss / d lp.
+//   dlp, lp, lp_old, lp_ref: (sum of lens)   rewards, lens: (n_groups * G)
+void ex_grpo_grad(float *dlp, const float *lp, const float *lp_old, const float *lp_ref,
+                  const float *rewards, const int *lens, int n_groups, int G, float eps, float beta);
+
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
 

@@ -35,4 +35,9 @@ tw_status tw_lora_train_step(tw_train_stats *st, tw_lora_trainer *lt, tw_trainer
                              const tw_model *base, tw_lora_set *ad, const int *inputs,
                              const int *targets, const tw_train_config *c);
 
+// The adapters' gradients (written to g, in the adapters' layout) from the gradients of the merged
+// weights in t->g (dA = s B^T G, dB = s G A^T): for steps whose loss is not tw_model_forward_backward's
+// (train/grpo.h).
+void tw_lora_adapter_grads(tw_lora_set *g, const tw_trainer *t, const tw_model *work, const tw_lora_set *ad);
+
 #endif

@@ -813,6 +813,21 @@ def make_mask_seeds():
     seed("mask", "byte_2", struct.pack("<H", 4) + bytes([0, 1, 2, 1]))
 
 
+def make_grpo_replay_seeds():
+    """Seeds for fuzz/fuzz_grpo_replay.c: three uint16 sizes (tokens.npy, prompt_len.npy, len.npy)
+    and one byte n (samples a step), then the four .npy files of a --grpo-replay folder
+    (train/grpo_replay.h), rewards.npy last. One step of 2 samples of 4 tokens; and the same with a
+    prompt as long as its sample."""
+    def folder(n_bytes, plen, length, rewards):
+        tk = npy_bytes(npy_header("'<i4'", shape="(1, 2, 4)"), struct.pack("<8i", 1, 5, 6, 0, 1, 7, 8, 9))
+        pl = npy_bytes(npy_header("'<i4'", shape="(1, 2)"), struct.pack("<2i", *plen))
+        ln = npy_bytes(npy_header("'<i4'", shape="(1, 2)"), struct.pack("<2i", *length))
+        rw = npy_bytes(npy_header(shape="(1, 2)"), struct.pack("<2f", *rewards))
+        return struct.pack("<HHHB", len(tk), len(pl), len(ln), n_bytes) + tk + pl + ln + rw
+    seed("grpo_replay", "valid_1x2x4", folder(2, (1, 2), (3, 4), (1.0, 0.0)))
+    seed("grpo_replay", "prompt_fills_sample", folder(2, (3, 2), (3, 4), (1.0, 0.0)))
+
+
 # (a directory would be one more thing to keep empty), so the manifest names them with an "@"
 # and tests/test_corrupt.c makes each one at run time: @directory is a fresh temporary folder,
 # @fifo a FIFO made with mkfifo inside it, @/dev/null and @/dev/zero the character devices.
@@ -941,6 +956,7 @@ def main():
     make_training_files()
     make_lora()
     make_mask_seeds()
+    make_grpo_replay_seeds()
     make_hfjson()
     make_gpt2()
     make_special()

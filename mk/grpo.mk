@@ -1,0 +1,24 @@
+# mk/grpo.mk: reinforcement learning from a reward computed in C (./train --grpo; docs/grpo.md).
+#
+#   make grpo-eval        stories260K, reward "contains dog": the mean reward of 16 completions
+#                         of each of the 4 prompts (fixed seed) before and after 30 GRPO steps of
+#                         2 prompts x 8 completions, with the KL to the reference it paid, the
+#                         time and the CPU (one thread: ./train --grpo runs on one core)
+#   make grpo-eval GRPO_REWARD=count   the same with the reward that can be gamed (the count)
+#   make grpo-eval GRPO_LR=3e-3 GRPO_EXTRA='--lora 4'   LoRA adapters of rank 4 on wq,wv instead
+# Writes out/grpo/eval.txt (and the trained policy out/grpo/policy.bin).
+
+GRPO_REWARD ?= contains
+GRPO_LR     ?= 3e-4
+GRPO_EXTRA  ?=
+GRPO_ARGS   ?= --grpo-group 8 --grpo-prompts 2 --steps 30 --lr $(GRPO_LR) --grpo-beta 0.04 --grpo-eval 16 \
+               --reward $(GRPO_REWARD) --reward-word dog --seed 1 $(GRPO_EXTRA)
+
+.PHONY: grpo-eval
+grpo-eval: train model                         ## mean reward before/after GRPO on stories260K, with the KL paid
+	@mkdir -p out/grpo
+	@grep -m1 'model name' /proc/cpuinfo 2>/dev/null || sysctl -n machdep.cpu.brand_string 2>/dev/null || true
+	./train --init $(MODEL_BIN) -z $(MODEL_TOK) --grpo $(GRPO_ARGS) --out out/grpo/policy.$(if $(findstring --lora,$(GRPO_EXTRA)),lora,bin) > out/grpo/eval.txt || { cat out/grpo/eval.txt; exit 1; }
+	@cat out/grpo/eval.txt
+	@grep -h 'grpo-eval .*mean reward\|steps in' out/grpo/eval.txt
+CLEAN_FILES += out/grpo
