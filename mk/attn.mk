@@ -8,7 +8,8 @@
 # Built in the benchmark's own build directory (as `make bench`), so the library build of
 # `make test` is never changed by benchmarking.
 
-BENCH_ATTN_OBJ := $(BUILD)/bench/attn_length.o $(BUILD)/bench/bench_clock.o $(BUILD)/bench/peak.o
+BENCH_ATTN_OBJ := $(BUILD)/bench/attn_length.o $(BUILD)/bench/bench_clock.o $(BUILD)/bench/peak.o \
+                  $(BUILD)/bench/cpuinfo.o
 $(BUILD)/bench/attn_length: $(BENCH_ATTN_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

@@ -18,10 +18,14 @@
 // accumulates dk and dv in transposed scratch for the 16 rows before adding them back.
 // Sums run in another order (lanes, fused multiply-adds, the level's vector exp), so the results
 // differ from the naive loop's by rounding; tests/test_sdpa_tiled_simd.c bounds it.
-// Scratch lives on the stack: a call whose D x nbp exceeds TILE_FLOATS declines (returns 0) and
-// the caller runs the naive loop (D = 128 at the library's block of 64, for example).
+// The sums over keys that feed one output coordinate (the forward's acc_d = sum_s e_s v_s[d], the
+// backward's dq_d = sum_s ds_s k_s[d]) are kept as W lanes per row and coordinate, (QB, D, W),
+// across the key blocks, and added across the lanes once per row at the end: a horizontal sum per
+// coordinate and block cost as much as the products for D = 8.
+// Scratch lives on the stack: a call whose D x nbp exceeds TILE_FLOATS, or whose D exceeds D_MAX,
+// declines (returns 0) and the caller runs the naive loop (D = 128 at the library's block of 64).
 
-enum { QB = 16, TILE_FLOATS = 4096 };
+enum { QB = 16, TILE_FLOATS = 4096, D_MAX = 64 };
 
 static int round_up_w(int n) { return (n + W - 1) / W * W; }
 
@@ -75,13 +79,6 @@ static float SUFFIX(sum_w)(const float *x, int nbp) {
     return VHSUM(acc);
 }
 
-// sum_j a[j] b[j] over nbp floats (a multiple of W).
-static float SUFFIX(dot_w)(const float *a, const float *b, int nbp) {
-    VF acc = VZERO();
-    for (int j = 0; j < nbp; j += W) acc = VFMA(VLOAD(a + j), VLOAD(b + j), acc);
-    return VHSUM(acc);
-}
-
 // y (nbp) += f x (nbp)
 static void SUFFIX(axpy_w)(float *y, float f, const float *x, int nbp) {
     const VF fv = VSET1(f);
@@ -92,8 +89,9 @@ static int SUFFIX(tiled_forward)(float *out, float *row_max, float *row_logsum, 
                                  const float *k, const float *v, const float *mask,
                                  const tw_simd_tiling *a) {
     const int D = a->D, B = a->block;
-    if (B < 1 || B > TW_SIMD_TILE_MAX || (long)D * round_up_w(B) > TILE_FLOATS) return 0;
+    if (B < 1 || B > TW_SIMD_TILE_MAX || D > D_MAX || (long)D * round_up_w(B) > TILE_FLOATS) return 0;
     float kT[TILE_FLOATS], vT[TILE_FLOATS];           // (D, nbp) the block's keys and values
+    float accv[QB * D_MAX * W];                       // (QB, D, W) the rows' output sums by lane
     float sc[TW_SIMD_TILE_MAX + 16];                  // (nbp) one row's scores, then exp
     float m[QB];
     double l[QB];
@@ -103,8 +101,8 @@ static int SUFFIX(tiled_forward)(float *out, float *row_max, float *row_logsum, 
         for (int t = t0; t < t1; t++) {
             m[t - t0] = -INFINITY;
             l[t - t0] = 0.0;
-            memset(out + (size_t)t * a->q_stride, 0, (size_t)D * sizeof(float));
         }
+        memset(accv, 0, (size_t)(t1 - t0) * D * W * sizeof(float));
         const int n_all = tw_causal_keys(t1 - 1, a->S, a->causal, a->causal_offset);
         for (int s0 = 0; s0 < n_all; s0 += B) {
             const int nb = n_all - s0 < B ? n_all - s0 : B, nbp = round_up_w(nb);
@@ -115,7 +113,7 @@ static int SUFFIX(tiled_forward)(float *out, float *row_max, float *row_logsum, 
                 if (s0 >= n_t) continue;
                 const int nbt = n_t - s0 < nb ? n_t - s0 : nb, i = t - t0;
                 const float *mrow = mask ? mask + (size_t)t * a->mask_stride + s0 : NULL;
-                float *acc = out + (size_t)t * a->q_stride;   // (D) the unnormalised output
+                float *acc = accv + (size_t)i * D * W;        // (D, W) the unnormalised output
                 SUFFIX(block_scores)(sc, q + (size_t)t * a->q_stride, kT, mrow, nbt, nbp, D, inv_sqrt_d);
                 const float bmax = SUFFIX(max_of)(sc, nbp);
                 if (bmax == -INFINITY) continue;              // every key of the block hidden
@@ -123,19 +121,28 @@ static int SUFFIX(tiled_forward)(float *out, float *row_max, float *row_logsum, 
                     if (m[i] != -INFINITY) {
                         const float scale = expf(m[i] - bmax);
                         l[i] *= scale;
-                        for (int d = 0; d < D; d++) acc[d] *= scale;
+                        const VF sv = VSET1(scale);
+                        for (int d = 0; d < D; d++) VSTORE(acc + d * W, VMUL(VLOAD(acc + d * W), sv));
                     }
                     m[i] = bmax;
                 }
                 SUFFIX(exp_shifted)(sc, sc, nbp, m[i]);
                 l[i] += (double)SUFFIX(sum_w)(sc, nbp);
-                for (int d = 0; d < D; d++) acc[d] += SUFFIX(dot_w)(sc, vT + (size_t)d * nbp, nbp);
+                for (int d = 0; d < D; d++) {
+                    VF s = VLOAD(acc + d * W);
+                    const float *vd = vT + (size_t)d * nbp;
+                    for (int j = 0; j < nbp; j += W) s = VFMA(VLOAD(sc + j), VLOAD(vd + j), s);
+                    VSTORE(acc + d * W, s);
+                }
             }
         }
         for (int t = t0; t < t1; t++) {                       // divide once
             const int i = t - t0;
-            float *acc = out + (size_t)t * a->q_stride;
-            if (l[i] > 0.0) for (int d = 0; d < D; d++) acc[d] = (float)(acc[d] / l[i]);
+            float *o = out + (size_t)t * a->q_stride;
+            for (int d = 0; d < D; d++) {
+                const float sum = VHSUM(VLOAD(accv + ((size_t)i * D + d) * W));
+                o[d] = l[i] > 0.0 ? (float)(sum / l[i]) : 0.0f;   // a row that saw no key: 0
+            }
             row_max[t] = m[i];
             row_logsum[t] = l[i] > 0.0 ? (float)log(l[i]) : -INFINITY;
         }
@@ -148,8 +155,9 @@ static int SUFFIX(tiled_backward)(float *dq, float *dk, float *dv, const float *
                                   const float *q, const float *k, const float *v, const float *mask,
                                   const tw_simd_tiling *a) {
     const int D = a->D, B = a->block;
-    if (B < 1 || B > TW_SIMD_TILE_MAX || (long)D * round_up_w(B) > TILE_FLOATS) return 0;
+    if (B < 1 || B > TW_SIMD_TILE_MAX || D > D_MAX || (long)D * round_up_w(B) > TILE_FLOATS) return 0;
     float kT[TILE_FLOATS], vT[TILE_FLOATS], dkT[TILE_FLOATS], dvT[TILE_FLOATS];   // (D, nbp)
+    float dqv[QB * D_MAX * W];                        // (QB, D, W) the rows' dq sums by lane
     float p[TW_SIMD_TILE_MAX + 16], dp[TW_SIMD_TILE_MAX + 16];                    // (nbp)
     float Dt[QB];
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);
@@ -161,6 +169,7 @@ static int SUFFIX(tiled_backward)(float *dq, float *dk, float *dv, const float *
             for (int d = 0; d < D; d++) s += (double)go[d] * o[d];
             Dt[t - t0] = (float)s;
         }
+        memset(dqv, 0, (size_t)(t1 - t0) * D * W * sizeof(float));
         const int n_all = tw_causal_keys(t1 - 1, a->S, a->causal, a->causal_offset);
         for (int s0 = 0; s0 < n_all; s0 += B) {
             const int nb = n_all - s0 < B ? n_all - s0 : B, nbp = round_up_w(nb);
@@ -192,13 +201,23 @@ static int SUFFIX(tiled_backward)(float *dq, float *dk, float *dv, const float *
                 if (dv) for (int d = 0; d < D; d++) SUFFIX(axpy_w)(dvT + (size_t)d * nbp, go[d], p, nbp);
                 if (dk) for (int d = 0; d < D; d++) SUFFIX(axpy_w)(dkT + (size_t)d * nbp, q_t[d], dp, nbp);
                 if (dq) {
-                    float *dq_t = dq + row;
-                    for (int d = 0; d < D; d++) dq_t[d] += SUFFIX(dot_w)(dp, kT + (size_t)d * nbp, nbp);
+                    float *acc = dqv + (size_t)(t - t0) * D * W;   // (D, W)
+                    for (int d = 0; d < D; d++) {
+                        VF s = VLOAD(acc + d * W);
+                        const float *kd = kT + (size_t)d * nbp;
+                        for (int j = 0; j < nbp; j += W) s = VFMA(VLOAD(dp + j), VLOAD(kd + j), s);
+                        VSTORE(acc + d * W, s);
+                    }
                 }
             }
             if (dk) SUFFIX(transpose_add)(dk + (size_t)s0 * a->kv_stride, dkT, nb, nbp, D, a->kv_stride);
             if (dv) SUFFIX(transpose_add)(dv + (size_t)s0 * a->kv_stride, dvT, nb, nbp, D, a->kv_stride);
         }
+        if (dq)
+            for (int t = t0; t < t1; t++) {
+                float *dq_t = dq + (size_t)t * a->q_stride;
+                for (int d = 0; d < D; d++) dq_t[d] += VHSUM(VLOAD(dqv + ((size_t)(t - t0) * D + d) * W));
+            }
     }
     return 1;
 }
