@@ -18,7 +18,7 @@
 // metric, |got - want| <= rel (max(case_scale, max|want|) + |want|) with rel 1e-5 (2e-3 at scale
 // 100), and for dq and dk case_scale = the size of their terms (test_sdpa_tiled.c's term_scale):
 // a one-hot row has dq = dk = 0 exactly, computed from non-zero terms p (dp - D_t) k.
-// Measured on x86 (TW_GRAD_REPORT=1): gradients within 7.3e-7 of that metric at scale 1.
+// Measured on x86 (TW_GRAD_REPORT=1 prints it): gradients within 4.8e-7 of that metric.
 #ifndef SDPA_TILED_CASES_H
 #define SDPA_TILED_CASES_H
 #include <math.h>
@@ -70,6 +70,15 @@ static int st_close(const char *what, const float *got, const float *want, long 
 static int st_grad(const char *what, const float *got, const float *want, long n, double rel,
                    double case_scale, char *msg, size_t len) {
     const double m = st_maxabs(want, n), scale = case_scale > m ? case_scale : m;
+    if (getenv("TW_GRAD_REPORT")) {   // the worst |got - want| / (scale + |want|), as grad_check.h
+        double worst = 0.0;
+        for (long i = 0; i < n; i++) {
+            const double den = scale + fabs((double)want[i]);
+            const double r = den > 0.0 ? fabs((double)got[i] - want[i]) / den : fabs((double)got[i]);
+            worst = r > worst ? r : worst;
+        }
+        printf("grad-report %-3s n=%6ld scale=%9.3g max|want|=%9.3g worst=%9.3g\n", what, n, scale, m, worst);
+    }
     return st_close(what, got, want, n, rel * scale, rel, msg, len);
 }
 
