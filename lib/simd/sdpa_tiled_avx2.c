@@ -35,7 +35,7 @@ static float hmax8(__m256 x) {
 #define VHSUM(x) hsum8(x)
 #define VHMAX(x) hmax8(x)
 
-#include "sdpa_tiled_body.h"
+#include "simd/sdpa_tiled_body.h"
 
 int tw_sdpa_tiled_forward_avx2(float *out, float *row_max, float *row_logsum, const float *q,
                                const float *k, const float *v, const float *mask,

@@ -22,7 +22,7 @@
 #define VEXP(y, x, n) tw_exp_avx512((y), (x), (n))
 #define SUFFIX(name) name##_avx512
 
-#include "sdpa_tiled_body.h"
+#include "simd/sdpa_tiled_body.h"
 
 int tw_sdpa_tiled_forward_avx512(float *out, float *row_max, float *row_logsum, const float *q,
                                  const float *k, const float *v, const float *mask,

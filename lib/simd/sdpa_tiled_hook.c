@@ -1,6 +1,7 @@
 // sdpa_tiled_hook.c: the hooks of the tiled attention (nn/sdpa_tiled.c calls them first): the
-// chosen level's kernel (sdpa_tiled_avx2.c, _avx512.c, _neon.c) if this build has one, else 0
-// and the caller runs its naive loop. At the naive level they always decline.
+// chosen level's kernel (sdpa_tiled_avx2.c, sdpa_tiled_avx512.c, sdpa_tiled_neon.c) if this
+// build has one, else 0 and the caller runs its naive loop. At the naive level they always
+// decline.
 #include <string.h>
 #include "simd.h"
 
