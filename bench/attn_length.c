@@ -9,10 +9,12 @@
 //    tw_trainer allocates them). Checks the goals: at T = 8192 the tiled form's bytes are at most
 //    1/16 of the materialised form's, and they double (not quadruple) from T = 4096 to 8192.
 // 2. Speed: one layer's attention over every head (scores, softmax, mix; and its backward), at
-//    T = 1024 and 4096, causal: materialised at the best SIMD level this CPU has, tiled naive (it
-//    has no SIMD level yet). Median of several runs; GFLOP/s counting 4 T^2/2 D H flops forward
-//    (two causal products) and 8 T^2/2 D H backward with the tiled form's recomputed scores left
-//    out (the useful work); against the FMA peak measured in the same run (bench/peak.c).
+//    T = 1024 and 4096, causal: materialised and tiled both at the best SIMD level this CPU has
+//    (the tiled kernels: lib/simd/sdpa_tiled_body.h), and the tiled naive loops as the ladder's
+//    first rung. Median of several runs; GFLOP/s counting 4 T^2/2 D H flops forward (two causal
+//    products) and 8 T^2/2 D H backward with the tiled form's recomputed scores left out (the
+//    useful work); against the FMA peak measured in the same run (bench/peak.c), on the CPU the
+//    header names.
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include "simd/simd.h"
 #include "bench_clock.h"
 #include "peak.h"
+#include "cpuinfo.h"
 
 enum { L = 5, C = 64, H = 8, G = 4, D = 8 };
 
@@ -141,6 +144,16 @@ static double time_median(attn_bufs *b, void (*f)(attn_bufs *, int), int backwar
     return median(t, runs);
 }
 
+// The tiled step with the naive loops (the dispatch set to the naive level for the call).
+static void tiled_naive_step(attn_bufs *b, int backward) {
+    const char *level = tw_simd.level;
+    char keep[32];
+    snprintf(keep, sizeof keep, "%s", level ? level : "naive");
+    tw_simd_init("naive");
+    tiled_step(b, backward);
+    tw_simd_init(keep);
+}
+
 static void speed(int T, int runs, double peak_gflops) {
     attn_bufs b = { .T = T };
     const long HD = (long)T * H * D, GD = (long)T * G * D, TD = (long)T * D, TT = (long)T * T;
@@ -154,12 +167,13 @@ static void speed(int T, int runs, double peak_gflops) {
     const double fwd_flops = 4.0 * causal * D * H, train_flops = fwd_flops + 8.0 * causal * D * H;
     const double tf = time_median(&b, full_step, 0, runs), tt = time_median(&b, tiled_step, 0, runs);
     const double bf = time_median(&b, full_step, 1, runs), bt = time_median(&b, tiled_step, 1, runs);
-    printf("%5d  prefill   full %8.2f ms %6.2f GFLOP/s %5.1f%%   tiled %8.2f ms %6.2f GFLOP/s %5.1f%%   tiled/full time %5.2f\n",
+    const double tn = time_median(&b, tiled_naive_step, 0, runs), bn = time_median(&b, tiled_naive_step, 1, runs);
+    printf("%5d  prefill   full %8.2f ms %6.2f GFLOP/s %5.1f%%   tiled %8.2f ms %6.2f GFLOP/s %5.1f%%   tiled/full time %5.2f   tiled naive %8.2f ms\n",
            T, 1e3 * tf, fwd_flops / tf / 1e9, 100 * fwd_flops / tf / 1e9 / peak_gflops, 1e3 * tt,
-           fwd_flops / tt / 1e9, 100 * fwd_flops / tt / 1e9 / peak_gflops, tt / tf);
-    printf("%5d  training  full %8.2f ms %6.2f GFLOP/s %5.1f%%   tiled %8.2f ms %6.2f GFLOP/s %5.1f%%   tiled/full time %5.2f\n",
+           fwd_flops / tt / 1e9, 100 * fwd_flops / tt / 1e9 / peak_gflops, tt / tf, 1e3 * tn);
+    printf("%5d  training  full %8.2f ms %6.2f GFLOP/s %5.1f%%   tiled %8.2f ms %6.2f GFLOP/s %5.1f%%   tiled/full time %5.2f   tiled naive %8.2f ms\n",
            T, 1e3 * bf, train_flops / bf / 1e9, 100 * train_flops / bf / 1e9 / peak_gflops, 1e3 * bt,
-           train_flops / bt / 1e9, 100 * train_flops / bt / 1e9 / peak_gflops, bt / bf);
+           train_flops / bt / 1e9, 100 * train_flops / bt / 1e9 / peak_gflops, bt / bf, 1e3 * bn);
     float *all[] = { b.q, b.k, b.v, b.dout, b.out, b.dq, b.dk, b.dv, b.qh, b.kh, b.vh, b.zh, b.gh,
                      b.dqh, b.dkh, b.dvh, b.scores, b.pattern, b.dscores, b.row_max, b.row_logsum };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) free(all[i]);
@@ -176,9 +190,11 @@ int main(int argc, char **argv) {
     tw_peak p = { 0 };
     const char *isa = tw_peak_best_isa();
     const double peak = isa && tw_peak_fma(&p, isa, 0, 5, 0.05) ? p.gflops : 0.0;
-    printf("\nspeed: one layer's attention, %d heads (%d kv), D %d, causal; full at SIMD level %s, "
-           "tiled naive; FMA peak %.1f GFLOP/s (%s, one core)\n", H, G, D, level ? level : "?",
-           peak, isa ? isa : "none");
+    char cpu[256];
+    bench_cpu_describe(cpu, sizeof cpu);
+    printf("\nspeed: one layer's attention, %d heads (%d kv), D %d, causal; full and tiled at SIMD "
+           "level %s, and the tiled naive loops; FMA peak %.1f GFLOP/s (%s, one core)\nCPU: %s\n",
+           H, G, D, level ? level : "?", peak, isa ? isa : "none", cpu);
     speed(1024, 5, peak > 0 ? peak : 1.0);
     if (!quick) speed(4096, 3, peak > 0 ? peak : 1.0);
     return ok ? 0 : 1;

@@ -8,7 +8,8 @@
 # Built in the benchmark's own build directory (as `make bench`), so the library build of
 # `make test` is never changed by benchmarking.
 
-BENCH_ATTN_OBJ := $(BUILD)/bench/attn_length.o $(BUILD)/bench/bench_clock.o $(BUILD)/bench/peak.o
+BENCH_ATTN_OBJ := $(BUILD)/bench/attn_length.o $(BUILD)/bench/bench_clock.o $(BUILD)/bench/peak.o \
+                  $(BUILD)/bench/cpuinfo.o
 $(BUILD)/bench/attn_length: $(BENCH_ATTN_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -46,3 +47,15 @@ long-context: $(LONGCTX_DIR)/model64.bin $(BUILD)/bench/long_context   ## a mode
 	@if command -v gnuplot > /dev/null 2>&1; then gnuplot -e "datafile='$(LONGCTX_OUT)/long_context.dat'; outfile='$(LONGCTX_OUT)/long_context.png'" viz/long_context.gp && echo "picture: $(LONGCTX_OUT)/long_context.png"; fi
 
 TEST_DEPS += $(BUILD)/bench/long_context
+
+# ---- the tiled attention's NEON kernels under qemu ----
+#   make test-arm-tiled   cross-builds tests/arm/sdpa_tiled_selftest.c (the cases of
+#                         tests/sdpa_tiled_cases.h, Check-free) for AArch64 and runs it in qemu:
+#                         lib/simd/sdpa_tiled_neon.c against the naive tiled loops
+.PHONY: test-arm-tiled
+test-arm-tiled: arm-lib                        ## the tiled attention's NEON kernels against the naive loops, in qemu
+	@$(MAKE) --no-print-directory CC=$(ARM_CC) BUILD=$(ARM_BUILD) OMP=0 $(ARM_BUILD)/tests/arm/sdpa_tiled_selftest
+	qemu-aarch64 -L $(ARM_ROOT) $(ARM_BUILD)/tests/arm/sdpa_tiled_selftest
+$(BUILD)/tests/arm/sdpa_tiled_selftest: $(BUILD)/tests/arm/sdpa_tiled_selftest.o $(LIB)
+	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+$(BUILD)/tests/arm/sdpa_tiled_selftest.o: CPPFLAGS += -Itests

@@ -60,6 +60,8 @@ static void usage(FILE *f) {
         "  --rope-factor F      how many times the trained context (>= 1; default 2); -n may then\n"
         "                       reach F x seq_len (nn/rope_scaling.h)\n"
         "  --rope-original L    the context the model was trained at (default: its seq_len)\n"
+        "  --rope-config FILE   the scaling of a Hugging Face config.json's \"rope_scaling\" field\n"
+        "                       (instead of --rope-scaling; formats/hf_rope_scaling.h)\n"
         "  --lora FILE   LoRA adapters (./train --lora --out) added to the model, unmerged\n"
         "  --check-finite  after every forward pass, stop at the first NaN/Inf and name its tensor\n"
         "                (also TW_CHECK_FINITE=1)\n"
@@ -96,6 +98,7 @@ typedef struct {
     int rope_kind;      // --rope-scaling (tw_rope_scaling_kind)
     float rope_factor;  // --rope-factor
     int rope_original;  // --rope-original, 0: the model's seq_len
+    const char *rope_config;   // --rope-config FILE, or NULL
 } options;
 
 static float parse_float(const char *flag, const char *s) {
@@ -132,7 +135,7 @@ static options parse_args(int argc, char **argv) {
                     strcmp(a, "--draft") == 0 || strcmp(a, "--draft-layers") == 0 ||
                     strcmp(a, "--draft-k") == 0 || strcmp(a, "--prompts") == 0 ||
                     strcmp(a, "--attn") == 0 || strcmp(a, "--rope-scaling") == 0 ||
-                    strcmp(a, "--rope-factor") == 0 || strcmp(a, "--rope-original") == 0 ||
+                    strcmp(a, "--rope-factor") == 0 || strcmp(a, "--rope-original") == 0 || strcmp(a, "--rope-config") == 0 ||
                     (strlen(a) == 2 && strchr("tpsnizm", a[1]) != NULL);
         if (!known) die_usage("unknown flag '%s'%s", a, "");
         if (i + 1 >= argc) die_usage("flag '%s' needs a value%s", a, "");
@@ -177,6 +180,7 @@ static options parse_args(int argc, char **argv) {
             o.rope_original = (int)L;
             continue;
         }
+        if (strcmp(a, "--rope-config") == 0) { o.rope_config = v; continue; }
         if (strcmp(a, "--lora") == 0) { o.lora = v; continue; }
         switch (a[1]) {
         case 't': o.temperature = parse_float(a, v); break;
@@ -603,6 +607,24 @@ int main(int argc, char **argv) {
                 scaled == TW_ERR_SHAPE ? "the model has no RoPE to scale (it learned its positions)"
                                        : "--rope-factor times the trained context is too long");
         goto done;
+    }
+    if (o.rope_config) {   // a config.json's "rope_scaling" field, betas included
+        if (o.rope_kind != TW_ROPE_SCALING_NONE) {
+            fprintf(stderr, "generate: --rope-config and --rope-scaling both given: keep one\n");
+            goto done;
+        }
+        tw_rope_scaling sc;
+        if (tw_hf_rope_scaling_read_file(&sc, o.rope_config, err, sizeof err) != TW_OK) {
+            fprintf(stderr, "generate: --rope-config %s\n", err);
+            goto done;
+        }
+        const tw_status st = tw_model_config_apply_rope_scaling(&m.cfg, &sc, TW_LLAMA2C_MAX_SEQ);
+        if (st != TW_OK) {
+            fprintf(stderr, "generate: --rope-config %s: %s\n", o.rope_config,
+                    st == TW_ERR_SHAPE ? "the model has no RoPE to scale (it learned its positions)"
+                                       : "factor times the trained context is too long");
+            goto done;
+        }
     }
     // LoRA adapters run unmerged: each targeted Linear adds its s (x A^T) B^T (nn/lora.h).
     if (o.lora && tw_lora_file_load(&adapters, o.lora, &m.cfg, err, sizeof err) != TW_OK) {

@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include "nn/model.h"
 #include "nn/long_context.h"
+#include "formats/hf_rope_scaling.h"
 #include "train/step.h"
 #include "train/parallel.h"
 #include "train/loss.h"
@@ -104,6 +105,8 @@ static void usage(FILE *f) {
         "  --rope-factor F      (>= 1, default 2) --seq may then reach F x the trained context\n"
         "  --rope-original L    the trained context (default: the model's max_seq); not stored in\n"
         "                       the output, give the same flags to ./generate\n"
+        "  --rope-config FILE   the scaling of a Hugging Face config.json's \"rope_scaling\" field\n"
+        "                       (instead of --rope-scaling; formats/hf_rope_scaling.h)\n"
         "  --threads N          split each batch into N parts trained on N OpenMP threads, AdamW\n"
         "                       shared among them (default 1; 0: OMP_NUM_THREADS, else every core).\n"
         "                       Needs `make OMP=1 BUILD=build-omp train`; without OpenMP the N parts run\n"
@@ -153,6 +156,13 @@ static void die_data(const char *fmt, ...) {
     exit(1);
 }
 
+// --rope-config FILE: the scaling in a config.json's "rope_scaling" field, read as the flag is
+// parsed (a bad file stops before any data is read).
+static void read_rope_config(tw_rope_scaling *sc, const char *path) {
+    char err[512];
+    if (tw_hf_rope_scaling_read_file(sc, path, err, sizeof err) != TW_OK) die_data("--rope-config %s", err);
+}
+
 typedef struct {
     const char *init, *resume, *style, *tokens, *text, *tokenizer, *val, *floor, *out, *state,
                *curve, *simd;
@@ -171,6 +181,8 @@ typedef struct {
     int rope_kind;        // --rope-scaling (tw_rope_scaling_kind)
     float rope_factor;    // --rope-factor
     int rope_original;    // --rope-original, 0: the model's max_seq
+    const char *rope_config;   // --rope-config FILE, or NULL
+    tw_rope_scaling rope_sc;   // its "rope_scaling" field, read when the flag is parsed
     int lora_r;           // 0: no LoRA (full training)
     float lora_alpha;     // 0: the default, alpha = r
     const char *lora_targets, *lora_init, *merged;
@@ -275,6 +287,7 @@ static options parse_args(int argc, char **argv) {
             if (!(o.rope_factor >= 1.0f) || !isfinite(o.rope_factor)) die_usage("--rope-factor: %s is not a factor >= 1", v);
         }
         else if (!strcmp(a, "--rope-original")) o.rope_original = (int)parse_count(a, v, 1, TW_LLAMA2C_MAX_SEQ);
+        else if (!strcmp(a, "--rope-config")) { o.rope_config = v; read_rope_config(&o.rope_sc, v); }
         else if (!strcmp(a, "--dim"))      o.dim = (int)parse_count(a, v, 1, DIM);
         else if (!strcmp(a, "--layers"))   o.layers = (int)parse_count(a, v, 1, TW_LLAMA2C_MAX_LAYERS);
         else if (!strcmp(a, "--heads"))    o.heads = (int)parse_count(a, v, 1, DIM);
@@ -350,6 +363,7 @@ static options parse_args(int argc, char **argv) {
         die_usage("--init-moe makes a fresh model; --init and --resume load one (a TWMX file keeps its experts)");
     if (o.moe_E && o.state) die_usage("--state: a training state cannot hold a model with experts yet; drop it");
     if (o.moe_norm_topk >= 0 && !o.moe_E) die_usage("--moe-norm-topk needs --init-moe E,K");
+    if (o.rope_config && o.rope_kind != TW_ROPE_SCALING_NONE) die_usage("--rope-config and --rope-scaling both given: keep one");
     if (!o.tokens && !o.text) die_usage("no data: give --tokens FILE.bin or --text FILE.txt -z TOK.bin");
     if (o.tokens && o.text) die_usage("--tokens and --text: give one data file, not both");
     if (o.text && !o.tokenizer) die_usage("--text needs a tokenizer: -z TOK.bin");
@@ -913,6 +927,13 @@ int main(int argc, char **argv) {
         die_usage("--rope-scaling: this model has no RoPE to scale (style %s)", m.cfg.style ? m.cfg.style : "?");
         break;
     default: die_usage("--rope-factor %g: times the trained context is too long", (double)o.rope_factor);
+    }
+    if (o.rope_config) {   // a config.json's "rope_scaling" field, betas included
+        switch (tw_model_config_apply_rope_scaling(&m.cfg, &o.rope_sc, TW_LLAMA2C_MAX_SEQ)) {
+        case TW_OK: break;
+        case TW_ERR_SHAPE: die_usage("--rope-config %s: this model has no RoPE to scale", o.rope_config); break;
+        default: die_usage("--rope-config %s: factor times the trained context is too long", o.rope_config);
+        }
     }
     const int V = m.cfg.vocab, B = o.c.B, T = o.c.T;
     if (T > m.cfg.max_seq) die_data("--seq %d: longer than the model's max_seq %d", T, m.cfg.max_seq);

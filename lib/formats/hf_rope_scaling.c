@@ -94,3 +94,17 @@ tw_status tw_hf_rope_scaling_from_json(tw_rope_scaling *sc, const tw_json *root,
     }
     return TW_OK;
 }
+
+tw_status tw_hf_rope_scaling_read_file(tw_rope_scaling *sc, const char *path, char *err,
+                                       size_t err_len) {
+    *sc = tw_rope_scaling_make(TW_ROPE_SCALING_NONE, 1.0f, 0);
+    tw_json *root = NULL;
+    tw_status st = tw_json_read_file(&root, path, err, err_len);   // err names the path
+    if (st == TW_OK) {
+        char why[256] = "";
+        st = tw_hf_rope_scaling_from_json(sc, root, why, sizeof why);
+        if (st != TW_OK) snprintf(err, err_len, "%s: %s", path, why);
+    }
+    tw_json_free(root);
+    return st;
+}

@@ -21,4 +21,9 @@
 tw_status tw_hf_rope_scaling_from_json(tw_rope_scaling *sc, const tw_json *root, char *err,
                                        size_t err_len);
 
+// The same from a config.json file at path (only its "rope_scaling" and "max_position_embeddings"
+// are read). TW_ERR_IO or TW_ERR_FORMAT with one line in err that starts with the path.
+tw_status tw_hf_rope_scaling_read_file(tw_rope_scaling *sc, const char *path, char *err,
+                                       size_t err_len);
+
 #endif

@@ -14,4 +14,9 @@
 tw_status tw_model_config_set_rope_scaling(tw_model_config *c, tw_rope_scaling_kind kind,
                                            float factor, int original_max_pos, long max_seq_limit);
 
+// The same with a whole scaling (as read from a config, betas included): its original_max_pos,
+// or the model's max_seq when it is 0, is the trained context L.
+tw_status tw_model_config_apply_rope_scaling(tw_model_config *c, const tw_rope_scaling *sc,
+                                             long max_seq_limit);
+
 #endif

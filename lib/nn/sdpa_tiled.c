@@ -1,5 +1,6 @@
 // sdpa_tiled.c: attention one block of keys at a time with an online softmax (sdpa_tiled.h).
-// The naive reference: plain loops in the order the header describes. Each score is computed as
+// The naive reference (_naive): plain loops in the order the header describes; the unsuffixed
+// functions try the SIMD level's kernel first (simd/sdpa_tiled_hook.c) and fall back to them. Each score is computed as
 // tw_sdpa_scores computes it (a float dot product in index order, times 1/sqrt(D), plus the mask),
 // so the forward and the backward see the same bits for the same score.
 #include <assert.h>
@@ -63,9 +64,9 @@ static void fold_block(online_row *r, const float *sc, int nb, const float *v, i
     }
 }
 
-void tw_sdpa_tiled_forward(float *out, float *row_max, float *row_logsum, const float *q,
-                           const float *k, const float *v, const float *mask,
-                           const tw_sdpa_tiling *tl) {
+void tw_sdpa_tiled_forward_naive(float *out, float *row_max, float *row_logsum, const float *q,
+                                 const float *k, const float *v, const float *mask,
+                                 const tw_sdpa_tiling *tl) {
     const int D = tl->D, B = tl->block;
     assert(tl->T > 0 && tl->S > 0 && D > 0 && B > 0 && B <= TW_SDPA_TILE_MAX);
     float scratch[TW_SDPA_TILE_MAX];   // (B) one block's scores
@@ -93,10 +94,10 @@ void tw_sdpa_tiled_forward(float *out, float *row_max, float *row_logsum, const 
 
 // ---- backward ----
 
-void tw_sdpa_tiled_backward(float *dq, float *dk, float *dv, const float *dout,
-                            const float *out, const float *row_max, const float *row_logsum,
-                            const float *q, const float *k, const float *v, const float *mask,
-                            const tw_sdpa_tiling *tl) {
+void tw_sdpa_tiled_backward_naive(float *dq, float *dk, float *dv, const float *dout,
+                                  const float *out, const float *row_max, const float *row_logsum,
+                                  const float *q, const float *k, const float *v, const float *mask,
+                                  const tw_sdpa_tiling *tl) {
     const int D = tl->D, B = tl->block;
     assert(tl->T > 0 && tl->S > 0 && D > 0 && B > 0);
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);
@@ -136,6 +137,31 @@ void tw_sdpa_tiled_backward(float *dq, float *dk, float *dv, const float *dout,
             }
         }
     }
+}
+
+// ---- the level's kernel first (simd/sdpa_tiled_hook.c), else the loops above ----
+
+static tw_simd_tiling simd_args(const tw_sdpa_tiling *tl) {
+    const tw_simd_tiling a = { tl->T, tl->S, tl->D, tl->q_stride, tl->kv_stride, tl->mask_stride,
+                               tl->causal, tl->causal_offset, tl->block };
+    return a;
+}
+
+void tw_sdpa_tiled_forward(float *out, float *row_max, float *row_logsum, const float *q,
+                           const float *k, const float *v, const float *mask,
+                           const tw_sdpa_tiling *tl) {
+    const tw_simd_tiling a = simd_args(tl);
+    if (!tw_simd_sdpa_tiled_forward(out, row_max, row_logsum, q, k, v, mask, &a))
+        tw_sdpa_tiled_forward_naive(out, row_max, row_logsum, q, k, v, mask, tl);
+}
+
+void tw_sdpa_tiled_backward(float *dq, float *dk, float *dv, const float *dout,
+                            const float *out, const float *row_max, const float *row_logsum,
+                            const float *q, const float *k, const float *v, const float *mask,
+                            const tw_sdpa_tiling *tl) {
+    const tw_simd_tiling a = simd_args(tl);
+    if (!tw_simd_sdpa_tiled_backward(dq, dk, dv, dout, out, row_max, row_logsum, q, k, v, mask, &a))
+        tw_sdpa_tiled_backward_naive(dq, dk, dv, dout, out, row_max, row_logsum, q, k, v, mask, tl);
 }
 
 // ---- every head of a (grouped-query) attention ----

@@ -56,6 +56,16 @@ void tw_sdpa_tiled_backward(float *dq, float *dk, float *dv, const float *dout,
                             const float *q, const float *k,
                             const float *v, const float *mask, const tw_sdpa_tiling *tl);
 
+// The naive loops of the two functions above (the reference every SIMD level is tested against;
+// the unsuffixed functions run the level's kernel when it has one: simd/sdpa_tiled_hook.c).
+void tw_sdpa_tiled_forward_naive(float *out, float *row_max, float *row_logsum, const float *q,
+                                 const float *k, const float *v, const float *mask,
+                                 const tw_sdpa_tiling *tl);
+void tw_sdpa_tiled_backward_naive(float *dq, float *dk, float *dv, const float *dout,
+                                  const float *out, const float *row_max,
+                                  const float *row_logsum, const float *q, const float *k,
+                                  const float *v, const float *mask, const tw_sdpa_tiling *tl);
+
 // Every head of a multi-head, grouped-query or multi-query attention (nn/mha.h), read in place:
 //   out: (T, H*D)   row_max, row_logsum: (H, T)   q: (T, H*D)   k, v: (S, G*D)
 //   mask: (T, S) shared by every head, or NULL

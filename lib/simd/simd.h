@@ -378,4 +378,34 @@ int tw_simd_cross_entropy_row(double *lse, float *p, const float *z, int V);
 int tw_simd_swiglu_backward_gating(float *dgate, float *dup, const float *gate, const float *up,
                                    long n);
 
+// ---- the tiled attention's kernels (nn/sdpa_tiled.h): sdpa_tiled_body.h on each ISA ----
+// One head's call, as tw_sdpa_tiling describes it (simd/ sits below nn/, so the fields are
+// repeated here; nn/sdpa_tiled.c copies them across).
+#define TW_SIMD_TILE_MAX 1024
+typedef struct {
+    int T, S, D, q_stride, kv_stride, mask_stride, causal, causal_offset, block;
+} tw_simd_tiling;
+// The hooks tw_sdpa_tiled_forward and tw_sdpa_tiled_backward call first (sdpa_tiled_hook.c): the
+// level's kernel, with tw_sdpa_tiled_forward_naive's / _backward_naive's contract, to within
+// rounding (tests/test_sdpa_tiled_simd.c). 0: declined (naive level, no kernel in this build,
+// or D x block too large for the kernel's stack scratch), nothing touched.
+int tw_simd_sdpa_tiled_forward(float *out, float *row_max, float *row_logsum, const float *q,
+                               const float *k, const float *v, const float *mask,
+                               const tw_simd_tiling *a);
+int tw_simd_sdpa_tiled_backward(float *dq, float *dk, float *dv, const float *dout,
+                                const float *out, const float *row_max, const float *row_logsum,
+                                const float *q, const float *k, const float *v, const float *mask,
+                                const tw_simd_tiling *a);
+#define TW_SDPA_TILED_DECL(sfx)                                                                  \
+    int tw_sdpa_tiled_forward_##sfx(float *out, float *row_max, float *row_logsum,              \
+                                    const float *q, const float *k, const float *v,             \
+                                    const float *mask, const tw_simd_tiling *a);                \
+    int tw_sdpa_tiled_backward_##sfx(float *dq, float *dk, float *dv, const float *dout,        \
+                                     const float *out, const float *row_max,                    \
+                                     const float *row_logsum, const float *q, const float *k,   \
+                                     const float *v, const float *mask, const tw_simd_tiling *a);
+TW_SDPA_TILED_DECL(avx2)
+TW_SDPA_TILED_DECL(avx512)
+TW_SDPA_TILED_DECL(neon)
+
 #endif
