@@ -81,6 +81,9 @@ typedef struct {
     tw_matmul_fn    matmul_nt;  // C = A B^T, one thread   C: (M, N)  A: (M, K)  B: (N, K)
     tw_matmul_fn    matmul_mt;  // C = A B with OpenMP threads (== matmul when built without OpenMP)
     tw_matmul_fn    matmul_nt_mt;   // tw_linear_forward at T > 1
+    tw_matmul_fn    matvec_rows;    // C = A B^T, each row of C bit for bit matvec(B, that row of A)
+                                    // (tw_linear_forward_rows: batched decoding); NULL: matvec
+                                    // on blocks of B's rows
     tw_softmax_fn   softmax;    // one row: y = exp(x - max) / sum            y, x: (n), may alias
                                 // tw_softmax_rows, one row at temperature 1
     tw_rmsnorm_fn   rmsnorm;    // one row: out = x / rms * w, returns rms = sqrt(mean(x^2) + eps)
@@ -307,6 +310,10 @@ void  tw_matmul_nt_mt_neon(float *C, const float *A, const float *B, int M, int 
 #define TW_PREFETCH_AHEAD_FLOATS 2048
 void tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K);
 void tw_matvec_avx512(float *y, const float *W, const float *x, int N, int K);
+// The same sums for T rows of X at once, register-blocked (a tile of rows of X by 4 rows of W):
+// Y (T, N) = X (T, K) W^T, row t bit for bit the matvec of X's row t (matvec_avx2.c, matvec_avx512.c).
+void tw_matvec_rows_avx2(float *Y, const float *X, const float *W, int T, int N, int K);
+void tw_matvec_rows_avx512(float *Y, const float *X, const float *W, int T, int N, int K);
 // matvec_mt.c: fn over rows split among OpenMP threads in blocks of 16 rows (one call of fn per
 // thread; static split, so a thread reads the same rows every token and keeps them in its own
 // core's cache). One thread without OpenMP (make OMP=1), inside a parallel region, or when W is
