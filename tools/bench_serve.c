@@ -114,6 +114,67 @@ static double time_batch(tw_batch *b, int N, int steps) {
     return dt;
 }
 
+// The batched Linear alone: seconds per call of tw_simd_linear_rows for T rows, with the level's
+// register-blocked rows kernel (matvec_rows) or, with it switched off in the dispatch table for
+// this measurement, the level's matvec on blocks of W's rows (what ran before). Best of `calls`.
+static double time_rows(float *y, const float *x, const float *W, int T, int C_in, int C_out,
+                        int blocked, int calls) {
+    const tw_matmul_fn keep = tw_simd.matvec_rows;
+    if (!blocked) tw_simd.matvec_rows = NULL;
+    double best = 1e30;
+    for (int i = 0; i < calls; i++) {
+        const double t0 = clock_s();
+        tw_simd_linear_rows(y, x, W, NULL, T, C_in, C_out);
+        const double dt = clock_s() - t0;
+        if (dt < best) best = dt;
+    }
+    tw_simd.matvec_rows = keep;
+    return best;
+}
+
+// GFLOP/s of the rows kernel and of the matvec on blocks, on the model's own matrices, T = 32 and
+// 64, per repeat (the two take turns), with their ratio.
+static void linear_alone(const tw_model *m, int repeats) {
+    if (!tw_simd.matvec_rows) return;   // this level has no rows kernel
+    const tw_model_config *c = &m->cfg;
+    const int C = c->block.attn.d_model, F = c->block.ffn_hidden, V = c->vocab;
+    struct { const char *name; const float *W; int C_in, C_out; } mats[] = {
+        { "FFN up (F x C)", m->layers[0].ffn_up.f32, C, F },
+        { "FFN down (C x F)", m->layers[0].ffn_down.f32, F, C },
+        { "head (V x C)", m->head.f32, C, V },
+    };
+    const int Ts[] = { 32, 64 };
+    printf("\nThe batched Linear alone (tw_simd_linear_rows), best of 5 calls a repeat, median of %d repeats:\n", repeats);
+    printf("%-18s %4s %18s %18s %22s\n", "matrix", "T", "rows kernel GF/s", "matvec blocks GF/s", "ratio [min - max]");
+    for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++) {
+        if (!mats[i].W || F <= 0) continue;
+        for (int j = 0; j < 2; j++) {
+            const int T = Ts[j];
+            float *x = malloc((size_t)T * mats[i].C_in * sizeof(float));
+            float *y = malloc((size_t)T * mats[i].C_out * sizeof(float));
+            if (!x || !y) { fprintf(stderr, "out of memory\n"); exit(1); }
+            for (long k = 0; k < (long)T * mats[i].C_in; k++) x[k] = (float)((k * 131) % 97) / 97.0f - 0.5f;
+            const double flops = 2.0 * T * mats[i].C_in * mats[i].C_out;
+            double fast[MAX_REPEATS], slow[MAX_REPEATS], ratio[MAX_REPEATS];
+            for (int r = 0; r < repeats; r++) {
+                fast[r] = flops / time_rows(y, x, mats[i].W, T, mats[i].C_in, mats[i].C_out, 1, 5) * 1e-9;
+                slow[r] = flops / time_rows(y, x, mats[i].W, T, mats[i].C_in, mats[i].C_out, 0, 5) * 1e-9;
+                ratio[r] = fast[r] / slow[r];
+            }
+            double lo = ratio[0], hi = ratio[0];
+            for (int r = 1; r < repeats; r++) {
+                if (ratio[r] < lo) lo = ratio[r];
+                if (ratio[r] > hi) hi = ratio[r];
+            }
+            char rat[64];
+            snprintf(rat, sizeof rat, "%.2f [%.2f - %.2f]", median(ratio, repeats), lo, hi);
+            printf("%-18s %4d %18.1f %18.1f %22s\n", mats[i].name, T, median(fast, repeats), median(slow, repeats), rat);
+            free(x);
+            free(y);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     const char *path = NULL;
     int steps = 32, repeats = 5;
@@ -211,6 +272,7 @@ int main(int argc, char **argv) {
         printf("\n");
     }
     printf("(FLOPs per token: %.3g at %.0f keys on average)\n", fpt, avg_keys);
+    linear_alone(&m, repeats);
     tw_batch_free(&b);
     tw_model_free(&m);
     return 0;
