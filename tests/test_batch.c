@@ -9,8 +9,9 @@
 //     (tolerance 0: at the naive level every Linear layer is the same in-order loop for any
 //     number of rows, and every other step is the same function on the same row).
 //   - The same at the best SIMD level, also bit for bit: the batch's Linear layers run the
-//     decode's own matvec, block by block of W's rows (tw_linear_forward_rows), and the matvec
-//     computes each output from its weight row alone.
+//     decode's own matvec sums for several rows at once (tw_linear_forward_rows; its kernels
+//     alone: tests/test_matvec_rows.c), and the matvec computes each output from its weight row
+//     alone.
 //   - Bad calls: a position without a block, a post-norm model, too many rows.
 #include <check.h>
 #include <math.h>

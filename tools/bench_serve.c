@@ -9,12 +9,20 @@
 // ./generate runs) measured in the same repeat, the GFLOP/s and their share of the FMA peak
 // measured in the same run (bench/peak.h).
 //
-//   bench_serve MODEL.bin [-d DECODE_STEPS] [-r REPEATS]
+//   bench_serve MODEL.bin [-d DECODE_STEPS] [-r REPEATS] [--cpu-time]
+//
+// --cpu-time times every run by the CPU seconds the process got (cpu_seconds) instead of the wall
+// clock: on a machine shared with other work, the wall clock also counts the moments another
+// process had the core. (It still counts a slower core: a busy sibling hyperthread, a shared
+// cache or memory bus.)
 //
 // FLOPs per token: 2 per weight of every Linear layer and the head, plus attention's
 // 4 * layers * H * D * (keys seen): the dot products with the keys and the weighted sum of the
 // values. Each figure is the median over the repeats (the rungs take turns within a repeat, so a
 // slow moment of a shared machine hits all of them), with the range of the per-repeat ratios.
+// The share of the FMA peak is per repeat too: a short probe of the peak runs in every repeat,
+// beside the rungs, and each rung's GFLOP/s is divided by that repeat's probe (on a loaded
+// machine, a peak probed once at the start is the speed of another moment).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +36,7 @@
 #include "peak.h"
 
 enum { PROMPT = 32, MAX_N = 64, MAX_REPEATS = 32 };
+static double (*clock_s)(void) = now_seconds;   // or cpu_seconds (--cpu-time)
 static const int NS[] = { 1, 2, 4, 8, 16, 32, 64 };
 enum { N_NS = sizeof NS / sizeof NS[0] };
 
@@ -50,12 +59,12 @@ static double time_single(const tw_model *m, int steps) {
     for (int t = 0; t < PROMPT; t++) tokens[t] = (t * 131 + 7) % m->cfg.vocab;
     tw_model_forward_next(&s, m, tokens, PROMPT, 0);
     int tok = tw_argmax(s.logits + (size_t)(PROMPT - 1) * m->cfg.vocab, m->cfg.vocab);
-    const double t0 = now_seconds();
+    const double t0 = clock_s();
     for (int i = 0; i < steps; i++) {
         tw_model_forward_next(&s, m, &tok, 1, PROMPT + i);
         tok = tw_argmax(s.logits, m->cfg.vocab);
     }
-    const double dt = now_seconds() - t0;
+    const double dt = clock_s() - t0;
     tw_model_state_free(&s);
     return dt;
 }
@@ -89,7 +98,7 @@ static double time_batch(tw_batch *b, int N, int steps) {
         rows[i] = &tables[i];
         pos[i] = PROMPT;
     }
-    const double t0 = now_seconds();
+    const double t0 = clock_s();
     for (int s = 0; s < steps; s++) {
         tw_batch_forward(b, rows, tok, pos, NULL, N);
         for (int i = 0; i < N; i++) {
@@ -97,12 +106,73 @@ static double time_batch(tw_batch *b, int N, int steps) {
             pos[i]++;
         }
     }
-    const double dt = now_seconds() - t0;
+    const double dt = clock_s() - t0;
     for (int i = 0; i < N; i++) {
         tw_block_table_release(&tables[i], &b->pool);
         tw_block_table_free(&tables[i]);
     }
     return dt;
+}
+
+// The batched Linear alone: seconds per call of tw_simd_linear_rows for T rows, with the level's
+// register-blocked rows kernel (matvec_rows) or, with it switched off in the dispatch table for
+// this measurement, the level's matvec on blocks of W's rows (what ran before). Best of `calls`.
+static double time_rows(float *y, const float *x, const float *W, int T, int C_in, int C_out,
+                        int blocked, int calls) {
+    const tw_matmul_fn keep = tw_simd.matvec_rows;
+    if (!blocked) tw_simd.matvec_rows = NULL;
+    double best = 1e30;
+    for (int i = 0; i < calls; i++) {
+        const double t0 = clock_s();
+        tw_simd_linear_rows(y, x, W, NULL, T, C_in, C_out);
+        const double dt = clock_s() - t0;
+        if (dt < best) best = dt;
+    }
+    tw_simd.matvec_rows = keep;
+    return best;
+}
+
+// GFLOP/s of the rows kernel and of the matvec on blocks, on the model's own matrices, T = 32 and
+// 64, per repeat (the two take turns), with their ratio.
+static void linear_alone(const tw_model *m, int repeats) {
+    if (!tw_simd.matvec_rows) return;   // this level has no rows kernel
+    const tw_model_config *c = &m->cfg;
+    const int C = c->block.attn.d_model, F = c->block.ffn_hidden, V = c->vocab;
+    struct { const char *name; const float *W; int C_in, C_out; } mats[] = {
+        { "FFN up (F x C)", m->layers[0].ffn_up.f32, C, F },
+        { "FFN down (C x F)", m->layers[0].ffn_down.f32, F, C },
+        { "head (V x C)", m->head.f32, C, V },
+    };
+    const int Ts[] = { 32, 64 };
+    printf("\nThe batched Linear alone (tw_simd_linear_rows), best of 5 calls a repeat, median of %d repeats:\n", repeats);
+    printf("%-18s %4s %18s %18s %22s\n", "matrix", "T", "rows kernel GF/s", "matvec blocks GF/s", "ratio [min - max]");
+    for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++) {
+        if (!mats[i].W || F <= 0) continue;
+        for (int j = 0; j < 2; j++) {
+            const int T = Ts[j];
+            float *x = malloc((size_t)T * mats[i].C_in * sizeof(float));
+            float *y = malloc((size_t)T * mats[i].C_out * sizeof(float));
+            if (!x || !y) { fprintf(stderr, "out of memory\n"); exit(1); }
+            for (long k = 0; k < (long)T * mats[i].C_in; k++) x[k] = (float)((k * 131) % 97) / 97.0f - 0.5f;
+            const double flops = 2.0 * T * mats[i].C_in * mats[i].C_out;
+            double fast[MAX_REPEATS], slow[MAX_REPEATS], ratio[MAX_REPEATS];
+            for (int r = 0; r < repeats; r++) {
+                fast[r] = flops / time_rows(y, x, mats[i].W, T, mats[i].C_in, mats[i].C_out, 1, 5) * 1e-9;
+                slow[r] = flops / time_rows(y, x, mats[i].W, T, mats[i].C_in, mats[i].C_out, 0, 5) * 1e-9;
+                ratio[r] = fast[r] / slow[r];
+            }
+            double lo = ratio[0], hi = ratio[0];
+            for (int r = 1; r < repeats; r++) {
+                if (ratio[r] < lo) lo = ratio[r];
+                if (ratio[r] > hi) hi = ratio[r];
+            }
+            char rat[64];
+            snprintf(rat, sizeof rat, "%.2f [%.2f - %.2f]", median(ratio, repeats), lo, hi);
+            printf("%-18s %4d %18.1f %18.1f %22s\n", mats[i].name, T, median(fast, repeats), median(slow, repeats), rat);
+            free(x);
+            free(y);
+        }
+    }
 }
 
 int main(int argc, char **argv) {
@@ -111,11 +181,12 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-d") == 0 && i + 1 < argc) steps = atoi(argv[++i]);
         else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) repeats = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--cpu-time") == 0) clock_s = cpu_seconds;
         else if (argv[i][0] != '-' && path == NULL) path = argv[i];
-        else { fprintf(stderr, "usage: bench_serve MODEL.bin [-d DECODE_STEPS] [-r REPEATS]\n"); return 2; }
+        else { fprintf(stderr, "usage: bench_serve MODEL.bin [-d DECODE_STEPS] [-r REPEATS] [--cpu-time]\n"); return 2; }
     }
     if (path == NULL || steps < 1 || repeats < 1 || repeats > MAX_REPEATS) {
-        fprintf(stderr, "usage: bench_serve MODEL.bin [-d DECODE_STEPS 1..] [-r REPEATS 1..%d]\n", MAX_REPEATS);
+        fprintf(stderr, "usage: bench_serve MODEL.bin [-d DECODE_STEPS 1..] [-r REPEATS 1..%d] [--cpu-time]\n", MAX_REPEATS);
         return 2;
     }
     const char *level = tw_simd_init(NULL);
@@ -148,22 +219,34 @@ int main(int argc, char **argv) {
            m.cfg.vocab);
     if (have_peak) printf("FMA peak of one core (%s probe): %.1f GFLOP/s\n", peak.isa, peak.gflops);
 
+    const double avg_keys = PROMPT + (steps + 1) / 2.0;   // keys seen, averaged over the steps
+    const double fpt = flops_per_token(&m, avg_keys);
     double single[MAX_REPEATS], batch[N_NS][MAX_REPEATS], ratio[N_NS][MAX_REPEATS];
+    double share[N_NS][MAX_REPEATS], peak_r[MAX_REPEATS];   // GFLOP/s / this repeat's probe
     for (int r = 0; r < repeats; r++) {
+        tw_peak pr = { 0 };
+        peak_r[r] = have_peak && tw_peak_fma(&pr, isa, 0, 3, 0.02) ? pr.gflops : 0.0;
         single[r] = steps / time_single(&m, steps);
         for (int j = 0; j < N_NS; j++) {
             batch[j][r] = (double)NS[j] * steps / time_batch(&b, NS[j], steps);
             ratio[j][r] = batch[j][r] / single[r];
+            share[j][r] = peak_r[r] > 0 ? 100.0 * batch[j][r] * fpt * 1e-9 / peak_r[r] : 0.0;
         }
     }
-    const double avg_keys = PROMPT + (steps + 1) / 2.0;   // keys seen, averaged over the steps
-    const double fpt = flops_per_token(&m, avg_keys);
     const double s_med = median(single, repeats);
     printf("\n%d decode steps after a %d-token prompt, median of %d repeats (ratios: per repeat, "
-           "median [min - max])\n", steps, PROMPT, repeats);
-    printf("%-28s %12s %22s %10s %8s\n", "", "tok/s", "x one sequence", "GFLOP/s", "of peak");
+           "median [min - max]); times: %s\n", steps, PROMPT, repeats,
+           clock_s == cpu_seconds ? "CPU seconds of the process (--cpu-time)" : "wall clock");
+    if (have_peak)
+        printf("peak probed in each repeat: median %.1f GFLOP/s (the first probe: %.1f); \"of peak\" "
+               "is per repeat, median [min - max]\n", median(peak_r, repeats), peak.gflops);
+    printf("%-28s %12s %22s %10s %22s\n", "", "tok/s", "x one sequence", "GFLOP/s", "of peak");
     printf("%-28s %12.1f %22s %10.2f", "one sequence (forward_next)", s_med, "1", s_med * fpt * 1e-9);
-    if (have_peak) printf(" %7.1f %%", 100.0 * s_med * fpt * 1e-9 / peak.gflops);
+    if (have_peak) {
+        double one[MAX_REPEATS];
+        for (int r = 0; r < repeats; r++) one[r] = peak_r[r] > 0 ? 100.0 * single[r] * fpt * 1e-9 / peak_r[r] : 0.0;
+        printf(" %20.1f %%", median(one, repeats));
+    }
     printf("\n");
     for (int j = 0; j < N_NS; j++) {
         double lo = ratio[j][0], hi = ratio[j][0];
@@ -176,10 +259,20 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof name, "batch of %d", NS[j]);
         snprintf(rat, sizeof rat, "%.2f [%.2f - %.2f]", median(ratio[j], repeats), lo, hi);
         printf("%-28s %12.1f %22s %10.2f", name, tps, rat, gf);
-        if (have_peak) printf(" %7.1f %%", 100.0 * gf / peak.gflops);
+        if (have_peak) {
+            double slo = share[j][0], shi = share[j][0];
+            for (int r = 1; r < repeats; r++) {
+                if (share[j][r] < slo) slo = share[j][r];
+                if (share[j][r] > shi) shi = share[j][r];
+            }
+            char sh[64];
+            snprintf(sh, sizeof sh, "%.1f %% [%.1f - %.1f]", median(share[j], repeats), slo, shi);
+            printf(" %22s", sh);
+        }
         printf("\n");
     }
     printf("(FLOPs per token: %.3g at %.0f keys on average)\n", fpt, avg_keys);
+    linear_alone(&m, repeats);
     tw_batch_free(&b);
     tw_model_free(&m);
     return 0;

@@ -39,10 +39,11 @@ tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, in
     const size_t C = (size_t)a->d_model, HD = (size_t)a->n_head * a->head_dim;
     const size_t GD = (size_t)a->n_kv_head * a->head_dim, F = (size_t)c->block.ffn_hidden;
     const size_t R = (size_t)R_max, S = (size_t)S_max, V = (size_t)c->vocab;
+    const size_t D = (size_t)a->head_dim;
     float **bufs[] = { &b->x, &b->xn, &b->q, &b->k, &b->v, &b->z, &b->sub_out, &b->f1, &b->f2,
-                       &b->f3, &b->kg, &b->vg, &b->scores, &b->pattern, &b->logits };
+                       &b->f3, &b->kg, &b->vg, &b->scores, &b->pattern, &b->logits, &b->kh, &b->vh };
     const size_t sizes[] = { R * C, R * C, R * HD, R * GD, R * GD, R * HD, R * C, R * F, R * F,
-                             R * F, S * GD, S * GD, S, S, R * V };
+                             R * F, S * GD, S * GD, S, S, R * V, S * D, S * D };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if ((*bufs[i] = malloc(sizes[i] * sizeof(float))) == NULL) {
             tw_batch_free(b);
@@ -54,7 +55,7 @@ tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, in
 void tw_batch_free(tw_batch *b) {
     tw_paged_pool_free(&b->pool);
     float *bufs[] = { b->x, b->xn, b->q, b->k, b->v, b->z, b->sub_out, b->f1, b->f2, b->f3,
-                      b->kg, b->vg, b->scores, b->pattern, b->logits };
+                      b->kg, b->vg, b->scores, b->pattern, b->logits, b->kh, b->vh };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     memset(b, 0, sizeof *b);
 }
@@ -153,12 +154,25 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
                 gathered = tables[r];
             }
             const int group = H / G, S = pos[r] + 1;
+            int head_in_kh = -1;   // the kv head now in b->kh, b->vh
             for (int h = 0; h < H; h++) {   // as tw_mha_forward's decode: one query, every key
-                const float *kh = b->kg + (size_t)(h / group) * D, *vh = b->vg + (size_t)(h / group) * D;
-                if (!tw_simd_attend_one(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D,
-                                        kh, vh, S, D, GD))
-                    tw_sdpa_one(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D, kh, vh,
-                                S, D, GD);
+                const int g = h / group;
+                if (tw_simd_attend_one(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D,
+                                       b->kg + (size_t)g * D, b->vg + (size_t)g * D, S, D, GD))
+                    continue;
+                // A level without the fused kernel (naive, NEON): tw_mha_forward's own fallback,
+                // the head's keys and values made contiguous and tw_sdpa_forward over one query
+                // at position pos[r], so the scores are summed by the same Linear kernel as there
+                // (tw_sdpa_one's in-order loop is another sum at the NEON level).
+                if (g != head_in_kh) {
+                    for (int s = 0; s < S; s++) {
+                        memcpy(b->kh + (size_t)s * D, b->kg + (size_t)s * GD + (size_t)g * D, (size_t)D * sizeof(float));
+                        memcpy(b->vh + (size_t)s * D, b->vg + (size_t)s * GD + (size_t)g * D, (size_t)D * sizeof(float));
+                    }
+                    head_in_kh = g;
+                }
+                tw_sdpa_forward(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D, b->kh,
+                                b->vh, NULL, 1, S, D, a->causal, pos[r]);
             }
         }
         tw_linear_forward_rows(b->sub_out, b->z, w->attn.wo, w->attn.bo, R, HD, C);

@@ -8,13 +8,13 @@
 // sequence's positions 0 .. pos[r].
 //
 // Each row's logits are bit for bit those of decoding its sequence alone, one position at a time
-// with tw_model_forward_next, at the naive, AVX2 and AVX-512 levels (tests/test_batch.c; on
-// AArch64 under qemu, lesson 28 measured differences up to 3e-7 at the NEON level, not yet
-// explained): the Linear layers run the decode's own matvec
-// with the loops turned around (tw_linear_forward_rows: a block of W's rows is read once, then
-// used by every row), and every other step is the same function on the same row. (A prompt
-// prefilled as rows here differs from tw_model_forward's prefill over T positions, which runs the
-// matmul kernels: docs/serving.md.)
+// with tw_model_forward_next, at the naive, AVX2, AVX-512 (tests/test_batch.c) and NEON levels
+// (lesson 28 under qemu): the Linear layers run the decode's own matvec sums for several rows at
+// once (tw_linear_forward_rows: register-blocked at AVX2 and AVX-512, the matvec on blocks of W's
+// rows elsewhere), and every other step is the same function on the same row, attention
+// included (the fused one-query kernel, or tw_sdpa_forward as tw_mha_forward falls back to).
+// (A prompt prefilled as rows here differs from tw_model_forward's prefill over T positions,
+// which runs the matmul kernels: docs/serving.md.)
 // Pre-norm models only (GPT-2, Llama, Qwen3 styles): TW_ERR_ARG for the 2017 style.
 #ifndef TW_BATCH_H
 #define TW_BATCH_H
@@ -35,6 +35,8 @@ typedef struct {
     float *kg, *vg;            // (S_max, G*D) one sequence's keys and values, gathered
     float *scores, *pattern;   // (S_max) one head's
     float *logits;             // (R_max, V) the rows that asked for logits, in row order
+    float *kh, *vh;            // (S_max, D) one kv head's keys and values, contiguous (levels
+                               // without a fused one-query attention kernel)
 } tw_batch;
 
 // 1 if batched decoding runs model m: pre-norm, with RoPE or learned positions (not 2017's).

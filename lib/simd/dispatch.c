@@ -110,6 +110,7 @@ static const tw_q8_ops q8_neon_dot = { .level = "neon_dot", .quantize_x = tw_q8_
 #define AVX2_F32 .dot = tw_dot_avx2, .matvec = tw_matvec_avx2, \
     .matmul = tw_matmul_avx2, .matmul_nt = tw_matmul_nt_avx2, \
     .matmul_mt = tw_matmul_mt_avx2, .matmul_nt_mt = tw_matmul_nt_mt_avx2, \
+    .matvec_rows = tw_matvec_rows_avx2, \
     .softmax = tw_softmax_row_avx2, .rmsnorm = tw_rmsnorm_row_avx2, \
     .layernorm = tw_layernorm_row_avx2, .rope = tw_rope_pairs_avx2, .exp = tw_exp_avx2, \
     .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, .attend = tw_sdpa_one_avx2, \
@@ -118,6 +119,7 @@ static const tw_q8_ops q8_neon_dot = { .level = "neon_dot", .quantize_x = tw_q8_
 #define AVX512_F32 .dot = tw_dot_avx512, .matvec = tw_matvec_avx512, \
     .matmul = tw_matmul_avx512, .matmul_nt = tw_matmul_nt_avx512, \
     .matmul_mt = tw_matmul_mt_avx512, .matmul_nt_mt = tw_matmul_nt_mt_avx512, \
+    .matvec_rows = tw_matvec_rows_avx512, \
     .softmax = tw_softmax_row_avx512, .rmsnorm = tw_rmsnorm_row_avx2, \
     .layernorm = tw_layernorm_row_avx2, .rope = tw_rope_pairs_avx2, .exp = tw_exp_avx512, \
     .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, .attend = tw_sdpa_one_avx2, \
@@ -259,14 +261,19 @@ int tw_simd_linear(float *y, const float *x, const float *W, const float *b,
 int tw_simd_linear_rows(float *y, const float *x, const float *W, const float *b,
                         int T, int C_in, int C_out) {
     if (!tw_simd.matvec) return 0;
-    // Rows of W per block: a multiple of 4 (the NEON and naive matvecs keep their bits only on
-    // splits at multiples of 4) whose floats fill about 16 KiB, at least 4.
-    int block = (4096 / (C_in > 0 ? C_in : 1)) & ~3;
-    if (block < 4) block = 4;
-    for (int o = 0; o < C_out; o += block) {
-        const int n = C_out - o < block ? C_out - o : block;
-        for (int t = 0; t < T; t++)   // the block stays in L1 while every row uses it
-            tw_simd.matvec(y + (long)t * C_out + o, W + (long)o * C_in, x + (long)t * C_in, n, C_in);
+    if (tw_simd.matvec_rows)   // register-blocked, the matvec's sums (matvec_avx512.c)
+        tw_simd.matvec_rows(y, x, W, T, C_out, C_in);
+    else {
+        // The level's matvec on blocks of W's rows: a multiple of 4 (the NEON and naive matvecs
+        // keep their bits only on splits at multiples of 4) whose floats fill about 16 KiB, at
+        // least 4, each used by every row of x while it stays in L1.
+        int block = (4096 / (C_in > 0 ? C_in : 1)) & ~3;
+        if (block < 4) block = 4;
+        for (int o = 0; o < C_out; o += block) {
+            const int n = C_out - o < block ? C_out - o : block;
+            for (int t = 0; t < T; t++)
+                tw_simd.matvec(y + (long)t * C_out + o, W + (long)o * C_in, x + (long)t * C_in, n, C_in);
+        }
     }
     if (b)   // as tw_simd_linear: the bias added after the sum
         for (int t = 0; t < T; t++)

@@ -76,3 +76,102 @@ void tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K) {
         redo_overflowed(y, W, x, i, 1, K);
     }
 }
+
+// ---- the same sums for T rows of x at once (batched decoding) ----
+//
+// tw_matvec_rows_avx2: Y = X W^T, Y (T, N), X (T, K), W (N, K): row t of Y is bit for bit
+// tw_matvec_avx2(W, X row t), with each weight vector loaded once for MR rows of X and each X
+// vector once for 4 rows of W. As in matvec_avx512.c's rows kernel (read its comment): row_partial's
+// accumulator j is a chain of FMAs over k = 8j + 32i (plus one more full step at 8j + 32 (K / 32)
+// when the K % 32 floats left reach it, j < 3; a3 takes the masked rest), the chains meet only in
+// (a0 + a1) + (a2 + a3); so the tile runs chain after chain over all its outputs, then adds and
+// folds them exactly as row_partial and the two hadd steps do.
+enum { ROWS_MR = 2 };   // rows of X per tile: 8 accumulators + 4 W + 1 X of 16 registers
+
+static inline __attribute__((always_inline)) void tile_chain(__m256 acc[ROWS_MR][4], const float *w,
+                                                            const float *x, long ldx, int K,
+                                                            int j, int MR) {
+    const int k32 = K / 32 * 32, rest = K - k32;
+    const int steps = K / 32 + (j < 3 && rest >= 8 * (j + 1));
+    #pragma GCC unroll 4
+    for (int r = 0; r < MR; r++)
+        #pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) acc[r][c] = _mm256_setzero_ps();
+    for (int i = 0, k = 8 * j; i < steps; i++, k += 32) {
+        const __m256 w0 = _mm256_loadu_ps(w + k), w1 = _mm256_loadu_ps(w + K + k);
+        const __m256 w2 = _mm256_loadu_ps(w + 2L * K + k), w3 = _mm256_loadu_ps(w + 3L * K + k);
+#pragma GCC unroll 4
+        for (int r = 0; r < MR; r++) {
+            const __m256 xv = _mm256_loadu_ps(x + r * ldx + k);
+            acc[r][0] = _mm256_fmadd_ps(w0, xv, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(w1, xv, acc[r][1]);
+            acc[r][2] = _mm256_fmadd_ps(w2, xv, acc[r][2]);
+            acc[r][3] = _mm256_fmadd_ps(w3, xv, acc[r][3]);
+        }
+    }
+    if (j == 3 && rest % 8) {   // row_partial's masked tail, on a3
+        const int k = k32 + rest / 8 * 8;
+        const __m256i m = tail_mask8(rest % 8);
+        const __m256 w0 = _mm256_maskload_ps(w + k, m), w1 = _mm256_maskload_ps(w + K + k, m);
+        const __m256 w2 = _mm256_maskload_ps(w + 2L * K + k, m), w3 = _mm256_maskload_ps(w + 3L * K + k, m);
+#pragma GCC unroll 4
+        for (int r = 0; r < MR; r++) {
+            const __m256 xv = _mm256_maskload_ps(x + r * ldx + k, m);
+            acc[r][0] = _mm256_fmadd_ps(w0, xv, acc[r][0]);
+            acc[r][1] = _mm256_fmadd_ps(w1, xv, acc[r][1]);
+            acc[r][2] = _mm256_fmadd_ps(w2, xv, acc[r][2]);
+            acc[r][3] = _mm256_fmadd_ps(w3, xv, acc[r][3]);
+        }
+    }
+}
+
+static inline __attribute__((always_inline)) void rows_tile(float *y, long ldy, const float *w,
+                                                           const float *x, long ldx, int K, int MR) {
+    __m256 a01[ROWS_MR][4], acc[ROWS_MR][4], a2[ROWS_MR][4];
+    tile_chain(a01, w, x, ldx, K, 0, MR);
+    tile_chain(acc, w, x, ldx, K, 1, MR);
+    #pragma GCC unroll 4
+    for (int r = 0; r < MR; r++)
+        #pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) a01[r][c] = _mm256_add_ps(a01[r][c], acc[r][c]);   // a0 + a1
+    tile_chain(a2, w, x, ldx, K, 2, MR);
+    tile_chain(acc, w, x, ldx, K, 3, MR);
+    #pragma GCC unroll 4
+    for (int r = 0; r < MR; r++) {
+        __m128 q[4];
+        #pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) {   // (a0 + a1) + (a2 + a3), then 8 -> 4 lanes, as row_partial
+            const __m256 s = _mm256_add_ps(a01[r][c], _mm256_add_ps(a2[r][c], acc[r][c]));
+            q[c] = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+        }
+        const __m128 s = _mm_hadd_ps(_mm_hadd_ps(q[0], q[1]), _mm_hadd_ps(q[2], q[3]));
+        _mm_storeu_ps(y + r * ldy, s);
+        if (!all_finite4(s))   // as tw_matvec_avx2: redone in the reference's order
+            #pragma GCC unroll 4
+            for (int c = 0; c < 4; c++)
+                if (!isfinite(y[r * ldy + c])) y[r * ldy + c] = tw_dot_naive(w + (long)c * K, x + r * ldx, K);
+    }
+}
+
+static void rows_tile_mr(float *y, long ldy, const float *w, const float *x, long ldx, int K, int MR) {
+    if (MR == 2) rows_tile(y, ldy, w, x, ldx, K, 2);
+    else rows_tile(y, ldy, w, x, ldx, K, 1);
+}
+
+void tw_matvec_rows_avx2(float *Y, const float *X, const float *W, int T, int N, int K) {
+    int block = (6144 / (K > 0 ? K : 1)) & ~3;   // rows of W per block: about 24 KiB, in L1
+    if (block < 4) block = 4;
+    const int N4 = N / 4 * 4;
+    for (int o0 = 0; o0 < N4; o0 += block) {
+        const int o1 = o0 + block < N4 ? o0 + block : N4;
+        const int next = N4 - o1 < block ? N4 - o1 : block, tiles = (T + ROWS_MR - 1) / ROWS_MR;
+        for (int t = 0; t < T; t += ROWS_MR) {
+            const int MR = T - t < ROWS_MR ? T - t : ROWS_MR;
+            tw_prefetch_share(W + (long)o1 * K, (long)next * K, t / ROWS_MR, tiles);
+            for (int o = o0; o < o1; o += 4)
+                rows_tile_mr(Y + (long)t * N + o, N, W + (long)o * K, X + (long)t * K, K, K, MR);
+        }
+    }
+    if (N4 < N)   // the last N % 4 rows of W: the decode's lone-row path, row by row of X
+        for (int t = 0; t < T; t++) tw_matvec_avx2(Y + (long)t * N + N4, W + (long)N4 * K, X + (long)t * K, N - N4, K);
+}

@@ -188,3 +188,116 @@ void tw_matvec_avx512(float *y, const float *W, const float *x, int N, int K) {
         redo_overflowed(y, W, x, i, 1, K);
     }
 }
+
+// ---- the same sums for T rows of x at once (batched decoding) ----
+//
+// tw_matvec_rows_avx512: Y = X W^T, Y (T, N), X (T, K), W (N, K): row t of Y is bit for bit
+// tw_matvec_avx512(W, X row t), but each weight loaded into a register feeds MR rows of X, and
+// each X vector feeds 4 rows of W (a tile of MR x 4 sums side by side), so the kernel does about
+// one load per two FMAs instead of two loads per FMA, and W is read from memory once for all T.
+//
+// How the sums stay the decode's: row_partial gives each output four accumulators, a0 .. a3.
+// Accumulator j takes the 16 floats at k = 16j + 64i for every i with 64i + 64 <= K, then one
+// more full step at 16j + 64 (K / 64) if the K % 64 floats left reach that far (j < 3 only), and
+// a3 alone takes the masked rest. Each accumulator is its own chain of FMAs in ascending k; the
+// chains never meet until the end. So the tile runs chain 0 for all MR x 4 outputs, then chain 1,
+// 2, 3 (each chain's 4MR accumulators are the registers in use), with the same FMAs in the same
+// order per chain as row_partial, then adds them (a0 + a1) + (a2 + a3) and folds the four outputs
+// of each X row with sums4, the same additions as the decode's fold16to4 and two hadd.
+enum { ROWS_MR = 4 };   // rows of X per tile: 16 accumulators + 4 X + 4 W vectors of 32 registers
+
+// Chain j of the MR x 4 tile: acc[r][c] += W row c times X row r over chain j's steps.
+//   y-less: acc: (MR, 4)   w: 4 rows of W, K apart   x: MR rows of X, ldx apart
+static inline __attribute__((always_inline)) void tile_chain(__m512 acc[ROWS_MR][4], const float *w,
+                                                            const float *x, long ldx, int K,
+                                                            int j, int MR) {
+    const int k64 = K / 64 * 64, rest = K - k64;
+    const int steps = K / 64 + (j < 3 && rest >= 16 * (j + 1));
+    #pragma GCC unroll 4
+    for (int r = 0; r < MR; r++)
+        #pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) acc[r][c] = _mm512_setzero_ps();
+    for (int i = 0, k = 16 * j; i < steps; i++, k += 64) {
+        const __m512 w0 = _mm512_loadu_ps(w + k), w1 = _mm512_loadu_ps(w + K + k);
+        const __m512 w2 = _mm512_loadu_ps(w + 2L * K + k), w3 = _mm512_loadu_ps(w + 3L * K + k);
+#pragma GCC unroll 4
+        for (int r = 0; r < MR; r++) {
+            const __m512 xv = _mm512_loadu_ps(x + r * ldx + k);
+            acc[r][0] = _mm512_fmadd_ps(w0, xv, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(w1, xv, acc[r][1]);
+            acc[r][2] = _mm512_fmadd_ps(w2, xv, acc[r][2]);
+            acc[r][3] = _mm512_fmadd_ps(w3, xv, acc[r][3]);
+        }
+    }
+    if (j == 3 && rest % 16) {   // row_partial's masked tail, on a3
+        const int k = k64 + rest / 16 * 16;
+        const __mmask16 m = (__mmask16)((1u << (rest % 16)) - 1u);
+        const __m512 w0 = _mm512_maskz_loadu_ps(m, w + k), w1 = _mm512_maskz_loadu_ps(m, w + K + k);
+        const __m512 w2 = _mm512_maskz_loadu_ps(m, w + 2L * K + k);
+        const __m512 w3 = _mm512_maskz_loadu_ps(m, w + 3L * K + k);
+#pragma GCC unroll 4
+        for (int r = 0; r < MR; r++) {
+            const __m512 xv = _mm512_maskz_loadu_ps(m, x + r * ldx + k);
+            acc[r][0] = _mm512_fmadd_ps(w0, xv, acc[r][0]);
+            acc[r][1] = _mm512_fmadd_ps(w1, xv, acc[r][1]);
+            acc[r][2] = _mm512_fmadd_ps(w2, xv, acc[r][2]);
+            acc[r][3] = _mm512_fmadd_ps(w3, xv, acc[r][3]);
+        }
+    }
+}
+
+// One tile: Y[r][0..3] for MR rows of X (Y's rows ldy apart) and 4 rows of W.
+static inline __attribute__((always_inline)) void rows_tile(float *y, long ldy, const float *w,
+                                                           const float *x, long ldx, int K, int MR) {
+    __m512 a01[ROWS_MR][4], acc[ROWS_MR][4], a2[ROWS_MR][4];
+    tile_chain(a01, w, x, ldx, K, 0, MR);
+    tile_chain(acc, w, x, ldx, K, 1, MR);
+    #pragma GCC unroll 4
+    for (int r = 0; r < MR; r++)
+        #pragma GCC unroll 4
+        for (int c = 0; c < 4; c++) a01[r][c] = _mm512_add_ps(a01[r][c], acc[r][c]);   // a0 + a1
+    tile_chain(a2, w, x, ldx, K, 2, MR);
+    tile_chain(acc, w, x, ldx, K, 3, MR);
+    #pragma GCC unroll 4
+    for (int r = 0; r < MR; r++) {
+        __m512 p[4];
+        #pragma GCC unroll 4
+        for (int c = 0; c < 4; c++)   // (a0 + a1) + (a2 + a3), as row_partial returns it
+            p[c] = _mm512_add_ps(a01[r][c], _mm512_add_ps(a2[r][c], acc[r][c]));
+        const __m128 s = sums4(p);
+        _mm_storeu_ps(y + r * ldy, s);
+        if (!all_finite4(s))   // as tw_matvec_avx512: redone in the reference's order
+            #pragma GCC unroll 4
+            for (int c = 0; c < 4; c++)
+                if (!isfinite(y[r * ldy + c])) y[r * ldy + c] = tw_dot_naive(w + (long)c * K, x + r * ldx, K);
+    }
+}
+
+static void rows_tile_mr(float *y, long ldy, const float *w, const float *x, long ldx, int K, int MR) {
+    switch (MR) {   // one copy per height, so every loop over r is unrolled with constant bounds
+    case 4: rows_tile(y, ldy, w, x, ldx, K, 4); break;
+    case 3: rows_tile(y, ldy, w, x, ldx, K, 3); break;
+    case 2: rows_tile(y, ldy, w, x, ldx, K, 2); break;
+    default: rows_tile(y, ldy, w, x, ldx, K, 1); break;
+    }
+}
+
+void tw_matvec_rows_avx512(float *Y, const float *X, const float *W, int T, int N, int K) {
+    // W in blocks of a multiple of 4 rows of about 24 KiB, which stay in L1 while every tile of
+    // X rows passes over them (an X tile, MR rows, stays in L1 across the block's tiles).
+    int block = (6144 / (K > 0 ? K : 1)) & ~3;
+    if (block < 4) block = 4;
+    const int N4 = N / 4 * 4;
+    for (int o0 = 0; o0 < N4; o0 += block) {
+        const int o1 = o0 + block < N4 ? o0 + block : N4;
+        const int next = N4 - o1 < block ? N4 - o1 : block, tiles = (T + ROWS_MR - 1) / ROWS_MR;
+        for (int t = 0; t < T; t += ROWS_MR) {
+            const int MR = T - t < ROWS_MR ? T - t : ROWS_MR;
+            tw_prefetch_share(W + (long)o1 * K, (long)next * K, t / ROWS_MR, tiles);
+            for (int o = o0; o < o1; o += 4)
+                rows_tile_mr(Y + (long)t * N + o, N, W + (long)o * K, X + (long)t * K, K, K, MR);
+        }
+    }
+    if (N4 < N)   // the last N % 4 rows of W: the decode's lone-row path, row by row of X
+        for (int t = 0; t < T; t++) tw_matvec_avx512(Y + (long)t * N + N4, W + (long)N4 * K, X + (long)t * K, N - N4, K);
+}

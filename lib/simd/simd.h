@@ -31,8 +31,9 @@
 //   - it starts as the naive table, whose slots are all NULL: every component runs its own loop,
 //     so a program that never calls tw_simd_init computes exactly what the naive loops compute;
 //   - it changes only in tw_simd_init(level), which a program calls once at start-up, before any
-//     forward pass and before starting threads; afterwards it is read-only (one exception, in a
-//     benchmark: tools/bench_generate.c swaps in its compiler-vectorised matvec as a yardstick);
+//     forward pass and before starting threads; afterwards it is read-only (exceptions, in two
+//     benchmarks: tools/bench_generate.c swaps in its compiler-vectorised matvec as a yardstick,
+//     tools/bench_serve.c switches matvec_rows off to time what the batch ran before it);
 //   - it is read by five hooks, one per component that can use a kernel: tw_linear_forward
 //     (matvec at T = 1, matmul_nt_mt otherwise), tw_softmax_rows, tw_rmsnorm_forward,
 //     tw_swiglu_forward and tw_mha_forward (attend, one query). A NULL slot means the level has
@@ -86,6 +87,9 @@ typedef struct {
     tw_matmul_fn    matmul_nt;  // C = A B^T, one thread   C: (M, N)  A: (M, K)  B: (N, K)
     tw_matmul_fn    matmul_mt;  // C = A B with OpenMP threads (== matmul when built without OpenMP)
     tw_matmul_fn    matmul_nt_mt;   // tw_linear_forward at T > 1
+    tw_matmul_fn    matvec_rows;    // C = A B^T, each row of C bit for bit matvec(B, that row of A)
+                                    // (tw_linear_forward_rows: batched decoding); NULL: matvec
+                                    // on blocks of B's rows
     tw_softmax_fn   softmax;    // one row: y = exp(x - max) / sum            y, x: (n), may alias
                                 // tw_softmax_rows, one row at temperature 1
     tw_rmsnorm_fn   rmsnorm;    // one row: out = x / rms * w, returns rms = sqrt(mean(x^2) + eps)
@@ -165,6 +169,14 @@ int tw_simd_swiglu(float *y, const float *gate, const float *up, long n);
 //   out: (D)   scores, pattern: (S)   q: (D)   k, v: S rows of D floats, row s at s * kv_stride
 int tw_simd_attend_one(float *out, float *scores, float *pattern, const float *q, const float *k,
                        const float *v, int S, int D, int kv_stride);
+// The same for all H heads of one query, head h reading kv head h / (H / G) of a cache whose
+// rows hold G heads of D (row stride G*D), head h's scores and pattern at h * sc_stride: the heads
+// shared among OpenMP threads (matvec_mt.c; one thread without OpenMP, inside a parallel region,
+// or for a small job). Each head is the same call of the kernel whoever runs it, so the result is
+// the same bits for any number of threads. Returns 0 (touching nothing) without a kernel.
+//   z: (H, D)   q: (H, D)   k, v: (S, G*D)   scores, pattern: H rows, sc_stride apart, of S
+int tw_simd_attend_heads(float *z, float *scores, float *pattern, const float *q, const float *k,
+                         const float *v, int H, int G, int S, int D, long sc_stride);
 
 // The training path's hooks (lib/simd/train_ops.c), same contract: they decline (return 0) when
 // the table has no gemm micro-kernel, which is always so at the naive level, so the components'
@@ -319,6 +331,10 @@ void  tw_matmul_nt_mt_neon(float *C, const float *A, const float *B, int M, int 
 #define TW_PREFETCH_AHEAD_FLOATS 2048
 void tw_matvec_avx2(float *y, const float *W, const float *x, int N, int K);
 void tw_matvec_avx512(float *y, const float *W, const float *x, int N, int K);
+// The same sums for T rows of X at once, register-blocked (a tile of rows of X by 4 rows of W):
+// Y (T, N) = X (T, K) W^T, row t bit for bit the matvec of X's row t (matvec_avx2.c, matvec_avx512.c).
+void tw_matvec_rows_avx2(float *Y, const float *X, const float *W, int T, int N, int K);
+void tw_matvec_rows_avx512(float *Y, const float *X, const float *W, int T, int N, int K);
 // matvec_mt.c: fn over rows split among OpenMP threads in blocks of 16 rows (one call of fn per
 // thread; static split, so a thread reads the same rows every token and keeps them in its own
 // core's cache). One thread without OpenMP (make OMP=1), inside a parallel region, or when W is
