@@ -46,6 +46,19 @@ static void adapter_grads(tw_lora_set *g, const tw_trainer *t, const tw_model *w
         }
 }
 
+// The base is frozen, and of its gradients the step needs only the targets' (adapter_grads):
+// every other gradient of the trainer's (and of its parts') is frozen, so the backward forms none
+// of them. Marking is idempotent; a gradient frozen here is zeroed once, when first frozen.
+static void freeze_all_but_targets(tw_trainer *t, const tw_model *work, const tw_lora_set *ad) {
+    for (int p = 0; p < t->n_parts; p++) {
+        tw_model_grads *g = p == 0 ? &t->g : &t->g_part[p - 1];
+        for (int i = 0; i < g->n_params; i++) tw_model_grads_freeze(g, i, 1);
+        for (int l = 0; l < ad->n_layer; l++)
+            for (int k = 0; k < ad->n_targets; k++)
+                tw_model_grads_freeze(g, tw_model_param_index(work, tw_lora_base_weight(work, l, ad->targets[k])), 0);
+    }
+}
+
 tw_status tw_lora_train_step(tw_train_stats *st, tw_lora_trainer *lt, tw_trainer *t, tw_model *work,
                              const tw_model *base, tw_lora_set *ad, const int *inputs,
                              const int *targets, const tw_train_config *c) {
@@ -53,7 +66,8 @@ tw_status tw_lora_train_step(tw_train_stats *st, tw_lora_trainer *lt, tw_trainer
     tw_status s = tw_lora_refresh(work, base, ad);
     if (s != TW_OK) return s;
     st->lr = tw_lr_schedule((int)lt->step, c->lr, c->min_lr, c->warmup, c->steps);
-    tw_model_grads_zero(&t->g);
+    freeze_all_but_targets(t, work, ad);
+    tw_model_grads_zero_trained(&t->g);
     s = t->n_parts > 1
         ? tw_model_forward_backward_split(&st->loss, &t->g, t->g_part, t->ds_part, t->s_part, work,
                                           inputs, targets, c->B, c->T, 1.0f, t->n_parts)
