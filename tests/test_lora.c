@@ -489,7 +489,10 @@ Suite *suite_lora(void) {
     tcase_add_test(tc, adapters_file_round_trip);
     tcase_add_test(tc, trainable_share_under_two_percent);
     tcase_add_loop_test(tc, ten_lora_steps_match_pytorch, 0, 3);
-    tcase_add_loop_test(tc, frozen_base_changes_no_adapter_gradient_bit, 0, 6);
     suite_add_tcase(s, tc);
+    TCase *frozen = tcase_create("lora_frozen");
+    tcase_set_timeout(frozen, 60);
+    tcase_add_loop_test(frozen, frozen_base_changes_no_adapter_gradient_bit, 0, 6);
+    suite_add_tcase(s, frozen);
     return s;
 }
