@@ -451,6 +451,7 @@ int tw_model_param_index(const tw_model *m, const float *p) {
 }
 
 void tw_model_grads_freeze(tw_model_grads *g, int i, int frozen) {
+    if (i < 0 || i >= g->n_params) return;
     tw_param *p = &g->params[i];
     if (frozen && !p->frozen) memset(p->data, 0, (size_t)p->count * sizeof(float));
     p->frozen = frozen != 0;

@@ -200,7 +200,8 @@ int       tw_model_param_index(const tw_model *m, const float *p);
 // then on tw_model_backward does not form it (the Linear backward skips that weight's dW product,
 // the norms their gain's sum) and it stays 0. The gradients of the activations still flow through
 // the frozen weights, so every other gradient is the same, bit for bit, as with nothing frozen.
-// frozen 0 trains it again. A tied head's gradient is tok_emb's, frozen with it.
+// frozen 0 trains it again; an i outside [0, n_params) changes nothing. A tied head's gradient is
+// tok_emb's, frozen with it.
 void      tw_model_grads_freeze(tw_model_grads *g, int i, int frozen);
 // tw_model_grads_zero for the gradients that are not frozen only (the frozen ones are 0).
 void      tw_model_grads_zero_trained(tw_model_grads *g);

@@ -46,16 +46,21 @@ static void adapter_grads(tw_lora_set *g, const tw_trainer *t, const tw_model *w
         }
 }
 
+// 1 if parameter i of work is the weight of one of ad's targets.
+static int is_target(const tw_model *work, const tw_lora_set *ad, int i) {
+    for (int l = 0; l < ad->n_layer; l++)
+        for (int k = 0; k < ad->n_targets; k++)
+            if (work->params[i].data == tw_lora_base_weight(work, l, ad->targets[k])) return 1;
+    return 0;
+}
+
 // The base is frozen, and of its gradients the step needs only the targets' (adapter_grads):
 // every other gradient of the trainer's (and of its parts') is frozen, so the backward forms none
-// of them. Marking is idempotent; a gradient frozen here is zeroed once, when first frozen.
+// of them. Idempotent: a gradient is zeroed once, when it is first frozen.
 static void freeze_all_but_targets(tw_trainer *t, const tw_model *work, const tw_lora_set *ad) {
     for (int p = 0; p < t->n_parts; p++) {
         tw_model_grads *g = p == 0 ? &t->g : &t->g_part[p - 1];
-        for (int i = 0; i < g->n_params; i++) tw_model_grads_freeze(g, i, 1);
-        for (int l = 0; l < ad->n_layer; l++)
-            for (int k = 0; k < ad->n_targets; k++)
-                tw_model_grads_freeze(g, tw_model_param_index(work, tw_lora_base_weight(work, l, ad->targets[k])), 0);
+        for (int i = 0; i < g->n_params; i++) tw_model_grads_freeze(g, i, !is_target(work, ad, i));
     }
 }
 
