@@ -8,7 +8,8 @@
 //   - the adapters file: written and read back bit for bit, Python's file read, a wrong model refused;
 //   - ten steps of LoRA training against PyTorch (losses, rates, gradient norms, final adapters),
 //     with the frozen base byte-identical afterwards;
-//   - r = 4 on wq, wv of stories260K trains under 2 % of its parameters.
+//   - r = 4 on wq, wv of stories260K trains under 2 % of its parameters;
+//   - a LoRA step's frozen base: its gradients are not formed, and the adapters' are the same bits.
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +25,8 @@
 #include "train/checkpoint.h"
 #include "train/lora_step.h"
 #include "train/tokens.h"
+#include "core/rng.h"
+#include "simd/simd.h"
 
 static const char *const LINEAR_CASES[] = { "small_bias", "row_r1", "wide_r4" };
 
@@ -367,6 +370,114 @@ START_TEST(ten_lora_steps_match_pytorch)
 }
 END_TEST
 
+
+// ---- the frozen base: the backward forms no gradient a LoRA step does not use ----
+
+// The best SIMD level here: the last word of tw_simd_available() ("naive" on a plain build).
+static const char *best_level(void) {
+    const char *avail = tw_simd_available();
+    const char *sp = strrchr(avail, ' ');
+    return sp ? sp + 1 : avail;
+}
+
+// The targets of each TRAIN_CASES model here: between them every kind the model has (gpt2's
+// classic FFN has no w3).
+static const char *const FROZEN_TARGETS[] = { "wq,wv", "wk,wo,w1,w2,w3", "wq,wo,w1,w2" };
+
+// A LoRA step's adapter gradients against the same gradients projected from an unfrozen backward
+// at the same merged weights: equal bit for bit (memcmp), at the naive level (_i < 3) and at the
+// best SIMD level (_i >= 3). Skipping a frozen weight's dW changes no other sum, in the loops
+// (dx and dW are separate accumulations) as in the packed products (separate calls), so no
+// tolerance is needed. Also: every frozen gradient is left 0, the targets' gradients are the
+// unfrozen ones bit for bit, and the unfrozen backward did form non-zero gradients for some
+// frozen tensor (so the skip is real work, and the check is not vacuous).
+START_TEST(frozen_base_changes_no_adapter_gradient_bit)
+{
+    const int k = _i % 3;
+    const char *name = TRAIN_CASES[k], *level = _i < 3 ? "naive" : best_level();
+    ck_assert_str_eq(tw_simd_init(level), level);
+    char path[256], err[512] = "";
+    tw_model base, work;
+    if (k == 0) snprintf(path, sizeof path, "data/models/stories260K.bin");
+    else snprintf(path, sizeof path, "data/golden/train/%s/init.bin", name);
+    ck_assert_msg(tw_model_load_file(&base, path, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_msg(tw_model_load_file(&work, path, err, sizeof err) == TW_OK, "%s", err);
+    int targets[TW_LORA_N_KINDS], n_targets;
+    ck_assert_int_eq(tw_lora_targets_parse(targets, &n_targets, FROZEN_TARGETS[k], err, sizeof err), TW_OK);
+    tw_lora_set ad, want;
+    ck_assert_int_eq(tw_lora_set_init(&ad, &base.cfg, 3, 6.0f, targets, n_targets), TW_OK);
+    ck_assert_int_eq(tw_lora_set_init(&want, &base.cfg, 3, 6.0f, targets, n_targets), TW_OK);
+    tw_lora_set_randomize(&ad, 11);
+    tw_rng r;
+    tw_rng_init(&r, 12);
+    for (int l = 0; l < ad.n_layer; l++)   // B non-zero, so that dA is too
+        for (int i = 0; i < n_targets; i++)
+            tw_rng_fill_normal(&r, tw_lora_B(&ad, l, i), (long)ad.out[i] * ad.r, 0.05f);
+    int *tokens;
+    long n;
+    snprintf(path, sizeof path, "data/golden/train/%s/tokens.bin", name);
+    ck_assert_msg(tw_tokens_read(&tokens, &n, path, err, sizeof err) == TW_OK, "%s", err);
+    const tw_train_config c = { 2, 12, 10, 0, 1e-3f, 1e-3f, 0.0f, 0.9f, 0.95f, 1e-8f, 0.0f };
+    tw_batcher b;
+    ck_assert_int_eq(tw_batcher_init(&b, tokens, n, c.B, c.T, 0, 0), TW_OK);
+    int in[2 * 12], tg[2 * 12];
+    tw_batcher_fill(in, tg, &b, 0);
+
+    // The reference: nothing frozen, the adapters' gradients projected from the merged weights'.
+    tw_trainer ref, t;
+    ck_assert_int_eq(tw_trainer_init(&ref, &work, c.T), TW_OK);
+    ck_assert_int_eq(tw_lora_refresh(&work, &base, &ad), TW_OK);
+    float loss_ref;
+    ck_assert_int_eq(tw_model_forward_backward(&loss_ref, &ref.g, &ref.ds, &ref.s, &work, in, tg, c.B, c.T, 1.0f), TW_OK);
+    for (int l = 0; l < ad.n_layer; l++)
+        for (int i = 0; i < n_targets; i++) {
+            const tw_lora *a = &ad.lin[l * n_targets + i];
+            const float *G = tw_model_grad_of(&ref.g, &work, tw_lora_base_weight(&work, l, targets[i]));
+            tw_lora_grads_from_weight_grad(tw_lora_A(&want, l, i), tw_lora_B(&want, l, i), G, a->A, a->B,
+                                           a->scale, ad.in[i], ad.out[i], ad.r);
+        }
+    // The LoRA step (clip 0: its gradients are left unscaled in lt.g).
+    tw_lora_trainer lt;
+    tw_train_stats st;
+    ck_assert_int_eq(tw_trainer_init(&t, &work, c.T), TW_OK);
+    ck_assert_int_eq(tw_lora_trainer_init(&lt, &ad, &base.cfg), TW_OK);
+    ck_assert_int_eq(tw_lora_train_step(&st, &lt, &t, &work, &base, &ad, in, tg, &c), TW_OK);
+    ck_assert_msg(memcmp(&st.loss, &loss_ref, sizeof loss_ref) == 0, "%s %s: loss %.9g, unfrozen %.9g",
+                  name, level, (double)st.loss, (double)loss_ref);
+    ck_assert_msg(memcmp(lt.g.memory, want.memory, (size_t)want.n_floats * sizeof(float)) == 0,
+                  "%s %s: the adapters' gradients differ from the unfrozen backward's", name, level);
+    int n_frozen = 0, n_trained = 0;
+    double skipped = 0.0;   // the largest gradient the unfrozen backward formed for a frozen tensor
+    for (int i = 0; i < t.g.n_params; i++) {
+        const tw_param *p = &t.g.params[i], *q = &ref.g.params[i];
+        if (!p->frozen) {
+            n_trained++;
+            ck_assert_msg(memcmp(p->data, q->data, (size_t)p->count * sizeof(float)) == 0, "%s %s: %s",
+                          name, level, p->name);
+            continue;
+        }
+        n_frozen++;
+        for (long j = 0; j < p->count; j++) {
+            ck_assert_msg(p->data[j] == 0.0f, "%s %s: frozen %s[%ld] = %g", name, level, p->name, j, (double)p->data[j]);
+            skipped = fmax(skipped, fabs((double)q->data[j]));
+        }
+    }
+    ck_assert_int_eq(n_trained, n_targets * base.cfg.n_layer);
+    ck_assert_int_eq(n_frozen, base.n_params - n_trained);
+    ck_assert_msg(skipped > 0.0, "%s %s: the frozen tensors' gradients were all 0 anyway", name, level);
+    tw_simd_init("naive");
+    free(tokens);
+    tw_batcher_free(&b);
+    tw_lora_trainer_free(&lt);
+    tw_trainer_free(&t);
+    tw_trainer_free(&ref);
+    tw_lora_set_free(&ad);
+    tw_lora_set_free(&want);
+    tw_model_free(&work);
+    tw_model_free(&base);
+}
+END_TEST
+
 Suite *suite_lora(void) {
     Suite *s = suite_create("lora");
     TCase *tc = tcase_create("lora");
@@ -379,5 +490,9 @@ Suite *suite_lora(void) {
     tcase_add_test(tc, trainable_share_under_two_percent);
     tcase_add_loop_test(tc, ten_lora_steps_match_pytorch, 0, 3);
     suite_add_tcase(s, tc);
+    TCase *frozen = tcase_create("lora_frozen");
+    tcase_set_timeout(frozen, 60);
+    tcase_add_loop_test(frozen, frozen_base_changes_no_adapter_gradient_bit, 0, 6);
+    suite_add_tcase(s, frozen);
     return s;
 }

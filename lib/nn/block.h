@@ -172,7 +172,9 @@ void tw_block_forward(float *out, tw_block_acts *s, tw_kv_cache *cache, const fl
 // ---- backward (gradients accumulate, see tw.h) ----
 
 // Gradients of a block's weights: tw_block_weights' fields, writable. An entry must be NULL
-// exactly where the weight is (no bias, no LayerNorm beta, the other FFN kind, no QK-norm).
+// where the weight is (no bias, no LayerNorm beta, the other FFN kind, no QK-norm), and is NULL
+// for a frozen weight: its gradient is not formed (the Linear backward skips its dW product),
+// while the gradients of the activations flow through it unchanged (tw_model_backward).
 typedef struct {
     float *norm1_w, *norm1_b;                   // (C), (C)
     tw_mha_grads attn;

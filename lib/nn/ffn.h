@@ -37,6 +37,7 @@ void tw_ffn_forward_keep(float *out, float *pre, float *hidden, const float *x,
 
 // Backward of the classic FFN, from what tw_ffn_forward_keep kept:
 //   dx: (T, C) or NULL   dW1: (F, C)   db1: (F) or NULL   dW2: (C, F)   db2: (C) or NULL
+//   (a weight's gradient is NULL too when it is frozen: not formed, nn/linear.h)
 //   dh: (T, F) scratch, overwritten   dout: (T, C)   pre, hidden: (T, F) from the forward
 //   x: (T, C)   W1, W2 as in the forward
 void tw_ffn_backward(float *dx, float *dW1, float *db1, float *dW2, float *db2, float *dh,
@@ -45,7 +46,8 @@ void tw_ffn_backward(float *dx, float *dW1, float *db1, float *dW2, float *db2, 
 
 // Backward of SwiGLU, from the gate (before SiLU), up and act that tw_swiglu_forward kept:
 //   d act = dout Wd;  d up = d act * silu(gate);  d gate = d act * up * silu'(gate)
-//   dx: (T, C) or NULL   dWg, dWu: (F, C)   dWd: (C, F)   dgate, dup: (T, F) scratch, overwritten
+//   dx: (T, C) or NULL   dWg, dWu: (F, C)   dWd: (C, F), each NULL when frozen
+//   dgate, dup: (T, F) scratch, overwritten
 //   dout: (T, C)   gate, up, act: (T, F) from the forward   x: (T, C)   weights as in the forward
 void tw_swiglu_backward(float *dx, float *dWg, float *dWu, float *dWd, float *dgate, float *dup,
                         const float *dout, const float *gate, const float *up, const float *act,

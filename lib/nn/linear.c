@@ -159,11 +159,9 @@ void tw_linear_backward(float *dx, float *dW, float *db, const float *dy, const 
         for (int o = 0; o < C_out; o++) {
             const float g = dy_t[o];
             if (g == 0.0f) continue;   // masked or ignored rows contribute nothing
-            const float *w_o = W + (size_t)o * C_in;
-            float *dw_o = dW + (size_t)o * C_in;
             // y[t][o] = sum_c x[t][c] W[o][c]: each product feeds both factors' gradients.
-            if (dx_t) axpy(dx_t, g, w_o, C_in);
-            axpy(dw_o, g, x_t, C_in);
+            if (dx_t) axpy(dx_t, g, W + (size_t)o * C_in, C_in);
+            if (dW) axpy(dW + (size_t)o * C_in, g, x_t, C_in);   // NULL: W is frozen
             if (db) db[o] += g;
         }
     }

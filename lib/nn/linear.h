@@ -72,8 +72,9 @@ long long tw_linear_params(int C_in, int C_out, int has_bias); // C_in*C_out (+ 
 
 // Backward of y = x W^T + b (gradients accumulate, see tw.h):
 //   dx (T, C_in)     += dy W          (dx may be NULL: the input needs no gradient)
-//   dW (C_out, C_in) += dy^T x
-//   db (C_out)       += sum_t dy[t]   (NULL when the layer has no bias)
+//   dW (C_out, C_in) += dy^T x        (dW may be NULL: W is frozen, its gradient not formed;
+//                                      dx is the same bits either way)
+//   db (C_out)       += sum_t dy[t]   (NULL when the layer has no bias, or it is frozen)
 //   dy: (T, C_out)   x: (T, C_in) the forward's input   W: (C_out, C_in)
 // Sums are accumulated in float in index order (t for dW and db, o for dx), onto what the
 // buffers already hold. No gradient may alias x, W, dy or another gradient.

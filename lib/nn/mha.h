@@ -116,7 +116,8 @@ void tw_mha_forward(float *out, tw_mha_acts *s, tw_kv_cache *cache,
 // ---- backward (gradients accumulate, see tw.h) ----
 
 // Gradients of the weights: the same layout as tw_mha_weights. A NULL entry is skipped (it must
-// be NULL where the weight is: no bias, no QK-norm).
+// be NULL where the weight is: no bias, no QK-norm; and it may be NULL for a frozen weight, whose
+// gradient is then not formed).
 typedef struct {
     float *wq, *bq, *wk, *bk, *wv, *bv, *wo, *bo, *q_norm, *k_norm;
 } tw_mha_grads;

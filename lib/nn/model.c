@@ -460,11 +460,37 @@ float *tw_model_grad_of(const tw_model_grads *g, const tw_model *m, const float 
     return p ? g->memory + (p - m->memory) : NULL;
 }
 
-// Layer l's weight gradients: the pointers of m->layers[l] moved into g.
+int tw_model_param_index(const tw_model *m, const float *p) {
+    for (int i = 0; i < m->n_params; i++)
+        if (p && m->params[i].data == p) return i;
+    return -1;
+}
+
+void tw_model_grads_freeze(tw_model_grads *g, int i, int frozen) {
+    if (i < 0 || i >= g->n_params) return;
+    tw_param *p = &g->params[i];
+    if (frozen && !p->frozen) memset(p->data, 0, (size_t)p->count * sizeof(float));
+    p->frozen = frozen != 0;
+}
+
+void tw_model_grads_zero_trained(tw_model_grads *g) {
+    for (int i = 0; i < g->n_params; i++)
+        if (!g->params[i].frozen)
+            memset(g->params[i].data, 0, (size_t)g->params[i].count * sizeof(float));
+}
+
+// The gradient tensor at dp (one of g's own parameters' data, or NULL), or NULL when that
+// parameter is frozen: what the backward is given to accumulate into.
+static float *if_trained(const tw_model_grads *g, float *dp) {
+    const int i = tw_model_param_index(g, dp);
+    return i >= 0 && g->params[i].frozen ? NULL : dp;
+}
+
+// Layer l's weight gradients: the pointers of m->layers[l] moved into g, NULL for a frozen one.
 static tw_block_grads block_grads(const tw_model_grads *g, const tw_model *m, int l) {
     const tw_block_weights *w = &m->layers[l];
     const tw_mha_weights *a = &w->attn;
-#define G(p) tw_model_grad_of(g, m, (p))
+#define G(p) if_trained(g, tw_model_grad_of(g, m, (p)))
     tw_block_grads d = {
         .norm1_w = G(w->norm1_w), .norm1_b = G(w->norm1_b),
         .attn = { .wq = G(a->wq.f32), .bq = G(a->bq), .wk = G(a->wk.f32), .bk = G(a->bk),
@@ -488,7 +514,9 @@ static tw_status embed_backward(tw_model_grads *g, tw_model_state *ds, const tw_
     const tw_model_config *c = &m->cfg;
     const int C = c->block.attn.d_model;
     // Positions are added in place: d embed already is the gradient of the scaled lookup too.
-    if (c->pos == TW_POS_LEARNED) tw_posenc_learned_backward(g->pos_emb, ds->embed, T, C, 0);
+    if (c->pos == TW_POS_LEARNED && if_trained(g, g->pos_emb))
+        tw_posenc_learned_backward(g->pos_emb, ds->embed, T, C, 0);
+    if (!if_trained(g, g->tok_emb)) return TW_OK;   // frozen (the ids were checked)
     if (!c->embed_scale) return tw_embedding_backward(g->tok_emb, ds->embed, tokens, T, c->vocab, C);
     // The scaled lookup: row tokens[t] of the table receives sqrt(C) d embed[t] (ds->embed is
     // left as the gradient of embed; the ids were checked by tw_model_backward).
@@ -547,18 +575,18 @@ tw_status tw_model_backward(tw_model_grads *g, tw_model_state *ds, const tw_mode
     for (int t = 0; t < T; t++)
         if (tokens[t] < 0 || tokens[t] >= V) return TW_ERR_SHAPE;
     // logits = final_norm head^T (a tied head's gradient lands in tok_emb's: same pointer).
-    tw_linear_backward(ds->final_norm, tw_model_grad_of(g, m, m->head.f32), NULL, ds->logits,
-                       s->final_norm, m->head.f32, T, C, V);
+    tw_linear_backward(ds->final_norm, if_trained(g, tw_model_grad_of(g, m, m->head.f32)), NULL,
+                       ds->logits, s->final_norm, m->head.f32, T, C, V);
     float *d_stream = ds->layers[L - 1].resid_post;
     const float *stream = s->layers[L - 1].resid_post;
     if (!c->final_norm) {
         memcpy(d_stream, ds->final_norm, (size_t)T * C * sizeof(float));
     } else if (c->block.norm == TW_NORM_LAYER) {
-        tw_layernorm_backward(d_stream, g->final_w, g->final_b, ds->final_norm, stream,
-                              s->final_mean, s->final_rstd, m->final_w, T, C);
+        tw_layernorm_backward(d_stream, if_trained(g, g->final_w), if_trained(g, g->final_b),
+                              ds->final_norm, stream, s->final_mean, s->final_rstd, m->final_w, T, C);
     } else {
-        tw_rmsnorm_backward(d_stream, g->final_w, ds->final_norm, stream, s->final_rms,
-                            m->final_w, T, C);
+        tw_rmsnorm_backward(d_stream, if_trained(g, g->final_w), ds->final_norm, stream,
+                            s->final_rms, m->final_w, T, C);
     }
     // Layer l's input gradient is layer l-1's output gradient (or the embeddings').
     for (int l = L - 1; l >= 0; l--) {

@@ -63,6 +63,8 @@ typedef struct {
     int    ndim;
     long   shape[2];
     long   count;
+    int    frozen;   // on gradients (tw_model_grads) only: 1 = not trained, not formed by the
+                     // backward (tw_model_grads_freeze); 0 in every tensor tw_model_init makes
 } tw_param;
 
 typedef struct {
@@ -202,10 +204,24 @@ void      tw_model_grads_free(tw_model_grads *g);                      // safe o
 void      tw_model_grads_zero(tw_model_grads *g);
 // The gradient of the parameter stored at p (a pointer into m->memory), or NULL for NULL.
 float    *tw_model_grad_of(const tw_model_grads *g, const tw_model *m, const float *p);
+// The index in m->params of the parameter whose data starts at p, or -1 if none does.
+int       tw_model_param_index(const tw_model *m, const float *p);
+
+// Frozen parameters: a parameter that is not trained (LoRA's frozen base, train/lora_step.h)
+// needs no gradient. tw_model_grads_freeze(g, i, 1) marks gradient i frozen and zeroes it; from
+// then on tw_model_backward does not form it (the Linear backward skips that weight's dW product,
+// the norms their gain's sum) and it stays 0. The gradients of the activations still flow through
+// the frozen weights, so every other gradient is the same, bit for bit, as with nothing frozen.
+// frozen 0 trains it again; an i outside [0, n_params) changes nothing. A tied head's gradient is
+// tok_emb's, frozen with it.
+void      tw_model_grads_freeze(tw_model_grads *g, int i, int frozen);
+// tw_model_grads_zero for the gradients that are not frozen only (the frozen ones are 0).
+void      tw_model_grads_zero_trained(tw_model_grads *g);
 
 // The backward of tw_model_forward for one sequence of T tokens from position 0 (no cache): ADDS to
 // g the gradient of the parameters, given the gradient of the logits.
-//   g: accumulated into (a tied head's gradient lands in tok_emb's)
+//   g: accumulated into (a tied head's gradient lands in tok_emb's); a frozen gradient
+//      (tw_model_grads_freeze) is not formed
 //   ds: a state made as s, tw_model_state_init(ds, m, T_max, 0): on entry ds->logits (T, V) holds
 //       d logits and every other tensor 0 (tw_model_grad_state_zero, then write ds->logits); on
 //       return it holds the gradient of every activation (ds->layers[l].q that of layer l's

@@ -185,6 +185,7 @@ int tw_simd_attend_heads(float *z, float *scores, float *pattern, const float *q
 // not depend on the thread count). Sums run in the kernel's order, not the loops': the results
 // differ from the naive level by rounding (tests/test_train_simd.c bounds it).
 //   tw_linear_backward (linear.c): dx (T, C_in) += dy W; dW (C_out, C_in) += dy^T x; db += sum_t dy
+//   (dx, dW and db may each be NULL: not formed)
 int tw_simd_linear_backward(float *dx, float *dW, float *db, const float *dy, const float *x,
                             const float *W, int T, int C_in, int C_out);
 // The attention hooks take the forward's causal rule (causal, causal_offset, as tw_sdpa_scores):

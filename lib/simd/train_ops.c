@@ -21,7 +21,7 @@ int tw_simd_linear_backward(float *dx, float *dW, float *db, const float *dy, co
     // dx (T, C_in) += dy (T, C_out) W (C_out, C_in)
     if (dx) gemm(dx, C_in, dy, C_out, 1, W, C_in, 1, T, C_in, C_out, 1);
     // dW (C_out, C_in) += dy^T (C_out, T) x (T, C_in): dy read transposed, A(o, t) = dy[t*C_out + o]
-    gemm(dW, C_in, dy, 1, C_out, x, C_in, 1, C_out, C_in, T, 1);
+    if (dW) gemm(dW, C_in, dy, 1, C_out, x, C_in, 1, C_out, C_in, T, 1);   // NULL: W is frozen
     if (db)   // t outside, as the loop in linear.c
         for (int t = 0; t < T; t++)
             for (int o = 0; o < C_out; o++) db[o] += dy[(size_t)t * C_out + o];

@@ -45,6 +45,24 @@ void tw_lora_adapter_grads(tw_lora_set *g, const tw_trainer *t, const tw_model *
         }
 }
 
+// 1 if parameter i of work is the weight of one of ad's targets.
+static int is_target(const tw_model *work, const tw_lora_set *ad, int i) {
+    for (int l = 0; l < ad->n_layer; l++)
+        for (int k = 0; k < ad->n_targets; k++)
+            if (work->params[i].data == tw_lora_base_weight(work, l, ad->targets[k])) return 1;
+    return 0;
+}
+
+// The base is frozen, and of its gradients the step needs only the targets' (adapter_grads):
+// every other gradient of the trainer's (and of its parts') is frozen, so the backward forms none
+// of them. Idempotent: a gradient is zeroed once, when it is first frozen.
+static void freeze_all_but_targets(tw_trainer *t, const tw_model *work, const tw_lora_set *ad) {
+    for (int p = 0; p < t->n_parts; p++) {
+        tw_model_grads *g = p == 0 ? &t->g : &t->g_part[p - 1];
+        for (int i = 0; i < g->n_params; i++) tw_model_grads_freeze(g, i, !is_target(work, ad, i));
+    }
+}
+
 tw_status tw_lora_train_step(tw_train_stats *st, tw_lora_trainer *lt, tw_trainer *t, tw_model *work,
                              const tw_model *base, tw_lora_set *ad, const int *inputs,
                              const int *targets, const tw_train_config *c) {
@@ -52,7 +70,8 @@ tw_status tw_lora_train_step(tw_train_stats *st, tw_lora_trainer *lt, tw_trainer
     tw_status s = tw_lora_refresh(work, base, ad);
     if (s != TW_OK) return s;
     st->lr = tw_lr_schedule((int)lt->step, c->lr, c->min_lr, c->warmup, c->steps);
-    tw_model_grads_zero(&t->g);
+    freeze_all_but_targets(t, work, ad);
+    tw_model_grads_zero_trained(&t->g);
     s = t->n_parts > 1
         ? tw_model_forward_backward_split(&st->loss, &t->g, t->g_part, t->ds_part, t->s_part, work,
                                           inputs, targets, c->B, c->T, 1.0f, t->n_parts)

@@ -6,6 +6,10 @@
 //   dA = s B^T G,   dB = s G A^T
 // Then clipping by the adapters' global norm and AdamW on A and B only (both are matrices, so
 // both get weight decay). The base model is only read.
+// What a step saves against a full one: the base is frozen, so of its gradients only the targets'
+// G are formed (tw_model_grads_freeze); the backward skips every other weight's dW product (the
+// gradients of the activations still run through all of them), and neither the zeroing nor
+// AdamW touches the frozen parameters (make bench-train prints LoRA step / full step).
 #ifndef TW_LORA_STEP_H
 #define TW_LORA_STEP_H
 #include "core/status.h"
@@ -27,7 +31,8 @@ void      tw_lora_trainer_free(tw_lora_trainer *lt);
 tw_status tw_lora_refresh(tw_model *work, const tw_model *base, const tw_lora_set *ad);
 
 // One step: work refreshed from base and ad, forward and backward of the batch through t (its
-// gradients and activations; its AdamW moments are not used), the adapters' gradients, clipping,
+// gradients and activations; its AdamW moments are not used; its gradients but the targets' are
+// frozen, so t serves LoRA steps from then on), the adapters' gradients, clipping,
 // AdamW on ad; work refreshed again for the new adapters; lt->step and t->step count it.
 // st as tw_train_step. If the loss or the
 // norm is not finite, ad and the moments are left untouched and TW_ERR_ARG is returned.
