@@ -252,7 +252,7 @@ END_TEST
 
 // Files of the toolkit's own that are not fp32 llama2.c checkpoints used to be read as a header
 // whose dim is their magic ("header field dim = 1634415666 exceeds the limit"): ./quantize names
-// a version-2 file, a TWMODEL checkpoint and a TWSTATE training state, and ./generate a version-2
+// a version-2 file, a TWMODEL checkpoint, a TWSTATE training state and a TWMX model with experts, and ./generate a version-2
 // file with one byte of its magic damaged. Exit 1, one line, no output.
 START_TEST(quantize_and_generate_name_the_kind_of_a_wrong_file)
 {
@@ -260,6 +260,7 @@ START_TEST(quantize_and_generate_name_the_kind_of_a_wrong_file)
         { "./quantize data/corrupt/q8file/valid_shared.bin %s", "already quantized" },
         { "./quantize data/golden/train/gpt2/init.bin %s", "TWMODEL checkpoint" },
         { "./quantize data/corrupt/twstate/negative_step.bin %s", "TWSTATE training state" },
+        { "./quantize data/golden/train_moe/llama_e4k2s1/init.bin %s", "TWMX model with experts" },
         // (no %s: ./generate writes no file; tt_run captures its stdout)
         { "./generate data/corrupt/q8file/bad_magic.bin -z data/models/tok512.bin -n 2 -t 0", "damaged llama2.c version-2" },
     };
@@ -272,7 +273,7 @@ START_TEST(quantize_and_generate_name_the_kind_of_a_wrong_file)
         ck_assert_msg(tt_count_lines(r.err) == 1 && strstr(r.err, cases[i].word) && !strstr(r.err, "exceeds"),
                       "%s: stderr %s", cmd, r.err);
         tt_run_free(&r);
-        if (i < 3) ck_assert_msg(!tt_exists(out), "%s wrote its output", cmd);
+        if (i < 4) ck_assert_msg(!tt_exists(out), "%s wrote its output", cmd);
         remove(out);
     }
 }

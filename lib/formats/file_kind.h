@@ -9,7 +9,7 @@
 // no magic the toolkit knows (a llama2.c version-0 checkpoint or a tokenizer has none: they
 // start with numbers). Known: "ak42" (0x616b3432 little-endian: a llama2.c version-2 int8
 // checkpoint; one byte off: a damaged one), "TWMO" (the toolkit's TWMODEL checkpoint),
-// "TWST" (a TWSTATE training state), "\x93NUM" (a .npy array), "\x89PNG" (a PNG picture).
+// "TWMX" (a model with experts), "lora" (LoRA adapters), "TWST" (a TWSTATE training state), "\x93NUM" (a .npy array), "\x89PNG" (a PNG picture).
 const char *tw_file_kind_name(const unsigned char magic[4]);
 
 #endif
