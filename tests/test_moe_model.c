@@ -375,20 +375,9 @@ START_TEST(train_cli_with_experts_matches_pytorch_and_prints_the_counts)
     run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     tw_npy want = tt_load("train_moe/llama_e4k2s1/losses", 10);
-    const float *wl = want.data;
-    int n = 0;
-    for (const char *p = r.out; (p = strstr(p, "step ")) != NULL; p++) {
-        int s, m;
-        double x;
-        if ((p == r.out || p[-1] == '\n') && sscanf(p, "step %d/%d loss %lf", &s, &m, &x) == 3) {
-            ck_assert_int_eq(s, n + 1);
-            // Printed to 6 significant digits (5e-6 relative) of a loss within 1.2e-7 of PyTorch's.
-            ck_assert_msg(fabs(x - wl[n]) <= 1e-5 * fabs(wl[n]), "step %d: printed %.7g, PyTorch %.7g",
-                          s, x, (double)wl[n]);
-            n++;
-        }
-    }
-    ck_assert_int_eq(n, 10);
+    char why[4096];
+    // Printed to 6 significant digits (5e-6 relative) of a loss within 1.2e-7 of PyTorch's.
+    ck_assert_msg(tt_losses_printed(r.out, want.data, 10, 1e-5, why, sizeof why), "%s", why);
     // Two intervals of 5 steps x 3 rows x 12 tokens x k = 2 choices, per layer.
     int lines = 0;
     for (const char *p = r.out; (p = strstr(p, "experts steps ")) != NULL; p++) {

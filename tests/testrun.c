@@ -1,6 +1,7 @@
 // testrun.c: see testrun.h.
 #define _XOPEN_SOURCE 700   // mkdtemp, strdup, nftw, fork, execvp, waitpid
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -297,4 +298,18 @@ int tt_parse_losses(double *loss, int max, const char *out) {
             loss[n++] = x;
     }
     return n;
+}
+
+int tt_losses_printed(const char *out, const float *want, int n, double rel, char *why, size_t why_len) {
+    double got[4096];
+    if (n < 1 || n > 4096) { snprintf(why, why_len, "tt_losses_printed: n = %d", n); return 0; }
+    const int have = tt_parse_losses(got, 4096, out);
+    if (have != n) { snprintf(why, why_len, "%d step lines printed, %d wanted: %s", have, n, out); return 0; }
+    for (int i = 0; i < n; i++)
+        if (!(fabs(got[i] - want[i]) <= rel * fabs(want[i]))) {
+            snprintf(why, why_len, "step %d: printed %.7g, want %.7g (relative tolerance %g)", i + 1, got[i],
+                     (double)want[i], rel);
+            return 0;
+        }
+    return 1;
 }

@@ -62,5 +62,9 @@ int tt_remove_tree(const char *path);
 // The losses X of the `step N/M loss X` lines that ./train and ./train-mpi print, in the order of
 // their steps (N = 1, 2, ... at the start of a line); fills at most max and returns how many.
 int tt_parse_losses(double *loss, int max, const char *out);
+// Whether out prints exactly n such losses and each is want[i] within rel relatively (./train
+// prints 6 significant digits, so 1e-5 is the tightest that a correct run always meets); if not,
+// says which step and by how much in why.
+int tt_losses_printed(const char *out, const float *want, int n, double rel, char *why, size_t why_len);
 
 #endif
