@@ -49,6 +49,7 @@
 #include "simd/simd.h"
 #include "train/dist.h"
 #include "comm.h"
+#include "train_dpo.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -113,7 +114,11 @@ static void usage(FILE *f) {
         "  --zero 1             ZeRO-1: AdamW's moments sharded across the P processes (default 0)\n"
         "  --overlap 0          send each layer's gradients only after the whole backward pass\n"
         "                       (default 1: as soon as the backward pass has finished the layer)\n"
-        "  --nan-at P:S         (for tests) process P's gradient becomes NaN at step S\n");
+        "  --nan-at P:S         (for tests) process P's gradient becomes NaN at step S\n"
+        "preferences (DPO; docs/preferences.md):\n"
+        "  --dpo PAIRS.bin      learn from preference pairs (with --init; --batch = pairs per step)\n"
+        "  --dpo-beta B         the pull toward the reference (default 0.1)   --ref REF.bin: the\n"
+        "                       reference (default: the --init model; with --lora, it without adapters)\n");
 }
 
 // 0 on processes other than 0 of a data-parallel run: they parse the same flags and read the
@@ -764,6 +769,10 @@ int main(int argc, char **argv) {
     // prints and writes files.
     tw_comm comm;
     if (train_comm_open(&comm, &argc, &argv) != 0) return 1;
+    if (train_dpo_wanted(argc, argv)) {   // its own flags and loop: tools/train_dpo.c
+        if (comm.size > 1) die_usage("--dpo trains in one process: run ./train, not under mpirun");
+        return train_dpo_main(argc, argv);
+    }
     if (comm.rank > 0) {
         print_errors = 0;
         if (freopen("/dev/null", "w", stdout) == NULL) return 1;

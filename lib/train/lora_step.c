@@ -33,8 +33,7 @@ tw_status tw_lora_refresh(tw_model *work, const tw_model *base, const tw_lora_se
     return tw_lora_merge_model(work, ad, +1);
 }
 
-// The adapters' gradients from the gradients of the merged weights in t->g.
-static void adapter_grads(tw_lora_set *g, const tw_trainer *t, const tw_model *work, const tw_lora_set *ad) {
+void tw_lora_adapter_grads(tw_lora_set *g, const tw_trainer *t, const tw_model *work, const tw_lora_set *ad) {
     memset(g->memory, 0, (size_t)g->n_floats * sizeof(float));
     for (int l = 0; l < ad->n_layer; l++)
         for (int i = 0; i < ad->n_targets; i++) {
@@ -60,7 +59,7 @@ tw_status tw_lora_train_step(tw_train_stats *st, tw_lora_trainer *lt, tw_trainer
         : tw_model_forward_backward(&st->loss, &t->g, &t->ds, &t->s, work, inputs, targets, c->B,
                                     c->T, 1.0f);
     if (s != TW_OK) return s;
-    adapter_grads(&lt->g, t, work, ad);
+    tw_lora_adapter_grads(&lt->g, t, work, ad);
     float *grads[1] = { lt->g.memory };
     const long counts[1] = { lt->g.n_floats };
     st->gnorm = tw_clip_grad_norm(grads, counts, 1, c->clip);
