@@ -326,7 +326,7 @@ int train_dpo_main(int argc, char **argv) {
             break;
         }
         if (status != TW_OK) { rc = data_error("step %ld failed: %s", s + 1, tw_status_str(status)); break; }
-        printf("step %ld/%d loss %.6g margin %.6g accuracy %.3f lr %.3e gnorm %.4g elapsed %.1fs\n", s + 1, o.c.steps,
+        printf("step %ld/%d loss %.6g margin %.6g accuracy %.6g lr %.3e gnorm %.6g elapsed %.1fs\n", s + 1, o.c.steps,
                (double)st.loss, (double)st.margin, (double)st.accuracy, (double)st.lr, (double)st.gnorm,
                now_seconds() - t0);
         fflush(stdout);

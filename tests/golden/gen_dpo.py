@@ -78,7 +78,10 @@ def gen_loss(rng):
         r = rng.uniform(-40, -1, 4).tolist()
         rows.append((*r, float(rng.choice([0.05, 0.1, 0.5, 1.0, 3.0]))))
     ins, outs = [], []
-    for pw, pl, rw, rl, beta in rows:
+    for row in rows:
+        # Inputs rounded to float32 first: the golden file holds float32, and the C side must
+        # start from exactly the numbers PyTorch used.
+        pw, pl, rw, rl, beta = (float(np.float32(v)) for v in row)
         x = torch.tensor([pw, pl], requires_grad=True)
         loss = pair_loss(x[0], x[1], torch.tensor(rw), torch.tensor(rl), beta)
         loss.backward()
