@@ -139,7 +139,7 @@ tw_status tw_pairs_read(tw_pairs *p, const char *path, int vocab, int max_seq, c
     st = check_header(&n, b, bytes, path, err, err_len);
     if (st == TW_OK) {
         p->n = p->cap_pairs = n;
-        p->cap_tok = (long)((bytes - 12 - 12 * (long long)n) / 2);   // at most this many tokens
+        p->cap_tok = (long)((bytes - 12) / 2);   // more tokens than the file could hold cannot be read
         p->len = malloc((size_t)n * 3 * sizeof *p->len);
         p->off = malloc((size_t)n * sizeof *p->off);
         p->tok = malloc((size_t)p->cap_tok * sizeof *p->tok);
