@@ -312,6 +312,7 @@ int train_dpo_main(int argc, char **argv) {
     printf("train: %s kernels; a pair's loss starts at ln 2 = 0.6931 when the policy is the reference\n", level);
     fflush(stdout);
     const double t0 = now_seconds();
+    const clock_t c0 = clock();   // CPU time: on a shared machine the wall clock also counts waiting
     long perm_epoch = -1;
     for (long s = 0; s < o.c.steps && rc == 0; s++) {
         step_pairs(r.idx, r.perm, &perm_epoch, r.pairs.n, s, o.c.B, !o.no_shuffle, (uint64_t)o.seed);
@@ -331,6 +332,9 @@ int train_dpo_main(int argc, char **argv) {
                now_seconds() - t0);
         fflush(stdout);
     }
+    if (rc == 0)
+        printf("train: %d steps in %.1f s wall, %.1f s of CPU time\n", o.c.steps, now_seconds() - t0,
+               (double)(clock() - c0) / CLOCKS_PER_SEC);
     if (rc == 0 && o.out) {
         if (o.lora) {
             char err[512];
