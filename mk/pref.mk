@@ -4,7 +4,8 @@
 #                    each prompt "a story about WORD", a chosen completion that contains WORD and a
 #                    rejected one that does not (tools/make_pref.c)
 #   make dpo-eval    the rule's satisfaction rate of sampled answers before and after ./train --dpo
-#                    on stories260K, with the KL from the reference (tools/pref_eval.c); timed
+#                    on stories260K, with the KL from the reference (tools/pref_eval.c); exit 1 if
+#                    the rate did not at least double (the goal). .ci/extra runs it
 
 PREF_DIR   := data/pref
 PREF_PAIRS := $(PREF_DIR)/pairs.bin
@@ -28,5 +29,5 @@ dpo-eval: pref-data train $(BUILD)/tools/pref_eval   ## DPO on stories260K: the 
 	@mkdir -p $(DPO_OUT)
 	@grep -m1 'model name' /proc/cpuinfo 2>/dev/null || sysctl -n machdep.cpu.brand_string 2>/dev/null || true
 	./train --init $(MODEL_BIN) --dpo $(PREF_PAIRS) $(DPO_FLAGS) --out $(DPO_OUT)/model.bin
-	./$(BUILD)/tools/pref_eval --model $(DPO_OUT)/model.bin --ref $(MODEL_BIN) -z $(MODEL_TOK)
+	./$(BUILD)/tools/pref_eval --model $(DPO_OUT)/model.bin --ref $(MODEL_BIN) -z $(MODEL_TOK) --min-ratio 2
 CLEAN_FILES += $(DPO_OUT)

@@ -21,6 +21,8 @@
 #include "train/loss.h"
 #include "train/pairs.h"
 #include "train/seq_logprob.h"
+#include "tokenize/tokenizer.h"
+#include <ctype.h>
 
 enum { H_B, H_T, H_STEPS, H_LR, H_WARMUP, H_MIN_LR, H_WD, H_BETA1, H_BETA2, H_EPS, H_CLIP, N_H };
 
@@ -401,6 +403,60 @@ START_TEST(bad_dpo_runs_get_one_line)
 }
 END_TEST
 
+// ---- the preference set (tools/make_pref.c) ----
+
+// The text of ids (n) after prev, lower-cased.   out: (len)
+static void decoded_lower(char *out, size_t len, const tw_tokenizer *tok, int prev, const int *ids, int n) {
+    size_t k = 0;
+    for (int i = 0; i < n; i++)
+        for (const char *c = tw_tokenizer_decode(tok, i ? ids[i - 1] : prev, ids[i]); *c && k + 1 < len; c++)
+            out[k++] = (char)tolower((unsigned char)*c);
+    out[k] = '\0';
+}
+
+// The rule, written again here: word occurs in text with no letter on either side.
+static int has_whole_word(const char *text, const char *word) {
+    const size_t n = strlen(word);
+    for (size_t i = 0; text[i]; i++)
+        if (strncmp(text + i, word, n) == 0 && (i == 0 || !isalpha((unsigned char)text[i - 1])) &&
+            !isalpha((unsigned char)text[i + n]))
+            return 1;
+    return 0;
+}
+
+START_TEST(make_pref_pairs_follow_the_rule)
+{
+    char path[512], cmd[1024], err[512] = "";
+    tmp_path(path, sizeof path, "pref.bin");
+    snprintf(cmd, sizeof cmd, "./build/tools/make_pref data/models/stories260K.bin data/models/tok512.bin %s "
+             "--samples 12 --pairs 2 --len 24 --seed 5", path);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    tw_tokenizer tok;
+    ck_assert_int_eq(tw_tokenizer_load(&tok, "data/models/tok512.bin", 512, err, sizeof err), TW_OK);
+    tw_pairs p;
+    ck_assert_msg(tw_pairs_read(&p, path, 512, 512, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert(p.n >= 4);   // 16 words, up to 2 pairs each: a few words have both kinds in 12 samples
+    for (long i = 0; i < p.n; i++) {
+        const int *len = p.len + 3 * i;
+        char prompt[256], chosen[1024], rejected[1024];
+        decoded_lower(prompt, sizeof prompt, &tok, 1, tw_pairs_prompt(&p, i) + 1, len[0] - 1);
+        const char *about = strstr(prompt, "a story about ");
+        ck_assert_msg(about && tw_pairs_prompt(&p, i)[0] == 1, "pair %ld: prompt '%s'", i, prompt);
+        const char *word = about + strlen("a story about ");
+        const int last = tw_pairs_prompt(&p, i)[len[0] - 1];
+        decoded_lower(chosen, sizeof chosen, &tok, last, tw_pairs_chosen(&p, i), len[1]);
+        decoded_lower(rejected, sizeof rejected, &tok, last, tw_pairs_rejected(&p, i), len[2]);
+        ck_assert_msg(has_whole_word(chosen, word), "pair %ld: chosen '%s' lacks '%s'", i, chosen, word);
+        ck_assert_msg(!has_whole_word(rejected, word), "pair %ld: rejected '%s' has '%s'", i, rejected, word);
+    }
+    tw_pairs_free(&p);
+    tw_tokenizer_free(&tok);
+    tt_run_free(&r);
+    remove(path);
+}
+END_TEST
+
 Suite *suite_dpo(void) {
     Suite *s = suite_create("dpo");
     TCase *tc = tcase_create("dpo");
@@ -415,6 +471,7 @@ Suite *suite_dpo(void) {
     tcase_add_loop_test(tc, train_dpo_prints_pytorch_steps, 0, 3);
     tcase_add_test(tc, pairs_written_read_back_the_same);
     tcase_add_test(tc, bad_dpo_runs_get_one_line);
+    tcase_add_test(tc, make_pref_pairs_follow_the_rule);
     suite_add_tcase(s, tc);
     return s;
 }

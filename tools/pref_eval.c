@@ -9,6 +9,7 @@
 //   pref_eval --model AFTER.bin --ref BEFORE.bin -z TOKENIZER.bin [--samples N] [--len L] [--seed S]
 //     --samples N   completions per word and model (default 64)   --len L   tokens at most (48)
 //     --seed S      the sampler's seed (default 31: not make pref-data's 30, so these are fresh samples)
+//     --min-ratio R exit 1 (one line) if after / before is below R (make dpo-eval: 2, the goal)
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -48,6 +49,7 @@ static double completion_kl(tw_model_state *sp, tw_model_state *sq, const tw_mod
 int main(int argc, char **argv) {
     const char *after_path = NULL, *ref_path = NULL, *tok_path = NULL;
     long samples = 64, len = 48, seed = 31;
+    double min_ratio = 0.0;
     for (int i = 1; i < argc; i += 2) {
         const char *a = argv[i];
         if (i + 1 >= argc) return usage("a value must follow ", a);
@@ -55,6 +57,11 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "--model")) after_path = v;
         else if (!strcmp(a, "--ref")) ref_path = v;
         else if (!strcmp(a, "-z")) tok_path = v;
+        else if (!strcmp(a, "--min-ratio")) {
+            char *end;
+            min_ratio = strtod(v, &end);
+            if (end == v || *end || !(min_ratio >= 0.0 && min_ratio <= 1e6)) return usage("a ratio >= 0 must follow ", a);
+        }
         else {
             long *dst = !strcmp(a, "--samples") ? &samples : !strcmp(a, "--len") ? &len : !strcmp(a, "--seed") ? &seed : NULL;
             if (!dst) return usage("unknown flag ", a);
@@ -132,6 +139,12 @@ int main(int argc, char **argv) {
            ok[1], total, 100 * after_rate, before > 0 ? after_rate / before : INFINITY);
     printf("pref_eval: KL(after || before) on the trained model's samples: %.4f nats per completion, %.4f per token "
            "(%ld completions, %ld tokens)\n", kl_sum / total, tokens ? kl_sum / tokens : 0.0, total, tokens);
+    int rc = 0;
+    if (min_ratio > 0.0 && !(after_rate >= min_ratio * before)) {
+        fprintf(stderr, "pref_eval: the rate rose x%.2f, below --min-ratio %g: the goal is not met\n",
+                before > 0 ? after_rate / before : 0.0, min_ratio);
+        rc = 1;
+    }
     free(seq);
     tw_model_state_free(&s);
     tw_model_state_free(&sa);
@@ -139,5 +152,5 @@ int main(int argc, char **argv) {
     tw_tokenizer_free(&tok);
     tw_model_free(&after);
     tw_model_free(&ref);
-    return 0;
+    return rc;
 }
