@@ -77,17 +77,20 @@ int main(int argc, char **argv) {
     char err[512] = "";
     tw_model after, ref;
     tw_tokenizer tok;
-    if (tw_model_load_file(&after, after_path, err, sizeof err) != TW_OK ||
-        tw_model_load_file(&ref, ref_path, err, sizeof err) != TW_OK) {
-        fprintf(stderr, "pref_eval: %s\n", err);
-        return 1;
+    memset(&after, 0, sizeof after);
+    memset(&ref, 0, sizeof ref);
+    memset(&tok, 0, sizeof tok);
+    int bad = tw_model_load_file(&after, after_path, err, sizeof err) != TW_OK ||
+              tw_model_load_file(&ref, ref_path, err, sizeof err) != TW_OK;
+    if (!bad && after.cfg.vocab != ref.cfg.vocab) {
+        snprintf(err, sizeof err, "%s and %s have different vocabularies", after_path, ref_path);
+        bad = 1;
     }
-    if (after.cfg.vocab != ref.cfg.vocab) {
-        fprintf(stderr, "pref_eval: %s and %s have different vocabularies\n", after_path, ref_path);
-        return 1;
-    }
-    if (tw_tokenizer_load(&tok, tok_path, after.cfg.vocab, err, sizeof err) != TW_OK) {
+    if (!bad) bad = tw_tokenizer_load(&tok, tok_path, after.cfg.vocab, err, sizeof err) != TW_OK;
+    if (bad) {
         fprintf(stderr, "pref_eval: %s\n", err);
+        tw_model_free(&after);
+        tw_model_free(&ref);
         return 1;
     }
     const int cap = 64 + (int)len;
