@@ -39,6 +39,7 @@ typedef struct {
     long long seed;
     int lora_r;           // --lora R (0: not given)
     int lora;             // 1 with --lora or --lora-init: adapters on a frozen --init
+    int help;             // -h: print the usage and exit 0
     float lora_alpha;
 } dpo_options;
 
@@ -88,6 +89,7 @@ static int parse_dpo_args(dpo_options *o, int argc, char **argv) {
     o->c = (tw_train_config){ 8, 0, 100, 0, 1e-3f, 1e-3f, 0.0f, 0.9f, 0.95f, 1e-8f, 1.0f };
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { o->help = 1; return 0; }
         if (strcmp(a, "--no-shuffle") == 0) { o->no_shuffle = 1; continue; }
         if (a[0] != '-') return usage_error("unexpected argument '%s'", a);
         if (i + 1 >= argc) return usage_error("flag '%s' needs a value", a);
@@ -298,6 +300,15 @@ int train_dpo_main(int argc, char **argv) {
     dpo_options o;
     int rc = parse_dpo_args(&o, argc, argv);
     if (rc) return rc;
+    if (o.help) {
+        printf("usage: ./train --init MODEL.bin --dpo PAIRS.bin [--dpo-beta B (0.1)] [--ref REF.bin] [--batch PAIRS (8)]\n"
+               "         [--steps N (100)] [--lr LR --min-lr LR --warmup W --weight-decay WD --beta1 B1 --beta2 B2\n"
+               "         --eps E --clip C] [--no-shuffle] [--seed S] [--out OUT.bin] [--simd LEVEL]\n"
+               "         [--lora R [--lora-alpha A] [--lora-targets LIST] | --lora-init FILE] [--merged FILE.bin]\n"
+               "example: ./train --init data/models/stories260K.bin --dpo data/pref/pairs.bin --dpo-beta 0.5 --steps 20\n"
+               "         --lr 2e-4 --out out/dpo/model.bin        (docs/preferences.md; make pref-data writes the pairs)\n");
+        return 0;
+    }
     const char *level = tw_simd_init(o.simd);
     if (level == NULL) return usage_error("--simd: level '%s' is not available here", o.simd);
     dpo_run r;
