@@ -114,6 +114,10 @@
 #include "train/lora_step.h"   // LoRA, the loss mask, distillation (docs/training.md)
 #include "train/mask.h"
 #include "train/distill.h"
+#include "train/seq_logprob.h"   // preferences: log pi(y|x), the DPO loss, pairs, a DPO step (docs/preferences.md)
+#include "train/dpo.h"
+#include "train/pairs.h"
+#include "train/dpo_step.h"
 #include "nn/lora_set.h"
 #include "formats/lora_file.h"
 // lib/inspect/: looking inside: every intermediate as .npy, the first NaN, printing, pictures.

@@ -11,7 +11,7 @@ HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && command -v mpirun >/d
 
 PROGRAMS += $(if $(HAVE_MPI),train-mpi)
 .PHONY: train-mpi
-train-mpi: $(BUILD)/tools/train.o $(BUILD)/tools/train_grpo.o $(BUILD)/tools/comm_mpi.o $(LIB)   ## ./train-mpi: ./train over MPI (mpirun -np P ./train-mpi ...)
+train-mpi: $(BUILD)/tools/train.o $(BUILD)/tools/train_grpo.o $(BUILD)/tools/train_dpo.o $(BUILD)/tools/comm_mpi.o $(LIB)   ## ./train-mpi: ./train over MPI (mpirun -np P ./train-mpi ...)
 	$(call say,LD,$@)$(MPICC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 # Only this object includes <mpi.h>, so only it is compiled by mpicc.
 $(BUILD)/tools/comm_mpi.o: tools/comm_mpi.c

@@ -9,7 +9,7 @@
 #   make test-concept-exercises every solution passes, every stub says "not implemented yet", and
 #                               every classic wrong attempt (wrong/exN_*.c) is rejected with the
 #                               message its "The checker says:" line names (part of `make test`)
-CEX_NUMS := 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 27 28 30 31 33 34 35 36 37 38 39 40 43
+CEX_NUMS := 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 27 28 30 31 33 34 35 36 37 38 39 40 42 43
 CEX_DIR  := lessons/exercises
 CEX_KIND := $(if $(filter 1,$(SOLUTION)),solution,stub)
 

@@ -20,7 +20,7 @@ TEST_DEPS += $(BUILD)/tools/make_stories
 
 PROGRAMS += train
 .PHONY: train
-train: $(BUILD)/tools/train.o $(BUILD)/tools/train_grpo.o $(BUILD)/tools/comm_single.o $(LIB)   ## ./train: train a model (flags as llama2.c's train.py; see docs/training.md)
+train: $(BUILD)/tools/train.o $(BUILD)/tools/train_grpo.o $(BUILD)/tools/train_dpo.o $(BUILD)/tools/comm_single.o $(LIB)   ## ./train: train a model (flags as llama2.c's train.py; see docs/training.md)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 TEST_DEPS += train
 
@@ -40,8 +40,8 @@ TRAIN_DET := --init data/golden/train/llama/init.bin --tokens data/golden/train/
 .PHONY: test-train-omp
 test-train-omp: train                            ## ./train built with OpenMP: 2 threads == 2 parts on 1, byte for byte
 	@$(MAKE) --no-print-directory OMP=1 BUILD=$(OMP_TRAIN_BUILD) $(OMP_TRAIN_BUILD)/libtw.a $(OMP_TRAIN_BUILD)/tools/train.o
-	@$(MAKE) --no-print-directory OMP=1 BUILD=$(OMP_TRAIN_BUILD) $(OMP_TRAIN_BUILD)/tools/comm_single.o $(OMP_TRAIN_BUILD)/tools/train_grpo.o
-	$(call say,LD,$(OMP_TRAIN_BUILD)/train)$(CC) $(LDFLAGS) $(OMPLIBS) $(OMP_TRAIN_BUILD)/tools/train.o $(OMP_TRAIN_BUILD)/tools/train_grpo.o $(OMP_TRAIN_BUILD)/tools/comm_single.o $(OMP_TRAIN_BUILD)/libtw.a $(LDLIBS) -o $(OMP_TRAIN_BUILD)/train
+	@$(MAKE) --no-print-directory OMP=1 BUILD=$(OMP_TRAIN_BUILD) $(OMP_TRAIN_BUILD)/tools/comm_single.o $(OMP_TRAIN_BUILD)/tools/train_grpo.o $(OMP_TRAIN_BUILD)/tools/train_dpo.o
+	$(call say,LD,$(OMP_TRAIN_BUILD)/train)$(CC) $(LDFLAGS) $(OMPLIBS) $(OMP_TRAIN_BUILD)/tools/train.o $(OMP_TRAIN_BUILD)/tools/train_grpo.o $(OMP_TRAIN_BUILD)/tools/train_dpo.o $(OMP_TRAIN_BUILD)/tools/comm_single.o $(OMP_TRAIN_BUILD)/libtw.a $(LDLIBS) -o $(OMP_TRAIN_BUILD)/train
 	@mkdir -p out/train-omp
 	./$(OMP_TRAIN_BUILD)/train $(TRAIN_DET) --threads 2 --out out/train-omp/omp2.bin > out/train-omp/omp2.txt
 	./train $(TRAIN_DET) --threads 2 --out out/train-omp/serial2.bin > out/train-omp/serial2.txt 2>/dev/null

@@ -41,6 +41,7 @@
 #include "train/moe_file.h"
 #include "train/tokens.h"
 #include "formats/lora_file.h"
+#include "train/pairs.h"
 
 #define CORRUPT_DIR "data/corrupt"
 #define MAX_CASES   1024
@@ -238,6 +239,12 @@ static tw_status run_reader(const corrupt_case *c, char *msg, size_t len, int *n
         if (st == TW_OK) tw_model_free(&m);
         return st;
     }
+    if (strcmp(c->reader, "pairs") == 0) {   // for a model of the manifest's vocabulary and context 32
+        tw_pairs p;
+        tw_status st = tw_pairs_read(&p, c->path, c->vocab, 32, msg, len);
+        if (st == TW_OK) tw_pairs_free(&p);
+        return st;
+    }
     ck_abort_msg("MANIFEST.tsv: unknown reader '%s' for %s", c->reader, c->path);
     return TW_ERR_ARG;
 }
@@ -248,7 +255,7 @@ START_TEST(manifest_lists_a_control_and_corrupt_files_for_every_reader)
     ck_assert_msg(n_cases > 0, "cannot read " CORRUPT_DIR "/MANIFEST.tsv: run `make corpus`");
     static const char *const readers[] = { "npy", "json", "llama2c", "tokenizer", "q8file",
                                            "twmodel", "twstate", "tokens", "lora", "hfjson", "gpt2",
-                                           "twmx" };
+                                           "twmx", "pairs" };
     for (int r = 0; r < (int)(sizeof readers / sizeof readers[0]); r++) {
         int ok = 0, bad = 0, special = 0;
         for (int i = 0; i < n_cases; i++) {
@@ -420,6 +427,12 @@ START_TEST(programs_reject_every_corrupt_file_with_one_line)
         } else if (strcmp(c->reader, "tokens") == 0 && has_train) {
             snprintf(cmd, sizeof cmd, "./train --tokens %s --vocab 4 --dim 2 --heads 1 --kv-heads 1 "
                      "--hidden 2 --seq 2 --steps 1 --curve none", c->path);
+            run_result r = tt_run(cmd);
+            check_failure(&r, cmd, 1, c->path, why, sizeof why);
+            check_special_word(&r, c, cmd, why, sizeof why);
+            tt_run_free(&r);
+        } else if (strcmp(c->reader, "pairs") == 0 && has_train) {   // the tiny llama: vocabulary 65, context 32
+            snprintf(cmd, sizeof cmd, "./train --init data/golden/train/llama/init.bin --dpo %s --steps 1", c->path);
             run_result r = tt_run(cmd);
             check_failure(&r, cmd, 1, c->path, why, sizeof why);
             check_special_word(&r, c, cmd, why, sizeof why);

@@ -52,6 +52,7 @@
 #include "train/moe_file.h"
 #include "train/expert_counts.h"
 #include "comm.h"
+#include "train_dpo.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -125,7 +126,11 @@ static void usage(FILE *f) {
         "                       --out writes a TWMX file. --init loads one (./generate runs it)\n"
         "  --moe-norm-topk 0|1  1: the K gate weights renormalised to sum to 1 (default; Mixtral, Qwen3)\n"
         "  --aux-coef A         weight of the load-balancing loss E sum_i f_i P_i of each layer (default\n"
-        "                       0.01; 0: off). Per-expert token counts are printed with every --eval-every\n");
+        "                       0.01; 0: off). Per-expert token counts are printed with every --eval-every\n"
+        "preferences (DPO; docs/preferences.md):\n"
+        "  --dpo PAIRS.bin      learn from preference pairs (with --init; --batch = pairs per step)\n"
+        "  --dpo-beta B         the pull toward the reference (default 0.1)   --ref REF.bin: the\n"
+        "                       reference (default: the --init model; with --lora, it without adapters)\n");
 }
 
 // 0 on processes other than 0 of a data-parallel run: they parse the same flags and read the
@@ -853,6 +858,10 @@ int main(int argc, char **argv) {
     // prints and writes files.
     tw_comm comm;
     if (train_comm_open(&comm, &argc, &argv) != 0) return 1;
+    if (train_dpo_wanted(argc, argv)) {   // its own flags and loop: tools/train_dpo.c
+        if (comm.size > 1) die_usage("--dpo trains in one process: run ./train, not under mpirun");
+        return train_dpo_main(argc, argv);
+    }
     if (comm.rank > 0) {
         print_errors = 0;
         if (freopen("/dev/null", "w", stdout) == NULL) return 1;

@@ -1688,8 +1688,41 @@ static int run_all(void) {
     if (one("G = 1: every advantage 0", lp, lp_old, lp_ref, rewards, lens, 8, 1, 0.2f, 0.1f)) return 1;
     return one("rho = 1, beta 0: the policy gradient", lp, lp, lp_ref, rewards, lens, 2, 4, 0.2f, 0.0f);
 }
+#elif EXERCISE == 42
+static const char *TITLE = "the DPO loss and its gradient";
+// The reference is lib/train/dpo.c (tw_dpo_pair_loss), in double. Tolerance 1e-12 absolute +
+// 1e-9 relative: both are double, and a solution that takes log(1 + e^-z) where the library takes
+// log1p differs by ~1e-16 absolute. The cases: the policy at the reference (z = 0, ln 2), both
+// signs of z, beta from 0.05 to 5 (a gradient without beta is off by that factor), and z = +-1000
+// (exp(1000) overflows: -log(1 / (1 + e^-z)) is inf there, the loss is 1000).
+static int run_all(void) {
+    static const double cases[][3] = { { 0.0, 0.0, 0.1 }, { 2.5, -1.0, 0.5 }, { -3.0, 4.0, 0.1 }, { 7.0, 1.0, 5.0 },
+                                       { -2.0, -9.5, 0.05 }, { 1000.0, 0.0, 1.0 }, { 0.0, 1000.0, 1.0 },
+                                       { -300.0, 100.0, 2.0 } };
+    for (int i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+        const double dw = cases[i][0], dl = cases[i][1], beta = cases[i][2];
+        double gw = 12345.0, gl = 12345.0;
+        const double loss = ex_dpo_loss(&gw, &gl, dw, dl, beta);
+        stop_if_todo();
+        tw_dpo_result r;
+        tw_dpo_pair_loss(&r, dw, dl, 0.0, 0.0, beta);   // the reference's log-probabilities are 0 here
+        const double got[3] = { loss, gw, gl }, want[3] = { r.loss, r.d_chosen, r.d_rejected };
+        static const char *const what[3] = { "loss", "d loss / d dw", "d loss / d dl" };
+        for (int k = 0; k < 3; k++) {
+            if (fabs(got[k] - want[k]) <= 1e-12 + 1e-9 * fabs(want[k])) continue;
+            printf("FAIL: dw = %g, dl = %g, beta = %g (z = %g): %s is %.12g, expected %.12g", dw, dl, beta,
+                   beta * (dw - dl), what[k], got[k], want[k]);
+            if (!isfinite(got[k])) printf(" (not finite: e^-z overflows for z << 0; use log(1 + e^-z) = -z + log(1 + e^z) there)");
+            else if (k > 0 && fabs(got[k] * beta - want[k]) <= 1e-12 + 1e-9 * fabs(want[k]))
+                printf(" (missing the factor beta of the chain rule)");
+            printf("\n");
+            return 1;
+        }
+    }
+    return 0;
+}
 #else
-#error "EXERCISE must be 5..25, 33, 39 or 40 for check_concepts.c"
+#error "EXERCISE must be one of CEX_NUMS in mk/exercises.mk for check_concepts.c"
 #endif
 
 int main(int argc, char **argv) {

@@ -288,6 +288,13 @@ unsigned ex_byte_to_unicode(int b);
 void ex_grpo_grad(float *dlp, const float *lp, const float *lp_old, const float *lp_ref,
                   const float *rewards, const int *lens, int n_groups, int G, float eps, float beta);
 
+// Exercise 42 (docs/preferences.md): the DPO loss of one pair from its two log-probability
+// differences dw = log pi(y_w|x) - log pi_ref(y_w|x) and dl = log pi(y_l|x) - log pi_ref(y_l|x):
+//   z = beta (dw - dl),   loss = -log sigma(z) = log(1 + e^-z)
+// Return the loss and WRITE its gradient: *d_dw = d loss / d dw, *d_dl = d loss / d dl. It must be
+// finite for any finite z (z = -1000 gives a loss of 1000, not inf).
+double ex_dpo_loss(double *d_dw, double *d_dl, double dw, double dl, double beta);
+
 // A stub calls this instead of computing; the checker then says "not implemented yet".
 void ex_not_implemented(void);
 

@@ -30,6 +30,10 @@ void      tw_lora_trainer_free(tw_lora_trainer *lt);
 // base + adapters. work must be a copy of base (same configuration). TW_ERR_SHAPE otherwise.
 tw_status tw_lora_refresh(tw_model *work, const tw_model *base, const tw_lora_set *ad);
 
+// The adapters' gradients (g, overwritten) from the gradients of the merged weights in t->g, for
+// work = base + ad (another loss's step, train/dpo_step.h, reuses it).
+void tw_lora_adapter_grads(tw_lora_set *g, const tw_trainer *t, const tw_model *work, const tw_lora_set *ad);
+
 // One step: work refreshed from base and ad, forward and backward of the batch through t (its
 // gradients and activations; its AdamW moments are not used; its gradients but the targets' are
 // frozen, so t serves LoRA steps from then on), the adapters' gradients, clipping,

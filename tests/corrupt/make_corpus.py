@@ -806,6 +806,63 @@ def make_lora():
         write("lora", f"truncated_at_{cut}.lora", good[:cut], status, word)
 
 
+# Preference pairs (lib/train/pairs.h, ./train --dpo), read for the tiny llama of
+# data/golden/train/llama/init.bin: vocabulary 65, context 32 (PAIRS_VOCAB, PAIRS_CONTEXT).
+PAIRS_VOCAB, PAIRS_CONTEXT = 65, 32
+
+
+def pairs_file(pairs, magic=b"pref", version=1, count=None):
+    out = magic + struct.pack("<ii", version, len(pairs) if count is None else count)
+    for x, yw, yl in pairs:
+        out += struct.pack("<iii", len(x), len(yw), len(yl))
+        out += struct.pack(f"<{len(x) + len(yw) + len(yl)}H", *(x + yw + yl))
+    return out
+
+
+def make_pairs():
+    good_pairs = [([1, 20, 21], [30, 31, 32, 2], [40, 2]), ([1, 5], [6], [7, 8, 9, 10, 11])]
+    good = pairs_file(good_pairs)
+    V = PAIRS_VOCAB
+
+    def w(name, data, status, word="-"):
+        write("pairs", name, data, status, word, V)
+    w("valid_two.pref", good, "OK")
+    # fuzz/fuzz_pairs.c's input: uint16 vocabulary, one byte context - 1, then the file.
+    seed("pairs", "valid_two", struct.pack("<HB", V, PAIRS_CONTEXT - 1) + good)
+    seed("pairs", "truncated", struct.pack("<HB", V, PAIRS_CONTEXT - 1) + good[:30])
+    longest = [([1] * 16, [3] * 17, [4] * 17)]   # 16 + 17 - 1 = 32 positions: exactly the context
+    w("valid_fills_context.pref", pairs_file(longest), "OK")
+    w("empty.pref", b"", "FORMAT", "pref")
+    w("bad_magic.pref", pairs_file(good_pairs, magic=b"PREF"), "FORMAT", "pref")
+    w("token_file.pref", struct.pack("<8H", 1, 2, 3, 4, 5, 6, 7, 8), "FORMAT", "pref")
+    w("version_2.pref", pairs_file(good_pairs, version=2), "FORMAT", "version")
+    w("version_0.pref", pairs_file(good_pairs, version=0), "FORMAT", "version")
+    for n in (0, -1, 3, 2**31 - 1):
+        w(f"count_{n}.pref".replace("-", "minus"), pairs_file(good_pairs, count=n), "FORMAT", "pairs")
+    w("zero_pairs_nothing_after.pref", pairs_file([]), "FORMAT", "at least one")
+    for k, name in enumerate(("prompt", "chosen", "rejected")):
+        for v in (0, -1, -2**31):
+            bad = bytearray(good)
+            struct.pack_into("<i", bad, 12 + 4 * k, v)
+            w(f"{name}_length_{v}.pref".replace("-", "minus"), bytes(bad), "FORMAT", name)
+    huge = bytearray(good)
+    struct.pack_into("<i", huge, 16, 2**31 - 1)   # chosen length that overruns the file
+    w("chosen_length_huge.pref", bytes(huge), "SHAPE", "context")
+    overrun = bytearray(good)
+    struct.pack_into("<i", overrun, 20, 20)   # rejected 20 tokens: fits the context, not the file
+    w("rejected_overruns_file.pref", bytes(overrun), "FORMAT", "truncated")
+    w("too_long_for_context.pref", pairs_file([([1] * 16, [3] * 18, [4])]), "SHAPE", "context")
+    w("rejected_too_long.pref", pairs_file([([1] * 20, [3], [4] * 14)]), "SHAPE", "rejected")
+    w(f"token_{V}.pref", pairs_file([([1], [V], [2])]), "SHAPE", "vocabulary")
+    w("token_65535.pref", pairs_file([([1], [2], [65535])]), "SHAPE", "vocabulary")
+    w("one_byte_more.pref", good + b"\0", "FORMAT", "after the last")
+    w("one_pair_more.pref", good + pairs_file(good_pairs[:1])[12:], "FORMAT", "after the last")
+    w("two_files_concatenated.pref", good + good, "FORMAT", "after the last")
+    for cut in cut_points(len(good), 12):
+        word = "pref" if cut < 12 else "-"
+        w(f"truncated_at_{cut}.pref", good[:cut], "FORMAT", word)
+
+
 def make_mask_seeds():
     """Seeds for fuzz/fuzz_mask.c: a uint16 token count, then the mask file (train/mask.h)."""
     seed("mask", "valid_12", struct.pack("<H", 12) + bytes([0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 1, 1]))
@@ -911,9 +968,10 @@ SPECIAL = (("@directory", "directory"), ("@fifo", "FIFO"),
 
 def make_special():
     for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens", "lora",
-                 "hfjson", "gpt2", "twmx"):
+                 "hfjson", "gpt2", "twmx", "pairs"):
         for name, word in SPECIAL:
-            manifest.append((kind, name, "IO", word, "512" if kind == "tokenizer" else "-"))
+            manifest.append((kind, name, "IO", word, "512" if kind == "tokenizer" else
+                             str(PAIRS_VOCAB) if kind == "pairs" else "-"))
 
 
 KERNEL_TARGETS = ("kernels_dot", "kernels_norm", "kernels_softmax", "kernels_silu", "kernels_attend")
@@ -938,10 +996,10 @@ def main():
     if not os.path.isdir("lib") or not os.path.isdir("tests"):
         sys.exit("make_corpus.py: run from the top of the checkout (make corpus)")
     shutil.rmtree(OUT, ignore_errors=True)
-    for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens", "lora", "twmx"):
+    for kind in ("npy", "json", "llama2c", "tokenizer", "q8file", "twmodel", "twstate", "tokens", "lora", "twmx", "pairs"):
         os.makedirs(os.path.join(OUT, kind))
     for target in ("npy", "json", "llama2c", "tokenizer", "encode", "q8file", "lora", "mask", "hfjson",
-                   "gpt2") + KERNEL_TARGETS:
+                   "gpt2", "pairs") + KERNEL_TARGETS:
         d = os.path.join(FUZZ, target)
         if os.path.isdir(d):   # keep crash reproducers (crash-*, oom-*, timeout-*), rewrite seeds
             for f in os.listdir(d):
@@ -957,6 +1015,7 @@ def main():
     make_lora()
     make_mask_seeds()
     make_grpo_replay_seeds()
+    make_pairs()
     make_hfjson()
     make_gpt2()
     make_special()
