@@ -18,7 +18,7 @@ PYTHON3      ?= python3
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_KERNELS := kernels_dot kernels_norm kernels_softmax kernels_silu kernels_attend
-FUZZ_TARGETS ?= npy json llama2c tokenizer encode q8file bpe train_state tokens lora mask moe_config hfjson gpt2 $(FUZZ_KERNELS)
+FUZZ_TARGETS ?= npy json llama2c tokenizer encode q8file bpe train_state tokens lora mask moe_config hfjson gpt2 special $(FUZZ_KERNELS)
 FUZZ_BUILD   := build-fuzz
 FUZZ_TMPDIR  := $(shell if [ -d /dev/shm ] && [ -w /dev/shm ]; then echo /dev/shm; else echo $${TMPDIR:-/tmp}; fi)
 # Coverage instrumentation for the library and the targets; libFuzzer's main only at the link.

@@ -16,6 +16,7 @@
 #include "testutil.h"
 #include "testrun.h"
 #include "formats/llama2c.h"
+#include "formats/llama2c_write.h"
 #include "tokenize/special.h"
 #include "tokenize/tokenizer.h"
 #include "train/chat_template.h"
@@ -225,6 +226,75 @@ START_TEST(grown_model_keeps_old_rows_and_old_logits_bit_for_bit)
 }
 END_TEST
 
+// A separate classifier (a negative vocab_size in the file) grows too: its new rows are the mean
+// of its old rows, the written file keeps the sign, and old logits stay bit-identical.
+START_TEST(separate_classifier_grows_and_keeps_its_sign)
+{
+    tw_model m, g, back;
+    char err[512] = "", path[64];
+    ck_assert_msg(tw_llama2c_load(&m, "data/corrupt/llama2c/valid_separate_classifier.bin", err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_int_eq(m.cfg.tied, 0);
+    const int V = m.cfg.vocab;
+    ck_assert_int_eq(tw_model_grow_vocab(&g, &m, 2), TW_OK);
+    tw_param *hm = tw_model_param(&m, "head"), *hg = tw_model_param(&g, "head");
+    const int C = (int)hm->shape[1];
+    ck_assert(memcmp(hg->data, hm->data, (size_t)V * C * sizeof(float)) == 0);
+    for (int c = 0; c < C; c++) {
+        double s = 0.0;
+        for (int v = 0; v < V; v++) s += hm->data[(size_t)v * C + c];
+        ck_assert(hg->data[(size_t)V * C + c] == (float)(s / V) && hg->data[(size_t)(V + 1) * C + c] == (float)(s / V));
+    }
+    snprintf(path, sizeof path, "/tmp/tw_special_sep_%d.bin", (int)getpid());
+    ck_assert_msg(tw_llama2c_write(path, &g, err, sizeof err) == TW_OK, "%s", err);
+    FILE *f = fopen(path, "rb");
+    int32_t header[7];
+    ck_assert(f && fread(header, 4, 7, f) == 7);
+    fclose(f);
+    ck_assert_int_eq(header[5], -(V + 2));   // separate classifier: negative
+    ck_assert_msg(tw_llama2c_load(&back, path, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert(memcmp(back.memory, g.memory, (size_t)g.n_floats * sizeof(float)) == 0);
+    const int tokens[4] = { 1, 5, 7, 3 };
+    tw_model_state sm, sg;
+    ck_assert_int_eq(tw_model_state_init(&sm, &m, 4, 0), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&sg, &back, 4, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&sm, &m, tokens, 4, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&sg, &back, tokens, 4, 0), TW_OK);
+    for (int t = 0; t < 4; t++)
+        ck_assert(memcmp(sm.logits + (size_t)t * V, sg.logits + (size_t)t * (V + 2), (size_t)V * sizeof(float)) == 0);
+    tw_model_state_free(&sm);
+    tw_model_state_free(&sg);
+    remove(path);
+    tw_model_free(&back);
+    tw_model_free(&g);
+    tw_model_free(&m);
+}
+END_TEST
+
+// Every hostile tokenizer file of the corpus (data/corrupt/MANIFEST.tsv) is refused by the adder
+// with the loader's status and one line, and nothing is written.
+START_TEST(hostile_tokenizer_files_are_refused)
+{
+    char *manifest = tt_slurp("data/corrupt/MANIFEST.tsv"), out[64];
+    snprintf(out, sizeof out, "/tmp/tw_special_hostile_%d.bin", (int)getpid());
+    int checked = 0;
+    for (char *line = strtok(manifest, "\n"); line; line = strtok(NULL, "\n")) {
+        char reader[32], file[256], status[32];
+        int vocab = 0;
+        if (sscanf(line, "%31[^\t]\t%255[^\t]\t%31[^\t]\t%*[^\t]\t%d", reader, file, status, &vocab) != 4) continue;
+        if (strcmp(reader, "tokenizer") != 0 || file[0] == '@' || strcmp(status, "OK") == 0 || vocab < 3) continue;
+        char path[300], err[512] = "";
+        snprintf(path, sizeof path, "data/corrupt/%s", file);
+        tw_status st = tw_special_add_to_file(out, path, vocab, NAMES, 3, err, sizeof err);
+        ck_assert_msg(st == TW_ERR_FORMAT, "%s: status %d", path, st);
+        ck_assert_msg(err[0] && strchr(err, '\n') == NULL, "%s: '%s'", path, err);
+        ck_assert(!tt_exists(out));
+        checked++;
+    }
+    ck_assert_int_ge(checked, 25);
+    free(manifest);
+}
+END_TEST
+
 START_TEST(add_tokens_cli_writes_a_pair_generate_and_train_load)
 {
     char dir[64], cmd[1024], model[128], tok[128];
@@ -316,6 +386,8 @@ Suite *suite_special(void) {
     tcase_add_loop_test(tc, random_texts_of_name_fragments, 0, 4);
     tcase_add_test(tc, bad_names_are_refused_and_nothing_is_written);
     tcase_add_test(tc, grown_model_keeps_old_rows_and_old_logits_bit_for_bit);
+    tcase_add_test(tc, separate_classifier_grows_and_keeps_its_sign);
+    tcase_add_test(tc, hostile_tokenizer_files_are_refused);
     tcase_add_test(tc, add_tokens_cli_writes_a_pair_generate_and_train_load);
     tcase_add_test(tc, chat_mask_counts_the_answer_and_end_only);
     suite_add_tcase(s, tc);
