@@ -25,6 +25,7 @@
 #include "formats/atomic_file.h"
 #include "formats/llama2c.h"
 #include "formats/llama2c_write.h"
+#include "formats/same_file.h"
 #include "simd/simd.h"
 #include "tokenize/special.h"
 #include "tokenize/tokenizer.h"
@@ -117,6 +118,8 @@ int main(int argc, char **argv) {
     const char *const specials[3] = { TW_CHAT_USER, TW_CHAT_ASSISTANT, TW_CHAT_END };
     snprintf(path[0], sizeof path[0], "%.4000s/tok.bin", outdir);
     snprintf(path[1], sizeof path[1], "%.4000s/model.bin", outdir);
+    if (tw_same_file(path[1], model_path) || tw_same_file(path[0], tok_path))
+        die(2, "%s: OUTDIR holds the input model or tokenizer under the name it would write; give another folder", outdir);
     if (tw_special_add_to_file(path[0], tok_path, m.cfg.vocab, specials, 3, err, sizeof err) != TW_OK) die(1, "%s", err);
     if (tw_model_grow_vocab(&g, &m, 3) != TW_OK) die(1, "out of memory growing %s", model_path);
     if (tw_llama2c_write(path[1], &g, err, sizeof err) != TW_OK) die(1, "%s", err);
@@ -154,10 +157,11 @@ int main(int argc, char **argv) {
         have[w]++;
         kept++;
     }
-    snprintf(err, sizeof err, "%.4000s/train.bin", outdir);
-    if (tw_tokens_write(err, st.tok, st.n, err, sizeof err) != TW_OK) die(1, "%s", err);
-    snprintf(err, sizeof err, "%.4000s/train_mask.bin", outdir);
-    if (!write_bytes(err, st.mask, st.n)) die(1, "%s: write failed", err);
+    char out_path[4200];
+    snprintf(out_path, sizeof out_path, "%.4000s/train.bin", outdir);
+    if (tw_tokens_write(out_path, st.tok, st.n, err, sizeof err) != TW_OK) die(1, "%s", err);
+    snprintf(out_path, sizeof out_path, "%.4000s/train_mask.bin", outdir);
+    if (!write_bytes(out_path, st.mask, st.n)) die(1, "%s: write failed", out_path);
     if (tw_atomic_commit(&txt, 1) != TW_OK) die(1, "%s: write failed", path[2]);
     long counted = 0;
     for (long i = 0; i < st.n; i++) counted += st.mask[i];
