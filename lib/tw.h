@@ -120,6 +120,9 @@
 #include "train/dpo_step.h"
 #include "nn/lora_set.h"
 #include "formats/lora_file.h"
+#include "tokenize/special.h"      // special tokens, new token rows, the chat template (docs/finetuning.md)
+#include "train/grow_vocab.h"
+#include "train/chat_template.h"
 // lib/inspect/: looking inside: every intermediate as .npy, the first NaN, printing, pictures.
 #include "inspect/dump.h"
 #include "inspect/check_finite.h"

@@ -18,7 +18,8 @@ PYTHON3      ?= python3
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_KERNELS := kernels_dot kernels_norm kernels_softmax kernels_silu kernels_attend
-FUZZ_TARGETS ?= npy json llama2c tokenizer encode q8file bpe train_state tokens lora mask moe_config hfjson gpt2 $(FUZZ_KERNELS) grpo_replay rope_config
+# Every fuzz/fuzz_NAME.c is a target: a new one cannot be left out of make fuzz.
+FUZZ_TARGETS ?= $(sort $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c)))
 FUZZ_BUILD   := build-fuzz
 FUZZ_TMPDIR  := $(shell if [ -d /dev/shm ] && [ -w /dev/shm ]; then echo /dev/shm; else echo $${TMPDIR:-/tmp}; fi)
 # Coverage instrumentation for the library and the targets; libFuzzer's main only at the link.
@@ -50,7 +51,6 @@ FUZZ_SEEDS_train_state := data/corrupt/twstate
 FUZZ_SEEDS_tokens  := data/corrupt/tokens
 FUZZ_SEEDS_lora    := data/corrupt/lora
 # models with experts (TWMX, lib/train/moe_file.h): the seeds are about 1 KB
-FUZZ_TARGETS       += moe_file
 FUZZ_MAXLEN_moe_file := 4096
 FUZZ_SEEDS_moe_file  := data/corrupt/twmx
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tokenize/tokenizer.h"
+#include "tokenize/special.h"
 #include "formats/regular_file.h"
 
 // ---- loading ----
@@ -151,6 +152,14 @@ tw_status tw_tokenizer_load(tw_tokenizer *t, const char *path, int vocab_size,
         t->sorted[i] = i;
     }
     sort_ids(t->sorted, tmp, vocab_size, t->vocab);
+    t->n_special = tw_special_list(tmp, t->vocab, vocab_size);
+    t->special = malloc((size_t)(t->n_special > 0 ? t->n_special : 1) * sizeof *t->special);
+    if (t->special == NULL) {
+        free(tmp);
+        set_err(err, err_len, path, "out of memory for %ld tokens", vocab_size, 0);
+        goto fail;
+    }
+    memcpy(t->special, tmp, (size_t)t->n_special * sizeof *tmp);
     free(tmp);
     for (int b = 0; b < 256; b++) {
         t->byte_pieces[2 * b] = (char)b;
@@ -172,6 +181,7 @@ void tw_tokenizer_free(tw_tokenizer *t) {
     free(t->scores);
     free(t->sorted);
     free(t->pool);
+    free(t->special);
     memset(t, 0, sizeof *t);
 }
 
@@ -239,8 +249,8 @@ static int split_code_points(const tw_tokenizer *t, int *tokens, char *buf, cons
 // tokens[i] and tokens[i+1] merge into (-1: none), so a step looks up only the two pairs the last
 // merge changed (with a lookup per pair per step, a 50 KB prompt took minutes); the scan and the
 // memmove still make it quadratic in the length (a 200 KB line: about 4 s).
-tw_status tw_tokenizer_encode_naive(const tw_tokenizer *t, int *tokens, int *n_tokens, int max_tokens,
-                                    const char *text, int bos, int eos) {
+static tw_status encode_naive_plain(const tw_tokenizer *t, int *tokens, int *n_tokens, int max_tokens,
+                                   const char *text, int bos, int eos) {
     *n_tokens = 0;
     if (max_tokens < 0 || (size_t)max_tokens < tw_tokenizer_max_tokens(text)) return TW_ERR_ARG;
     // Room for two tokens' strings side by side, or a 4-byte code point.
@@ -367,8 +377,8 @@ static int mergeable(const tw_tokenizer *t, pair_cache_slot *cache, char *buf, s
     return m;
 }
 
-tw_status tw_tokenizer_encode(const tw_tokenizer *t, int *tokens, int *n_tokens, int max_tokens,
-                              const char *text, int bos, int eos) {
+static tw_status encode_plain(const tw_tokenizer *t, int *tokens, int *n_tokens, int max_tokens,
+                             const char *text, int bos, int eos) {
     *n_tokens = 0;
     if (max_tokens < 0 || (size_t)max_tokens < tw_tokenizer_max_tokens(text)) return TW_ERR_ARG;
     size_t buf_len = 2 * (size_t)t->max_token_length + 8;
@@ -422,6 +432,19 @@ tw_status tw_tokenizer_encode(const tw_tokenizer *t, int *tokens, int *n_tokens,
     return TW_OK;
 }
 
+// A vocabulary with special tokens cuts the text at them first (special.h).
+tw_status tw_tokenizer_encode_naive(const tw_tokenizer *t, int *tokens, int *n_tokens, int max_tokens,
+                                    const char *text, int bos, int eos) {
+    if (t->n_special > 0) return tw_special_encode(t, encode_naive_plain, tokens, n_tokens, max_tokens, text, bos, eos);
+    return encode_naive_plain(t, tokens, n_tokens, max_tokens, text, bos, eos);
+}
+
+tw_status tw_tokenizer_encode(const tw_tokenizer *t, int *tokens, int *n_tokens, int max_tokens,
+                              const char *text, int bos, int eos) {
+    if (t->n_special > 0) return tw_special_encode(t, encode_plain, tokens, n_tokens, max_tokens, text, bos, eos);
+    return encode_plain(t, tokens, n_tokens, max_tokens, text, bos, eos);
+}
+
 // ---- decoding ----
 
 static int hex_value(char c) {
@@ -434,7 +457,10 @@ static int hex_value(char c) {
 const char *tw_tokenizer_decode(const tw_tokenizer *t, int prev_token, int token) {
     if (token < 0 || token >= t->vocab_size) return NULL;
     const char *piece = t->vocab[token];
-    if (prev_token == TW_TOK_BOS && piece[0] == ' ') piece++;
+    // The piece after BOS, or after a special token, loses the dummy prefix's space (special.h).
+    const int after_special = t->n_special > 0 && prev_token >= 0 && prev_token < t->vocab_size &&
+                              tw_special_name_ok(t->vocab[prev_token]);
+    if ((prev_token == TW_TOK_BOS || after_special) && piece[0] == ' ') piece++;
     if (strlen(piece) == 6 && memcmp(piece, "<0x", 3) == 0 && piece[5] == '>') {
         int hi = hex_value(piece[3]), lo = hex_value(piece[4]);
         if (hi >= 0 && lo >= 0) return t->byte_pieces + 2 * (hi * 16 + lo);

@@ -15,6 +15,8 @@
 //      highest score (the leftmost pair on ties) until no adjacent pair forms a known string.
 //   4. EOS (id 2) if asked.
 // Decoding one token: a piece that follows BOS loses one leading space; "<0xHH>" means byte 0xHH.
+// A vocabulary with special tokens (<|user|> and the like, tokenize/special.h) is first cut at
+// them; each becomes its one id, and the text between them is encoded as above.
 #ifndef TW_TOKENIZER_H
 #define TW_TOKENIZER_H
 #include "core/status.h"
@@ -30,6 +32,8 @@ typedef struct {
     int   *sorted;            // (V) token ids ordered by strcmp of their strings (ties: lower id)
     char  *pool;              // every token's bytes, each followed by a NUL
     char   byte_pieces[512];  // byte b as the 1-byte string byte_pieces + 2*b
+    int   *special;           // (n_special) ids of the special tokens, longest string first
+    int    n_special;         // (tokenize/special.h: <|NAME|> strings; 0 for tok512)
 } tw_tokenizer;
 
 // Loads a tokenizer file holding vocab_size tokens. Every length is checked against the file size
