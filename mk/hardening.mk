@@ -18,7 +18,7 @@ PYTHON3      ?= python3
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_KERNELS := kernels_dot kernels_norm kernels_softmax kernels_silu kernels_attend
-# Every fuzz/fuzz_NAME.c is a target: a new one cannot be left out of make fuzz.
+# Every fuzz target file (fuzz/fuzz_*.c) is a target: a new one cannot be left out of make fuzz.
 FUZZ_TARGETS ?= $(sort $(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c)))
 FUZZ_BUILD   := build-fuzz
 FUZZ_TMPDIR  := $(shell if [ -d /dev/shm ] && [ -w /dev/shm ]; then echo /dev/shm; else echo $${TMPDIR:-/tmp}; fi)
