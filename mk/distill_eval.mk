@@ -6,7 +6,8 @@
 #                         the same student on the hard labels, the same steps and batches; prints
 #                         both validation losses against the teacher's floor, and the CPU
 #   make distill-eval DISTILL_ARGS='--temp 1 --alpha 0.5 --steps 300'   other settings
-# See docs/training.md (distillation). About two minutes on a quiet machine; .ci/extra runs it.
+# See docs/distillation.md. About a minute of CPU: 25 s for the corpus (the first time only) and
+# 35 s for the two students (measured, docs/distillation.md); .ci/extra runs it.
 
 DISTILL_DIR    := out/distill/stories
 DISTILL_TOKENS ?= 300000
