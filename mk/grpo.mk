@@ -6,7 +6,8 @@
 #                         time and the CPU (one thread: ./train --grpo runs on one core)
 #   make grpo-eval GRPO_REWARD=count   the same with the reward that can be gamed (the count)
 #   make grpo-eval GRPO_LR=3e-3 GRPO_EXTRA='--lora 4'   LoRA adapters of rank 4 on wq,wv instead
-# Writes out/grpo/eval.txt (and the trained policy out/grpo/policy.bin).
+# Writes out/grpo/eval.txt (and the trained policy out/grpo/policy.bin). Exits 1 if the mean reward
+# after training is not at least twice the one before (the goal docs/grpo.md reports).
 
 GRPO_REWARD ?= contains
 GRPO_LR     ?= 3e-4
@@ -21,4 +22,7 @@ grpo-eval: train model                         ## mean reward before/after GRPO 
 	./train --init $(MODEL_BIN) -z $(MODEL_TOK) --grpo $(GRPO_ARGS) --out out/grpo/policy.$(if $(findstring --lora,$(GRPO_EXTRA)),lora,bin) > out/grpo/eval.txt || { cat out/grpo/eval.txt; exit 1; }
 	@cat out/grpo/eval.txt
 	@grep -h 'grpo-eval .*mean reward\|steps in' out/grpo/eval.txt
+	@awk '/^grpo-eval before: mean reward/ { b = $$5 } /^grpo-eval after: mean reward/ { a = $$5 } \
+	  END { if (a == "" || b == "" || a < 2 * b) { print "grpo-eval: the mean reward did not double (" b " -> " a ")"; exit 1 } \
+	        print "grpo-eval: the mean reward went from " b " to " a ", " a / b " times" }' out/grpo/eval.txt
 CLEAN_FILES += out/grpo

@@ -248,14 +248,14 @@ enum { H_B, H_T, H_STEPS, H_LR, H_WARMUP, H_MIN_LR, H_WD, H_BETA1, H_BETA2, H_EP
 // arithmetic (terms of order 1/n): absolute 1e-6 plus relative 1e-4. KL and gradient norm
 // relative 1e-4 (float forward passes of 12 tokens; measured ~1e-6); the weights absolute and
 // relative 1e-4 (AdamW moves each by ~lr = 5e-3 a step), as tests/test_train.c.
-static void check_losses(const char *dir, const float *loss, const float *kl, const float *gnorm) {
+static void check_losses_n(const char *dir, const float *loss, const float *kl, const float *gnorm, int steps) {
     char rel[3][128];
     snprintf(rel[0], sizeof rel[0], "grpo/%s/losses", dir);
     snprintf(rel[1], sizeof rel[1], "grpo/%s/kls", dir);
     snprintf(rel[2], sizeof rel[2], "grpo/%s/gnorms", dir);
-    tw_npy L = tt_load(rel[0], 10), K = tt_load(rel[1], 10), G = tt_load(rel[2], 10);
+    tw_npy L = tt_load(rel[0], steps), K = tt_load(rel[1], steps), G = tt_load(rel[2], steps);
     const float *wl = L.data, *wk = K.data, *wg = G.data;
-    for (int s = 0; s < 10; s++) {
+    for (int s = 0; s < steps; s++) {
         ck_assert_msg(fabs(loss[s] - wl[s]) <= 1e-6 + 1e-4 * fabs(wl[s]), "step %d: loss %.7g, PyTorch %.7g", s + 1, (double)loss[s], (double)wl[s]);
         if (kl) ck_assert_msg(fabs(kl[s] - wk[s]) <= 1e-7 + 1e-4 * fabs(wk[s]), "step %d: kl %.7g, PyTorch %.7g", s + 1, (double)kl[s], (double)wk[s]);
         if (gnorm) ck_assert_msg(fabs(gnorm[s] - wg[s]) <= 1e-4 * fabs(wg[s]), "step %d: gnorm %.7g, PyTorch %.7g", s + 1, (double)gnorm[s], (double)wg[s]);
@@ -263,16 +263,22 @@ static void check_losses(const char *dir, const float *loss, const float *kl, co
     tw_npy_free(&L); tw_npy_free(&K); tw_npy_free(&G);
 }
 
-static void check_weights(const tw_model *m) {
+static void check_losses(const char *dir, const float *loss, const float *kl, const float *gnorm) {
+    check_losses_n(dir, loss, kl, gnorm, 10);
+}
+
+static void check_weights_in(const char *dir, const tw_model *m) {
     char rel[256];
     for (int i = 0; i < m->n_params; i++) {
         const tw_param *p = &m->params[i];
-        snprintf(rel, sizeof rel, "grpo/train/final/%s", p->name);
+        snprintf(rel, sizeof rel, "grpo/%s/final/%s", dir, p->name);
         tw_npy W = tt_load(rel, p->count);
         ck_assert_allclose(p->data, (const float *)W.data, p->count, 1e-4, 1e-4);
         tw_npy_free(&W);
     }
 }
+
+static void check_weights(const tw_model *m) { check_weights_in("train", m); }
 
 START_TEST(ten_grpo_steps_match_pytorch)
 {
@@ -351,6 +357,27 @@ START_TEST(train_grpo_replay_prints_pytorch_losses)
     tw_model m;
     ck_assert_msg(tw_model_load_file(&m, "out/test_grpo/replay.bin", err, sizeof err) == TW_OK, "%s", err);
     check_weights(&m);
+    tw_model_free(&m);
+}
+END_TEST
+
+// Samples that ./train --grpo drew from stories260K itself (length reward; gen_grpo.py, part 5),
+// replayed: three updates against PyTorch's, with the tolerances of check_losses (the KL reaches
+// 0.54 here, the losses 0.02) and the weights 1e-4.
+START_TEST(train_grpo_replays_its_own_samples_as_pytorch_does)
+{
+    tt_mkdir_p("out/test_grpo");
+    run_result r = tt_run("./train --init data/models/stories260K.bin --grpo --grpo-replay data/golden/grpo/sampled/samples "
+                          "--grpo-prompts 2 --grpo-group 3 --steps 3 --lr 1e-3 --out out/test_grpo/sampled.bin");
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    float loss[3], kl[3];
+    ck_assert_int_eq(parse_steps(r.out, loss, kl, 3), 3);
+    check_losses_n("sampled", loss, kl, NULL, 3);
+    tt_run_free(&r);
+    char err[512];
+    tw_model m;
+    ck_assert_msg(tw_model_load_file(&m, "out/test_grpo/sampled.bin", err, sizeof err) == TW_OK, "%s", err);
+    check_weights_in("sampled", &m);
     tw_model_free(&m);
 }
 END_TEST
@@ -598,6 +625,7 @@ Suite *suite_grpo(void) {
     tcase_add_test(tc, beta_zero_one_sample_is_the_policy_gradient);
     tcase_add_test(tc, ten_grpo_steps_match_pytorch);
     tcase_add_test(tc, train_grpo_replay_prints_pytorch_losses);
+    tcase_add_test(tc, train_grpo_replays_its_own_samples_as_pytorch_does);
     tcase_add_test(tc, ten_grpo_lora_steps_match_pytorch);
     tcase_add_test(tc, train_grpo_lora_replay_matches_pytorch);
     tcase_add_test(tc, sampling_is_reproducible_and_its_dump_replays_exactly);

@@ -292,9 +292,32 @@ static void evaluate(const char *when, const grpo_options *o, const tw_tokenizer
     tw_sampler_free(&sp);
 }
 
+// mkdir -p of path (all of it when whole, else the folders above its last component), without a
+// shell; one line and exit 1 if a folder cannot be made. Run before training, so that an output
+// that cannot be written stops the run before it starts.
+static void make_dirs(const char *flag, const char *path, int whole) {
+    char dir[4096];
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int)sizeof dir) die_usage("%s: the path is too long", flag);
+    if (!whole) {
+        char *last = strrchr(dir, '/');
+        if (last == NULL || last == dir) return;
+        *last = '\0';
+    }
+    for (char *p = dir + 1; ; p++) {
+        if (*p == '/' || *p == '\0') {
+            const char c = *p;
+            *p = '\0';
+            struct stat sb;
+            if (mkdir(dir, 0777) != 0 && (errno != EEXIST || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
+                die_data("%s %s: cannot make the folder %s: %s", flag, path, dir, errno == EEXIST ? "a file has that name" : strerror(errno));
+            *p = c;
+            if (c == '\0') break;
+        }
+    }
+}
+
 static void write_dump(const char *dir, const int32_t *tk, const int32_t *pl, const int32_t *ln, const float *rw,
                        long steps, int n, int T_max) {
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) die_data("--grpo-dump %s: cannot make the folder: %s", dir, strerror(errno));
     char path[4200];
     const long s3[3] = { steps, n, T_max }, s2[2] = { steps, n };
     tw_status st;
@@ -324,6 +347,8 @@ int train_grpo_main(int argc, char **argv) {
     if (o.out && (tw_same_file(o.out, o.init) == 1 || (o.tokenizer && tw_same_file(o.out, o.tokenizer) == 1) ||
                   (o.lora_init && tw_same_file(o.out, o.lora_init) == 1)))
         die_usage("--out %s: is an input; give another path", o.out);
+    if (o.dump) make_dirs("--grpo-dump", o.dump, 1);
+    if (o.out) make_dirs("--out", o.out, 0);
     tw_model m, ref;
     if (tw_model_load_file(&m, o.init, err, sizeof err) != TW_OK) die_data("--init %s", err);
     if (tw_model_load_file(&ref, o.init, err, sizeof err) != TW_OK) die_data("--init %s", err);

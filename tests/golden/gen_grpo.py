@@ -25,6 +25,9 @@ of tests/test_grpo.c, in data/golden/grpo/.
    reference), starting from gen_lora.py's data/golden/lora/train/llama/init.lora (r 2, alpha 4,
    all seven targets); only A and B train (AdamW decays both): losses.npy, kls.npy, gnorms.npy
    and final.lora.
+5. sampled/: three updates of stories260K on samples ./train --grpo drew itself (the command is
+   in gen_sampled's comment; samples/ is committed and only read here): losses, kls, gnorms,
+   hparams and final/<name>.npy as in 3.
 Precision: float64 throughout, goldens rounded to float32 once, on saving.
 """
 import os
@@ -132,10 +135,9 @@ def gen_samples(rng, V, steps):
     return tokens, plen, length, rewards
 
 
-def gen_train(rng):
-    c, w0 = read_any(os.path.join("data", "golden", "train", "llama", "init.bin"))
-    hp, gp = TRAIN, GRPO
-    tokens, plen, length, rewards = gen_samples(rng, c["vocab"], hp["steps"])
+def run_grpo(c, w0, tokens, plen, length, rewards, hp, gp):
+    """hp["steps"] GRPO updates on replayed samples (one update per step, rho = 1), the reference
+    the initial weights w0; returns (losses, kls, gnorms, final weights as tensors)."""
     names = [n for n, _ in param_table(c)]
     ref = {n: torch.tensor(w0[n].astype(np.float64)) for n in names}
     w = {n: torch.tensor(w0[n].astype(np.float64), requires_grad=True) for n in names}
@@ -167,11 +169,10 @@ def gen_train(rng):
         losses.append(loss.item())
         kls.append(kl.item())
         gnorms.append(float(gn))
-    d = os.path.join(OUT, "train")
-    save_npy(os.path.join(d, "samples", "tokens.npy"), tokens)
-    save_npy(os.path.join(d, "samples", "prompt_len.npy"), plen)
-    save_npy(os.path.join(d, "samples", "len.npy"), length)
-    save_npy(os.path.join(d, "samples", "rewards.npy"), rewards)
+    return losses, kls, gnorms, w
+
+
+def save_run(d, hp, gp, losses, kls, gnorms, w):
     save_npy(os.path.join(d, "hparams.npy"), np.array([hp[k] for k in HPARAM_FIELDS] +
              [gp["G"], gp["eps"], gp["beta"], gp["tau"], gp["eps_adv"]], np.float64))
     save_npy(os.path.join(d, "losses.npy"), np.array(losses))
@@ -179,8 +180,39 @@ def gen_train(rng):
     save_npy(os.path.join(d, "gnorms.npy"), np.array(gnorms))
     for k, v in w.items():
         save_npy(os.path.join(d, "final", k + ".npy"), v.detach())
-    print(f"train: loss {losses[0]:.5f} -> {losses[-1]:.5f}, kl {kls[0]:.3g} -> {kls[-1]:.3g}, "
+    print(f"{os.path.basename(d)}: loss {losses[0]:.5f} -> {losses[-1]:.5f}, kl {kls[0]:.3g} -> {kls[-1]:.3g}, "
           f"gnorm {gnorms[0]:.4g} -> {gnorms[-1]:.4g}")
+
+
+def gen_train(rng):
+    c, w0 = read_any(os.path.join("data", "golden", "train", "llama", "init.bin"))
+    hp, gp = TRAIN, GRPO
+    tokens, plen, length, rewards = gen_samples(rng, c["vocab"], hp["steps"])
+    d = os.path.join(OUT, "train")
+    save_npy(os.path.join(d, "samples", "tokens.npy"), tokens)
+    save_npy(os.path.join(d, "samples", "prompt_len.npy"), plen)
+    save_npy(os.path.join(d, "samples", "len.npy"), length)
+    save_npy(os.path.join(d, "samples", "rewards.npy"), rewards)
+    save_run(d, hp, gp, *run_grpo(c, w0, tokens, plen, length, rewards, hp, gp))
+
+
+# 5. sampled/: ./train's own samples of stories260K, replayed. They were written once by
+#   ./train --init data/models/stories260K.bin -z data/models/tok512.bin --grpo --grpo-prompts 2
+#           --grpo-group 3 --grpo-len 16 --steps 3 --lr 1e-3 --seed 5 --reward length
+#           --reward-length 12 --grpo-dump data/golden/grpo/sampled/samples
+# (committed: this script only reads them) and are trained on here with ./train --grpo's defaults.
+SAMPLED_TRAIN = dict(B=0, T=0, steps=3, lr=1e-3, warmup=0, min_lr=1e-3, weight_decay=0.0, beta1=0.9,
+                     beta2=0.95, eps=1e-8, clip=1.0)
+SAMPLED_GRPO = dict(G=3, eps=0.2, beta=0.04, tau=1.0, eps_adv=1e-4)
+
+
+def gen_sampled():
+    d = os.path.join(OUT, "sampled")
+    c, w0 = read_any(os.path.join("data", "models", "stories260K.bin"))
+    tokens, plen, length, rewards = (np.load(os.path.join(d, "samples", f + ".npy"))
+                                     for f in ("tokens", "prompt_len", "len", "rewards"))
+    hp, gp = SAMPLED_TRAIN, SAMPLED_GRPO
+    save_run(d, hp, gp, *run_grpo(c, w0, tokens, plen, length, rewards, hp, gp))
 
 
 def gen_lora(rng_unused):
@@ -239,6 +271,7 @@ def main():
     gen_logprobs(rng)
     gen_train(rng)
     gen_lora(rng)
+    gen_sampled()
 
 
 if __name__ == "__main__":
