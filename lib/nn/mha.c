@@ -142,7 +142,12 @@ void tw_mha_forward(float *out, tw_mha_acts *s, tw_kv_cache *cache,
                                     T, S_total, H, G, D, causal, causal_offset, TW_SDPA_TILE);
     const int group = H / G;
     int gathered = -1;   // the kv head now in kh/vh: the H/G query heads of a group share it
-    for (int h = 0; h < H && !cfg->tiled; h++) {
+    // Decode (one query, no mask): every head by the level's fused kernel, the heads shared among
+    // the threads (simd.h); declines at the naive level.
+    const int heads_done = !cfg->tiled && T == 1 && mask == NULL &&
+        tw_simd_attend_heads(s->z, s->scores, s->pattern, s->q_rot, keys, vals, H, G, S_total, D,
+                             (long)T * S_total);
+    for (int h = 0; h < H && !cfg->tiled && !heads_done; h++) {
         const int g = h / group;
         float *sc = s->scores + (size_t)h * T * S_total;
         float *wt = s->pattern + (size_t)h * T * S_total;
