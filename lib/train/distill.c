@@ -99,10 +99,5 @@ tw_status tw_distill_train_step(tw_train_stats *st, tw_trainer *t, tw_model *m, 
     tw_status s = tw_distill_forward_backward(&st->loss, &t->g, &t->ds, &t->s, m, ts, teacher, inputs,
                                               targets, c->B, c->T, a, tau);
     if (s != TW_OK) return s;
-    st->gnorm = tw_clip_grad_norm(t->grad_ptrs, t->counts, m->n_params, c->clip);
-    if (!isfinite(st->loss) || !isfinite(st->gnorm)) return TW_ERR_ARG;
-    const tw_adamw_hparams hp = { st->lr, c->beta1, c->beta2, c->eps, c->weight_decay };
-    tw_adamw_step_model(m, t->adam_m, t->adam_v, &t->g, (int)t->step + 1, &hp);
-    t->step++;
-    return TW_OK;
+    return tw_train_update(&st->gnorm, t, m, st->loss, st->lr, c);
 }

@@ -90,12 +90,7 @@ tw_status tw_dpo_train_step(tw_dpo_stats *st, tw_trainer *t, tw_dpo_scratch *d, 
     tw_model_grads_zero(&t->g);
     tw_status s = tw_dpo_forward_backward(st, &t->g, t, d, m, p, idx, B, ref, beta);
     if (s != TW_OK) return s;
-    st->gnorm = tw_clip_grad_norm(t->grad_ptrs, t->counts, m->n_params, c->clip);
-    if (!isfinite(st->loss) || !isfinite(st->gnorm)) return TW_ERR_ARG;
-    const tw_adamw_hparams hp = { st->lr, c->beta1, c->beta2, c->eps, c->weight_decay };
-    tw_adamw_step_model(m, t->adam_m, t->adam_v, &t->g, (int)t->step + 1, &hp);
-    t->step++;
-    return TW_OK;
+    return tw_train_update(&st->gnorm, t, m, st->loss, st->lr, c);
 }
 
 tw_status tw_dpo_lora_train_step(tw_dpo_stats *st, tw_lora_trainer *lt, tw_trainer *t, tw_dpo_scratch *d,
@@ -109,13 +104,5 @@ tw_status tw_dpo_lora_train_step(tw_dpo_stats *st, tw_lora_trainer *lt, tw_train
     tw_model_grads_zero(&t->g);
     s = tw_dpo_forward_backward(st, &t->g, t, d, work, p, idx, B, ref, beta);
     if (s != TW_OK) return s;
-    tw_lora_adapter_grads(&lt->g, t, work, ad);
-    float *grads[1] = { lt->g.memory };
-    const long counts[1] = { lt->g.n_floats };
-    st->gnorm = tw_clip_grad_norm(grads, counts, 1, c->clip);
-    if (!isfinite(st->loss) || !isfinite(st->gnorm)) return TW_ERR_ARG;
-    const tw_adamw_hparams hp = { st->lr, c->beta1, c->beta2, c->eps, c->weight_decay };
-    tw_adamw_step(ad->memory, lt->adam_m, lt->adam_v, lt->g.memory, ad->n_floats, (int)lt->step + 1, &hp);
-    t->step = ++lt->step;
-    return tw_lora_refresh(work, base, ad);
+    return tw_lora_update(&st->gnorm, lt, t, work, base, ad, st->loss, st->lr, c);
 }

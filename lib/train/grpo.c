@@ -204,12 +204,7 @@ tw_status tw_grpo_train_step(tw_grpo_stats *st, tw_trainer *t, tw_model *m, tw_m
     tw_status e = tw_grpo_forward_backward(st, &t->g, &t->ds, &t->s, m, rs, ref, b, gc);
     st->lr = tw_lr_schedule((int)t->step, c->lr, c->min_lr, c->warmup, c->steps);
     if (e != TW_OK) return e;
-    st->gnorm = tw_clip_grad_norm(t->grad_ptrs, t->counts, m->n_params, c->clip);
-    if (!isfinite(st->loss) || !isfinite(st->gnorm)) return TW_ERR_ARG;
-    const tw_adamw_hparams hp = { st->lr, c->beta1, c->beta2, c->eps, c->weight_decay };
-    tw_adamw_step_model(m, t->adam_m, t->adam_v, &t->g, (int)t->step + 1, &hp);
-    t->step++;
-    return TW_OK;
+    return tw_train_update(&st->gnorm, t, m, st->loss, st->lr, c);
 }
 
 tw_status tw_grpo_lora_train_step(tw_grpo_stats *st, tw_lora_trainer *lt, tw_trainer *t, tw_model *work,
@@ -223,13 +218,5 @@ tw_status tw_grpo_lora_train_step(tw_grpo_stats *st, tw_lora_trainer *lt, tw_tra
     e = tw_grpo_forward_backward(st, &t->g, &t->ds, &t->s, work, rs, ref, b, gc);
     st->lr = tw_lr_schedule((int)lt->step, c->lr, c->min_lr, c->warmup, c->steps);
     if (e != TW_OK) return e;
-    tw_lora_adapter_grads(&lt->g, t, work, ad);
-    float *grads[1] = { lt->g.memory };
-    const long counts[1] = { lt->g.n_floats };
-    st->gnorm = tw_clip_grad_norm(grads, counts, 1, c->clip);
-    if (!isfinite(st->loss) || !isfinite(st->gnorm)) return TW_ERR_ARG;
-    const tw_adamw_hparams hp = { st->lr, c->beta1, c->beta2, c->eps, c->weight_decay };
-    tw_adamw_step(ad->memory, lt->adam_m, lt->adam_v, lt->g.memory, ad->n_floats, (int)lt->step + 1, &hp);
-    t->step = ++lt->step;
-    return tw_lora_refresh(work, base, ad);
+    return tw_lora_update(&st->gnorm, lt, t, work, base, ad, st->loss, st->lr, c);
 }

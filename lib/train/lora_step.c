@@ -78,12 +78,18 @@ tw_status tw_lora_train_step(tw_train_stats *st, tw_lora_trainer *lt, tw_trainer
         : tw_model_forward_backward(&st->loss, &t->g, &t->ds, &t->s, work, inputs, targets, c->B,
                                     c->T, 1.0f);
     if (s != TW_OK) return s;
+    return tw_lora_update(&st->gnorm, lt, t, work, base, ad, st->loss, st->lr, c);
+}
+
+tw_status tw_lora_update(float *gnorm, tw_lora_trainer *lt, tw_trainer *t, tw_model *work,
+                         const tw_model *base, tw_lora_set *ad, float loss, float lr,
+                         const tw_train_config *c) {
     tw_lora_adapter_grads(&lt->g, t, work, ad);
-    float *grads[1] = { lt->g.memory };
+    float *grads[1] = { lt->g.memory };   // the adapters are one block of floats
     const long counts[1] = { lt->g.n_floats };
-    st->gnorm = tw_clip_grad_norm(grads, counts, 1, c->clip);
-    if (!isfinite(st->loss) || !isfinite(st->gnorm)) return TW_ERR_ARG;
-    const tw_adamw_hparams hp = { st->lr, c->beta1, c->beta2, c->eps, c->weight_decay };
+    *gnorm = tw_clip_grad_norm(grads, counts, 1, c->clip);
+    if (!isfinite(loss) || !isfinite(*gnorm)) return TW_ERR_ARG;
+    const tw_adamw_hparams hp = { lr, c->beta1, c->beta2, c->eps, c->weight_decay };
     tw_adamw_step(ad->memory, lt->adam_m, lt->adam_v, lt->g.memory, ad->n_floats, (int)lt->step + 1, &hp);
     t->step = ++lt->step;   // the trainer's count follows, for loops written for tw_train_step
     return tw_lora_refresh(work, base, ad);

@@ -30,9 +30,6 @@ void      tw_lora_trainer_free(tw_lora_trainer *lt);
 // base + adapters. work must be a copy of base (same configuration). TW_ERR_SHAPE otherwise.
 tw_status tw_lora_refresh(tw_model *work, const tw_model *base, const tw_lora_set *ad);
 
-// The adapters' gradients (g, overwritten) from the gradients of the merged weights in t->g, for
-// work = base + ad (another loss's step, train/dpo_step.h, reuses it).
-void tw_lora_adapter_grads(tw_lora_set *g, const tw_trainer *t, const tw_model *work, const tw_lora_set *ad);
 
 // One step: work refreshed from base and ad, forward and backward of the batch through t (its
 // gradients and activations; its AdamW moments are not used; its gradients but the targets' are
@@ -46,7 +43,16 @@ tw_status tw_lora_train_step(tw_train_stats *st, tw_lora_trainer *lt, tw_trainer
 
 // The adapters' gradients (written to g, in the adapters' layout) from the gradients of the merged
 // weights in t->g (dA = s B^T G, dB = s G A^T): for steps whose loss is not tw_model_forward_backward's
-// (train/grpo.h).
+// (train/dpo_step.h, train/grpo.h).
 void tw_lora_adapter_grads(tw_lora_set *g, const tw_trainer *t, const tw_model *work, const tw_lora_set *ad);
+
+// The second half of every adapters-only step, once a loss's backward has filled t->g for work =
+// base + ad: the adapters' gradients, clipped by their global norm (*gnorm, before clipping); then,
+// unless loss or *gnorm is NaN or Inf (TW_ERR_ARG, ad and the moments untouched), AdamW on ad at
+// learning rate lr, the step counted in lt->step and t->step, and work refreshed for the new ad.
+// tw_lora_train_step ends with it, and so do the DPO and GRPO steps with --lora.
+tw_status tw_lora_update(float *gnorm, tw_lora_trainer *lt, tw_trainer *t, tw_model *work,
+                         const tw_model *base, tw_lora_set *ad, float loss, float lr,
+                         const tw_train_config *c);
 
 #endif

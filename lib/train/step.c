@@ -69,10 +69,15 @@ tw_status tw_train_step(tw_train_stats *st, tw_trainer *t, tw_model *m, const in
                                   targets, c->B, c->T, 1.0f, t->n_parts)
         : tw_model_forward_backward(&st->loss, &t->g, &t->ds, &t->s, m, inputs, targets, c->B, c->T, 1.0f);
     if (s != TW_OK) return s;
+    return tw_train_update(&st->gnorm, t, m, st->loss, st->lr, c);
+}
+
+tw_status tw_train_update(float *gnorm, tw_trainer *t, tw_model *m, float loss, float lr,
+                          const tw_train_config *c) {
     // The norm before clipping, as torch.nn.utils.clip_grad_norm_ returns it (clip 0: no clipping).
-    st->gnorm = tw_clip_grad_norm(t->grad_ptrs, t->counts, m->n_params, c->clip);
-    if (!isfinite(st->loss) || !isfinite(st->gnorm)) return TW_ERR_ARG;
-    const tw_adamw_hparams hp = { st->lr, c->beta1, c->beta2, c->eps, c->weight_decay };
+    *gnorm = tw_clip_grad_norm(t->grad_ptrs, t->counts, m->n_params, c->clip);
+    if (!isfinite(loss) || !isfinite(*gnorm)) return TW_ERR_ARG;
+    const tw_adamw_hparams hp = { lr, c->beta1, c->beta2, c->eps, c->weight_decay };
     tw_adamw_step_model(m, t->adam_m, t->adam_v, &t->g, (int)t->step + 1, &hp);
     t->step++;
     return TW_OK;

@@ -57,4 +57,11 @@ tw_status tw_trainer_init_split(tw_trainer *t, const tw_model *m, int T_max, int
 tw_status tw_train_step(tw_train_stats *st, tw_trainer *t, tw_model *m, const int *inputs,
                         const int *targets, const tw_train_config *c);
 
+// The second half of every step on the whole model, once a loss's backward has filled t->g: clip
+// by the global norm (*gnorm: the norm before clipping), then, unless loss or *gnorm is NaN or Inf
+// (TW_ERR_ARG, weights and moments untouched), AdamW at learning rate lr, and count the step.
+// tw_train_step ends with it, and so do the distillation, DPO and GRPO steps.
+tw_status tw_train_update(float *gnorm, tw_trainer *t, tw_model *m, float loss, float lr,
+                          const tw_train_config *c);
+
 #endif
