@@ -17,7 +17,7 @@
 //        student learns, and is fine-tuned), tw_model_config_set_rope_scaling, tw_rope_scaled_freqs,
 //        tw_model_forward (perplexity by position).
 // Build & run: make lesson25 && ./lesson25 [--seed N] [--out DIR] [--no-plot]
-//   (about four seconds of CPU at the best SIMD level, the default: the teacher's stories, the
+//   (about 4.5 s of CPU at the best SIMD level, the default: the teacher's stories, the
 //   training (about half of it), the fine-tune and eighteen evaluations)
 // Plot:        gnuplot viz/25_loss_by_position.gp   (reads out/lesson25/loss_by_position.dat)
 // Needs: data/models/stories260K.bin data/models/tok512.bin
@@ -45,7 +45,7 @@ static const lesson_info INFO = {
     "method reaches, the perplexity of every method at every length, the loss by position at "
     "8 x T0 against plain RoPE's (a picture), and the same after a 40-step fine-tune at 4 x T0 "
     "with YaRN. If `make long-context` has trained its larger model, it is measured too. About "
-    "four seconds of CPU."
+    "4.5 seconds of CPU."
 };
 
 enum {
