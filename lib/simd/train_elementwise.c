@@ -3,7 +3,7 @@
 // SwiGLU's derivative took two double-precision exp() calls per element each (a tenth of a
 // stories260K-shape training step); here each element takes one exponential, in float, from the
 // kernel the forward's softmax uses. This file has no ISA flags: the loops around the kernel are
-// plain C. Results differ from the components' loops by float rounding (tests/test_train_simd.c
+// plain C, and on x86-64 the loss's use SSE2 (the baseline every x86-64 compiler targets). Results differ from the components' loops by float rounding (tests/test_train_simd.c
 // bounds it).
 #include <math.h>
 #include <stddef.h>
