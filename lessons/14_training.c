@@ -20,6 +20,8 @@
 //   about 20 s with --simd naive)
 // Needs: data/models/stories260K.bin data/models/tok512.bin
 // Writes: losses.dat samples.txt
+// Extra runs: ci (seconds of CPU: make test runs it once; make test-lessons-full also checks
+//   that a second run writes the same bytes and that --seed changes the output)
 // Arm run: --simd naive (make test-arm-lessons: at the NEON level under qemu this lesson took 617 s
 //   of CPU; the NEON kernels themselves are proven by make test-arm)
 // Pictures: losses.png schedule.png spike.png

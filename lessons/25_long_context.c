@@ -21,6 +21,8 @@
 //   training (about half of it), the fine-tune and eighteen evaluations)
 // Plot:        gnuplot viz/25_loss_by_position.gp   (reads out/lesson25/loss_by_position.dat)
 // Needs: data/models/stories260K.bin data/models/tok512.bin
+// Extra runs: ci (seconds of CPU: make test runs it once; make test-lessons-full also checks
+//   that a second run writes the same bytes and that --seed changes the output)
 // Writes: perplexity.dat loss_by_position.dat frequencies.dat
 // Pictures: loss_by_position.png
 #include <math.h>

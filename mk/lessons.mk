@@ -26,8 +26,13 @@ lesson$(2): $(BUILD)/lessons/$(1) | $(call lesson_needs,lessons/$(1).c)
 endef
 $(foreach f,$(LESSON_SRC),$(eval $(call LESSON_RULES,$(basename $(notdir $(f))),$(call lesson_num,$(f)))))
 
-.PHONY: lessons plots
+.PHONY: lessons plots test-lessons-full
 lessons: $(LESSONS)                            ## build every lesson as ./lessonN
+
+# make test runs a lesson whose header says "// Extra runs: ci" (it costs seconds) once; this runs
+# the lessons suite with every lesson's determinism and --seed runs too (tests/test_lessons.c).
+test-lessons-full: $(BUILD)/tests/run_tests $(LESSONS) model   ## the lessons suite with the slow lessons' second and --seed runs (.ci/extra)
+	TW_LESSON_EXTRA_RUNS=all CK_RUN_SUITE=lessons ./$(BUILD)/tests/run_tests
 
 # Runs each lesson with its pictures on: a lesson draws its own viz/NN_*.gp with the titles and
 # data it chose (lesson 11's head maps carry their layer and head), into out/lessonN/. With gnuplot

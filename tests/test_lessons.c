@@ -5,6 +5,10 @@
 //   - a second run writes byte-identical .npy files (lessons are deterministic; a lesson that
 //     writes no .npy is not run twice, since the comparison would have nothing to compare);
 //   - --help exits 0 and prints a usage line; an unknown flag exits 2 with one line on stderr.
+// A lesson that costs seconds of CPU says "// Extra runs: ci" in its header: make test then runs
+// it once (every self-check, every promised file), and its determinism and --seed runs are left
+// to make test-lessons-full (TW_LESSON_EXTRA_RUNS=all), which CI's extras run; this keeps make
+// test within its 30 s on 2 cores.
 // Files a lesson "// Needs:" (lesson 11's model) must exist; `make model` makes them.
 // The lessons' numbers come from lib/ functions that have their own PyTorch-checked tests; what
 // this file checks is that the programs run, keep their promises and fail cleanly on bad flags.
@@ -32,6 +36,7 @@ typedef struct {
     int  number;
     char source[256];
     int  n_writes, n_pictures, n_needs;
+    int  extra_runs_in_ci;   // "// Extra runs: ci": determinism and --seed runs only when asked for
     char writes[MAX_FILES][96], pictures[MAX_FILES][96], needs[8][256];
 } lesson_spec;
 
@@ -60,6 +65,8 @@ static void read_spec(lesson_spec *s) {
             take_words(p + 12, s->pictures[0], &s->n_pictures, MAX_FILES, sizeof s->pictures[0]);
         else if ((p = strstr(line, "// Needs:")))
             take_words(p + 9, s->needs[0], &s->n_needs, 8, sizeof s->needs[0]);
+        else if (strstr(line, "// Extra runs: ci"))
+            s->extra_runs_in_ci = 1;
     }
     fclose(f);
 }
@@ -130,6 +137,13 @@ static int declared(const lesson_spec *s, const char *name) {
 }
 
 // Whether the lesson's "// Writes:" list names a .npy file (what the determinism check compares).
+// Whether lesson s's determinism and --seed runs happen in this run of the suite: always, unless its
+// header defers them to CI ("// Extra runs: ci") and TW_LESSON_EXTRA_RUNS is not "all".
+static int extra_runs_here(const lesson_spec *s) {
+    const char *e = getenv("TW_LESSON_EXTRA_RUNS");
+    return !s->extra_runs_in_ci || (e && strcmp(e, "all") == 0);
+}
+
 static int writes_npy(const lesson_spec *s) {
     for (int i = 0; i < s->n_writes; i++) {
         size_t L = strlen(s->writes[i]);
@@ -204,8 +218,8 @@ static int start_runs(const lesson_spec *s) {
     if (fclose(f) != 0 || chmod(path, 0755) != 0) return 0;
     int started = STARTED_RUN1;
     const char *names[3] = { "run1", "run2", "seed" };
-    if (writes_npy(s)) started |= STARTED_RUN2;
-    if (help_offers_seed(bin) == 1) started |= STARTED_SEED;
+    if (writes_npy(s) && extra_runs_here(s)) started |= STARTED_RUN2;
+    if (help_offers_seed(bin) == 1 && extra_runs_here(s)) started |= STARTED_SEED;
     for (int k = 0; k < 3; k++) {
         if (!(started & (1 << k))) continue;
         lesson_run *r = &RUN_LIST[n_runs++];
@@ -376,7 +390,7 @@ START_TEST(lesson_runs_and_writes_the_files_it_promises)
     closedir(d);
 
     // Deterministic: the second run (without pictures) gives the same bytes in every .npy.
-    if (!writes_npy(s)) return;
+    if (!writes_npy(s) || !extra_runs_here(s)) return;   // deferred: make test-lessons-full
     ck_assert_msg(wait_for_run(dir, "run2", RUN_WAIT_SECONDS) == 0, "%s failed on its second run", bin);
     for (int i = 0; i < s->n_writes; i++) {
         size_t L = strlen(s->writes[i]);
@@ -465,6 +479,7 @@ START_TEST(lesson_seed_changes_the_output_or_is_not_offered)
         ck_assert_msg(tt_call(argv, NULL, NULL, NULL) == 2, "%s does not offer --seed in --help but accepts it", bin);
         return;
     }
+    if (!extra_runs_here(s)) return;   // it offers --seed; the run with it: make test-lessons-full
     snprintf(dir, sizeof dir, "%s/lesson%d", RUNS, s->number);
     ck_assert_msg(STARTED[_i] & STARTED_SEED, "the --seed 987 run of %s was not started in %s", bin,
                   RUNS[0] ? RUNS : "/tmp");
