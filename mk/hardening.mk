@@ -78,11 +78,12 @@ fuzz: model                                    ## run every libFuzzer target for
 	    kernels_*) ml=$(FUZZ_MAXLEN_kernels); seeds="";; \
 	    *) ml=$(FUZZ_MAXLEN_encode); seeds="";; esac; \
 	  dict=""; if [ -f fuzz/$$t.dict ]; then dict="-dict=fuzz/$$t.dict"; fi; \
+	  corpus=""; if [ -d fuzz/corpus/$$t ]; then corpus=fuzz/corpus/$$t; fi; \
 	  log=$(FUZZ_BUILD)/fuzz/$$t.log; \
 	  echo "fuzz: $$t for $(FUZZ_SECONDS) s (log: $$log)"; \
 	  if TMPDIR=$(FUZZ_TMPDIR) ./$(FUZZ_BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
 	       -max_len=$$ml $$dict -print_final_stats=1 -artifact_prefix=$(FUZZ_BUILD)/fuzz/artifacts/$$t- \
-	       $(FUZZ_BUILD)/fuzz/work/$$t fuzz/corpus/$$t $$seeds > $$log 2>&1; then \
+	       $(FUZZ_BUILD)/fuzz/work/$$t $$corpus $$seeds > $$log 2>&1; then \
 	    execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log); \
 	    echo "fuzz: $$t: $$execs inputs, no crash"; \
 	  else \
