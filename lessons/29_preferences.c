@@ -13,8 +13,8 @@
 // Calls: tw_grpo_sample (sampling), tw_dpo_reference, tw_dpo_pair_loss, tw_dpo_train_step,
 //        tw_grpo_train_step, tw_reward_contains, tw_reward_count, tw_model_forward (the exact KL).
 // Build & run: make lesson29 && ./lesson29 [--seed N] [--out DIR] [--no-plot]
-//   (about 2.1 s of CPU, measured on a loaded 2-vCPU machine at the default SIMD level: 24 DPO and GRPO steps and
-//   20 measurements of 16 stories each)
+//   (about 2.3 s of CPU, measured on a loaded 2-vCPU machine at the default SIMD level: 8 DPO
+//   steps, 18 GRPO steps of 12 stories, 20 measurements of 16 stories each)
 // Plot:        gnuplot viz/29_rate_kl.gp   (reads out/lesson29/rate_kl.dat)
 // Needs: data/models/stories260K.bin data/models/tok512.bin
 // Writes: rate_kl.dat stories.txt
@@ -33,26 +33,19 @@
 
 #define MODEL_PATH "data/models/stories260K.bin"
 #define TOK_PATH   "data/models/tok512.bin"
-#ifndef WORD
-#define WORD "dog"
-#endif
+#define WORD       "dog"  // the rule: the completion contains it (a whole word, any case)
 #define PROMPT     "a story about " WORD
-#ifndef LEN
-#define LEN 32
-#endif
-// LEN     // new tokens per completion at most: short stories keep the lesson quick
-#define N_POOL     96     // completions sampled to make the preference pairs
+#define LEN        32     // new tokens per completion at most: short stories keep the lesson quick
+#define N_POOL     128    // completions sampled to make the preference pairs
 #define MAX_PAIRS  8      // pairs kept (each a satisfying and a failing completion)
 #define DPO_BETA   0.5f
+#define DPO_LR     3e-4f
 #define DPO_STEPS  8
-#ifndef DPO_LR
-#define DPO_LR 2e-4f
-#endif
-#ifndef GRPO_LR
-#define GRPO_LR 5e-4f
-#endif
-#define GRPO_G     8      // completions per group (one prompt per step)
+#define GRPO_LR    5e-4f  // the `contains` reward
+#define HACK_LR    1e-3f  // the `count` reward: a faster rate, so that 8 steps show where it goes
+#define GRPO_G     12     // completions per group (one prompt per step)
 #define GRPO_STEPS 8
+#define HACK_STEPS 10     // GRPO on the count: a few more steps, since a group with no "dog" teaches nothing
 #define N_EVAL     16     // completions per measurement
 #define TEXT_CAP   1024
 
@@ -169,8 +162,10 @@ static void load_copy(tw_model *m) {
 // ---- the sections of main() ----
 
 // 0. Samples N_POOL completions from the model and pairs the i-th that contains WORD (chosen) with
-// the i-th that does not (rejected), as tools/make_pref.c does for every word.
-static void sample_pairs(tw_pairs *p, world *w, uint64_t seed) {
+// the i-th that does not (rejected), as tools/make_pref.c does for every word. Returns the share
+// of the N_POOL completions that satisfy the rule: the reference's rate, on more samples than a
+// measurement has.
+static double sample_pairs(tw_pairs *p, world *w, uint64_t seed) {
     tw_sampler sp;
     LESSON_TRY(tw_sampler_init(&sp, w->ref.cfg.vocab, 1.0f, 1.0f, seed));
     static int pool[N_POOL][64];
@@ -195,6 +190,7 @@ static void sample_pairs(tw_pairs *p, world *w, uint64_t seed) {
     if (p->n < 2) lesson_die("only %ld pairs from %d samples: try another --seed", p->n, N_POOL);
     printf("  pair 0, chosen:   \"%s\"\n", decode(w, tw_pairs_chosen(p, 0) - 1, 1, p->len[1] + 1));
     printf("  pair 0, rejected: \"%s\"\n", decode(w, tw_pairs_rejected(p, 0) - 1, 1, p->len[2] + 1));
+    return (double)n_ok / N_POOL;
 }
 
 // 1. The DPO loss of pair 0 by hand, a table over beta, and what the reference changes.
@@ -260,9 +256,9 @@ static void dpo_by_hand(const tw_pairs *p, const double *ref) {
         printf("  %22.2f %20.6f %20.6f\n", l, noref, with.loss);
         last_noref = noref;
     }
-    lesson_say("A raw log-probability is mostly length: a long completion is improbable whatever it says. "
-               "Without the reference, a pair whose chosen story is the shorter one starts with a tiny loss "
-               "and teaches nothing, one whose chosen is longer dominates, and the loss is driven to 0 by "
+    lesson_say("A raw log-probability says how likely the text is (its length, its common or rare words), not "
+               "whether it keeps the rule. Without the reference, a pair whose chosen story is already the more "
+               "probable one starts with a tiny loss and teaches nothing, the opposite kind dominates, and the loss is driven to 0 by "
                "pushing log pi(y_l) towards minus infinity. With it, z measures only how the policy CHANGED "
                "the two probabilities, every pair starts equal, and beta log(pi / pi_ref) is a reward "
                "relative to the start: DPO is derived from maximising a reward minus beta KL(pi || pi_ref), "
@@ -306,7 +302,7 @@ static void train_dpo(float (*rows)[5], world *w, const tw_pairs *p, const doubl
 // prompt; before every step (and after the last) the model is measured as DPO's was. rows: when
 // not NULL, the rate and KL into rows[s][3..4]. before, after: the first and last measurement.
 static void train_grpo(measure *before, measure *after, const char **story_before, const char **story_after,
-                       float (*rows)[5], world *w, tw_reward_kind kind, uint64_t seed) {
+                       float (*rows)[5], world *w, tw_reward_kind kind, int steps, uint64_t seed) {
     tw_model m;
     load_copy(&m);
     tw_trainer t;
@@ -315,21 +311,22 @@ static void train_grpo(measure *before, measure *after, const char **story_befor
                         lesson_alloc_bytes(sizeof(int) * GRPO_G), lesson_alloc_bytes(sizeof(int) * GRPO_G),
                         lesson_alloc(GRPO_G) };
     const tw_grpo_config gc = { GRPO_G, 0.2f, 0.04f, 1.0f, 1e-4f };
-    const tw_train_config c = { 0, 0, GRPO_STEPS, 0, GRPO_LR, GRPO_LR, 0.0f, 0.9f, 0.95f, 1e-8f, 1.0f };
+    const float lr = kind == TW_REWARD_COUNT ? HACK_LR : GRPO_LR;
+    const tw_train_config c = { 0, 0, steps, 0, lr, lr, 0.0f, 0.9f, 0.95f, 1e-8f, 1.0f };
     tw_sampler sp;
     LESSON_TRY(tw_sampler_init(&sp, m.cfg.vocab, 1.0f, 1.0f, seed ^ 0x9e3779b97f4a7c15ULL));
     printf("  %4s %12s %10s %12s %14s %10s\n", "step", "batch reward", "signal", kind == TW_REWARD_COUNT ? "mean count" : "rule rate",
            "KL nats/token", "distinct");
-    for (int s = 0; s <= GRPO_STEPS; s++) {
+    for (int s = 0; s <= steps; s++) {
         // Without rows (the count reward) only the ends are measured; the batch reward shows the way.
-        const int measured = rows || s == 0 || s == GRPO_STEPS;
-        const measure e = measured ? evaluate(w, &m, seed, s == 0 ? story_before : s == GRPO_STEPS ? story_after : NULL)
+        const int measured = rows || s == 0 || s == steps;
+        const measure e = measured ? evaluate(w, &m, seed, s == 0 ? story_before : s == steps ? story_after : NULL)
                                    : (measure){ NAN, NAN, NAN, NAN };
         if (s == 0) *before = e;
-        if (s == GRPO_STEPS) *after = e;
+        if (s == steps) *after = e;
         if (rows) { rows[s][3] = (float)e.rate; rows[s][4] = (float)e.kl; }
         const double shown = kind == TW_REWARD_COUNT ? e.count : e.rate;
-        if (s == GRPO_STEPS) { printf("  %4d %12s %10s %12.3f %14.4f %10.2f\n", s, "", "", shown, e.kl, e.distinct); break; }
+        if (s == steps) { printf("  %4d %12s %10s %12.3f %14.4f %10.2f\n", s, "", "", shown, e.kl, e.distinct); break; }
         for (int i = 0; i < GRPO_G; i++) {
             int *tk = b.tokens + (size_t)i * w->T_max;
             memcpy(tk, w->prompt, sizeof(int) * (size_t)w->n_prompt);
@@ -349,31 +346,37 @@ static void train_grpo(measure *before, measure *after, const char **story_befor
 }
 
 // 2. Both methods on the rule, the picture, and the checks.
-static void section_rule(world *w, const tw_pairs *p, const double *ref, uint64_t seed) {
+// pool_rate: the reference's rate on the N_POOL completions of section 1.
+static void section_rule(world *w, const tw_pairs *p, const double *ref, double pool_rate, uint64_t seed) {
     static float rows[DPO_STEPS + 1][5];
     for (int s = 0; s <= DPO_STEPS; s++) rows[s][0] = (float)s;
-    lesson_say("DPO: %ld pairs, all of them every step, beta %.1f, AdamW lr 1e-3. Each row measures the model "
+    lesson_say("DPO: %ld pairs, all of them every step, beta %.1f, AdamW lr 3e-4. Each row measures the model "
                "BEFORE that step's update: %d completions from the same seed every time, the share that "
                "contain \"%s\", and KL(pi || pi_ref) summed exactly over the vocabulary at each completion "
                "token, averaged (nats per token).", p->n, (double)DPO_BETA, N_EVAL, WORD);
     train_dpo(rows, w, p, ref, seed);
     lesson_say("GRPO with the reward \"contains %s\" (1 or 0): each step samples %d completions of the prompt "
                "from the current policy, scores them, and updates on the group advantages (beta 0.04 on the "
-               "k3 KL, lr 1e-3). The batch reward is what the step saw; the rate and KL are measured as for "
+               "k3 KL, lr 5e-4). The batch reward is what the step saw; the rate and KL are measured as for "
                "DPO.", WORD, GRPO_G);
     measure g0, g1;
     const char *s0, *s1;
-    train_grpo(&g0, &g1, &s0, &s1, rows, w, TW_REWARD_CONTAINS, seed);
+    train_grpo(&g0, &g1, &s0, &s1, rows, w, TW_REWARD_CONTAINS, GRPO_STEPS, seed);
     const char *cols[5] = { "step", "dpo_rate", "dpo_kl", "grpo_rate", "grpo_kl" };
     lesson_write_columns("rate_kl.dat", &rows[0][0], DPO_STEPS + 1, 5, cols,
                          "lesson 29: the rule's rate and KL(pi || pi_ref) in nats/token before each step");
     lesson_plot("29_rate_kl.gp", "rate_kl.dat", "rate_kl.png");
-    const float d0 = rows[0][1], d1 = rows[DPO_STEPS][1];
-    printf("\n  rule rate: DPO %.3f -> %.3f (KL %.4f), GRPO %.3f -> %.3f (KL %.4f) nats/token\n", d0, d1,
-           rows[DPO_STEPS][2], g0.rate, g1.rate, g1.kl);
-    lesson_expect("both start from the same model: the same rate at step 0", d0 == (float)g0.rate);
-    lesson_expect("DPO at least doubles the rule's rate", d1 >= 2.0f * d0 && d1 > d0);
-    lesson_expect("GRPO at least doubles the rule's rate", g1.rate >= 2.0 * g0.rate && g1.rate > g0.rate);
+    // The checks compare the reference's rate on the N_POOL completions of section 1 with the rate
+    // over the last three measurements (3 x N_EVAL completions): 16 completions alone are too
+    // few to tell 6 % from 12 %.
+    double dpo_end = 0.0, grpo_end = 0.0;
+    for (int s = DPO_STEPS - 2; s <= DPO_STEPS; s++) { dpo_end += rows[s][1] / 3.0; grpo_end += rows[s][3] / 3.0; }
+    printf("\n  the reference's rate on the %d completions of section 1: %.3f\n", N_POOL, pool_rate);
+    printf("  rate over steps %d..%d (%d completions): DPO %.3f (KL %.4f at step %d), GRPO %.3f (KL %.4f) nats/token\n",
+           DPO_STEPS - 2, DPO_STEPS, 3 * N_EVAL, dpo_end, rows[DPO_STEPS][2], DPO_STEPS, grpo_end, g1.kl);
+    lesson_expect("both start from the same model: the same rate at step 0", rows[0][1] == (float)g0.rate);
+    lesson_expect("DPO at least doubles the rule's rate", dpo_end >= 2.0 * pool_rate);
+    lesson_expect("GRPO at least doubles the rule's rate", grpo_end >= 2.0 * pool_rate);
     lesson_expect("each paid a KL from the reference (> 0.01 nats/token at the end)", rows[DPO_STEPS][2] > 0.01f && g1.kl > 0.01);
     lesson_expect("at step 0 the policy is the reference: KL 0", rows[0][2] == 0.0f && rows[0][4] == 0.0f);
 }
@@ -381,13 +384,13 @@ static void section_rule(world *w, const tw_pairs *p, const double *ref, uint64_
 // 3. GRPO on the count of WORD: the mean count climbs, the stories lose their words.
 static void section_hacking(world *w, uint64_t seed) {
     lesson_say("The reward \"how many times %s appears\" has no ceiling: repeating the word scores higher than "
-               "telling a story about it. The same GRPO, rewarded by the count:", WORD);
+               "telling a story about it. The same GRPO, rewarded by the count (lr 1e-3, %d steps; the count and the distinct words are measured before and after):", WORD, HACK_STEPS);
     measure c0, c1;
     const char *s0, *s1;
-    train_grpo(&c0, &c1, &s0, &s1, NULL, w, TW_REWARD_COUNT, seed);
+    train_grpo(&c0, &c1, &s0, &s1, NULL, w, TW_REWARD_COUNT, HACK_STEPS, seed);
     printf("\n  before: \"%s\"\n  after:  \"%s\"\n", s0, s1);
     char both[3 * TEXT_CAP];
-    snprintf(both, sizeof both, "before GRPO on the count of \"%s\":\n%s\nafter %d steps:\n%s\n", WORD, s0, GRPO_STEPS, s1);
+    snprintf(both, sizeof both, "before GRPO on the count of \"%s\":\n%s\nafter %d steps:\n%s\n", WORD, s0, HACK_STEPS, s1);
     lesson_write_text("stories.txt", both);
     printf("  mean count %.2f -> %.2f; distinct words per story %.2f -> %.2f of its words; KL %.4f nats/token\n",
            c0.count, c1.count, c0.distinct, c1.distinct, c1.kl);
@@ -427,7 +430,7 @@ int main(int argc, char **argv) {
     memset(&p, 0, sizeof p);
 
     lesson_section("Preference pairs sampled from the model");
-    sample_pairs(&p, w, a.seed);
+    const double pool_rate = sample_pairs(&p, w, a.seed);
     tw_dpo_scratch d;
     int T_pairs = w->T_max;
     LESSON_TRY(tw_dpo_scratch_init(&d, &w->ref, T_pairs));
@@ -439,7 +442,7 @@ int main(int argc, char **argv) {
     dpo_by_hand(&p, ref);
 
     lesson_section("The rule's rate and the KL paid: DPO and GRPO");
-    section_rule(w, &p, ref, a.seed + 1);
+    section_rule(w, &p, ref, pool_rate, a.seed + 1);
 
     lesson_section("Reward hacking: a reward that can be gamed");
     section_hacking(w, a.seed + 1);
