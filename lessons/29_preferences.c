@@ -412,7 +412,7 @@ static void section_pairs_vs_reward(const tw_pairs *p) {
                "judged-better one more probable relative to the reference; it never sees what the model "
                "writes after it has changed. A reward is a judge on call: GRPO asks it about the policy's own "
                "new completions every step, so it keeps finding what scores, including what the judge did "
-               "not mean (section 3). Pairs can come from people, who cannot be called 64 times a step; a "
+               "not mean (section 3). Pairs can come from people, who cannot be asked about every sample of every step; a "
                "reward must be a program, and then it must be hard to game.");
 }
 
