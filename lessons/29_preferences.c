@@ -154,6 +154,12 @@ static measure evaluate(world *w, const tw_model *m, uint64_t seed, const char *
     return r;
 }
 
+// What sections 2 and 3 found, for section 4's summary.
+typedef struct {
+    double pool_rate, dpo_rate, dpo_kl, grpo_rate, grpo_kl;   // rates over steps 6..8, KL at the end
+    double count0, count1, distinct0, distinct1, hack_kl;     // the count reward, before and after
+} findings;
+
 static void load_copy(tw_model *m) {
     char err[512] = "";
     if (tw_model_load_file(m, MODEL_PATH, err, sizeof err) != TW_OK) lesson_die("%s (run `make model` first)", err);
@@ -347,7 +353,7 @@ static void train_grpo(measure *before, measure *after, const char **story_befor
 
 // 2. Both methods on the rule, the picture, and the checks.
 // pool_rate: the reference's rate on the N_POOL completions of section 1.
-static void section_rule(world *w, const tw_pairs *p, const double *ref, double pool_rate, uint64_t seed) {
+static void section_rule(findings *f, world *w, const tw_pairs *p, const double *ref, double pool_rate, uint64_t seed) {
     static float rows[DPO_STEPS + 1][5];
     for (int s = 0; s <= DPO_STEPS; s++) rows[s][0] = (float)s;
     lesson_say("DPO: %ld pairs, all of them every step, beta %.1f, AdamW lr 3e-4. Each row measures the model "
@@ -374,6 +380,7 @@ static void section_rule(world *w, const tw_pairs *p, const double *ref, double 
     printf("\n  the reference's rate on the %d completions of section 1: %.3f\n", N_POOL, pool_rate);
     printf("  rate over steps %d..%d (%d completions): DPO %.3f (KL %.4f at step %d), GRPO %.3f (KL %.4f) nats/token\n",
            DPO_STEPS - 2, DPO_STEPS, 3 * N_EVAL, dpo_end, rows[DPO_STEPS][2], DPO_STEPS, grpo_end, g1.kl);
+    *f = (findings){ pool_rate, dpo_end, rows[DPO_STEPS][2], grpo_end, g1.kl, 0, 0, 0, 0, 0 };
     lesson_expect("both start from the same model: the same rate at step 0", rows[0][1] == (float)g0.rate);
     lesson_expect("DPO at least doubles the rule's rate", dpo_end >= 2.0 * pool_rate);
     lesson_expect("GRPO at least doubles the rule's rate", grpo_end >= 2.0 * pool_rate);
@@ -382,7 +389,7 @@ static void section_rule(world *w, const tw_pairs *p, const double *ref, double 
 }
 
 // 3. GRPO on the count of WORD: the mean count climbs, the stories lose their words.
-static void section_hacking(world *w, uint64_t seed) {
+static void section_hacking(findings *f, world *w, uint64_t seed) {
     lesson_say("The reward \"how many times %s appears\" has no ceiling: repeating the word scores higher than "
                "telling a story about it. The same GRPO, rewarded by the count (lr 1e-3, %d steps; the count and the distinct words are measured before and after):", WORD, HACK_STEPS);
     measure c0, c1;
@@ -398,22 +405,31 @@ static void section_hacking(world *w, uint64_t seed) {
                "in a story fell. A reward is a measurement of what we want, and optimising a measurement finds "
                "its cheapest way up (Goodhart's law). The bounded `contains` reward of section 2 stops paying "
                "after one mention; the KL penalty slows the drift but does not forbid it.");
+    f->count0 = c0.count; f->count1 = c1.count; f->distinct0 = c0.distinct; f->distinct1 = c1.distinct;
+    f->hack_kl = c1.kl;
     lesson_expect("the mean count at least doubles", c1.count >= 2.0 * c0.count && c1.count > c0.count);
     lesson_expect("the stories repeat themselves more: fewer distinct words", c1.distinct < c0.distinct);
 }
 
 // 4. What the two ways of learning used.
-static void section_pairs_vs_reward(const tw_pairs *p) {
+static void section_pairs_vs_reward(const tw_pairs *p, const findings *f) {
     printf("  DPO:  %d sampled completions, judged once, made %ld fixed pairs; %d steps of %ld pairs; no sampling "
            "while training\n", N_POOL, p->n, DPO_STEPS, p->n);
     printf("  GRPO: %d fresh completions from the current policy per step, scored by a C function: %d in %d steps\n",
            GRPO_G, GRPO_G * GRPO_STEPS, GRPO_STEPS);
+    printf("  the rule's rate from %.3f (the reference) to %.3f with DPO (KL %.3f nats/token) and %.3f with GRPO "
+           "(KL %.3f);\n  the gameable count from %.2f to %.2f, distinct words %.2f -> %.2f (KL %.3f)\n",
+           f->pool_rate, f->dpo_rate, f->dpo_kl, f->grpo_rate, f->grpo_kl, f->count0, f->count1, f->distinct0,
+           f->distinct1, f->hack_kl);
     lesson_say("Pairs are data: someone (here, the rule) judged two completions once, and DPO makes the "
                "judged-better one more probable relative to the reference; it never sees what the model "
                "writes after it has changed. A reward is a judge on call: GRPO asks it about the policy's own "
                "new completions every step, so it keeps finding what scores, including what the judge did "
                "not mean (section 3). Pairs can come from people, who cannot be asked about every sample of every step; a "
-               "reward must be a program, and then it must be hard to game.");
+               "reward must be a program, and then it must be hard to game. The two KLs above are each method's "
+               "price for its rate at the learning rate and number of steps chosen here, not a verdict on the "
+               "method: another --seed, rate or step count reorders them; the count's KL shows what gaming costs "
+               "in distance from the model that could tell stories.");
 }
 
 int main(int argc, char **argv) {
@@ -428,6 +444,7 @@ int main(int argc, char **argv) {
     LESSON_TRY(tw_model_state_init(&w->sr, &w->ref, w->T_max, 0));
     tw_pairs p;
     memset(&p, 0, sizeof p);
+    findings f;
 
     lesson_section("Preference pairs sampled from the model");
     const double pool_rate = sample_pairs(&p, w, a.seed);
@@ -442,13 +459,13 @@ int main(int argc, char **argv) {
     dpo_by_hand(&p, ref);
 
     lesson_section("The rule's rate and the KL paid: DPO and GRPO");
-    section_rule(w, &p, ref, pool_rate, a.seed + 1);
+    section_rule(&f, w, &p, ref, pool_rate, a.seed + 1);
 
     lesson_section("Reward hacking: a reward that can be gamed");
-    section_hacking(w, a.seed + 1);
+    section_hacking(&f, w, a.seed + 1);
 
     lesson_section("Learning from pairs, learning from a reward");
-    section_pairs_vs_reward(&p);
+    section_pairs_vs_reward(&p, &f);
 
     tw_pairs_free(&p);
     tw_model_state_free(&w->sr);
