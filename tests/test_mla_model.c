@@ -8,6 +8,8 @@
 //   - the dump and the NaN check see latent attention's tensors (the block's table)
 //   - no KV cache for it: a state with one is refused, ./generate says so in one line and runs
 //     with --no-cache
+//   - ./train with latent attention: PyTorch's losses printed, TWMX written with its weights;
+//     --init-mla makes a fresh one; bad flags answered with one line
 #define _POSIX_C_SOURCE 200809L   // getpid
 #include <check.h>
 #include <math.h>
@@ -210,8 +212,9 @@ START_TEST(dump_and_nan_check_see_latent_attention)
 }
 END_TEST
 
-// No latent KV cache in a model state yet: a state with a cache is refused, ./generate says so
-// in one line (exit 1) and decodes with --no-cache.
+// No latent KV cache in a model state yet: a state with a cache is refused; ./generate says so
+// in one line (exit 1) and decodes with --no-cache (the full forward for every token) a model
+// that ./train --init-mla made.
 START_TEST(decoding_without_a_cache_only)
 {
     tw_model m;
@@ -219,10 +222,88 @@ START_TEST(decoding_without_a_cache_only)
     tw_model_state s;
     ck_assert_int_eq(tw_model_state_init(&s, &m, 4, 16), TW_ERR_ARG);
     tw_model_free(&m);
-    run_result r = tt_run("./generate data/golden/train_mla/llama_mla/init.bin -z data/models/tok512.bin -n 4 -t 0");
+    char out[256], cmd[1024];
+    snprintf(out, sizeof out, "/tmp/tw_test_mla_gen_%ld.bin", (long)getpid());
+    snprintf(cmd, sizeof cmd, "./train --tokens data/golden/train_mla/llama_mla/tokens.bin --vocab 512 "
+             "--dim 16 --layers 1 --heads 2 --kv-heads 2 --hidden 16 --init-mla 4,4,2,2,3 --seq 8 "
+             "--batch 2 --steps 2 --curve none --sample-every 0 --out %s", out);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "(TWMX format)"));
+    tt_run_free(&r);
+    snprintf(cmd, sizeof cmd, "./generate %s -z data/models/tok512.bin -n 6 -t 0", out);
+    r = tt_run(cmd);
     ck_assert_msg(r.rc == 1, "rc %d: %s", r.rc, r.err);
     ck_assert_msg(strstr(r.err, "--no-cache") != NULL, "%s", r.err);
     ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "not one line: %s", r.err);
+    tt_run_free(&r);
+    snprintf(cmd, sizeof cmd, "./generate %s -z data/models/tok512.bin -n 6 -t 0 --no-cache", out);
+    r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "latent attention"));
+    tt_run_free(&r);
+    remove(out);
+}
+END_TEST
+
+// The llama_mla case's flags through ./train: the printed losses are PyTorch's and the TWMX file
+// --out writes holds PyTorch's final weights (tolerances as ten_steps_with_latent_attention_...).
+START_TEST(train_cli_with_latent_attention_matches_pytorch)
+{
+    char out[256], cmd[2048], err[512] = "";
+    snprintf(out, sizeof out, "/tmp/tw_test_mla_cli_%ld.bin", (long)getpid());
+    snprintf(cmd, sizeof cmd, "./train --init data/golden/train_mla/llama_mla/init.bin "
+             "--tokens data/golden/train_mla/llama_mla/tokens.bin --no-shuffle --batch 3 --seq 12 "
+             "--steps 10 --lr 5e-3 --warmup 0 --min-lr 5e-4 --weight-decay 0.1 --beta1 0.9 "
+             "--beta2 0.99 --eps 1e-8 --clip 1 --eval-every 0 --curve none --out %s", out);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    tw_npy want = tt_load("train_mla/llama_mla/losses", 10);
+    char why[4096];
+    // Printed to 6 significant digits (5e-6 relative) of a loss within 1.1e-7 of PyTorch's.
+    ck_assert_msg(tt_losses_printed(r.out, want.data, 10, 1e-5, why, sizeof why), "%s", why);
+    ck_assert_ptr_nonnull(strstr(r.out, "(TWMX format)"));
+    tw_npy_free(&want);
+    tt_run_free(&r);
+    tw_model m;
+    ck_assert_msg(tw_model_load_file(&m, out, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_int_eq(m.cfg.block.mla_kv_rank, 6);
+    for (int i = 0; i < m.n_params; i++) {
+        const tw_param *p = &m.params[i];
+        char rel[256];
+        snprintf(rel, sizeof rel, "train_mla/llama_mla/final/%s", p->name);
+        tw_npy W = tt_load(rel, p->count);
+        const float *w = W.data;
+        for (long j = 0; j < p->count; j++)
+            ck_assert_msg(fabs((double)p->data[j] - w[j]) <= 1e-4 + 1e-4 * fabs(w[j]), "%s[%ld]", p->name, j);
+        tw_npy_free(&W);
+    }
+    tw_model_free(&m);
+    remove(out);
+}
+END_TEST
+
+// Flags that cannot work get one line on stderr and exit 2, before anything is written.
+static const char *const BAD_FLAGS[][2] = {
+    { "--init-mla 8,6,4,3,6", "--init-mla" },              // d_rope odd
+    { "--init-mla 8,6,4,4", "--init-mla" },                // four fields
+    { "--init-mla 8,0,4,4,6", "--init-mla" },              // no latent
+    { "--init-mla 8,6,4,4,6 --style qwen3", "--style llama" },   // QK-norm
+    { "--init-mla 8,6,4,4,6 --state /tmp/tw_never_written.state", "--state" },
+    { "--init-mla 8,6,4,4,6 --init data/golden/train_mla/llama_mla/init.bin", "--init-mla" },
+    { "--init data/golden/train_mla/llama_mla/init.bin --attn flash", "--attn flash" },
+};
+
+START_TEST(bad_latent_attention_flags_get_one_line)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "./train --tokens data/golden/train_mla/llama_mla/tokens.bin --vocab 65 "
+             "--steps 1 --curve none %s", BAD_FLAGS[_i][0]);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 2, "%s: rc %d", BAD_FLAGS[_i][0], r.rc);
+    ck_assert_msg(strstr(r.err, BAD_FLAGS[_i][1]) != NULL, "%s: %s", BAD_FLAGS[_i][0], r.err);
+    ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "%s: not one line: %s", BAD_FLAGS[_i][0], r.err);
+    ck_assert_msg(r.out[0] == '\0', "%s: printed %s", BAD_FLAGS[_i][0], r.out);
     tt_run_free(&r);
 }
 END_TEST
@@ -235,6 +316,8 @@ Suite *suite_mla_model(void) {
     tcase_add_test(tc, the_twmx_file_carries_latent_attention);
     tcase_add_test(tc, dump_and_nan_check_see_latent_attention);
     tcase_add_test(tc, decoding_without_a_cache_only);
+    tcase_add_test(tc, train_cli_with_latent_attention_matches_pytorch);
+    tcase_add_loop_test(tc, bad_latent_attention_flags_get_one_line, 0, (int)(sizeof BAD_FLAGS / sizeof BAD_FLAGS[0]));
     suite_add_tcase(s, tc);
     return s;
 }
