@@ -3,6 +3,7 @@
 // the one model forward and backward (nn/model.c) and the TWMX file version 2 (train/moe_file.h):
 //   - ten training steps against PyTorch (tests/golden/gen_train_mla.py), losses, gradient
 //     norms and weights, with and without experts
+//   - the model's gradient through latent attention against central differences
 //   - the TWMX file: PyTorch's version 2 file read and written back gives the same bytes; a model
 //     with experts alone is still written as version 1
 //   - the dump and the NaN check see latent attention's tensors (the block's table)
@@ -19,6 +20,8 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
+#include "grad_check.h"
+#include "train/forward_backward.h"
 #include "train/step.h"
 #include "train/batches.h"
 #include "train/checkpoint.h"
@@ -121,6 +124,64 @@ START_TEST(ten_steps_with_latent_attention_match_pytorch)
     tw_batcher_free(&b);
     tw_trainer_free(&t);
     free(tokens);
+    tw_model_free(&m);
+}
+END_TEST
+
+// The gradient tw_model_forward_backward gives through latent attention, against central
+// differences of the float32 cross-entropy (the llama_mla model, weights of std 0.2, no experts:
+// nothing discrete, so no perturbation is skipped): every element of both latent norms' gains
+// and about 40 spread elements of each projection in both layers. h = 1e-2, as
+// tests/test_moe_model.c: truncation (h^2 / 6 times J's third derivative) and float32's rounding
+// of J both near 1e-5 against entries up to ~0.5. Tolerance: grad_check.h's metric, rel 1e-2,
+// with a floor: J ~ 4.5 is a float32 whose ulp is 4.8e-7, so each difference quotient carries
+// up to ~2.4e-5 of rounding (4.8e-7 / 2h); case_scale 5e-3 makes the atol 5e-5, twice that. It
+// matters only for layer 1's query norm gain, whose entries are ~4e-4 (the others are 3e-3 and
+// up). Measured (TW_GRAD_REPORT=1): worst ratio 6.4e-3 for layer 1's q_a and q_b (entries up to
+// 3.5e-3, near that noise), at most 4.4e-4 for every tensor whose entries reach 0.04.
+START_TEST(the_gradient_through_latent_attention_matches_finite_differences)
+{
+    tw_model m;
+    load_init(&m, CASES[0]);
+    const int T = 7, tok[7] = { 5, 9, 2, 60, 17, 17, 40 }, tg[7] = { 9, 2, 60, 17, 17, 40, 3 };
+    tw_model_grads g;
+    tw_model_state s, ds;
+    ck_assert_int_eq(tw_model_grads_init(&g, &m), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&ds, &m, T, 0), TW_OK);
+    float loss;
+    ck_assert_int_eq(tw_model_forward_backward(&loss, &g, &ds, &s, &m, tok, tg, 1, T, 1.0f), TW_OK);
+    static const char *const leaves[] = { "q_a", "q_a_norm", "q_b", "kv_a", "kv_a_norm", "kv_b", "o" };
+    for (int l = 0; l < m.cfg.n_layer; l++)
+        for (size_t q = 0; q < sizeof leaves / sizeof leaves[0]; q++) {
+            char name[64];
+            snprintf(name, sizeof name, "layers.%d.attn.%s", l, leaves[q]);
+            tw_param *p = tw_model_param(&m, name);
+            ck_assert_ptr_nonnull(p);
+            const float *gp = tw_model_grad_of(&g, &m, p->data);
+            const long step = p->count <= 40 ? 1 : p->count / 40;
+            const long n = (p->count + step - 1) / step;
+            float *fd = tt_zeros(n), *an = tt_zeros(n);
+            long used = 0;
+            for (long j = 0; j < p->count; j += step) {
+                const float keep = p->data[j], h = 1e-2f;
+                float jp, jm;
+                p->data[j] = keep + h;
+                ck_assert_int_eq(tw_model_loss(&jp, &s, &m, tok, tg, 1, T), TW_OK);
+                p->data[j] = keep - h;
+                ck_assert_int_eq(tw_model_loss(&jm, &s, &m, tok, tg, 1, T), TW_OK);
+                p->data[j] = keep;
+                fd[used] = (float)(((double)jp - jm) / (2.0 * (double)h));
+                an[used] = gp[j];
+                used++;
+            }
+            ck_assert_grad(name, an, fd, used, 1e-2, 5e-3);
+            free(fd);
+            free(an);
+        }
+    tw_model_state_free(&s);
+    tw_model_state_free(&ds);
+    tw_model_grads_free(&g);
     tw_model_free(&m);
 }
 END_TEST
@@ -313,6 +374,7 @@ Suite *suite_mla_model(void) {
     TCase *tc = tcase_create("model");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, ten_steps_with_latent_attention_match_pytorch, 0, 2);
+    tcase_add_test(tc, the_gradient_through_latent_attention_matches_finite_differences);
     tcase_add_test(tc, the_twmx_file_carries_latent_attention);
     tcase_add_test(tc, dump_and_nan_check_see_latent_attention);
     tcase_add_test(tc, decoding_without_a_cache_only);
