@@ -187,6 +187,7 @@ void      tw_block_acts_free(tw_block_acts *s);   // safe on a zeroed struct
 //   s->resid_post (the result is always left there as well).
 // The block's attention is always self-attention without an extra mask (cfg->attn.causal decides
 // causality). All intermediates are left in s, T rows each; ffn_out = out - resid_mid (pre-norm).
+// Latent attention (mla_kv_rank > 0) runs without a cache from pos0 = 0 only (asserted).
 void tw_block_forward(float *out, tw_block_acts *s, tw_kv_cache *cache, const float *x,
                       const tw_block_config *cfg, const tw_block_weights *w, int T, int pos0);
 
