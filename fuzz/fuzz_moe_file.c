@@ -1,5 +1,5 @@
-// fuzz_moe_file.c: libFuzzer target for the TWMX reader of models with experts
-// (tw_moe_file_load, lib/train/moe_file.c), what ./train --init and ./generate read. The input
+// fuzz_moe_file.c: libFuzzer target for the TWMX reader of models with experts or latent
+// attention (tw_moe_file_load, lib/train/moe_file.c), what ./train --init and ./generate read. The input
 // is a file: the reader must accept it or fail with one line. An accepted model must keep the
 // reader's promises (moe_file.h): 1 <= top_k <= n_experts <= 1024, 0 <= n_shared <= 64, a
 // SwiGLU FFN, every weight finite; then, for small shapes, one forward and one training step run
@@ -17,10 +17,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_promises(const tw_model *m) {
     const tw_block_config *b = &m->cfg.block;
-    if (b->moe_experts < 1 || b->moe_experts > TW_MOE_FILE_MAX_EXPERTS || b->moe_top_k < 1 ||
-        b->moe_top_k > b->moe_experts || b->moe_shared < 0 || b->moe_shared > TW_MOE_FILE_MAX_SHARED ||
-        b->ffn != TW_FFN_SWIGLU || tw_model_config_check(&m->cfg) != TW_OK)
+    const int moe = b->moe_experts > 0, mla = b->mla_kv_rank > 0;
+    if (!moe && !mla) abort();   // a dense model is not a TWMX file
+    if (moe && (b->moe_experts > TW_MOE_FILE_MAX_EXPERTS || b->moe_top_k < 1 ||
+                b->moe_top_k > b->moe_experts || b->moe_shared < 0 ||
+                b->moe_shared > TW_MOE_FILE_MAX_SHARED || b->ffn != TW_FFN_SWIGLU))
         abort();
+    // Version 2's latent attention (block.mla_*): every size in its range, d_rope even.
+    if (mla && (b->mla_q_rank < 1 || b->mla_q_rank > TW_MOE_FILE_MAX_RANK ||
+                b->mla_kv_rank > TW_MOE_FILE_MAX_RANK || b->mla_d_nope < 1 ||
+                b->mla_d_nope > TW_MOE_FILE_MAX_HEAD_DIM || b->mla_d_rope < 2 || b->mla_d_rope % 2 ||
+                b->mla_d_rope > TW_MOE_FILE_MAX_HEAD_DIM || b->mla_d_v < 1 ||
+                b->mla_d_v > TW_MOE_FILE_MAX_HEAD_DIM || b->attn.qk_norm || m->cfg.bias))
+        abort();
+    if (tw_model_config_check(&m->cfg) != TW_OK) abort();
     for (long i = 0; i < m->n_floats; i++)
         if (!isfinite(m->memory[i])) abort();
 }

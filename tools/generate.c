@@ -263,7 +263,8 @@ static const tw_model *load_draft(const options *o, const tw_model *m, int steps
     if (!tw_batch_supports(m)) {
         fprintf(stderr, "generate: --draft: speculative decoding runs pre-norm dense models only (the GPT-2, "
                 "Llama and Qwen3 styles), and this model %s\n", m->cfg.block.moe_experts
-                ? "has mixture-of-experts FFNs" : "is post-norm (2017 style)");
+                ? "has mixture-of-experts FFNs" : m->cfg.block.mla_kv_rank
+                ? "has latent attention" : "is post-norm (2017 style)");
         return NULL;
     }
     if (o->draft == NULL) {
@@ -433,7 +434,8 @@ static int prepare_prompts(batch_seq **seqs_out, const options *o, const tw_mode
     if (!tw_batch_supports(m)) {
         fprintf(stderr, "generate: --prompts: batched decoding runs pre-norm dense models only (the GPT-2, "
                 "Llama and Qwen3 styles), and this model %s\n", m->cfg.block.moe_experts
-                ? "has mixture-of-experts FFNs" : "is post-norm (2017 style)");
+                ? "has mixture-of-experts FFNs" : m->cfg.block.mla_kv_rank
+                ? "has latent attention" : "is post-norm (2017 style)");
         *seqs_out = NULL;
         return -1;
     }
@@ -598,6 +600,18 @@ int main(int argc, char **argv) {
         fprintf(stderr, "generate: %s\n", err);
         goto done;
     }
+    if (m.cfg.block.mla_kv_rank > 0) {   // latent attention (nn/block.h): the full forward only
+        const char *no = !o.no_cache ? "decode with a KV cache yet: add --no-cache (each token then "
+                                       "runs the full forward)"
+                       : o.flash ? "run tiled attention (--attn flash): leave it out"
+                       : o.rope_kind != TW_ROPE_SCALING_NONE || o.rope_config
+                           ? "scale its RoPE (--rope-scaling, --rope-config): leave them out" : NULL;
+        if (no) {
+            fprintf(stderr, "generate: %s has latent attention, which ./generate cannot %s\n",
+                    o.model, no);
+            goto done;
+        }
+    }
     m.cfg.block.attn.tiled = o.flash;   // before any state is sized from the configuration
     const tw_status scaled = tw_model_config_set_rope_scaling(&m.cfg, (tw_rope_scaling_kind)o.rope_kind,
                                                               o.rope_factor, o.rope_original,
@@ -702,8 +716,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "model: llama2.c version 2 (Q8_0: int8 weights in groups of %d, run by the "
                 "%s int8 kernels)\n", m.copies->gs, tw_q8_ops_for_simd_level(simd_level)->level);
     else if (m.cfg.block.moe_experts)
-        fprintf(stderr, "model: TWMX (fp32; %d experts, %d chosen per token, %d shared)\n",
-                m.cfg.block.moe_experts, m.cfg.block.moe_top_k, m.cfg.block.moe_shared);
+        fprintf(stderr, "model: TWMX (fp32; %d experts, %d chosen per token, %d shared%s)\n",
+                m.cfg.block.moe_experts, m.cfg.block.moe_top_k, m.cfg.block.moe_shared,
+                m.cfg.block.mla_kv_rank ? "; latent attention" : "");
+    else if (m.cfg.block.mla_kv_rank)
+        fprintf(stderr, "model: TWMX (fp32; latent attention, kv_lora_rank %d)\n",
+                m.cfg.block.mla_kv_rank);
     else
         fprintf(stderr, "model: llama2.c version 0 (fp32)\n");
     if (o.cache_info) print_cache_info(&m, steps, o.no_cache);

@@ -125,6 +125,10 @@ static void usage(FILE *f) {
         "                       chosen per token, and S shared experts (default 0); --style llama or qwen3;\n"
         "                       --out writes a TWMX file. --init loads one (./generate runs it)\n"
         "  --moe-norm-topk 0|1  1: the K gate weights renormalised to sum to 1 (default; Mixtral, Qwen3)\n"
+        "  --init-mla Q,R,N,P,V from scratch, each block's attention is multi-head latent attention\n"
+        "                       (docs/moe-models.md) with q_lora_rank Q, kv_lora_rank R, qk_nope_head_dim N,\n"
+        "                       qk_rope_head_dim P (even), v_head_dim V; --style llama; with --init-moe too:\n"
+        "                       DeepSeek-V3's arrangement. --out writes a TWMX file\n"
         "  --aux-coef A         weight of the load-balancing loss E sum_i f_i P_i of each layer (default\n"
         "                       0.01; 0: off). Per-expert token counts are printed with every --eval-every\n"
         "preferences (DPO; docs/preferences.md):\n"
@@ -195,6 +199,7 @@ typedef struct {
     const char *teacher;  // --teacher FILE.bin, or NULL: no distillation
     float distill_alpha, distill_temp;
     int moe_E, moe_k, moe_shared;   // --init-moe E,K[,S]; moe_E 0: a dense model
+    int mla[5];                     // --init-mla Q,R,N,P,V; mla[1] 0: mha.h's attention
     int moe_norm_topk;              // --moe-norm-topk, -1: unset (1)
     float aux_coef;                 // --aux-coef, -1: unset (0.01 for a model with experts)
 } options;
@@ -359,6 +364,17 @@ static options parse_args(int argc, char **argv) {
                 die_usage("--init-moe: '%s' must be E,K or E,K,S with 1 <= K <= E <= %d and 0 <= S <= %d, "
                           "e.g. 8,2 or 4,2,1", v, TW_MOE_FILE_MAX_EXPERTS, TW_MOE_FILE_MAX_SHARED);
         }
+        else if (!strcmp(a, "--init-mla")) {
+            char extra;
+            int *q = o.mla;
+            const int got = sscanf(v, "%d,%d,%d,%d,%d%c", &q[0], &q[1], &q[2], &q[3], &q[4], &extra);
+            if (got != 5 || q[0] < 1 || q[0] > TW_MOE_FILE_MAX_RANK || q[1] < 1 || q[1] > TW_MOE_FILE_MAX_RANK ||
+                q[2] < 1 || q[2] > TW_MOE_FILE_MAX_HEAD_DIM || q[3] < 2 || q[3] % 2 ||
+                q[3] > TW_MOE_FILE_MAX_HEAD_DIM || q[4] < 1 || q[4] > TW_MOE_FILE_MAX_HEAD_DIM)
+                die_usage("--init-mla: '%s' must be Q,R,N,P,V (q_lora_rank, kv_lora_rank, qk_nope_head_dim, "
+                          "qk_rope_head_dim even, v_head_dim), each >= 1, ranks <= %d, dims <= %d, e.g. 16,8,8,4,8",
+                          v, TW_MOE_FILE_MAX_RANK, TW_MOE_FILE_MAX_HEAD_DIM);
+        }
         else if (!strcmp(a, "--moe-norm-topk")) o.moe_norm_topk = (int)parse_count(a, v, 0, 1);
         else if (!strcmp(a, "--aux-coef"))
             o.aux_coef = parse_float(a, v, 0.0, 0, 100.0, "the load-balancing loss's weight; 0 turns it off");
@@ -366,6 +382,9 @@ static options parse_args(int argc, char **argv) {
     }
     if (o.moe_E && (o.init || o.resume))
         die_usage("--init-moe makes a fresh model; --init and --resume load one (a TWMX file keeps its experts)");
+    if (o.mla[1] && (o.init || o.resume))
+        die_usage("--init-mla makes a fresh model; --init and --resume load one (a TWMX file keeps its attention)");
+    if (o.mla[1] && o.state) die_usage("--state: a training state cannot hold a model with latent attention yet; drop it");
     if (o.moe_E && o.state) die_usage("--state: a training state cannot hold a model with experts yet; drop it");
     if (o.moe_norm_topk >= 0 && !o.moe_E) die_usage("--moe-norm-topk needs --init-moe E,K");
     if (o.rope_config && o.rope_kind != TW_ROPE_SCALING_NONE) die_usage("--rope-config and --rope-scaling both given: keep one");
@@ -509,6 +528,16 @@ static tw_model_config config_from_flags(const options *o) {
         c.block.moe_shared = o->moe_shared;
         c.block.moe_norm_topk = o->moe_norm_topk >= 0 ? o->moe_norm_topk : 1;
     }
+    if (o->mla[1]) {
+        if (a->qk_norm || c.bias)
+            die_usage("--init-mla: latent attention has its own norms and no biases: use --style llama, not %s",
+                      o->style);
+        c.block.mla_q_rank = o->mla[0];
+        c.block.mla_kv_rank = o->mla[1];
+        c.block.mla_d_nope = o->mla[2];
+        c.block.mla_d_rope = o->mla[3];
+        c.block.mla_d_v = o->mla[4];
+    }
     a->tiled = o->flash;
     if (c.max_seq < o->c.T) c.max_seq = o->c.T;
     if (a->n_kv_head > a->n_head || a->n_head % a->n_kv_head != 0)
@@ -579,7 +608,7 @@ static void check_memory(const tw_model_config *c, double n_floats, int T, int n
 // Returns 0, or -1 after one line on stderr (the caller stops every process).
 static int save_model(const char *path, const tw_model *m) {
     char err[512];
-    tw_status st = m->cfg.block.moe_experts > 0 ? tw_moe_file_write(path, m, err, sizeof err)
+    tw_status st = m->cfg.block.moe_experts > 0 || m->cfg.block.mla_kv_rank > 0 ? tw_moe_file_write(path, m, err, sizeof err)
                  : tw_llama2c_can_write(m, NULL, 0) ? tw_llama2c_write(path, m, err, sizeof err)
                                                    : tw_checkpoint_write(path, m, err, sizeof err);
     if (st != TW_OK) fprintf(stderr, "train: --out %s\n", err);
@@ -692,12 +721,20 @@ static long eval_scored(long *bytes, const tw_tokenizer *tok, const int *val, lo
 static void print_sample(const tw_model *m, const tw_tokenizer *tok, tw_sampler *sp, int len) {
     tw_model_state s;
     const int n = len < m->cfg.max_seq ? len : m->cfg.max_seq;
-    if (tw_model_state_init(&s, m, 1, n) != TW_OK) return;
+    // Latent attention has no KV cache (nn/model.h): every token runs the whole prefix again.
+    const int mla = m->cfg.block.mla_kv_rank > 0;
+    int *seq = mla ? malloc((size_t)n * sizeof *seq) : NULL;
+    if ((mla && seq == NULL) || tw_model_state_init(&s, m, mla ? n : 1, mla ? 0 : n) != TW_OK) {
+        free(seq);
+        return;
+    }
     int token = TW_TOK_BOS;
     printf("sample: ");
     for (int pos = 0; pos < n - 1; pos++) {
-        if (tw_model_forward_next(&s, m, &token, 1, pos) != TW_OK) break;
-        const int next = tw_sampler_sample(sp, s.logits);
+        if (mla) seq[pos] = token;
+        if (mla ? tw_model_forward_next(&s, m, seq, pos + 1, 0) != TW_OK
+                : tw_model_forward_next(&s, m, &token, 1, pos) != TW_OK) break;
+        const int next = tw_sampler_sample(sp, mla ? s.logits + (size_t)pos * m->cfg.vocab : s.logits);
         if (next == TW_TOK_BOS) break;
         const char *piece = tw_tokenizer_decode(tok, token, next);
         if (tw_tokenizer_piece_printable(piece))
@@ -706,6 +743,7 @@ static void print_sample(const tw_model *m, const tw_tokenizer *tok, tw_sampler 
     }
     printf("\n");
     fflush(stdout);
+    free(seq);
     tw_model_state_free(&s);
 }
 
@@ -929,6 +967,12 @@ int main(int argc, char **argv) {
             die_usage("a model with experts trains with the plain loop: --lora, --teacher, --mask, --state, "
                       "--grad-accum, --zero and mpirun are not supported with it yet");
     }
+    if (m.cfg.block.mla_kv_rank > 0 &&
+        (o.flash || o.rope_kind != TW_ROPE_SCALING_NONE || o.rope_config || o.lora_r || o.lora_init ||
+         o.teacher || o.mask || o.state || comm.size > 1 || o.grad_accum > 1 || o.zero))
+        die_usage("a model with latent attention trains with the plain loop: --attn flash, --rope-scaling, "
+                  "--rope-config, --lora, --teacher, --mask, --state, --grad-accum, --zero and mpirun are "
+                  "not supported with it yet");
     switch (tw_model_config_set_rope_scaling(&m.cfg, (tw_rope_scaling_kind)o.rope_kind, o.rope_factor,
                                              o.rope_original, TW_LLAMA2C_MAX_SEQ)) {
     case TW_OK: break;
@@ -1263,8 +1307,8 @@ int main(int argc, char **argv) {
         }
         if (last) break;
     }
-    if (rc == 0 && o.out) printf("train: wrote %s (%s format)\n", o.out, lora ? "LoRA adapters" : moe ? "TWMX" :
-                                 tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
+    if (rc == 0 && o.out) printf("train: wrote %s (%s format)\n", o.out, lora ? "LoRA adapters" :
+                                 moe || m.cfg.block.mla_kv_rank > 0 ? "TWMX" : tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
     if (rc == 0 && o.merged) printf("train: wrote %s (the base merged with the adapters, %s format)\n", o.merged,
                                     tw_llama2c_can_write(&m, NULL, 0) ? "llama2.c" : "TWMODEL");
     fflush(stdout);

@@ -20,7 +20,8 @@
 int tw_batch_supports(const tw_model *m) {
     const tw_model_config *c = &m->cfg;
     return c->block.prenorm && c->pos != TW_POS_SINUSOIDAL && !c->embed_scale &&
-           c->block.moe_experts == 0;   // its FFN is the dense one
+           c->block.moe_experts == 0 &&   // its FFN is the dense one
+           c->block.mla_kv_rank == 0;     // and its attention mha.h's
 }
 
 tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, int block_size,

@@ -24,6 +24,7 @@ int tw_llama2c_can_write(const tw_model *m, char *why, size_t why_len) {
     else if (!a->causal) bad = "non-causal attention";
     else if (b->ffn != TW_FFN_SWIGLU) bad = "a classic FFN (llama2.c has SwiGLU)";
     else if (b->moe_experts > 0) bad = "mixture-of-experts FFNs (a TWMX file holds them)";
+    else if (b->mla_kv_rank > 0) bad = "latent attention (a TWMX file holds it)";
     else if (c->bias) bad = "biases";
     else if (c->pos != TW_POS_NONE) bad = "learned or sinusoidal positions";
     else if (c->embed_scale) bad = "scaled embeddings";

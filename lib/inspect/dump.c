@@ -59,7 +59,9 @@ static void collect(dumped *ts, int n_tensors, const tw_model_state *s, int t0, 
         } else {
             const tw_block_acts *b = &s->layers[d->layer];
             const float *src = tw_block_tensor(b, d->info);
-            if (strcmp(d->info->shape, "HTS") == 0)   // an attention map over this call's S keys
+            if (strcmp(d->info->shape, "HTT") == 0)   // latent attention's map: no cache, t0 0
+                memcpy(d->data, src, (size_t)dumped_count(d) * sizeof(float));
+            else if (strcmp(d->info->shape, "HTS") == 0)   // an attention map over this call's S keys
                 copy_attention(d, t0, src, n, b->attn.S,
                                d->info->flags & TW_TENSOR_MASKED ? -INFINITY : 0.0f);
             else

@@ -24,7 +24,25 @@ tw_status tw_block_config_check(const tw_block_config *cfg) {
         const tw_moe_config mc = tw_block_moe_config(cfg);
         if (tw_moe_check_config(&mc) != TW_OK) return TW_ERR_ARG;
     }
+    if (cfg->mla_kv_rank < 0) return TW_ERR_ARG;
+    if (cfg->mla_kv_rank > 0) {
+        // Latent attention has its own norms and RoPE: no QK-norm, and no tiled kernel for it.
+        if (cfg->attn.qk_norm || cfg->attn.tiled || !cfg->attn.causal) return TW_ERR_ARG;
+        const tw_mla_config ac = tw_block_mla_config(cfg);
+        if (tw_mla_check_config(&ac) != TW_OK) return TW_ERR_ARG;
+    } else if (cfg->mla_q_rank || cfg->mla_d_nope || cfg->mla_d_rope || cfg->mla_d_v) {
+        return TW_ERR_ARG;   // MLA's sizes without its latent
+    }
     return TW_OK;
+}
+
+tw_mla_config tw_block_mla_config(const tw_block_config *cfg) {
+    const tw_mla_config ac = {
+        .C = cfg->attn.d_model, .H = cfg->attn.n_head, .q_rank = cfg->mla_q_rank,
+        .kv_rank = cfg->mla_kv_rank, .d_nope = cfg->mla_d_nope, .d_rope = cfg->mla_d_rope,
+        .d_v = cfg->mla_d_v, .eps = cfg->norm_eps, .theta = cfg->attn.rope_theta,
+    };
+    return ac;
 }
 
 tw_moe_config tw_block_moe_config(const tw_block_config *cfg) {
@@ -45,15 +63,15 @@ const tw_tensor_info tw_block_tensors[] = {
       .meaning = "residual stream entering the block" },
     { .name = "attn_norm", .shape = "TC",  .field = AT(attn_norm),
       .meaning = "Norm1 with its gain: pre-norm Norm1(attn_in), the attention input; post-norm Norm1(attn_in + attn_out)" },
-    { .name = "q",         .shape = "THD", .field = AT(attn.q),
+    { .name = "q",         .shape = "THD", .field = AT(attn.q), .has = TW_HAS_MHA,
       .meaning = "queries x Wq^T (+ bq), before QK-norm and RoPE" },
-    { .name = "k",         .shape = "NGD", .field = AT(attn.k),
+    { .name = "k",         .shape = "NGD", .field = AT(attn.k), .has = TW_HAS_MHA,
       .meaning = "keys x Wk^T (+ bk), before QK-norm and RoPE" },
-    { .name = "v",         .shape = "NGD", .field = AT(attn.v),
+    { .name = "v",         .shape = "NGD", .field = AT(attn.v), .has = TW_HAS_MHA,
       .meaning = "values x Wv^T (+ bv)" },
-    { .name = "q_rot",     .shape = "THD", .field = AT(attn.q_rot),
+    { .name = "q_rot",     .shape = "THD", .field = AT(attn.q_rot), .has = TW_HAS_MHA,
       .meaning = "queries after QK-norm and RoPE (a copy of q when the model has neither)" },
-    { .name = "k_rot",     .shape = "NGD", .field = AT(attn.k_rot),
+    { .name = "k_rot",     .shape = "NGD", .field = AT(attn.k_rot), .has = TW_HAS_MHA,
       .meaning = "keys after QK-norm and RoPE: what the KV cache stores" },
     { .name = "scores",    .shape = "HTS", .field = AT(attn.scores), .flags = TW_TENSOR_MASKED,
       .has = TW_HAS_MATERIALISED,
@@ -66,8 +84,34 @@ const tw_tensor_info tw_block_tensors[] = {
     { .name = "row_logsum", .shape = "HT", .field = AT(attn.row_logsum), .has = TW_HAS_TILED,
       .flags = TW_TENSOR_STATS | TW_TENSOR_MASKED,
       .meaning = "tiled attention: log sum exp(score - row_max) per query row" },
-    { .name = "z",         .shape = "THD", .field = AT(attn.z),
+    { .name = "z",         .shape = "THD", .field = AT(attn.z), .has = TW_HAS_MHA,
       .meaning = "pattern @ v per head (query head h reads kv head h / (H/G))" },
+    { .name = "mla_qa", .shape = "TA", .field = AT(mla.qa), .has = TW_HAS_MLA,
+      .meaning = "latent attention: the queries' down-projection x Wqa^T" },
+    { .name = "mla_cq", .shape = "TA", .field = AT(mla.cq), .has = TW_HAS_MLA,
+      .meaning = "latent attention: RMSNorm(mla_qa) with its gain, the query latent" },
+    { .name = "mla_q", .shape = "TB", .field = AT(mla.q), .has = TW_HAS_MLA,
+      .meaning = "latent attention: mla_cq Wqb^T, each head's nope then rope part, before RoPE" },
+    { .name = "mla_qn", .shape = "TW", .field = AT(mla.qn), .has = TW_HAS_MLA,
+      .meaning = "latent attention: the queries' nope parts (T, H, d_nope)" },
+    { .name = "mla_qp", .shape = "TX", .field = AT(mla.qp), .has = TW_HAS_MLA,
+      .meaning = "latent attention: the queries' rope parts after RoPE (T, H, d_rope)" },
+    { .name = "mla_c_raw", .shape = "TR", .field = AT(mla.c_raw), .has = TW_HAS_MLA,
+      .meaning = "latent attention: the latent before its norm (first kv_rank columns of x Wkva^T)" },
+    { .name = "mla_c", .shape = "TR", .field = AT(mla.c), .has = TW_HAS_MLA,
+      .meaning = "latent attention: RMSNorm(mla_c_raw) with its gain: the latent a cache would keep" },
+    { .name = "mla_kp", .shape = "TU", .field = AT(mla.kp), .has = TW_HAS_MLA,
+      .meaning = "latent attention: the shared RoPE key after RoPE, one for all heads" },
+    { .name = "mla_kv", .shape = "TZ", .field = AT(mla.kv), .has = TW_HAS_MLA,
+      .meaning = "latent attention: mla_c Wkvb^T, each head's key nope part then value" },
+    { .name = "mla_kn", .shape = "TW", .field = AT(mla.kn), .has = TW_HAS_MLA,
+      .meaning = "latent attention: the keys' nope parts (T, H, d_nope)" },
+    { .name = "mla_v", .shape = "TY", .field = AT(mla.v), .has = TW_HAS_MLA,
+      .meaning = "latent attention: the values (T, H, d_v)" },
+    { .name = "mla_pattern", .shape = "HTT", .field = AT(mla.att), .has = TW_HAS_MLA,
+      .meaning = "latent attention: softmax of the scores, rows sum to 1, 0 above the diagonal" },
+    { .name = "mla_z", .shape = "TY", .field = AT(mla.ao), .has = TW_HAS_MLA,
+      .meaning = "latent attention: pattern @ v per head, concatenated (enters Wo)" },
     { .name = "attn_out",  .shape = "TC",  .field = AT(attn_out),
       .meaning = "z Wo^T (+ bo): the attention sub-layer's output" },
     { .name = "resid_mid", .shape = "TC",  .field = AT(resid_mid),
@@ -159,14 +203,46 @@ const tw_tensor_info tw_block_tensors[] = {
       .flags = TW_TENSOR_STATS, .meaning = "the QK-norm's sqrt(mean(q^2) + eps) of each query head's row" },
     { .name = "k_rms",          .shape = "NG", .field = AT(attn.k_rms), .has = TW_HAS_QK_NORM,
       .flags = TW_TENSOR_STATS, .meaning = "the QK-norm's sqrt(mean(k^2) + eps) of each key head's row" },
-    { .name = "qh", .shape = "TD", .field = AT(attn.qh), .flags = TW_TENSOR_WORK,
+    { .name = "qh", .shape = "TD", .field = AT(attn.qh), .flags = TW_TENSOR_WORK, .has = TW_HAS_MHA,
       .meaning = "one query head's rows, contiguous" },
-    { .name = "kh", .shape = "SD", .field = AT(attn.kh), .flags = TW_TENSOR_WORK,
+    { .name = "kh", .shape = "SD", .field = AT(attn.kh), .flags = TW_TENSOR_WORK, .has = TW_HAS_MHA,
       .meaning = "one kv head's key rows (all S keys), contiguous" },
-    { .name = "vh", .shape = "SD", .field = AT(attn.vh), .flags = TW_TENSOR_WORK,
+    { .name = "vh", .shape = "SD", .field = AT(attn.vh), .flags = TW_TENSOR_WORK, .has = TW_HAS_MHA,
       .meaning = "one kv head's value rows (all S keys), contiguous" },
-    { .name = "zh", .shape = "TD", .field = AT(attn.zh), .flags = TW_TENSOR_WORK,
+    { .name = "zh", .shape = "TD", .field = AT(attn.zh), .flags = TW_TENSOR_WORK, .has = TW_HAS_MHA,
       .meaning = "one head's output rows, contiguous" },
+    { .name = "mla_qa_rms", .shape = "T", .field = AT(mla.qa_rms), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_STATS, .meaning = "latent attention: the query norm's row rms" },
+    { .name = "mla_c_rms", .shape = "T", .field = AT(mla.c_rms), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_STATS, .meaning = "latent attention: the latent norm's row rms" },
+    { .name = "mla_d_ao", .shape = "TY", .field = AT(mla.d_ao), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d ao (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_qn", .shape = "TW", .field = AT(mla.d_qn), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d qn (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_qp", .shape = "TX", .field = AT(mla.d_qp), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d qp (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_kn", .shape = "TW", .field = AT(mla.d_kn), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d kn (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_v", .shape = "TY", .field = AT(mla.d_v), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d v (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_kp", .shape = "TU", .field = AT(mla.d_kp), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d kp (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_q", .shape = "TB", .field = AT(mla.d_q), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d q (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_kv", .shape = "TZ", .field = AT(mla.d_kv), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d kv (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_c", .shape = "TR", .field = AT(mla.d_c), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d c (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_craw", .shape = "TR", .field = AT(mla.d_craw), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d craw (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_kva", .shape = "TO", .field = AT(mla.d_kva), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d kva (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_cq", .shape = "TA", .field = AT(mla.d_cq), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d cq (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_qa", .shape = "TA", .field = AT(mla.d_qa), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d qa (the forward borrows mla_d_kva)" },
+    { .name = "mla_d_row", .shape = "T", .field = AT(mla.d_row), .has = TW_HAS_MLA,
+      .flags = TW_TENSOR_WORK, .meaning = "latent attention's backward: d row (the forward borrows mla_d_kva)" },
 };
 const int tw_block_n_tensors = (int)(sizeof tw_block_tensors / sizeof tw_block_tensors[0]);
 
@@ -177,7 +253,9 @@ long tw_dims_of(const tw_dims *d, char letter) {
     case 'T': return d->T;  case 'S': return d->S;  case 'C': return d->C;  case 'H': return d->H;
     case 'G': return d->G;  case 'D': return d->D;  case 'F': return d->F;  case 'V': return d->V;
     case 'N': return d->N;  case 'E': return d->E;  case 'K': return d->K;  case 'P': return d->P;
-    case 'Q': return d->Q;  case 'M': return d->M;
+    case 'Q': return d->Q;  case 'M': return d->M;  case 'A': return d->A;  case 'R': return d->R;
+    case 'U': return d->U;  case 'O': return d->O;  case 'B': return d->B;  case 'W': return d->W;
+    case 'X': return d->X;  case 'Y': return d->Y;  case 'Z': return d->Z;
     default:  return 0;
     }
 }
@@ -195,12 +273,14 @@ int tw_block_has(const tw_block_config *cfg, tw_tensor_has has) {
     case TW_HAS_SWIGLU:      return cfg->ffn == TW_FFN_SWIGLU && cfg->moe_experts == 0;
     case TW_HAS_LAYERNORM:   return cfg->norm == TW_NORM_LAYER;
     case TW_HAS_RMSNORM:     return cfg->norm == TW_NORM_RMS;
-    case TW_HAS_QK_NORM:     return cfg->attn.qk_norm != 0;
+    case TW_HAS_QK_NORM:     return cfg->attn.qk_norm != 0 && cfg->mla_kv_rank == 0;
     case TW_HAS_POSTNORM:    return !cfg->prenorm;
-    case TW_HAS_MATERIALISED: return !cfg->attn.tiled;
-    case TW_HAS_TILED:       return cfg->attn.tiled != 0;
+    case TW_HAS_MATERIALISED: return !cfg->attn.tiled && cfg->mla_kv_rank == 0;
+    case TW_HAS_TILED:       return cfg->attn.tiled != 0 && cfg->mla_kv_rank == 0;
     case TW_HAS_MOE:         return cfg->moe_experts > 0;
     case TW_HAS_MOE_SHARED:  return cfg->moe_experts > 0 && cfg->moe_shared > 0;
+    case TW_HAS_MHA:         return cfg->mla_kv_rank == 0;
+    case TW_HAS_MLA:         return cfg->mla_kv_rank > 0;
     }
     return 0;
 }
@@ -216,6 +296,18 @@ tw_dims tw_block_dims(const tw_block_config *cfg, long T, long S) {
         d.P = d.E + 1;
         d.Q = (long)cfg->moe_shared * cfg->ffn_hidden;
         d.M = d.F > d.Q ? d.F : d.Q;
+    }
+    if (cfg->mla_kv_rank > 0) {
+        const long H = a->n_head;
+        d.A = cfg->mla_q_rank;
+        d.R = cfg->mla_kv_rank;
+        d.U = cfg->mla_d_rope;
+        d.O = d.R + d.U;
+        d.B = H * (cfg->mla_d_nope + cfg->mla_d_rope);
+        d.W = H * cfg->mla_d_nope;
+        d.X = H * cfg->mla_d_rope;
+        d.Y = H * cfg->mla_d_v;
+        d.Z = H * (cfg->mla_d_nope + cfg->mla_d_v);
     }
     return d;
 }
@@ -264,6 +356,7 @@ size_t tw_block_acts_place(tw_block_acts *s, float *mem, const tw_block_config *
         s->moe.count = (int *)(void *)s->moe_count;
         s->moe.start = (int *)(void *)s->moe_start;
     }
+    if (cfg->mla_kv_rank > 0) s->mla.T_max = T_max;
     return used;
 }
 
@@ -354,6 +447,19 @@ static void block_ffn(float *out, tw_block_acts *s, const float *x, const tw_blo
                             w->ffn_b2, T, C, F, cfg->act);   // tw_ffn_forward's arithmetic
 }
 
+// The attention sub-layer: mha.h's, or latent attention (which runs without a cache from
+// position 0: tw_model_state_init refuses a cache for it).
+static void block_attn(float *out, tw_block_acts *s, tw_kv_cache *cache, const float *x,
+                       const tw_block_config *cfg, const tw_block_weights *w, int T, int pos0) {
+    if (cfg->mla_kv_rank > 0) {
+        assert(cache == NULL && pos0 == 0);
+        const tw_mla_config ac = tw_block_mla_config(cfg);
+        tw_mla_forward(out, &s->mla, x, &w->mla, &ac, T);
+    } else {
+        tw_mha_forward(out, &s->attn, cache, x, NULL, NULL, &cfg->attn, &w->attn, T, T, pos0);
+    }
+}
+
 // y = a + b elementwise (the residual connection); y may alias a or b.
 static void residual_add(float *y, const float *a, const float *b, long n) {
     for (long i = 0; i < n; i++) y[i] = a[i] + b[i];
@@ -373,8 +479,7 @@ void tw_block_forward(float *out, tw_block_acts *s, tw_kv_cache *cache, const fl
         // h = x + Attn(Norm1(x));   y = h + FFN(Norm2(h))
         block_norm(s->attn_norm, s->attn_norm_mean, s->attn_norm_rstd, s->attn_norm_rms, xin,
                    w->norm1_w, w->norm1_b, cfg, T);
-        tw_mha_forward(s->attn_out, &s->attn, cache, s->attn_norm, NULL, NULL, &cfg->attn, &w->attn,
-                       T, T, pos0);
+        block_attn(s->attn_out, s, cache, s->attn_norm, cfg, w, T, pos0);
         residual_add(s->resid_mid, xin, s->attn_out, n);
         block_norm(s->ffn_norm, s->ffn_norm_mean, s->ffn_norm_rstd, s->ffn_norm_rms, s->resid_mid,
                    w->norm2_w, w->norm2_b, cfg, T);
@@ -382,8 +487,7 @@ void tw_block_forward(float *out, tw_block_acts *s, tw_kv_cache *cache, const fl
         residual_add(s->resid_post, s->resid_mid, s->ffn_out, n);
     } else {
         // h = Norm1(x + Attn(x));   y = Norm2(h + FFN(h))
-        tw_mha_forward(s->attn_out, &s->attn, cache, xin, NULL, NULL, &cfg->attn, &w->attn,
-                       T, T, pos0);
+        block_attn(s->attn_out, s, cache, xin, cfg, w, T, pos0);
         residual_add(s->attn_sum, xin, s->attn_out, n);
         block_norm(s->attn_norm, s->attn_norm_mean, s->attn_norm_rstd, s->attn_norm_rms,
                    s->attn_sum, w->norm1_w, w->norm1_b, cfg, T);
@@ -444,10 +548,16 @@ static void add_into(float *y, const float *a, long n) {
 }
 
 // The attention sub-layer's backward: dx += d Attn(x) / dx applied to dout. The gradients of
-// attention's intermediates land in ds's own attention tensors (d z in ds->attn.z, ...).
+// attention's intermediates land in ds's own attention tensors (d z in ds->attn.z, ...); latent
+// attention's in the work rows of s (mla.h).
 static void block_attn_backward(float *dx, const tw_block_grads *dw, tw_block_acts *ds,
                                 const float *dout, tw_block_acts *s, const float *x,
                                 const tw_block_config *cfg, const tw_block_weights *w, int T) {
+    if (cfg->mla_kv_rank > 0) {
+        const tw_mla_config ac = tw_block_mla_config(cfg);
+        tw_mla_backward(dx, &dw->mla, &s->mla, dout, x, &w->mla, &ac, T);
+        return;
+    }
     tw_mha_backward(dx, NULL, &dw->attn, &ds->attn, dout, &s->attn, x, NULL, &cfg->attn, &w->attn,
                     T, T, 0);
 }

@@ -10,6 +10,7 @@
 #include "nn/activation.h"
 #include "nn/linear.h"
 #include "nn/moe.h"
+#include "nn/mla.h"
 
 typedef enum { TW_NORM_LAYER = 0, TW_NORM_RMS } tw_norm_kind;
 typedef enum { TW_FFN_CLASSIC = 0, TW_FFN_SWIGLU } tw_ffn_kind;
@@ -32,6 +33,17 @@ typedef struct {
     int            moe_norm_topk; // 1: the k gate weights divided by their sum (norm_topk_prob)
     float          moe_aux_coef;  // training only (never stored in a file): the weight of the
                                   // load-balancing loss E sum_i f_i P_i of each layer (router.h)
+    // Multi-head latent attention (nn/mla.h, DeepSeek-V2/V3), attention's replacement when
+    // mla_kv_rank > 0: queries through a rank mla_q_rank bottleneck, keys and values from one
+    // latent of mla_kv_rank per token, a shared RoPE key of mla_d_rope. Its heads are
+    // attn.n_head, its width attn.d_model, its RoPE base attn.rope_theta, its two norms' eps
+    // norm_eps; attn's other fields (kv heads, head_dim, biases) are unused. 0 (the zero value):
+    // the attention of attn above, unchanged. No QK-norm, tiling or KV cache with it.
+    int            mla_q_rank;    // q_lora_rank
+    int            mla_kv_rank;   // kv_lora_rank (0: no MLA)
+    int            mla_d_nope;    // qk_nope_head_dim
+    int            mla_d_rope;    // qk_rope_head_dim (even)
+    int            mla_d_v;       // v_head_dim
 } tw_block_config;
 
 // A NULL bias or LayerNorm beta means none.
@@ -44,6 +56,7 @@ typedef struct {
     tw_weight    ffn_gate, ffn_up, ffn_down;    // SwiGLU:  (F, C), (F, C), (C, F)
     tw_moe_weights moe;                         // experts: router (E, C), gate, up (E F, C),
                                                 // down (E C, F), shared (Fs, C) (Fs, C) (C, Fs)
+    tw_mla_weights mla;                         // latent attention instead of attn (mla.h)
 } tw_block_weights;
 
 // Every intermediate of the last call, for lessons, dumps and (later) gradients: T rows used of
@@ -73,6 +86,7 @@ typedef struct {
     float *ffn_pre;         // (T_max, F) classic FFN: x W1^T + b1, before the activation (kept for
                             //            the backward, which needs the activation's slope there)
     tw_moe_cache moe;       // experts: the router's and the experts' intermediates (moe.h)
+    tw_mla_cache mla;       // latent attention: its intermediates and backward rows (mla.h)
     float *moe_sel, *moe_row, *moe_tok, *moe_count, *moe_start;   // the rows that hold moe's
                             // integer bookkeeping (moe.sel, .row, .tok, .count, .start point
                             // into them as int; 4-byte ints, as floats)
@@ -93,7 +107,9 @@ typedef struct {
 // N, the rows of keys and values a call projects: T in a block (self-attention), S in
 // cross-attention (tw_mha_acts_init sizes them for S_max). With experts: E experts, K chosen per
 // token, P = E + 1, Q the shared experts' width (moe_shared F), M = max(F, Q); 0 without.
-typedef struct { long T, S, C, H, G, D, F, V, N, E, K, P, Q, M; } tw_dims;
+// With latent attention (mla.h's names): A = q_rank, R = kv_rank, U = d_rope, O = R + U,
+// B = H (d_nope + d_rope), W = H d_nope, X = H d_rope, Y = H d_v, Z = H (d_nope + d_v); 0 without.
+typedef struct { long T, S, C, H, G, D, F, V, N, E, K, P, Q, M, A, R, U, O, B, W, X, Y, Z; } tw_dims;
 long tw_dims_of(const tw_dims *d, char letter);                // 0 for an unknown letter
 long tw_dims_count(const tw_dims *d, const char *letters);    // product of the letters' sizes
 
@@ -105,7 +121,9 @@ typedef enum {
     TW_HAS_MATERIALISED,    // attention that keeps its (H, T, S) scores and pattern (the default)
     TW_HAS_TILED,           // tiled attention (cfg->attn.tiled): per-row statistics instead
     TW_HAS_MOE,             // blocks whose FFN is a mixture of experts (cfg->moe_experts > 0)
-    TW_HAS_MOE_SHARED       // ... with shared experts
+    TW_HAS_MOE_SHARED,      // ... with shared experts
+    TW_HAS_MHA,             // blocks whose attention is mha.h's (every block without MLA)
+    TW_HAS_MLA              // blocks whose attention is latent attention (cfg->mla_kv_rank > 0)
 } tw_tensor_has;
 
 enum {
@@ -146,6 +164,9 @@ tw_status tw_block_config_check(const tw_block_config *cfg);
 // The mixture-of-experts layer a block with experts runs (moe.h): softmax router without bias or
 // groups, scale 1, F = ffn_hidden, F_shared = moe_shared * ffn_hidden.
 tw_moe_config tw_block_moe_config(const tw_block_config *cfg);
+// The latent attention a block with mla_kv_rank > 0 runs (mla.h): C, H and theta from attn,
+// eps = norm_eps.
+tw_mla_config tw_block_mla_config(const tw_block_config *cfg);
 
 // Attention alone (lessons 7 and 9's cross-attention, the tests): one allocation laid out by
 // attention's rows of the table above (those whose tensor lives in tw_block_acts.attn), the
@@ -166,6 +187,7 @@ void      tw_block_acts_free(tw_block_acts *s);   // safe on a zeroed struct
 //   s->resid_post (the result is always left there as well).
 // The block's attention is always self-attention without an extra mask (cfg->attn.causal decides
 // causality). All intermediates are left in s, T rows each; ffn_out = out - resid_mid (pre-norm).
+// Latent attention (mla_kv_rank > 0) runs without a cache from pos0 = 0 only (asserted).
 void tw_block_forward(float *out, tw_block_acts *s, tw_kv_cache *cache, const float *x,
                       const tw_block_config *cfg, const tw_block_weights *w, int T, int pos0);
 
@@ -182,6 +204,7 @@ typedef struct {
     float *ffn_w1, *ffn_b1, *ffn_w2, *ffn_b2;   // classic: (F, C), (F), (C, F), (C)
     float *ffn_gate, *ffn_up, *ffn_down;        // SwiGLU:  (F, C), (F, C), (C, F)
     tw_moe_grads moe;                           // experts: as tw_block_weights.moe
+    tw_mla_grads mla;                           // latent attention: as tw_block_weights.mla
 } tw_block_grads;
 
 // Backward of tw_block_forward for training (the forward ran without a cache at pos0 = 0, and s
@@ -192,7 +215,8 @@ typedef struct {
 // statistics, q_rms, k_rms and ffn_pre stay 0, pattern stays 0, scores holds only one head's
 // (T, S) gradient of the scores at a time, and the work rows are working memory. With experts,
 // ds holds the gradients of router_logits, moe_gates and expert_out; the other expert rows
-// stay 0 (the experts' own backward works in s's work rows: moe.h).
+// stay 0 (the experts' own backward works in s's work rows: moe.h). With latent attention the
+// same holds: its backward works in s's mla work rows (mla_d_*), ds's mla rows stay 0.
 //   dx: (T, C) += the gradient of the block's input x
 //   dw: the weights' gradients, += as well
 //   ds: all zero on entry; dout is copied to ds->resid_post

@@ -56,6 +56,9 @@ tw_status tw_lora_target_shape(int *out, int *in, const tw_model_config *c, int 
     if (c->block.moe_experts > 0 && kind != TW_LORA_WQ && kind != TW_LORA_WK && kind != TW_LORA_WV &&
         kind != TW_LORA_WO)
         return TW_ERR_SHAPE;
+    if (c->block.mla_kv_rank > 0 && (kind == TW_LORA_WQ || kind == TW_LORA_WK ||
+                                     kind == TW_LORA_WV || kind == TW_LORA_WO))
+        return TW_ERR_SHAPE;   // latent attention has none of these matrices
     switch (kind) {
     case TW_LORA_WQ: *out = HD; *in = C; return TW_OK;
     case TW_LORA_WK: *out = GD; *in = C; return TW_OK;

@@ -75,6 +75,7 @@ tw_status tw_model_config_check(const tw_model_config *c) {
     if (c->vocab <= 0 || c->max_seq <= 0 || c->n_layer <= 0) return TW_ERR_SHAPE;
     if (c->pos != TW_POS_NONE && c->pos != TW_POS_SINUSOIDAL && c->pos != TW_POS_LEARNED)
         return TW_ERR_ARG;
+    if (c->bias && c->block.mla_kv_rank > 0) return TW_ERR_ARG;   // latent attention has no biases
     return tw_block_config_check(&c->block);
 }
 
@@ -136,17 +137,32 @@ static void walk_params(param_walk *w) {
         memset(&bw, 0, sizeof bw);
         bw.norm1_w = LAYER_PARAM(TW_PARAM_GAIN, C, 0, "norm1.w");
         if (beta) bw.norm1_b = LAYER_PARAM(TW_PARAM_BETA, C, 0, "norm1.b");
-        bw.attn.wq = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, HD, C, "attn.wq"));
-        if (bias) bw.attn.bq = LAYER_PARAM(TW_PARAM_BIAS, HD, 0, "attn.bq");
-        bw.attn.wk = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, GD, C, "attn.wk"));
-        if (bias) bw.attn.bk = LAYER_PARAM(TW_PARAM_BIAS, GD, 0, "attn.bk");
-        bw.attn.wv = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, GD, C, "attn.wv"));
-        if (bias) bw.attn.bv = LAYER_PARAM(TW_PARAM_BIAS, GD, 0, "attn.bv");
-        bw.attn.wo = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, C, HD, "attn.wo"));
-        if (bias) bw.attn.bo = LAYER_PARAM(TW_PARAM_BIAS, C, 0, "attn.bo");
-        if (a->qk_norm) {
-            bw.attn.q_norm = LAYER_PARAM(TW_PARAM_GAIN, D, 0, "attn.q_norm");
-            bw.attn.k_norm = LAYER_PARAM(TW_PARAM_GAIN, D, 0, "attn.k_norm");
+        if (c->block.mla_kv_rank > 0) {
+            // Latent attention (nn/mla.h): head h's rows of q_b are its nope then rope part,
+            // kv_a's first kv_rank rows give the latent and the last d_rope the shared key.
+            const tw_block_config *b = &c->block;
+            const long H = a->n_head, rq = b->mla_q_rank, rkv = b->mla_kv_rank;
+            const long dq = b->mla_d_nope + b->mla_d_rope, dkv = b->mla_d_nope + b->mla_d_v;
+            bw.mla.q_a       = LAYER_PARAM(TW_PARAM_WEIGHT, rq, C, "attn.q_a");
+            bw.mla.q_a_norm  = LAYER_PARAM(TW_PARAM_GAIN, rq, 0, "attn.q_a_norm");
+            bw.mla.q_b       = LAYER_PARAM(TW_PARAM_WEIGHT, H * dq, rq, "attn.q_b");
+            bw.mla.kv_a      = LAYER_PARAM(TW_PARAM_WEIGHT, rkv + b->mla_d_rope, C, "attn.kv_a");
+            bw.mla.kv_a_norm = LAYER_PARAM(TW_PARAM_GAIN, rkv, 0, "attn.kv_a_norm");
+            bw.mla.kv_b      = LAYER_PARAM(TW_PARAM_WEIGHT, H * dkv, rkv, "attn.kv_b");
+            bw.mla.o         = LAYER_PARAM(TW_PARAM_WEIGHT, C, H * b->mla_d_v, "attn.o");
+        } else {
+            bw.attn.wq = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, HD, C, "attn.wq"));
+            if (bias) bw.attn.bq = LAYER_PARAM(TW_PARAM_BIAS, HD, 0, "attn.bq");
+            bw.attn.wk = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, GD, C, "attn.wk"));
+            if (bias) bw.attn.bk = LAYER_PARAM(TW_PARAM_BIAS, GD, 0, "attn.bk");
+            bw.attn.wv = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, GD, C, "attn.wv"));
+            if (bias) bw.attn.bv = LAYER_PARAM(TW_PARAM_BIAS, GD, 0, "attn.bv");
+            bw.attn.wo = tw_weight_fp32(LAYER_PARAM(TW_PARAM_WEIGHT, C, HD, "attn.wo"));
+            if (bias) bw.attn.bo = LAYER_PARAM(TW_PARAM_BIAS, C, 0, "attn.bo");
+            if (a->qk_norm) {
+                bw.attn.q_norm = LAYER_PARAM(TW_PARAM_GAIN, D, 0, "attn.q_norm");
+                bw.attn.k_norm = LAYER_PARAM(TW_PARAM_GAIN, D, 0, "attn.k_norm");
+            }
         }
         bw.norm2_w = LAYER_PARAM(TW_PARAM_GAIN, C, 0, "norm2.w");
         if (beta) bw.norm2_b = LAYER_PARAM(TW_PARAM_BETA, C, 0, "norm2.b");
@@ -321,6 +337,7 @@ tw_status tw_model_state_init(tw_model_state *s, const tw_model *m, int T_max, i
     const tw_model_config *c = &m->cfg;
     if (T_max <= 0 || T_max > c->max_seq || cache_len < 0 || cache_len > c->max_seq) return TW_ERR_ARG;
     if (cache_len > 0 && cache_len < T_max) return TW_ERR_ARG;
+    if (cache_len > 0 && c->block.mla_kv_rank > 0) return TW_ERR_ARG;   // no latent cache (yet)
     // With a cache the queries may attend to every position the cache holds.
     const int S_max = cache_len > 0 ? cache_len : T_max;
     s->T_max = T_max;
@@ -503,6 +520,9 @@ static tw_block_grads block_grads(const tw_model_grads *g, const tw_model *m, in
         .moe = { .router = G(w->moe.router), .gate = G(w->moe.gate), .up = G(w->moe.up),
                  .down = G(w->moe.down), .s_gate = G(w->moe.s_gate), .s_up = G(w->moe.s_up),
                  .s_down = G(w->moe.s_down) },
+        .mla = { .q_a = G(w->mla.q_a), .q_a_norm = G(w->mla.q_a_norm), .q_b = G(w->mla.q_b),
+                 .kv_a = G(w->mla.kv_a), .kv_a_norm = G(w->mla.kv_a_norm), .kv_b = G(w->mla.kv_b),
+                 .o = G(w->mla.o) },
     };
 #undef G
     return d;

@@ -90,6 +90,8 @@ typedef struct {
 //   layers.L.norm1.w (C)  layers.L.norm1.b (C)                          .b: LayerNorm with bias
 //   layers.L.attn.wq (H*D, C)  .bq (H*D)   .wk (G*D, C)  .bk (G*D)   .wv (G*D, C)  .bv (G*D)
 //   layers.L.attn.wo (C, H*D)  .bo (C)     .q_norm (D)  .k_norm (D)       (biases if bias=1)
+//   layers.L.attn.q_a (Rq, C) .q_a_norm (Rq) .q_b (H (Dn+Dr), Rq) .kv_a (Rkv+Dr, C)   latent
+//   layers.L.attn.kv_a_norm (Rkv) .kv_b (H (Dn+Dv), Rkv) .o (C, H Dv)   attention instead of wq..wo
 //   layers.L.norm2.w (C)  layers.L.norm2.b (C)
 //   layers.L.ffn.w1 (F, C) .b1 (F) .w2 (C, F) .b2 (C)                   classic FFN
 //   layers.L.ffn.gate (F, C)  .up (F, C)  .down (C, F)                  SwiGLU

@@ -52,7 +52,8 @@ static size_t scales_bytes(long rows, long cols, int gs) { return (size_t)(rows 
 
 tw_status tw_model_q8_init(tw_model *m, int gs) {
     tw_model_q8_free(m);
-    if (m->cfg.block.moe_experts > 0) return TW_ERR_ARG;   // experts are not quantized (yet)
+    if (m->cfg.block.moe_experts > 0 || m->cfg.block.mla_kv_rank > 0)
+        return TW_ERR_ARG;   // experts and latent attention are not quantized (yet)
     const tw_mha_config *a = &m->cfg.block.attn;
     const int widths[3] = { a->d_model, a->n_head * a->head_dim, m->cfg.block.ffn_hidden };
     for (int i = 0; i < 3; i++) {

@@ -91,7 +91,7 @@ static int write_model_record(FILE *f, const tw_model *m) {
     memcpy(style, sname, strnlen(sname, STYLE_BYTES - 1));
     const int32_t n_params = m->n_params;
     // The format has no field for experts: such a model is refused (train/moe_file.h holds it).
-    int ok = m->cfg.block.moe_experts == 0 &&
+    int ok = m->cfg.block.moe_experts == 0 && m->cfg.block.mla_kv_rank == 0 &&
              fwrite(magic, 8, 1, f) == 1 && fwrite(&VERSION, 4, 1, f) == 1 &&
              fwrite(cfg, sizeof cfg, 1, f) == 1 && fwrite(fl, sizeof fl, 1, f) == 1 &&
              fwrite(style, STYLE_BYTES, 1, f) == 1 && fwrite(&n_params, 4, 1, f) == 1;
@@ -213,9 +213,9 @@ tw_status tw_checkpoint_read_params(tw_model *m, FILE *f, long long *left, const
 
 tw_status tw_checkpoint_write(const char *path, const tw_model *m, char *err, size_t err_len) {
     tw_atomic_file af;
-    if (m->cfg.block.moe_experts > 0) {
-        tw_set_err(err, err_len, "%s: a model with experts is written as a TWMX file "
-                   "(train/moe_file.h), not TWMODEL", path);
+    if (m->cfg.block.moe_experts > 0 || m->cfg.block.mla_kv_rank > 0) {
+        tw_set_err(err, err_len, "%s: a model with experts or latent attention is written as a "
+                   "TWMX file (train/moe_file.h), not TWMODEL", path);
         return TW_ERR_ARG;
     }
     if (!host_is_little_endian()) {
@@ -283,9 +283,10 @@ tw_status tw_train_state_write(const char *path, const tw_train_progress *pr, co
     }
     char magic[8] = TW_TRAIN_STATE_MAGIC;
     const size_t n = (size_t)m->n_floats;
-    if (m->cfg.block.moe_experts > 0) {   // its model record is a TWMODEL one: no experts
+    if (m->cfg.block.moe_experts > 0 || m->cfg.block.mla_kv_rank > 0) {   // a TWMODEL record
         tw_atomic_commit(&af, 0);
-        tw_set_err(err, err_len, "%s: a training state cannot hold a model with experts yet", path);
+        tw_set_err(err, err_len, "%s: a training state cannot hold a model with experts or latent "
+                   "attention yet", path);
         return TW_ERR_ARG;
     }
     int ok = fwrite(magic, 8, 1, af.f) == 1 && fwrite(&VERSION, 4, 1, af.f) == 1 &&

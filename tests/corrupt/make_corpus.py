@@ -900,13 +900,14 @@ TWMX_PARAMS = TW_PARAMS[:7] + [("layers.0.moe.router", (2, 2)), ("layers.0.moe.g
 TWMX_HEAD = 4 + 4 + 80 + 12 + 16 + 16 + 4
 
 
-def twmx(cfg=None, moe=None, params=None, magic=b"TWMX", version=1, n_params=None):
+def twmx(cfg=None, moe=None, params=None, magic=b"TWMX", version=1, n_params=None, mla=None):
     cfg = TW_CFG if cfg is None else cfg
     moe = TWMX_MOE if moe is None else moe
     params = TWMX_PARAMS if params is None else params
     out = magic + struct.pack("<i", version) + struct.pack("<20i", *cfg)
     out += struct.pack("<3f", 10000.0, 1e-5, 1e-5) + b"custom".ljust(16, b"\0")
-    out += struct.pack("<4i", *moe) + struct.pack("<i", len(params) if n_params is None else n_params)
+    out += struct.pack("<4i", *moe) + (struct.pack("<5i", *mla) if mla is not None else b"")
+    out += struct.pack("<i", len(params) if n_params is None else n_params)
     vals = lcg_floats(sum(s[0] * (s[1] if len(s) > 1 else 1) for _, s in params))
     k = 0
     for name, shape in params:
@@ -928,7 +929,7 @@ def make_twmx():
         write("twmx", f"truncated_at_{n}.bin", good[:n], "FORMAT", "truncated")
     write("twmx", "extra_bytes.bin", good + b"\0\0\0\0", "FORMAT", "extra bytes")
     write("twmx", "bad_magic.bin", b"TWMY" + good[4:], "FORMAT", "magic")
-    write("twmx", "version_2.bin", twmx(version=2), "FORMAT", "version")
+    write("twmx", "version_3.bin", twmx(version=3), "FORMAT", "version")
     write("twmx", "twmodel_file.bin", twmodel(), "FORMAT", "magic")
     write("twmx", "empty.bin", b"", "FORMAT", "truncated")
     for i, name in enumerate(("n_experts", "top_k", "n_shared", "norm_topk_prob")):
@@ -960,6 +961,48 @@ def make_twmx():
     off = TWMX_HEAD + sum(60 + 4 * s[0] * (s[1] if len(s) > 1 else 1) for _, s in TWMX_PARAMS[:7]) + 60
     nan[off:off + 4] = struct.pack("<f", float("nan"))
     write("twmx", "nan_router_weight.bin", bytes(nan), "FORMAT", "nan")
+    make_twmx_mla()
+
+
+# Version 2: latent attention (block.mla_*): q_lora_rank 1, kv_lora_rank 1, d_nope 1, d_rope 2,
+# d_v 1 on the tiny config (C 2, H 1), its tensors in place of attn.w*; a dense FFN (moe all 0).
+TWMX_MLA = [1, 1, 1, 2, 1]
+TWMX_MLA_PARAMS = TW_PARAMS[:2] + [("layers.0.attn.q_a", (1, 2)), ("layers.0.attn.q_a_norm", (1,)),
+                                   ("layers.0.attn.q_b", (3, 1)), ("layers.0.attn.kv_a", (3, 2)),
+                                   ("layers.0.attn.kv_a_norm", (1,)), ("layers.0.attn.kv_b", (2, 1)),
+                                   ("layers.0.attn.o", (2, 1))] + TW_PARAMS[6:]
+TWMX_MLA_HEAD = TWMX_HEAD + 20
+
+
+def twmx_mla(mla=None, moe=None, **kw):
+    return twmx(version=2, moe=[0, 0, 0, 0] if moe is None else moe,
+                mla=TWMX_MLA if mla is None else mla, params=kw.pop("params", TWMX_MLA_PARAMS), **kw)
+
+
+def make_twmx_mla():
+    good = twmx_mla()
+    write("twmx", "valid_mla.bin", good, "OK")
+    seed("moe_file", "valid_mla", good)
+    with_experts = TWMX_MLA_PARAMS[:10] + TWMX_PARAMS[7:]   # DeepSeek-V3's arrangement
+    write("twmx", "valid_mla_experts.bin", twmx_mla(moe=TWMX_MOE, params=with_experts), "OK")
+    for n in cut_points(len(good), TWMX_MLA_HEAD):
+        write("twmx", f"mla_truncated_at_{n}.bin", good[:n], "FORMAT", "truncated")
+    write("twmx", "mla_extra_bytes.bin", good + b"\0\0\0\0", "FORMAT", "extra bytes")
+    for i, name in enumerate(("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                              "v_head_dim")):
+        for v, tag in ((-1, "negative"), (0, "zero"), (0x7FFFFFFF, "huge")):
+            mla = list(TWMX_MLA)
+            mla[i] = v
+            write("twmx", f"mla_{name}_{tag}.bin", twmx_mla(mla=mla), "FORMAT", name)
+    write("twmx", "mla_rope_odd.bin", twmx_mla(mla=[1, 1, 1, 3, 1]), "FORMAT", "even")
+    write("twmx", "mla_half_experts.bin", twmx_mla(moe=[0, 1, 0, 0]), "FORMAT", "n_experts")
+    qk = list(TW_CFG)
+    qk[9] = 1   # a QK-norm: latent attention has its own norms
+    write("twmx", "mla_with_qk_norm.bin", twmx_mla(cfg=qk), "FORMAT", "QK-norm")
+    write("twmx", "mla_dense_tensors.bin", twmx_mla(params=TW_PARAMS, n_params=len(TWMX_MLA_PARAMS)),
+          "FORMAT", "layers.0.attn.q_a")
+    write("twmx", "mla_fields_missing.bin", twmx(version=2, moe=[0, 0, 0, 0], params=TWMX_MLA_PARAMS),
+          "FORMAT", "-")
 
 
 SPECIAL = (("@directory", "directory"), ("@fifo", "FIFO"),
