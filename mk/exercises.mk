@@ -18,7 +18,7 @@ CEX_KIND := $(if $(filter 1,$(SOLUTION)),solution,stub)
 define CONCEPT_EXERCISE_CHECK_RULE
 $(BUILD)/exercises/check$(1).o: $(CEX_DIR)/check_concepts.c $(CEX_DIR)/concepts.h
 	@mkdir -p $$(@D)
-	$$(call say,CC,$$<)$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(CEX_DIR) -DEXERCISE=$(1) $$(CFLAGS) -c $$< -o $$@
+	$$(call say,CC,$$<)$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(CEX_DIR) -DEXERCISE=$(1) $$(CFLAGS) -MMD -MP -c $$< -o $$@
 endef
 $(foreach n,$(CEX_NUMS),$(eval $(call CONCEPT_EXERCISE_CHECK_RULE,$(n))))
 # Beside each exercise object, source_name.o records the path of the file it was built from, so
@@ -27,7 +27,7 @@ $(foreach n,$(CEX_NUMS),$(eval $(call CONCEPT_EXERCISE_CHECK_RULE,$(n))))
 define CONCEPT_EXERCISE_RULES
 $(BUILD)/exercises/$(2)/ex$(1).o: $$(wildcard $(3)/ex$(1)_*.c) $(CEX_DIR)/concepts.h
 	@mkdir -p $$(@D)
-	$$(call say,CC,$$@)$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(CEX_DIR) $$(CFLAGS) -c $$(wildcard $(3)/ex$(1)_*.c) -o $$@
+	$$(call say,CC,$$@)$$(CC) $$(CSTD) $$(WARN) $$(FPFLAGS) $$(CPPFLAGS) -I$(CEX_DIR) $$(CFLAGS) -MMD -MP -c $$(wildcard $(3)/ex$(1)_*.c) -o $$@
 $(BUILD)/exercises/$(2)/name$(1).o: $(CEX_DIR)/source_name.c
 	@mkdir -p $$(@D)
 	$$(call say,CC,$$@)$$(CC) $$(CSTD) $$(WARN) -DEX_SOURCE='"$$(wildcard $(3)/ex$(1)_*.c)"' -c $$< -o $$@
@@ -37,6 +37,9 @@ endef
 $(foreach n,$(CEX_NUMS),$(eval $(call CONCEPT_EXERCISE_RULES,$(n),stub,$(CEX_DIR))))
 $(foreach n,$(CEX_NUMS),$(eval $(call CONCEPT_EXERCISE_RULES,$(n),solution,$(CEX_DIR)/solutions)))
 $(foreach n,$(CEX_NUMS),$(eval $(call CONCEPT_EXERCISE_RULES,$(n),wrong,$(CEX_DIR)/wrong)))
+# The headers each checker and exercise object read (-MMD): a change to a library struct such as
+# tw_block_config rebuilds them (a stale checker once read an old layout: "cannot make the block").
+-include $(wildcard $(BUILD)/exercises/*.d $(BUILD)/exercises/*/*.d)
 
 # The test of a set of exercises (shared with mk/simd.mk). For each N: the solution exits 0 with a
 # PASS line; the stub exits non-zero with "not implemented yet"; the wrong attempt exits non-zero
