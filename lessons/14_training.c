@@ -19,6 +19,8 @@
 //   (about 5 s of CPU at the best SIMD level, the default, most of it the three training runs;
 //   about 20 s with --simd naive)
 // Needs: data/models/stories260K.bin data/models/tok512.bin
+// Valgrind: skip (about 7 s of CPU of training; its step, tw_train_step, runs under valgrind in
+//   tests/test_train.c)
 // Writes: losses.dat samples.txt
 // Extra runs: ci (seconds of CPU: make test runs it once; make test-lessons-full also checks
 //   that a second run writes the same bytes and that --seed changes the output)

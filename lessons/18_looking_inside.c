@@ -29,6 +29,8 @@
 //              gnuplot viz/18_ablation_spread.gp (reads out/lesson18/ablation_spread.dat)
 //              gnuplot viz/18_patching.gp        (reads out/lesson18/patching_positions.dat)
 // Needs: data/models/stories260K.bin data/models/tok512.bin
+// Valgrind: skip (more than 8 minutes under valgrind: 500 training steps and every head ablated;
+//   the training step, ablation and patching run under valgrind in tests/test_model.c)
 // Writes: ablation_dloss.npy ablation_changed.npy ablation.dat ablation_table.txt
 // Writes: prev_token_score.npy logit_lens.txt logit_lens_agree.npy
 // Writes: ablation_spread.npy ablation_spread.dat patching_positions.npy patching_heads.npy

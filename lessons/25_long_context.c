@@ -23,6 +23,8 @@
 // Needs: data/models/stories260K.bin data/models/tok512.bin
 // Extra runs: ci (seconds of CPU: make test runs it once; make test-lessons-full also checks
 //   that a second run writes the same bytes and that --seed changes the output)
+// Valgrind: skip (seconds of training and evaluation; tw_train_step, the RoPE scalings and the
+//   scaled training run under valgrind in tests/test_train.c and tests/test_train_rope_scaling.c)
 // Writes: perplexity.dat loss_by_position.dat frequencies.dat
 // Pictures: loss_by_position.png
 #include <math.h>

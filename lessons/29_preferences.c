@@ -17,6 +17,8 @@
 //   steps, 18 GRPO steps of 12 stories, 20 measurements of 16 stories each)
 // Plot:        gnuplot viz/29_rate_kl.gp   (reads out/lesson29/rate_kl.dat)
 // Needs: data/models/stories260K.bin data/models/tok512.bin
+// Valgrind: skip (more than 11 minutes under valgrind, measured: DPO and GRPO with sampling on
+//   stories260K; the DPO and GRPO steps run under valgrind in tests/test_dpo.c and tests/test_grpo.c)
 // Writes: rate_kl.dat stories.txt
 // Extra runs: ci
 // Pictures: rate_kl.png

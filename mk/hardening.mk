@@ -113,15 +113,11 @@ VALGRIND := valgrind --quiet --leak-check=full --show-leak-kinds=definite,indire
             --errors-for-leak-kinds=definite,indirect,possible --error-exitcode=1
 VALGRIND_OUT := $(BUILD)/valgrind-out
 # (= not :=: LESSON_SRC is set by mk/lessons.mk, which may be read after this file)
-# Lesson 14 trains for ~7 s of CPU at the best SIMD level (valgrind runs code tens of times
-# slower); its training step is tw_train_step,
-# which tests/test_train.c runs under valgrind as part of the suite above, so it is left out here.
-# Lesson 28 times batched decoding for 1 to 64 sequences (about 6 minutes under valgrind); its
-# batch, paged cache and scheduler run under valgrind in the suite (tests/test_batch.c,
-# tests/test_serve.c), so it is left out too. So is lesson 18 (more than 8 minutes under
-# valgrind: a small model trained for 500 steps and every head ablated over several stories);
-# its training step, the head ablation and patching (tests/test_model.c) are in the suite.
-VALGRIND_LESSONS = $(patsubst lessons/%.c,$(BUILD)/lessons/%,$(filter-out lessons/14_% lessons/18_% lessons/28_%,$(LESSON_SRC)))
+# A lesson that would take many minutes under valgrind (it runs code tens of times slower) says
+# "// Valgrind: skip" in its header, with the reason: the library code it runs is in the suite,
+# which runs under valgrind above. Lessons 14, 18, 25, 28 and 29 say so.
+VALGRIND_SKIPPED = $(shell grep -l '^// Valgrind: skip' $(LESSON_SRC))
+VALGRIND_LESSONS = $(patsubst lessons/%.c,$(BUILD)/lessons/%,$(filter-out $(VALGRIND_SKIPPED),$(LESSON_SRC)))
 valgrind: $(BUILD)/tests/run_tests $$(TEST_DEPS) ## the suite and every lesson under valgrind (no errors, no leaks)
 	@command -v valgrind >/dev/null 2>&1 || { echo "valgrind: not installed: 'sudo apt-get install -y valgrind' (Linux only)" >&2; exit 1; }
 	@$(MAKE) --no-print-directory $(VALGRIND_LESSONS)
