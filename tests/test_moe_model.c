@@ -143,7 +143,10 @@ START_TEST(dump_and_nan_check_see_the_router)
     tw_model_randomize(&m, 9);
     const int T = 6, tokens[6] = { 3, 1, 4, 1, 5, 9 };
     char dir[256], path[320], err[512] = "";
-    snprintf(dir, sizeof dir, "/tmp/tw_test_moe_dump_%ld", (long)getpid());
+    // A fresh empty folder (mkdtemp): a pid-named one can be left over from another run that
+    // happened to have the same pid (it was, once, under make valgrind) and the dump refuses it.
+    snprintf(dir, sizeof dir, "/tmp/tw_test_moe_dump_XXXXXX");
+    ck_assert_msg(mkdtemp(dir) != NULL, "cannot make a temporary folder in /tmp");
     ck_assert_msg(tw_model_dump(dir, &m, tokens, T, NULL, 0, err, sizeof err) == TW_OK, "%s", err);
     tw_npy a;
     snprintf(path, sizeof path, "%s/L1.router_probs.npy", dir);
