@@ -19,6 +19,7 @@ $(BUILD)/tools/distill_eval: $(BUILD)/tools/distill_eval.o $(BUILD)/bench/bench_
 
 .PHONY: distill-eval
 distill-eval: model $(BUILD)/tools/make_stories $(BUILD)/tools/distill_eval   ## soft targets against hard labels: a small student's val loss vs the teacher's floor
+	@mkdir -p $(dir $(DISTILL_DIR))
 	@[ -f $(DISTILL_DIR)/val.bin ] || ./$(BUILD)/tools/make_stories $(MODEL_BIN) $(MODEL_TOK) $(DISTILL_DIR) \
 	  --tokens $(DISTILL_TOKENS) --seed 1337
 	./$(BUILD)/tools/distill_eval $(MODEL_BIN) $(DISTILL_DIR)/train.bin $(DISTILL_DIR)/val.bin $(DISTILL_ARGS)

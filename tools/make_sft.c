@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
     tw_tokenizer tok, gtok;
     if (tw_llama2c_load(&m, model_path, err, sizeof err) != TW_OK) die(1, "%s", err);
     if (tw_tokenizer_load(&tok, tok_path, m.cfg.vocab, err, sizeof err) != TW_OK) die(1, "%s", err);
-    if (mkdir(outdir, 0777) != 0 && errno != EEXIST) die(1, "%s: cannot create the folder", outdir);
+    if (mkdir(outdir, 0777) != 0 && errno != EEXIST) die(1, "%s: cannot create the folder (does its parent folder exist?)", outdir);
 
     // The grown model and tokenizer.
     const char *const specials[3] = { TW_CHAT_USER, TW_CHAT_ASSISTANT, TW_CHAT_END };

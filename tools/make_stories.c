@@ -210,7 +210,7 @@ int main(int argc, char **argv) {
     tw_tokenizer tok;
     if (tw_llama2c_load(&m, model_path, err, sizeof err) != TW_OK) die("%s", err);
     if (tw_tokenizer_load(&tok, tok_path, m.cfg.vocab, err, sizeof err) != TW_OK) die("%s", err);
-    if (mkdir(outdir, 0777) != 0 && errno != EEXIST) die("%s: cannot create the folder", outdir);
+    if (mkdir(outdir, 0777) != 0 && errno != EEXIST) die("%s: cannot create the folder (does its parent folder exist?)", outdir);
 
     tw_model_state dec, full;
     tw_sampler sp;
