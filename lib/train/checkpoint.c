@@ -159,7 +159,12 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
                 "holds fewer than %lld", path, floats_lower_bound(&c), *left / 4);
         return TW_ERR_FORMAT;
     }
-    st = tw_model_init(m, &c);
+    return tw_checkpoint_read_model(m, &c, n_params, f, left, path, err, err_len);
+}
+
+tw_status tw_checkpoint_read_model(tw_model *m, const tw_model_config *c, int32_t n_params, FILE *f,
+                                   long long *left, const char *path, char *err, size_t err_len) {
+    const tw_status st = tw_model_init(m, c);
     if (st != TW_OK) {
         tw_set_err(err, err_len, "%s: cannot build the model: %s", path, tw_status_str(st));
         return st;
@@ -170,11 +175,6 @@ static tw_status read_model_record(tw_model *m, FILE *f, long long *left, const 
         tw_model_free(m);
         return TW_ERR_FORMAT;
     }
-    return tw_checkpoint_read_params(m, f, left, path, err, err_len);
-}
-
-tw_status tw_checkpoint_read_params(tw_model *m, FILE *f, long long *left, const char *path,
-                                    char *err, size_t err_len) {
     for (int i = 0; i < m->n_params; i++) {
         const tw_param *p = &m->params[i];
         char name[NAME_BYTES];

@@ -54,15 +54,16 @@ int tw_checkpoint_is_ours(const char *path);
 // The pieces of the model record that the TWMX file of models with experts shares
 // (train/moe_file.h): the 20 config ints, 3 floats and style of the header (config_from_ints
 // checks each against its range: TW_ERR_FORMAT with a sentence in why), and the parameter
-// records in the table's order (read_params checks each name, shape and value, frees m on
-// failure, and counts the bytes read off *left; write_params returns 1 if every write worked).
+// records in the table's order (write_params returns 1 if every write worked). read_model builds
+// m from the checked config c, checks the header's n_params against it, and reads the records:
+// each name, shape and value checked, the bytes read counted off *left; m freed on failure.
 void      tw_checkpoint_config_to_ints(int32_t v[20], const tw_model_config *c);
 tw_status tw_checkpoint_config_from_ints(tw_model_config *c, char *why, size_t why_len,
                                          const int32_t v[20], const float f[3],
                                          const char style[16]);
 int       tw_checkpoint_write_params(FILE *f, const tw_model *m);
-tw_status tw_checkpoint_read_params(tw_model *m, FILE *f, long long *left, const char *path,
-                                    char *err, size_t err_len);
+tw_status tw_checkpoint_read_model(tw_model *m, const tw_model_config *c, int32_t n_params, FILE *f,
+                                   long long *left, const char *path, char *err, size_t err_len);
 
 // Any of the three formats, chosen by the first bytes: ours (TWMODEL), a model with experts
 // (TWMX, train/moe_file.h), else llama2.c's (formats/llama2c.h).

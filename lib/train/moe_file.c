@@ -166,18 +166,7 @@ static tw_status read_record(tw_model *m, FILE *f, long long left, const char *p
                    "than %lld", path, floats, left / 4);
         return TW_ERR_FORMAT;
     }
-    st = tw_model_init(m, &c);
-    if (st != TW_OK) {
-        tw_set_err(err, err_len, "%s: cannot build the model: %s", path, tw_status_str(st));
-        return st;
-    }
-    if (n_params != m->n_params) {
-        tw_set_err(err, err_len, "%s: n_params is %d but the config has %d parameters", path,
-                   (int)n_params, m->n_params);
-        tw_model_free(m);
-        return TW_ERR_FORMAT;
-    }
-    st = tw_checkpoint_read_params(m, f, &left, path, err, err_len);
+    st = tw_checkpoint_read_model(m, &c, n_params, f, &left, path, err, err_len);
     if (st == TW_OK && left != 0) {
         tw_set_err(err, err_len, "%s: %lld extra bytes after the last parameter", path, left);
         tw_model_free(m);
