@@ -287,15 +287,18 @@ void tw_matvec_rows_avx512(float *Y, const float *X, const float *W, int T, int 
     // X rows passes over them (an X tile, MR rows, stays in L1 across the block's tiles).
     int block = (6144 / (K > 0 ? K : 1)) & ~3;
     if (block < 4) block = 4;
-    const int N4 = N / 4 * 4;
+    const int N4 = N / 4 * 4, prefetch = (long)N * K > TW_ROWS_PREFETCH_FLOATS;
     for (int o0 = 0; o0 < N4; o0 += block) {
-        const int o1 = o0 + block < N4 ? o0 + block : N4;
+        const int o1 = o0 + block < N4 ? o0 + block : N4, groups = (o1 - o0) / 4;
         const int next = N4 - o1 < block ? N4 - o1 : block, tiles = (T + ROWS_MR - 1) / ROWS_MR;
         for (int t = 0; t < T; t += ROWS_MR) {
             const int MR = T - t < ROWS_MR ? T - t : ROWS_MR;
-            tw_prefetch_share(W + (long)o1 * K, (long)next * K, t / ROWS_MR, tiles);
-            for (int o = o0; o < o1; o += 4)
+            for (int o = o0; o < o1; o += 4) {
+                if (prefetch)   // share (tile, group) of the next block (simd/prefetch.h)
+                    tw_prefetch_share(W + (long)o1 * K, (long)next * K, t / ROWS_MR * groups + (o - o0) / 4,
+                                      tiles * groups);
                 rows_tile_mr(Y + (long)t * N + o, N, W + (long)o * K, X + (long)t * K, K, K, MR);
+            }
         }
     }
     if (N4 < N)   // the last N % 4 rows of W: the decode's lone-row path, row by row of X

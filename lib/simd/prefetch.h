@@ -14,13 +14,27 @@ static inline void tw_prefetch_ahead(const float *w, int lines) {
     for (int l = 0; l < lines; l++) __builtin_prefetch((const void *)(a + 64 * (uintptr_t)l), 0, 3);
 }
 
-// Asks for part `part` of `parts` of the lines of p[0 .. n) into L1: the batched matvec
-// (tw_matvec_rows_avx512) spreads the next block of W over the tiles it runs on this one, so that
-// block is in cache when its turn comes (the hardware prefetchers, following four rows of W a
-// few hundred bytes apart, stayed behind: the 15M classifier ran at two thirds of the speed of
-// a matrix already in cache).
+// The batched matvec's prefetch (tw_matvec_rows_avx512, tw_matvec_rows_avx2): while it works on
+// one block of W's rows, it asks for the next block, cut into `parts` equal shares, one share
+// before each 4-row group of each tile of X rows, so a few lines are asked for at a time and the
+// whole block has been asked for when its turn comes. The hardware prefetchers, following four
+// rows of W a few hundred bytes apart, stay behind: the 15M classifier ran at two thirds of the
+// speed of a matrix already in cache. Into L2 (locality 2), not L1: a share of many lines asked
+// into L1 at once waited on L1's few fill buffers (measured: one share per tile into L1 was 1.13 to
+// 1.30 times slower on the classifier; docs/serving.md). A matrix that fits in L2 stays there
+// between calls and is not prefetched at all: TW_ROWS_PREFETCH_FLOATS.
+#define TW_ROWS_PREFETCH_FLOATS (1L << 18)   // 1 MiB of floats
+// Asks for share `part` of `parts` of the lines of p[0 .. n) into L2. With __builtin_prefetch, gcc
+// 12 -O2 deleted this loop as code without effect (the object held no prefetch: the share never
+// ran before), so on x86 the instruction is written as a volatile asm, which no pass removes.
 static inline void tw_prefetch_share(const float *p, long n, int part, int parts) {
     const long lines = (n + 15) / 16, l0 = lines * part / parts, l1 = lines * (part + 1) / parts;
-    for (long l = l0; l < l1; l++) __builtin_prefetch((const void *)((uintptr_t)p + 64 * (uintptr_t)l), 0, 3);
+    for (long l = l0; l < l1; l++) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+        __asm__ volatile("prefetcht1 %0" : : "m"(*((const char *)p + 64 * l)));
+#else
+        __builtin_prefetch((const char *)p + 64 * l, 0, 2);
+#endif
+    }
 }
 #endif
