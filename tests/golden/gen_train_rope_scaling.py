@@ -72,8 +72,7 @@ def main():
         losses, lrs, gnorms, final = gen_train.train(c, w, tokens, hp)
         d = os.path.join(OUT, case)
         save_npy(os.path.join(d, "scaling.npy"), np.array([KINDS[kind], factor, L], np.float64))
-        gen_train.OUT = OUT
-        gen_train.save_case(case, hp, losses, lrs, gnorms, final)
+        gen_train.save_case(d, hp, losses, lrs, gnorms, final)
         print(f"{case}: {kind} x{factor:g} from L = {L} to T = {hp['T']} (m = {mscale:.4f}): loss "
               f"{losses[0]:.4f} -> {losses[-1]:.4f}, gnorm {gnorms[0]:.3f} -> {gnorms[-1]:.3f}")
 
