@@ -97,27 +97,32 @@ def run_steps(params, opt, hp, objective, log=None):
     return records, lrs, gnorms
 
 
+def next_token_loss(toks, s, B, T, forward, aux_coef=None):
+    """Step s's objective of ./train: the mean cross-entropy over the B*T targets, plus
+    aux_coef * (1/B) * the sum over rows of forward's aux when aux_coef is given.
+    forward(row (T)) -> (logits (T, V), aux or None). Returns (loss, the cross-entropy as a float:
+    what ./train prints)."""
+    ce, aux = 0.0, 0.0
+    for _, row in step_rows(toks, s, B, T):
+        logits, ax = forward(row[:T])
+        ce = ce + F.cross_entropy(logits, row[1:], reduction="sum")
+        aux = aux + ax if ax is not None else aux
+    ce = ce / (B * T)
+    loss = ce if aux_coef is None else ce + aux_coef * aux / B
+    return loss, ce.item()
+
+
 def train_next_token(w32, names, tokens, hp, forward, log=None):
-    """./train's objective: the mean cross-entropy over the B*T targets, plus
-    hp["aux_coef"] * (1/B) sum over rows of forward's aux when hp has aux_coef.
-    forward(row (T), w) -> (logits (T, V), aux). Returns (losses, lrs, gnorms, final weights as
-    float64 numpy); losses are the cross-entropies (what ./train prints)."""
+    """Trains every parameter of names on next_token_loss (with hp["aux_coef"] if hp has one).
+    forward(row (T), w) -> (logits (T, V), aux or None). Returns (losses, lrs, gnorms, final
+    weights as float64 numpy)."""
     w = trainable(w32, names)
-    opt = adamw_decay_2d(w, names, hp)
     B, T = hp["B"], hp["T"]
     assert len(tokens) >= T + 1, "too few tokens for one row"
     toks = torch.from_numpy(tokens.astype(np.int64))
-
-    def objective(s):
-        ce, aux = 0.0, 0.0
-        for _, row in step_rows(toks, s, B, T):
-            logits, ax = forward(row[:T], w)
-            ce = ce + F.cross_entropy(logits, row[1:], reduction="sum")
-            aux = aux + ax if ax is not None else aux
-        ce = ce / (B * T)
-        loss = ce + hp["aux_coef"] * aux / B if "aux_coef" in hp else ce
-        return loss, ce.item()
-    losses, lrs, gnorms = run_steps([w[n] for n in names], opt, hp, objective, log)
+    losses, lrs, gnorms = run_steps(
+        [w[n] for n in names], adamw_decay_2d(w, names, hp), hp,
+        lambda s: next_token_loss(toks, s, B, T, lambda row: forward(row, w), hp.get("aux_coef")), log)
     return losses, lrs, gnorms, {k: v.detach().numpy() for k, v in w.items()}
 
 
