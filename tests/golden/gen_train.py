@@ -10,7 +10,8 @@ Two ways to run it, from the top of the checkout with Debian's Python (it has Py
         and for stories260K its real weights (data/models/stories260K.bin, not copied) with a token
         file; then trains each for 10 steps and writes the loss of every step (losses.npy), the
         learning rate and gradient norm of every step (lrs.npy, gnorms.npy), the hyper-parameters
-        (hparams.npy, HPARAM_FIELDS order) and every parameter after the last step (final/<name>.npy).
+        (hparams.npy, train_common.py's HPARAM_FIELDS order) and every parameter after the last
+        step (final/<name>.npy).
 
     /usr/bin/python3 tests/golden/gen_train.py --init FILE.bin --tokens FILE.bin --batch B --seq T
         --steps N --lr LR --warmup W --min-lr LR --weight-decay WD --beta1 B1 --beta2 B2 --eps E
@@ -42,7 +43,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_io import save_npy  # noqa: E402
 from gen_model import rmsnorm, rope, sinusoidal  # noqa: E402  (pure tensor functions)
-from train_common import HPARAM_FIELDS, get_lr, hparams_row, save_run, train_next_token  # noqa: E402,F401
+from train_common import hparams_row, save_run, train_next_token  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)   # one reduction order: the goldens regenerate byte-identical
