@@ -101,42 +101,62 @@ def param_table(c):
     return t
 
 
-def read_twmodel(path):
-    """The toolkit's model file (lib/train/checkpoint.h). Returns (config dict, {name: array})."""
-    b = open(path, "rb").read()
-    assert b[:8] == b"TWMODEL\0", f"{path}: not a TWMODEL file"
-    off = 8
-    (version,) = struct.unpack_from("<i", b, off); off += 4
-    assert version == 1, f"{path}: version {version}"
+def config_bytes(c):
+    """What TWMODEL and TWMX share after their version: config[20] (CONFIG_FIELDS), rope_theta,
+    qk_eps, norm_eps (float32) and style[16] (NUL-padded)."""
+    return (struct.pack("<20i", *[int(c[k]) for k in CONFIG_FIELDS])
+            + struct.pack("<3f", c["rope_theta"], c["qk_eps"], c["norm_eps"])
+            + c["style"].encode().ljust(16, b"\0"))
+
+
+def read_config(b, off):
+    """config_bytes read back from b at off: (config dict, the offset after it)."""
     ints = struct.unpack_from("<20i", b, off); off += 80
     theta, qk_eps, norm_eps = struct.unpack_from("<3f", b, off); off += 12
     style = b[off:off + 16].split(b"\0")[0].decode(); off += 16
     c = dict(zip(CONFIG_FIELDS, ints), rope_theta=float(np.float32(theta)),
              qk_eps=float(np.float32(qk_eps)), norm_eps=float(np.float32(norm_eps)), style=style)
+    return c, off
+
+
+def params_bytes(table, w):
+    """The parameter section both files end with: int32 count, then per parameter of the table
+    name[48] (NUL-padded), int32 ndim, shape[2] (0 for a vector's second), float32 data."""
+    out = [struct.pack("<i", len(table))]
+    for name, shape in table:
+        out.append(name.encode().ljust(48, b"\0"))
+        out.append(struct.pack("<3i", len(shape), shape[0], shape[1] if len(shape) > 1 else 0))
+        out.append(np.ascontiguousarray(w[name], np.float32).tobytes())
+    return b"".join(out)
+
+
+def read_params(b, off, table, path):
+    """params_bytes read back from b at off, which must end there: {name: float32 array}."""
     (n_params,) = struct.unpack_from("<i", b, off); off += 4
     w = {}
-    for name, shape in param_table(c):
+    for name, shape in table:
         got = b[off:off + 48].split(b"\0")[0].decode(); off += 48
         ndim, s0, s1 = struct.unpack_from("<3i", b, off); off += 12
         assert got == name and (s0, s1)[:ndim] == shape, (got, name, shape)
         n = int(np.prod(shape))
         w[name] = np.frombuffer(b, np.float32, n, off).reshape(shape).copy(); off += 4 * n
     assert n_params == len(w) and off == len(b), f"{path}: bad parameter count or length"
-    return c, w
+    return w
+
+
+def read_twmodel(path):
+    """The toolkit's model file (lib/train/checkpoint.h). Returns (config dict, {name: array})."""
+    b = open(path, "rb").read()
+    assert b[:8] == b"TWMODEL\0", f"{path}: not a TWMODEL file"
+    (version,) = struct.unpack_from("<i", b, 8)
+    assert version == 1, f"{path}: version {version}"
+    c, off = read_config(b, 12)
+    return c, read_params(b, off, param_table(c), path)
 
 
 def write_twmodel(path, c, w):
     with open(path, "wb") as f:
-        f.write(b"TWMODEL\0" + struct.pack("<i", 1))
-        f.write(struct.pack("<20i", *[int(c[k]) for k in CONFIG_FIELDS]))
-        f.write(struct.pack("<3f", c["rope_theta"], c["qk_eps"], c["norm_eps"]))
-        f.write(c["style"].encode().ljust(16, b"\0"))
-        table = param_table(c)
-        f.write(struct.pack("<i", len(table)))
-        for name, shape in table:
-            f.write(name.encode().ljust(48, b"\0"))
-            f.write(struct.pack("<3i", len(shape), shape[0], shape[1] if len(shape) > 1 else 0))
-            f.write(np.ascontiguousarray(w[name], np.float32).tobytes())
+        f.write(b"TWMODEL\0" + struct.pack("<i", 1) + config_bytes(c) + params_bytes(param_table(c), w))
 
 
 def read_llama2c(path):

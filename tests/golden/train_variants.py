@@ -38,8 +38,8 @@ import torch
 import torch.nn.functional as F
 
 import gen_mla
-from gen_train import (CONFIG_FIELDS, attention, markov_tokens, norm, param_table, read_tokens,
-                       tiny_config, write_tokens)
+from gen_train import (attention, config_bytes, markov_tokens, norm, param_table, params_bytes,
+                       read_config, read_params, read_tokens, tiny_config, write_tokens)
 from train_common import hparams_row, save_run, train_next_token
 
 torch.set_default_dtype(torch.float64)
@@ -96,47 +96,25 @@ def variant_param_table(c):
 
 def write_twmx(path, c, w):
     """TWMX version 1 (experts), or 2 when c has latent attention (lib/train/moe_file.h)."""
+    head = b"TWMX" + struct.pack("<i", 2 if has_mla(c) else 1) + config_bytes(c)
+    head += struct.pack("<4i", *[int(c[k]) for k in MOE_FIELDS])
+    if has_mla(c):
+        head += struct.pack("<5i", *[int(c[k]) for k in MLA_FIELDS])
     with open(path, "wb") as f:
-        f.write(b"TWMX" + struct.pack("<i", 2 if has_mla(c) else 1))
-        f.write(struct.pack("<20i", *[int(c[k]) for k in CONFIG_FIELDS]))
-        f.write(struct.pack("<3f", c["rope_theta"], c["qk_eps"], c["norm_eps"]))
-        f.write(c["style"].encode().ljust(16, b"\0"))
-        f.write(struct.pack("<4i", *[int(c[k]) for k in MOE_FIELDS]))
-        if has_mla(c):
-            f.write(struct.pack("<5i", *[int(c[k]) for k in MLA_FIELDS]))
-        table = variant_param_table(c)
-        f.write(struct.pack("<i", len(table)))
-        for name, shape in table:
-            f.write(name.encode().ljust(48, b"\0"))
-            f.write(struct.pack("<3i", len(shape), shape[0], shape[1] if len(shape) > 1 else 0))
-            f.write(np.ascontiguousarray(w[name], np.float32).tobytes())
+        f.write(head + params_bytes(variant_param_table(c), w))
 
 
 def read_twmx(path):
     """TWMX version 1 or 2. Returns (config dict, {name: array})."""
     b = open(path, "rb").read()
     assert b[:4] == b"TWMX", f"{path}: not a TWMX file"
-    off = 4
-    (version,) = struct.unpack_from("<i", b, off); off += 4
+    (version,) = struct.unpack_from("<i", b, 4)
     assert version in (1, 2), f"{path}: version {version}"
-    ints = struct.unpack_from("<20i", b, off); off += 80
-    theta, qk_eps, norm_eps = struct.unpack_from("<3f", b, off); off += 12
-    style = b[off:off + 16].split(b"\0")[0].decode(); off += 16
-    c = dict(zip(CONFIG_FIELDS, ints), rope_theta=float(np.float32(theta)),
-             qk_eps=float(np.float32(qk_eps)), norm_eps=float(np.float32(norm_eps)), style=style)
+    c, off = read_config(b, 8)
     c.update(zip(MOE_FIELDS, struct.unpack_from("<4i", b, off))); off += 16
     if version == 2:
         c.update(zip(MLA_FIELDS, struct.unpack_from("<5i", b, off))); off += 20
-    (n_params,) = struct.unpack_from("<i", b, off); off += 4
-    w = {}
-    for name, shape in variant_param_table(c):
-        got = b[off:off + 48].split(b"\0")[0].decode(); off += 48
-        ndim, s0, s1 = struct.unpack_from("<3i", b, off); off += 12
-        assert got == name and (s0, s1)[:ndim] == shape, (got, name, shape)
-        n = int(np.prod(shape))
-        w[name] = np.frombuffer(b, np.float32, n, off).reshape(shape).copy(); off += 4 * n
-    assert n_params == len(w) and off == len(b), f"{path}: bad parameter count or length"
-    return c, w
+    return c, read_params(b, off, variant_param_table(c), path)
 
 
 # ---- the layers and the model ----
