@@ -4,11 +4,12 @@ lib/train/mask.c) and the goldens of tests/test_sft.c, in data/golden/sft/<case>
 
     /usr/bin/python3 tests/golden/gen_sft.py
 
-For each case: the initial model and tokens of tests/golden/gen_train.py (data/golden/train/<case>/)
-and a mask file written here (mask.bin: one byte per token; runs of 0 for a "prompt" and 1 for an
-"answer", as an instruction set has them), then ten steps of full training in ./train's
-deterministic mode (--no-shuffle), where the target at token position p counts only when
-mask[p] = 1 and the loss is the mean over the step's counted targets of all rows together:
+For each case: the initial model, tokens and hyper-parameters of tests/golden/gen_train.py
+(data/golden/train/<case>/) and a mask file written here (mask.bin: one byte per token; runs of 0
+for a "prompt" and 1 for an "answer", as an instruction set has them), then ten steps of full
+training in ./train's deterministic mode (--no-shuffle), where the target at token position p
+counts only when mask[p] = 1 and the loss is the mean over the step's counted targets of all rows
+together:
     loss = sum over rows and counted positions of CE / (number of counted targets in the step)
 Written: hparams.npy (train_common.py's HPARAM_FIELDS), losses.npy, lrs.npy, gnorms.npy and
 final/<name>.npy. Precision as gen_train.py: float64, goldens rounded to float32 on saving.
@@ -21,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_train import logits_of, param_table, read_any, read_tokens  # noqa: E402
+from gen_train import CASES as TRAIN_CASES, logits_of, param_table, read_any, read_tokens  # noqa: E402
 from train_common import adamw_decay_2d, hparams_row, run_steps, save_run, step_rows, trainable  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
@@ -58,12 +59,7 @@ def train_masked(c, w32, tokens, mask, hp):
     return losses, lrs, gnorms, {k: v.detach().numpy() for k, v in w.items()}
 
 
-CASES = {
-    "llama": dict(B=3, T=12, steps=10, lr=5e-3, warmup=0, min_lr=5e-3, weight_decay=0.1,
-                  beta1=0.9, beta2=0.99, eps=1e-8, clip=1.0),
-    "gpt2": dict(B=4, T=8, steps=10, lr=1e-2, warmup=2, min_lr=1e-3, weight_decay=0.1,
-                 beta1=0.9, beta2=0.95, eps=1e-8, clip=0.0),
-}
+CASES = {case: TRAIN_CASES[case] for case in ("llama", "gpt2")}   # gen_train.py's hyper-parameters
 
 
 def main():
