@@ -41,7 +41,8 @@ static void load_init(tw_model *m, const char *name) {
 }
 
 // The rule of tests/test_train.c (--no-shuffle batches, AdamW, clipping, the schedule) on the
-// objective of gen_train_mla.py: mean cross-entropy (+ aux_coef x the load-balancing loss).
+// objective of tests/golden/train_variants.py (gen_train_mla.py's cases): mean cross-entropy
+// (+ aux_coef x the load-balancing loss).
 START_TEST(ten_steps_with_latent_attention_match_pytorch)
 {
     const char *name = CASES[_i];

@@ -272,8 +272,8 @@ static const char *const TRAIN_CASES[] = { "llama_e4k2s1", "qwen3_e5k2" };
 enum { H_B, H_T, H_STEPS, H_LR, H_WARMUP, H_MIN_LR, H_WD, H_BETA1, H_BETA2, H_EPS, H_CLIP, H_AUX, N_H };
 
 // The same rule as tests/test_train.c (--no-shuffle batches, AdamW, clipping, the schedule), on
-// the objective of tests/golden/gen_train_moe.py: mean cross-entropy + aux_coef * the mean over
-// the batch's sequences of the layers' summed load-balancing losses.
+// the objective of tests/golden/train_variants.py (gen_train_moe.py's cases): mean cross-entropy
+// + aux_coef * the mean over the batch's sequences of the layers' summed load-balancing losses.
 START_TEST(ten_steps_with_experts_match_pytorch)
 {
     const char *name = TRAIN_CASES[_i];

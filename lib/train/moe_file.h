@@ -1,7 +1,7 @@
 // moe_file.h: the model file of models whose FFNs are mixtures of experts (block.moe_experts > 0,
 // nn/block.h) or whose attention is latent attention (block.mla_kv_rank > 0), which the TWMODEL format (train/checkpoint.h) has no fields for. Little-endian;
-// docs/moe-models.md has the byte-level description, tests/golden/gen_train_moe.py reads and
-// writes it too.
+// docs/moe-models.md has the byte-level description, tests/golden/train_variants.py (the reference
+// of gen_train_moe.py and gen_train_mla.py) reads and writes it too.
 //
 //   char    magic[4]      "TWMX"
 //   int32   version       1, or 2 for a model with latent attention (written only then, so a

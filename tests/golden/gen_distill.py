@@ -25,7 +25,9 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_io import save_npy  # noqa: E402
-from gen_train import HPARAM_FIELDS, get_lr, logits_of, param_table, read_any, read_tokens  # noqa: E402
+from gen_train import logits_of, param_table, read_any, read_tokens  # noqa: E402
+from train_common import (adamw_decay_2d, frozen, hparams_row, run_steps, save_run,  # noqa: E402
+                          step_rows, trainable)
 
 torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)
@@ -77,44 +79,22 @@ def gen_train():
     cs, ws = read_any(os.path.join("data", "golden", "train", "llama", "init.bin"))
     ct, wt = read_any(os.path.join("data", "golden", "train", "gpt2", "init.bin"))
     assert cs["vocab"] == ct["vocab"]
-    teacher = {k: torch.tensor(v.astype(np.float64)) for k, v in wt.items()}
+    teacher = frozen(wt)
     names = [n for n, _ in param_table(cs)]
-    w = {n: torch.tensor(ws[n].astype(np.float64), requires_grad=True) for n in names}
-    decay = [w[n] for n in names if w[n].dim() >= 2]
-    no_decay = [w[n] for n in names if w[n].dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": hp["weight_decay"]},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"])
+    w = trainable(ws, names)
     toks = torch.from_numpy(read_tokens(os.path.join("data", "golden", "train", "llama", "tokens.bin")))
-    B, T, N, n = hp["B"], hp["T"], hp["steps"], len(toks)
-    losses, lrs, gnorms = [], [], []
-    for s in range(N):
-        lr = get_lr(s, hp["lr"], hp["min_lr"], hp["warmup"], N)
-        for g in opt.param_groups:
-            g["lr"] = lr
-        opt.zero_grad(set_to_none=True)
+    B, T = hp["B"], hp["T"]
+
+    def objective(s):
         total = 0.0
-        for r in range(B):
-            st = ((s * B + r) * T) % (n - T)
-            row = toks[st:st + T + 1]
+        for _, row in step_rows(toks, s, B, T):
             with torch.no_grad():
                 zt = logits_of(row[:T], teacher, ct)
             total = total + T * distill_loss(logits_of(row[:T], w, cs), zt, row[1:], a, tau)
         loss = total / (B * T)
-        loss.backward()
-        params = [w[k] for k in names]
-        gn = torch.nn.utils.clip_grad_norm_(params, hp["clip"])
-        opt.step()
-        losses.append(loss.item())
-        lrs.append(lr)
-        gnorms.append(float(gn))
-    d = os.path.join(OUT, "train")
-    save_npy(os.path.join(d, "hparams.npy"), np.array([hp[k] for k in HPARAM_FIELDS] + [a, tau], np.float64))
-    save_npy(os.path.join(d, "losses.npy"), np.array(losses))
-    save_npy(os.path.join(d, "lrs.npy"), np.array(lrs))
-    save_npy(os.path.join(d, "gnorms.npy"), np.array(gnorms))
-    for k, v in w.items():
-        save_npy(os.path.join(d, "final", k + ".npy"), v.detach())
+        return loss, loss.item()
+    losses, lrs, gnorms = run_steps([w[k] for k in names], adamw_decay_2d(w, names, hp), hp, objective)
+    save_run(os.path.join(OUT, "train"), hparams_row(hp, a, tau), dict(losses=losses, lrs=lrs, gnorms=gnorms), w)
     print(f"distill: loss {losses[0]:.4f} -> {losses[-1]:.4f}, gnorm {gnorms[0]:.4g} -> {gnorms[-1]:.4g}")
 
 

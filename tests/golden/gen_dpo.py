@@ -10,7 +10,7 @@ Written:
       scalar dlogp (meta = [T, V, dlogp])
   loss/{inputs,outputs}.npy   per row (pw, pl, rw, rl, beta) -> (loss, margin, d loss/d pw, d loss/d pl)
       with loss = -logsigmoid(beta ((pw - rw) - (pl - rl))), by autograd
-  train/<case>/: pairs.bin (the pairs file, docs/preferences.md), hparams.npy (gen_train.py's
+  train/<case>/: pairs.bin (the pairs file, docs/preferences.md), hparams.npy (train_common.py's
       HPARAM_FIELDS, T unused), beta.npy, losses.npy, margins.npy, accuracies.npy, gnorms.npy and
       final/<name>.npy (full training) or final.lora (LoRA): ten steps of ./train --dpo --no-shuffle,
       pair r of step s being pair (s*B + r) mod n of the file, the loss the mean over the step's pairs,
@@ -28,9 +28,10 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_io import save_npy  # noqa: E402
-from gen_train import HPARAM_FIELDS, get_lr, logits_of, param_table, read_any, seeded_init, \
-    write_llama2c  # noqa: E402
-from gen_lora import read_lora, target_param, write_lora  # noqa: E402
+from gen_train import logits_of, param_table, read_any, seeded_init, write_llama2c  # noqa: E402
+from gen_lora import adapter_arrays, adapter_tensors, merged, read_lora, write_lora  # noqa: E402
+from train_common import (adamw_decay_2d, adamw_decay_all, frozen, hparams_row, run_steps,  # noqa: E402
+                          save_run, trainable)
 
 torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)
@@ -126,51 +127,32 @@ def dpo_train(c, w_ref, w0, pairs, hp, beta, lora=None):
                for x, yw, yl in pairs]
     if lora is None:
         names = [n for n, _ in param_table(c)]
-        w = {n: torch.tensor(w0[n].astype(np.float64), requires_grad=True) for n in names}
+        w = trainable(w0, names)
         params = [w[n] for n in names]
-        groups = [{"params": [w[n] for n in names if w[n].dim() >= 2], "weight_decay": hp["weight_decay"]},
-                  {"params": [w[n] for n in names if w[n].dim() < 2], "weight_decay": 0.0}]
+        opt = adamw_decay_2d(w, names, hp)
     else:
         _, adapters, r, alpha, kinds = lora
-        AB = [[(torch.tensor(A.astype(np.float64), requires_grad=True),
-                torch.tensor(Bm.astype(np.float64), requires_grad=True)) for A, Bm in layer] for layer in adapters]
-        params = [p for layer in AB for pair in layer for p in pair]
-        groups = [{"params": params, "weight_decay": hp["weight_decay"]}]
-    opt = torch.optim.AdamW(groups, lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"])
-    B, N, n = hp["B"], hp["steps"], len(pairs)
-    out = dict(losses=[], margins=[], accuracies=[], gnorms=[])
-    for s in range(N):
-        lr = get_lr(s, hp["lr"], hp["min_lr"], hp["warmup"], N)
-        for g in opt.param_groups:
-            g["lr"] = lr
-        opt.zero_grad(set_to_none=True)
-        if lora is not None:
-            base = {k: torch.tensor(v.astype(np.float64)) for k, v in w0.items()}
-            w = dict(base)
-            for l in range(c["n_layer"]):
-                for i, k in enumerate(kinds):
-                    A, Bm = AB[l][i]
-                    name = target_param(c, l, k)
-                    w[name] = base[name] + (alpha / r) * Bm @ A
+        base = frozen(w0)
+        AB, params = adapter_tensors(adapters)
+        opt = adamw_decay_all(params, hp)
+    B, n = hp["B"], len(pairs)
+
+    def objective(s):
+        wt = w if lora is None else merged(base, AB, c, kinds, alpha / r)
         loss, margin, right = 0.0, 0.0, 0
         for b in range(B):
             i = (s * B + b) % n
             x, yw, yl = pairs[i]
-            pw, pl = completion_logprob(w, c, x, yw), completion_logprob(w, c, x, yl)
+            pw, pl = completion_logprob(wt, c, x, yw), completion_logprob(wt, c, x, yl)
             li = pair_loss(pw, pl, torch.tensor(ref[i][0]), torch.tensor(ref[i][1]), beta)
             z = beta * ((pw.item() - ref[i][0]) - (pl.item() - ref[i][1]))
             loss, margin, right = loss + li, margin + z, right + (z > 0)
         loss = loss / B
-        loss.backward()
-        gn = torch.nn.utils.clip_grad_norm_(params, hp["clip"]) if hp["clip"] > 0 else \
-            torch.sqrt(sum((p.grad ** 2).sum() for p in params))
-        opt.step()
-        out["losses"].append(loss.item())
-        out["margins"].append(margin / B)
-        out["accuracies"].append(right / B)
-        out["gnorms"].append(float(gn))
-    final = {k: v.detach().numpy() for k, v in w.items()} if lora is None else \
-        [[(A.detach().numpy(), Bm.detach().numpy()) for A, Bm in layer] for layer in AB]
+        return loss, (loss.item(), margin / B, right / B)
+    records, _, gnorms = run_steps(params, opt, hp, objective)
+    losses, margins, accuracies = zip(*records)
+    out = dict(losses=losses, margins=margins, accuracies=accuracies, gnorms=gnorms)
+    final = {k: v.detach().numpy() for k, v in w.items()} if lora is None else adapter_arrays(AB)
     return out, final
 
 
@@ -206,15 +188,10 @@ def gen_train(rng):
                                                                "init.lora"), c)
             lora_args = (w0, adapters, r, alpha, kinds)
         out, final = dpo_train(c, w_ref, w0, pairs, hp, beta, lora_args)
-        save_npy(os.path.join(d, "hparams.npy"), np.array([hp[k] for k in HPARAM_FIELDS], np.float64))
         save_npy(os.path.join(d, "beta.npy"), np.array([beta]))
-        for k, v in out.items():
-            save_npy(os.path.join(d, k + ".npy"), np.array(v, np.float64))
+        save_run(d, hparams_row(hp), out, None if lora else final)
         if lora:
             write_lora(os.path.join(d, "final.lora"), r, alpha, kinds, final)
-        else:
-            for name, x in final.items():
-                save_npy(os.path.join(d, "final", name + ".npy"), x)
         print(f"dpo {case}: loss {out['losses'][0]:.4f} -> {out['losses'][-1]:.4f}, "
               f"margin {out['margins'][-1]:.4f}, accuracy {out['accuracies'][-1]:.2f}")
 

@@ -39,8 +39,10 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_io import save_npy  # noqa: E402
-from gen_train import HPARAM_FIELDS, get_lr, logits_of, param_table, read_any  # noqa: E402
-from gen_lora import read_lora, target_param, write_lora  # noqa: E402
+from gen_train import logits_of, param_table, read_any  # noqa: E402
+from gen_lora import adapter_arrays, adapter_tensors, merged, read_lora, write_lora  # noqa: E402
+from train_common import (adamw_decay_2d, adamw_decay_all, frozen, hparams_row, run_steps,  # noqa: E402
+                          save_run, trainable)
 
 torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)
@@ -135,51 +137,39 @@ def gen_samples(rng, V, steps):
     return tokens, plen, length, rewards
 
 
-def run_grpo(c, w0, tokens, plen, length, rewards, hp, gp):
+def grpo_step_loss(s, w, ref, c, samples, gp):
+    """Step s's GRPO loss on the replayed samples (tokens, prompt_len, len, rewards), the policy's
+    weights w and the reference's ref: (loss, (loss, kl) as floats)."""
+    tokens, plen, length, rewards = samples
+    lps, refs, lens = [], [], []
+    for i in range(tokens.shape[1]):
+        tok = torch.tensor(tokens[s, i, :length[s, i]].astype(np.int64))
+        st = int(plen[s, i])
+        lps.append(completion_logprobs(logits_of(tok, w, c), tok, st, gp["tau"]))
+        with torch.no_grad():
+            refs.append(completion_logprobs(logits_of(tok, ref, c), tok, st, gp["tau"]))
+        lens.append(len(tok) - st)
+    lp = torch.cat(lps)
+    adv = advantages(torch.tensor(rewards[s].astype(np.float64)), gp["G"], gp["eps_adv"])
+    loss, kl = grpo_loss(lp, lp.detach(), torch.cat(refs), adv, lens, gp["eps"], gp["beta"])
+    return loss, (loss.item(), kl.item())
+
+
+def run_grpo(c, w0, samples, hp, gp):
     """hp["steps"] GRPO updates on replayed samples (one update per step, rho = 1), the reference
     the initial weights w0; returns (losses, kls, gnorms, final weights as tensors)."""
     names = [n for n, _ in param_table(c)]
-    ref = {n: torch.tensor(w0[n].astype(np.float64)) for n in names}
-    w = {n: torch.tensor(w0[n].astype(np.float64), requires_grad=True) for n in names}
-    decay = [w[n] for n in names if w[n].dim() >= 2]
-    no_decay = [w[n] for n in names if w[n].dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": hp["weight_decay"]},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"])
-    losses, kls, gnorms = [], [], []
-    for s in range(hp["steps"]):
-        lr = get_lr(s, hp["lr"], hp["min_lr"], hp["warmup"], hp["steps"])
-        for g in opt.param_groups:
-            g["lr"] = lr
-        opt.zero_grad(set_to_none=True)
-        lps, refs, lens = [], [], []
-        for i in range(tokens.shape[1]):
-            tok = torch.tensor(tokens[s, i, :length[s, i]].astype(np.int64))
-            st = int(plen[s, i])
-            lps.append(completion_logprobs(logits_of(tok, w, c), tok, st, gp["tau"]))
-            with torch.no_grad():
-                refs.append(completion_logprobs(logits_of(tok, ref, c), tok, st, gp["tau"]))
-            lens.append(len(tok) - st)
-        lp = torch.cat(lps)
-        adv = advantages(torch.tensor(rewards[s].astype(np.float64)), gp["G"], gp["eps_adv"])
-        loss, kl = grpo_loss(lp, lp.detach(), torch.cat(refs), adv, lens, gp["eps"], gp["beta"])
-        loss.backward()
-        gn = torch.nn.utils.clip_grad_norm_([w[k] for k in names], hp["clip"])
-        opt.step()
-        losses.append(loss.item())
-        kls.append(kl.item())
-        gnorms.append(float(gn))
+    ref = frozen(w0)
+    w = trainable(w0, names)
+    records, _, gnorms = run_steps([w[k] for k in names], adamw_decay_2d(w, names, hp), hp,
+                                   lambda s: grpo_step_loss(s, w, ref, c, samples, gp))
+    losses, kls = zip(*records)
     return losses, kls, gnorms, w
 
 
-def save_run(d, hp, gp, losses, kls, gnorms, w):
-    save_npy(os.path.join(d, "hparams.npy"), np.array([hp[k] for k in HPARAM_FIELDS] +
-             [gp["G"], gp["eps"], gp["beta"], gp["tau"], gp["eps_adv"]], np.float64))
-    save_npy(os.path.join(d, "losses.npy"), np.array(losses))
-    save_npy(os.path.join(d, "kls.npy"), np.array(kls))
-    save_npy(os.path.join(d, "gnorms.npy"), np.array(gnorms))
-    for k, v in w.items():
-        save_npy(os.path.join(d, "final", k + ".npy"), v.detach())
+def save_grpo_run(d, hp, gp, losses, kls, gnorms, w):
+    save_run(d, hparams_row(hp, gp["G"], gp["eps"], gp["beta"], gp["tau"], gp["eps_adv"]),
+             dict(losses=losses, kls=kls, gnorms=gnorms), w)
     print(f"{os.path.basename(d)}: loss {losses[0]:.5f} -> {losses[-1]:.5f}, kl {kls[0]:.3g} -> {kls[-1]:.3g}, "
           f"gnorm {gnorms[0]:.4g} -> {gnorms[-1]:.4g}")
 
@@ -193,7 +183,7 @@ def gen_train(rng):
     save_npy(os.path.join(d, "samples", "prompt_len.npy"), plen)
     save_npy(os.path.join(d, "samples", "len.npy"), length)
     save_npy(os.path.join(d, "samples", "rewards.npy"), rewards)
-    save_run(d, hp, gp, *run_grpo(c, w0, tokens, plen, length, rewards, hp, gp))
+    save_grpo_run(d, hp, gp, *run_grpo(c, w0, (tokens, plen, length, rewards), hp, gp))
 
 
 # 5. sampled/: ./train's own samples of stories260K, replayed. They were written once by
@@ -212,55 +202,24 @@ def gen_sampled():
     tokens, plen, length, rewards = (np.load(os.path.join(d, "samples", f + ".npy"))
                                      for f in ("tokens", "prompt_len", "len", "rewards"))
     hp, gp = SAMPLED_TRAIN, SAMPLED_GRPO
-    save_run(d, hp, gp, *run_grpo(c, w0, tokens, plen, length, rewards, hp, gp))
+    save_grpo_run(d, hp, gp, *run_grpo(c, w0, (tokens, plen, length, rewards), hp, gp))
 
 
 def gen_lora(rng_unused):
     c, w0 = read_any(os.path.join("data", "golden", "train", "llama", "init.bin"))
     r, alpha, kinds, adapters = read_lora(os.path.join("data", "golden", "lora", "train", "llama", "init.lora"), c)
-    hp, gp, scale = TRAIN, GRPO, alpha / r
+    hp, gp = TRAIN, GRPO
     d = os.path.join(OUT, "train", "samples")
-    tokens, plen, length, rewards = (np.load(os.path.join(d, f + ".npy")) for f in ("tokens", "prompt_len", "len", "rewards"))
-    base = {n: torch.tensor(v.astype(np.float64)) for n, v in w0.items()}
-    AB = [[(torch.tensor(A.astype(np.float64), requires_grad=True), torch.tensor(B.astype(np.float64), requires_grad=True))
-           for A, B in layer] for layer in adapters]
-    params = [p for layer in AB for pair in layer for p in pair]
-    opt = torch.optim.AdamW(params, lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"],
-                            weight_decay=hp["weight_decay"])
-    losses, kls, gnorms = [], [], []
-    for s in range(hp["steps"]):
-        lr = get_lr(s, hp["lr"], hp["min_lr"], hp["warmup"], hp["steps"])
-        for g in opt.param_groups:
-            g["lr"] = lr
-        opt.zero_grad(set_to_none=True)
-        w = dict(base)
-        for l in range(c["n_layer"]):
-            for i, k in enumerate(kinds):
-                A, B = AB[l][i]
-                w[target_param(c, l, k)] = base[target_param(c, l, k)] + scale * B @ A
-        lps, refs, lens = [], [], []
-        for i in range(tokens.shape[1]):
-            tok = torch.tensor(tokens[s, i, :length[s, i]].astype(np.int64))
-            st = int(plen[s, i])
-            lps.append(completion_logprobs(logits_of(tok, w, c), tok, st, gp["tau"]))
-            with torch.no_grad():
-                refs.append(completion_logprobs(logits_of(tok, base, c), tok, st, gp["tau"]))
-            lens.append(len(tok) - st)
-        lp = torch.cat(lps)
-        adv = advantages(torch.tensor(rewards[s].astype(np.float64)), gp["G"], gp["eps_adv"])
-        loss, kl = grpo_loss(lp, lp.detach(), torch.cat(refs), adv, lens, gp["eps"], gp["beta"])
-        loss.backward()
-        gn = torch.nn.utils.clip_grad_norm_(params, hp["clip"])
-        opt.step()
-        losses.append(loss.item())
-        kls.append(kl.item())
-        gnorms.append(float(gn))
+    samples = tuple(np.load(os.path.join(d, f + ".npy")) for f in ("tokens", "prompt_len", "len", "rewards"))
+    base = frozen(w0)
+    AB, params = adapter_tensors(adapters)
+    records, _, gnorms = run_steps(params, adamw_decay_all(params, hp), hp,
+                                   lambda s: grpo_step_loss(s, merged(base, AB, c, kinds, alpha / r), base, c,
+                                                            samples, gp))
+    losses, kls = zip(*records)
     d = os.path.join(OUT, "lora")
-    save_npy(os.path.join(d, "losses.npy"), np.array(losses))
-    save_npy(os.path.join(d, "kls.npy"), np.array(kls))
-    save_npy(os.path.join(d, "gnorms.npy"), np.array(gnorms))
-    write_lora(os.path.join(d, "final.lora"), r, alpha, kinds,
-               [[(A.detach().numpy(), B.detach().numpy()) for A, B in layer] for layer in AB])
+    save_run(d, None, dict(losses=losses, kls=kls, gnorms=gnorms))
+    write_lora(os.path.join(d, "final.lora"), r, alpha, kinds, adapter_arrays(AB))
     print(f"lora: loss {losses[0]:.5f} -> {losses[-1]:.5f}, kl {kls[0]:.3g} -> {kls[-1]:.3g}, "
           f"gnorm {gnorms[0]:.4g} -> {gnorms[-1]:.4g}")
 

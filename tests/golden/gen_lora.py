@@ -11,7 +11,7 @@ goldens that tests/test_lora.c checks, written to data/golden/lora/.
    stories260K, data/models/stories260K.bin): the adapters start from init.lora (written here in
    the adapters file layout, lib/formats/lora_file.h, with B drawn small but non-zero so that
    every gradient is non-zero from step 1), then the loss, learning rate and gradient norm of each
-   step (losses.npy, lrs.npy, gnorms.npy), hparams.npy (gen_train.py's HPARAM_FIELDS order) and
+   step (losses.npy, lrs.npy, gnorms.npy), hparams.npy (train_common.py's HPARAM_FIELDS order) and
    the adapters after the last step (final.lora). Only A and B are parameters; AdamW decays both.
 
 The model runs on the merged weight W + s B A. In float64 that equals the unmerged sum to ~1e-16,
@@ -29,7 +29,8 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_io import save_npy  # noqa: E402
-from gen_train import (HPARAM_FIELDS, get_lr, logits_of, read_any, read_tokens)  # noqa: E402
+from gen_train import logits_of, read_any, read_tokens  # noqa: E402
+from train_common import adamw_decay_all, frozen, hparams_row, next_token_loss, run_steps, save_run  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)
@@ -122,45 +123,39 @@ def read_shape(c, l, kind):
             "w2": (C, Fh), "w3": (Fh, C)}[kind]
 
 
-def train_lora(c, w32, adapters, r, alpha, kinds, tokens, hp):
-    scale = alpha / r
-    base = {n: torch.tensor(v.astype(np.float64)) for n, v in w32.items()}
+def adapter_tensors(adapters):
+    """[layer][target] -> (A, B) float32 arrays as float64 leaf tensors with gradients, and the flat
+    list of them (layer by layer, target by target, A before B): the parameters LoRA trains."""
     AB = [[(torch.tensor(A.astype(np.float64), requires_grad=True),
             torch.tensor(B.astype(np.float64), requires_grad=True)) for A, B in layer] for layer in adapters]
-    params = [p for layer in AB for pair in layer for p in pair]
-    opt = torch.optim.AdamW(params, lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"],
-                            weight_decay=hp["weight_decay"])
-    B_, T, N = hp["B"], hp["T"], hp["steps"]
-    n = len(tokens)
+    return AB, [p for layer in AB for pair in layer for p in pair]
+
+
+def adapter_arrays(AB):
+    return [[(A.detach().numpy(), B.detach().numpy()) for A, B in layer] for layer in AB]
+
+
+def merged(base, AB, c, kinds, scale):
+    """The weights the model runs on: base with each target W replaced by W + scale B A."""
+    w = dict(base)
+    for l in range(c["n_layer"]):
+        for i, k in enumerate(kinds):
+            A, B = AB[l][i]
+            name = target_param(c, l, k)
+            w[name] = base[name] + scale * B @ A
+    return w
+
+
+def train_lora(c, w32, adapters, r, alpha, kinds, tokens, hp):
+    base = frozen(w32)
+    AB, params = adapter_tensors(adapters)
     toks = torch.from_numpy(tokens.astype(np.int64))
-    losses, lrs, gnorms = [], [], []
-    for s in range(N):
-        lr = get_lr(s, hp["lr"], hp["min_lr"], hp["warmup"], N)
-        for g in opt.param_groups:
-            g["lr"] = lr
-        opt.zero_grad(set_to_none=True)
-        w = dict(base)
-        for l in range(c["n_layer"]):
-            for i, k in enumerate(kinds):
-                A, B = AB[l][i]
-                name = target_param(c, l, k)
-                w[name] = base[name] + scale * B @ A
-        loss = 0.0
-        for row_i in range(B_):
-            a = ((s * B_ + row_i) * T) % (n - T)
-            row = toks[a:a + T + 1]
-            loss = loss + torch.nn.functional.cross_entropy(logits_of(row[:T], w, c), row[1:], reduction="sum")
-        loss = loss / (B_ * T)
-        loss.backward()
-        if hp["clip"] > 0:
-            gn = torch.nn.utils.clip_grad_norm_(params, hp["clip"])
-        else:
-            gn = torch.sqrt(sum((p.grad ** 2).sum() for p in params))
-        opt.step()
-        losses.append(loss.item())
-        lrs.append(lr)
-        gnorms.append(float(gn))
-    return losses, lrs, gnorms, [[(A.detach().numpy(), B.detach().numpy()) for A, B in layer] for layer in AB]
+
+    def objective(s):
+        w = merged(base, AB, c, kinds, alpha / r)
+        return next_token_loss(toks, s, hp["B"], hp["T"], lambda row: (logits_of(row, w, c), None))
+    losses, lrs, gnorms = run_steps(params, adamw_decay_all(params, hp), hp, objective)
+    return losses, lrs, gnorms, adapter_arrays(AB)
 
 
 TRAIN_CASES = {
@@ -198,10 +193,7 @@ def gen_train(rng):
         assert read_lora(os.path.join(d, "init.lora"), c)[3][0][0][0].tobytes() == adapters[0][0][0].tobytes()
         tokens = read_tokens(os.path.join(src, "tokens.bin"))
         losses, lrs, gnorms, final = train_lora(c, w, adapters, r, alpha, kinds, tokens, hp)
-        save_npy(os.path.join(d, "hparams.npy"), np.array([hp[k] for k in HPARAM_FIELDS], np.float64))
-        save_npy(os.path.join(d, "losses.npy"), np.array(losses))
-        save_npy(os.path.join(d, "lrs.npy"), np.array(lrs))
-        save_npy(os.path.join(d, "gnorms.npy"), np.array(gnorms))
+        save_run(d, hparams_row(hp), dict(losses=losses, lrs=lrs, gnorms=gnorms))
         write_lora(os.path.join(d, "final.lora"), r, alpha, kinds, final)
         print(f"lora {case}: loss {losses[0]:.4f} -> {losses[-1]:.4f}, gnorm {gnorms[0]:.4g} -> {gnorms[-1]:.4g}")
 

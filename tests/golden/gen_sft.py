@@ -4,13 +4,14 @@ lib/train/mask.c) and the goldens of tests/test_sft.c, in data/golden/sft/<case>
 
     /usr/bin/python3 tests/golden/gen_sft.py
 
-For each case: the initial model and tokens of tests/golden/gen_train.py (data/golden/train/<case>/)
-and a mask file written here (mask.bin: one byte per token; runs of 0 for a "prompt" and 1 for an
-"answer", as an instruction set has them), then ten steps of full training in ./train's
-deterministic mode (--no-shuffle), where the target at token position p counts only when
-mask[p] = 1 and the loss is the mean over the step's counted targets of all rows together:
+For each case: the initial model, tokens and hyper-parameters of tests/golden/gen_train.py
+(data/golden/train/<case>/) and a mask file written here (mask.bin: one byte per token; runs of 0
+for a "prompt" and 1 for an "answer", as an instruction set has them), then ten steps of full
+training in ./train's deterministic mode (--no-shuffle), where the target at token position p
+counts only when mask[p] = 1 and the loss is the mean over the step's counted targets of all rows
+together:
     loss = sum over rows and counted positions of CE / (number of counted targets in the step)
-Written: hparams.npy (gen_train.py's HPARAM_FIELDS), losses.npy, lrs.npy, gnorms.npy and
+Written: hparams.npy (train_common.py's HPARAM_FIELDS), losses.npy, lrs.npy, gnorms.npy and
 final/<name>.npy. Precision as gen_train.py: float64, goldens rounded to float32 on saving.
 """
 import os
@@ -21,8 +22,8 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from golden_io import save_npy  # noqa: E402
-from gen_train import HPARAM_FIELDS, get_lr, logits_of, param_table, read_any, read_tokens  # noqa: E402
+from gen_train import CASES as TRAIN_CASES, logits_of, param_table, read_any, read_tokens  # noqa: E402
+from train_common import adamw_decay_2d, hparams_row, run_steps, save_run, step_rows, trainable  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)
@@ -39,25 +40,13 @@ def prompt_answer_mask(rng, n):
 
 def train_masked(c, w32, tokens, mask, hp):
     names = [n for n, _ in param_table(c)]
-    w = {n: torch.tensor(w32[n].astype(np.float64), requires_grad=True) for n in names}
-    decay = [w[n] for n in names if w[n].dim() >= 2]
-    no_decay = [w[n] for n in names if w[n].dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": hp["weight_decay"]},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"])
-    B, T, N = hp["B"], hp["T"], hp["steps"]
-    n = len(tokens)
+    w = trainable(w32, names)
+    B, T = hp["B"], hp["T"]
     toks = torch.from_numpy(tokens.astype(np.int64))
-    losses, lrs, gnorms = [], [], []
-    for s in range(N):
-        lr = get_lr(s, hp["lr"], hp["min_lr"], hp["warmup"], N)
-        for g in opt.param_groups:
-            g["lr"] = lr
-        opt.zero_grad(set_to_none=True)
+
+    def objective(s):
         total, counted = 0.0, 0
-        for r in range(B):
-            a = ((s * B + r) * T) % (n - T)
-            row = toks[a:a + T + 1]
+        for a, row in step_rows(toks, s, B, T):
             tgt = row[1:].clone()
             keep = torch.from_numpy(mask[a + 1:a + T + 1].astype(bool))
             tgt[~keep] = -100
@@ -65,23 +54,12 @@ def train_masked(c, w32, tokens, mask, hp):
             total = total + F.cross_entropy(logits_of(row[:T], w, c), tgt, ignore_index=-100, reduction="sum")
         assert counted > 0, "a golden step without a counted target"
         loss = total / counted
-        loss.backward()
-        params = [w[k] for k in names]
-        gn = torch.nn.utils.clip_grad_norm_(params, hp["clip"]) if hp["clip"] > 0 else \
-            torch.sqrt(sum((p.grad ** 2).sum() for p in params))
-        opt.step()
-        losses.append(loss.item())
-        lrs.append(lr)
-        gnorms.append(float(gn))
+        return loss, loss.item()
+    losses, lrs, gnorms = run_steps([w[k] for k in names], adamw_decay_2d(w, names, hp), hp, objective)
     return losses, lrs, gnorms, {k: v.detach().numpy() for k, v in w.items()}
 
 
-CASES = {
-    "llama": dict(B=3, T=12, steps=10, lr=5e-3, warmup=0, min_lr=5e-3, weight_decay=0.1,
-                  beta1=0.9, beta2=0.99, eps=1e-8, clip=1.0),
-    "gpt2": dict(B=4, T=8, steps=10, lr=1e-2, warmup=2, min_lr=1e-3, weight_decay=0.1,
-                 beta1=0.9, beta2=0.95, eps=1e-8, clip=0.0),
-}
+CASES = {case: TRAIN_CASES[case] for case in ("llama", "gpt2")}   # gen_train.py's hyper-parameters
 
 
 def main():
@@ -95,12 +73,7 @@ def main():
         os.makedirs(d, exist_ok=True)
         mask.tofile(os.path.join(d, "mask.bin"))
         losses, lrs, gnorms, final = train_masked(c, w, tokens, mask, hp)
-        save_npy(os.path.join(d, "hparams.npy"), np.array([hp[k] for k in HPARAM_FIELDS], np.float64))
-        save_npy(os.path.join(d, "losses.npy"), np.array(losses))
-        save_npy(os.path.join(d, "lrs.npy"), np.array(lrs))
-        save_npy(os.path.join(d, "gnorms.npy"), np.array(gnorms))
-        for name, x in final.items():
-            save_npy(os.path.join(d, "final", name + ".npy"), x)
+        save_run(d, hparams_row(hp), dict(losses=losses, lrs=lrs, gnorms=gnorms), final)
         print(f"sft {case}: {int(mask.sum())} of {len(mask)} tokens counted; loss {losses[0]:.4f} -> {losses[-1]:.4f}")
 
 

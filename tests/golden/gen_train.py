@@ -10,7 +10,8 @@ Two ways to run it, from the top of the checkout with Debian's Python (it has Py
         and for stories260K its real weights (data/models/stories260K.bin, not copied) with a token
         file; then trains each for 10 steps and writes the loss of every step (losses.npy), the
         learning rate and gradient norm of every step (lrs.npy, gnorms.npy), the hyper-parameters
-        (hparams.npy, HPARAM_FIELDS order) and every parameter after the last step (final/<name>.npy).
+        (hparams.npy, train_common.py's HPARAM_FIELDS order) and every parameter after the last
+        step (final/<name>.npy).
 
     /usr/bin/python3 tests/golden/gen_train.py --init FILE.bin --tokens FILE.bin --batch B --seq T
         --steps N --lr LR --warmup W --min-lr LR --weight-decay WD --beta1 B1 --beta2 B2 --eps E
@@ -18,8 +19,8 @@ Two ways to run it, from the top of the checkout with Debian's Python (it has Py
         the same computation as ./train --no-shuffle with those flags, printing
         `step N/M loss X` lines; --out writes the final weights as .npy files.
 
-What it computes (the rule ./train documents): row r of step s is the T + 1 tokens starting at
-((s*B + r)*T) mod (n - T), n the file's token count; loss = mean cross-entropy over the B*T
+What it computes (the rule ./train documents; the loop is train_common.py's): row r of step s is
+the T + 1 tokens starting at ((s*B + r)*T) mod (n - T), n the file's token count; loss = mean cross-entropy over the B*T
 targets; gradients by autograd; clip_grad_norm_ over all parameters when NORM > 0; the learning
 rate of step s (from 0) is llama2.c train.py's get_lr with lr_decay_iters = N; torch.optim.AdamW
 with weight decay on every parameter of two or more dimensions (embeddings included) and none on
@@ -42,12 +43,11 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from golden_io import save_npy  # noqa: E402
 from gen_model import rmsnorm, rope, sinusoidal  # noqa: E402  (pure tensor functions)
+from train_common import hparams_row, save_run, train_next_token  # noqa: E402
 
 torch.set_default_dtype(torch.float64)
 torch.set_num_threads(1)   # one reduction order: the goldens regenerate byte-identical
 OUT = os.path.join("data", "golden", "train")
-HPARAM_FIELDS = ["B", "T", "steps", "lr", "warmup", "min_lr", "weight_decay", "beta1", "beta2",
-                 "eps", "clip"]
 
 # ---- the two checkpoint formats ----
 
@@ -101,42 +101,62 @@ def param_table(c):
     return t
 
 
-def read_twmodel(path):
-    """The toolkit's model file (lib/train/checkpoint.h). Returns (config dict, {name: array})."""
-    b = open(path, "rb").read()
-    assert b[:8] == b"TWMODEL\0", f"{path}: not a TWMODEL file"
-    off = 8
-    (version,) = struct.unpack_from("<i", b, off); off += 4
-    assert version == 1, f"{path}: version {version}"
+def config_bytes(c):
+    """What TWMODEL and TWMX share after their version: config[20] (CONFIG_FIELDS), rope_theta,
+    qk_eps, norm_eps (float32) and style[16] (NUL-padded)."""
+    return (struct.pack("<20i", *[int(c[k]) for k in CONFIG_FIELDS])
+            + struct.pack("<3f", c["rope_theta"], c["qk_eps"], c["norm_eps"])
+            + c["style"].encode().ljust(16, b"\0"))
+
+
+def read_config(b, off):
+    """config_bytes read back from b at off: (config dict, the offset after it)."""
     ints = struct.unpack_from("<20i", b, off); off += 80
     theta, qk_eps, norm_eps = struct.unpack_from("<3f", b, off); off += 12
     style = b[off:off + 16].split(b"\0")[0].decode(); off += 16
     c = dict(zip(CONFIG_FIELDS, ints), rope_theta=float(np.float32(theta)),
              qk_eps=float(np.float32(qk_eps)), norm_eps=float(np.float32(norm_eps)), style=style)
+    return c, off
+
+
+def params_bytes(table, w):
+    """The parameter section both files end with: int32 count, then per parameter of the table
+    name[48] (NUL-padded), int32 ndim, shape[2] (0 for a vector's second), float32 data."""
+    out = [struct.pack("<i", len(table))]
+    for name, shape in table:
+        out.append(name.encode().ljust(48, b"\0"))
+        out.append(struct.pack("<3i", len(shape), shape[0], shape[1] if len(shape) > 1 else 0))
+        out.append(np.ascontiguousarray(w[name], np.float32).tobytes())
+    return b"".join(out)
+
+
+def read_params(b, off, table, path):
+    """params_bytes read back from b at off, which must end there: {name: float32 array}."""
     (n_params,) = struct.unpack_from("<i", b, off); off += 4
     w = {}
-    for name, shape in param_table(c):
+    for name, shape in table:
         got = b[off:off + 48].split(b"\0")[0].decode(); off += 48
         ndim, s0, s1 = struct.unpack_from("<3i", b, off); off += 12
         assert got == name and (s0, s1)[:ndim] == shape, (got, name, shape)
         n = int(np.prod(shape))
         w[name] = np.frombuffer(b, np.float32, n, off).reshape(shape).copy(); off += 4 * n
     assert n_params == len(w) and off == len(b), f"{path}: bad parameter count or length"
-    return c, w
+    return w
+
+
+def read_twmodel(path):
+    """The toolkit's model file (lib/train/checkpoint.h). Returns (config dict, {name: array})."""
+    b = open(path, "rb").read()
+    assert b[:8] == b"TWMODEL\0", f"{path}: not a TWMODEL file"
+    (version,) = struct.unpack_from("<i", b, 8)
+    assert version == 1, f"{path}: version {version}"
+    c, off = read_config(b, 12)
+    return c, read_params(b, off, param_table(c), path)
 
 
 def write_twmodel(path, c, w):
     with open(path, "wb") as f:
-        f.write(b"TWMODEL\0" + struct.pack("<i", 1))
-        f.write(struct.pack("<20i", *[int(c[k]) for k in CONFIG_FIELDS]))
-        f.write(struct.pack("<3f", c["rope_theta"], c["qk_eps"], c["norm_eps"]))
-        f.write(c["style"].encode().ljust(16, b"\0"))
-        table = param_table(c)
-        f.write(struct.pack("<i", len(table)))
-        for name, shape in table:
-            f.write(name.encode().ljust(48, b"\0"))
-            f.write(struct.pack("<3i", len(shape), shape[0], shape[1] if len(shape) > 1 else 0))
-            f.write(np.ascontiguousarray(w[name], np.float32).tobytes())
+        f.write(b"TWMODEL\0" + struct.pack("<i", 1) + config_bytes(c) + params_bytes(param_table(c), w))
 
 
 def read_llama2c(path):
@@ -265,56 +285,12 @@ def logits_of(tokens, w, c):
     return F.linear(x, w["tok_emb"] if c["tied"] else w["head"])
 
 
-# ---- the loop ----
-
-def get_lr(it, lr, min_lr, warmup, decay_iters):
-    """llama2.c train.py's schedule (tw_lr_schedule)."""
-    if it < warmup:
-        return lr * it / warmup
-    if it > decay_iters:
-        return min_lr
-    ratio = (it - warmup) / (decay_iters - warmup)
-    return min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (lr - min_lr)
-
+# ---- the loop (train_common.py's, on this model) ----
 
 def train(c, w32, tokens, hp, log=None):
     """Runs hp["steps"] steps; returns (losses, lrs, gnorms, final weights as float64 numpy)."""
     names = [n for n, _ in param_table(c)]
-    w = {n: torch.tensor(w32[n].astype(np.float64), requires_grad=True) for n in names}
-    decay = [w[n] for n in names if w[n].dim() >= 2]
-    no_decay = [w[n] for n in names if w[n].dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": hp["weight_decay"]},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=hp["lr"], betas=(hp["beta1"], hp["beta2"]), eps=hp["eps"])
-    B, T, N = hp["B"], hp["T"], hp["steps"]
-    n = len(tokens)
-    assert n >= T + 1, "too few tokens for one row"
-    toks = torch.from_numpy(tokens.astype(np.int64))
-    losses, lrs, gnorms = [], [], []
-    for s in range(N):
-        lr = get_lr(s, hp["lr"], hp["min_lr"], hp["warmup"], N)
-        for g in opt.param_groups:
-            g["lr"] = lr
-        opt.zero_grad(set_to_none=True)
-        loss = 0.0
-        for r in range(B):
-            a = ((s * B + r) * T) % (n - T)
-            row = toks[a:a + T + 1]
-            loss = loss + F.cross_entropy(logits_of(row[:T], w, c), row[1:], reduction="sum")
-        loss = loss / (B * T)
-        loss.backward()
-        params = [w[n_] for n_ in names]
-        if hp["clip"] > 0:
-            gn = torch.nn.utils.clip_grad_norm_(params, hp["clip"])
-        else:
-            gn = torch.sqrt(sum((p.grad ** 2).sum() for p in params))
-        opt.step()
-        losses.append(loss.item())
-        lrs.append(lr)
-        gnorms.append(float(gn))
-        if log:
-            log(f"step {s + 1}/{N} loss {loss.item():.6g} lr {lr:.6g} gnorm {float(gn):.6g}")
-    return losses, lrs, gnorms, {k: v.detach().numpy() for k, v in w.items()}
+    return train_next_token(w32, names, tokens, hp, lambda row, w: (logits_of(row, w, c), None), log)
 
 
 # ---- the goldens ----
@@ -376,14 +352,8 @@ def read_tokens(path):
     return np.fromfile(path, "<u2").astype(np.int64)
 
 
-def save_case(case, hp, losses, lrs, gnorms, final):
-    d = os.path.join(OUT, case)
-    save_npy(os.path.join(d, "hparams.npy"), np.array([hp[k] for k in HPARAM_FIELDS], np.float64))
-    save_npy(os.path.join(d, "losses.npy"), np.array(losses))
-    save_npy(os.path.join(d, "lrs.npy"), np.array(lrs))
-    save_npy(os.path.join(d, "gnorms.npy"), np.array(gnorms))
-    for name, x in final.items():
-        save_npy(os.path.join(d, "final", name + ".npy"), x)
+def save_case(d, hp, losses, lrs, gnorms, final):
+    save_run(d, hparams_row(hp), dict(losses=losses, lrs=lrs, gnorms=gnorms), final)
 
 
 CASES = {
@@ -421,7 +391,7 @@ def gen_all():
             tokens = markov_tokens(rng, c["vocab"], 300)
         write_tokens(os.path.join(d, "tokens.bin"), tokens)
         losses, lrs, gnorms, final = train(c, w, read_tokens(os.path.join(d, "tokens.bin")), hp)
-        save_case(case, hp, losses, lrs, gnorms, final)
+        save_case(d, hp, losses, lrs, gnorms, final)
         print(f"{case}: loss {losses[0]:.4f} -> {losses[-1]:.4f} (ln V = {math.log(c['vocab']):.4f}), "
               f"gnorm {gnorms[0]:.3f} -> {gnorms[-1]:.3f}")
 

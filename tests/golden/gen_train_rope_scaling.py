@@ -11,10 +11,9 @@ Run from the top of the checkout with Debian's Python (it has PyTorch):
     /usr/bin/python3 tests/golden/gen_train_rope_scaling.py
 Reads data/golden/train/<base>/init.bin and tokens.bin (gen_train.py's), writes
 data/golden/train_rope/<case>/: scaling.npy (kind 1 linear / 2 ntk / 3 yarn, factor, trained
-context L), hparams.npy (gen_train.HPARAM_FIELDS order), losses.npy, lrs.npy, gnorms.npy and
+context L), hparams.npy (train_common.HPARAM_FIELDS order), losses.npy, lrs.npy, gnorms.npy and
 final/<name>.npy, float64 computed, rounded to float32 once on saving.
 """
-import math
 import os
 import sys
 
@@ -72,8 +71,7 @@ def main():
         losses, lrs, gnorms, final = gen_train.train(c, w, tokens, hp)
         d = os.path.join(OUT, case)
         save_npy(os.path.join(d, "scaling.npy"), np.array([KINDS[kind], factor, L], np.float64))
-        gen_train.OUT = OUT
-        gen_train.save_case(case, hp, losses, lrs, gnorms, final)
+        gen_train.save_case(d, hp, losses, lrs, gnorms, final)
         print(f"{case}: {kind} x{factor:g} from L = {L} to T = {hp['T']} (m = {mscale:.4f}): loss "
               f"{losses[0]:.4f} -> {losses[-1]:.4f}, gnorm {gnorms[0]:.3f} -> {gnorms[-1]:.3f}")
 
