@@ -64,19 +64,6 @@ static int row_keys(const float *w, int t, int S, int causal, int causal_offset)
     return causal ? tw_causal_keys(t, S, 1, causal_offset) : visible(w, S);
 }
 
-// Asks for the first n floats of rows [t0, t1) of the pattern (S floats each) to be brought into
-// the cache, n by row_keys (all S without the causal rule): each row's first touch otherwise
-// waits for memory.
-static void prefetch_rows(const float *weights, int t0, int t1, int S, int causal,
-                          int causal_offset) {
-    for (int t = t0; t < t1; t++) {
-        const float *w = weights + (size_t)t * S;
-        const int n = causal ? row_keys(w, t, S, causal, causal_offset) : S;
-        const char *p = (const char *)w, *const end = (const char *)(w + n);
-        for (; p < end; p += 64) _mm_prefetch(p, _MM_HINT_T0);
-    }
-}
-
 // The keys any row sees: the largest row_keys() of the rows, from the last row up (under the
 // causal rule the last row sees them all, and the scan stops there).
 static int visible_any(const float *weights, int T, int S, int causal, int causal_offset) {
@@ -174,8 +161,6 @@ int sdpa_backward_narrow(float *dq, float *dk, float *dv, float *dscores, const 
     const float inv_sqrt_d = 1.0f / sqrtf((float)D);   // the forward's factor, same rounding
     for (int t0 = 0; t0 < T; t0 += ROWS) {
         const int R = T - t0 < ROWS ? T - t0 : ROWS;
-        prefetch_rows(weights, t0 + R, t0 + R + ROWS < T ? t0 + R + ROWS : T, S, causal,
-                      causal_offset);   // the next block
         int n[ROWS];
         for (int r = 0; r < R; r++) {
             const int t = t0 + r;

@@ -5,6 +5,19 @@
 #include <stdint.h>
 #include "simd.h"
 
+// One cache line into L2. A loop that does nothing but prefetch (tw_prefetch_share) is deleted by
+// gcc 12 at -O2 when written with __builtin_prefetch or _mm_prefetch, as code without effect: its
+// object held no prefetch at all (nor did the training attention's row prefetch, which, made real,
+// measured 5 % slower and is gone). On x86 the instruction is therefore a volatile asm, which no
+// pass removes; a is only named as the operand, never read.
+static inline void tw_prefetch_line_l2(const void *a) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __asm__ volatile("prefetcht1 %0" : : "m"(*(const char *)a));
+#else
+    __builtin_prefetch(a, 0, 2);
+#endif
+}
+
 // Asks for the `lines` cache lines (64 bytes each) that start TW_PREFETCH_AHEAD_FLOATS floats past
 // w, into L1. They may lie past the end of W: a prefetch never faults, and the address is formed
 // as an integer, so no pointer leaves its array. `lines` is a constant at each call, so the loop
@@ -24,17 +37,9 @@ static inline void tw_prefetch_ahead(const float *w, int lines) {
 // 1.30 times slower on the classifier; docs/serving.md). A matrix that fits in L2 stays there
 // between calls and is not prefetched at all: TW_ROWS_PREFETCH_FLOATS.
 #define TW_ROWS_PREFETCH_FLOATS (1L << 18)   // 1 MiB of floats
-// Asks for share `part` of `parts` of the lines of p[0 .. n) into L2. With __builtin_prefetch, gcc
-// 12 -O2 deleted this loop as code without effect (the object held no prefetch: the share never
-// ran before), so on x86 the instruction is written as a volatile asm, which no pass removes.
+// Asks for share `part` of `parts` of the lines of p[0 .. n) into L2.
 static inline void tw_prefetch_share(const float *p, long n, int part, int parts) {
     const long lines = (n + 15) / 16, l0 = lines * part / parts, l1 = lines * (part + 1) / parts;
-    for (long l = l0; l < l1; l++) {
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-        __asm__ volatile("prefetcht1 %0" : : "m"(*((const char *)p + 64 * l)));
-#else
-        __builtin_prefetch((const char *)p + 64 * l, 0, 2);
-#endif
-    }
+    for (long l = l0; l < l1; l++) tw_prefetch_line_l2((const char *)p + 64 * l);
 }
 #endif
