@@ -291,12 +291,12 @@ void tw_matvec_rows_avx512(float *Y, const float *X, const float *W, int T, int 
     for (int o0 = 0; o0 < N4; o0 += block) {
         const int o1 = o0 + block < N4 ? o0 + block : N4, groups = (o1 - o0) / 4;
         const int next = N4 - o1 < block ? N4 - o1 : block, tiles = (T + ROWS_MR - 1) / ROWS_MR;
+        // the next block's lines, in shares of one per (tile, group) (simd/prefetch.h)
+        const long lines = ((long)next * K + 15) / 16, share = (lines + (long)tiles * groups - 1) / ((long)tiles * groups);
         for (int t = 0; t < T; t += ROWS_MR) {
             const int MR = T - t < ROWS_MR ? T - t : ROWS_MR;
             for (int o = o0; o < o1; o += 4) {
-                if (prefetch)   // share (tile, group) of the next block (simd/prefetch.h)
-                    tw_prefetch_share(W + (long)o1 * K, (long)next * K, t / ROWS_MR * groups + (o - o0) / 4,
-                                      tiles * groups);
+                if (prefetch) tw_prefetch_share(W + (long)o1 * K, lines, share, t / ROWS_MR * groups + (o - o0) / 4);
                 rows_tile_mr(Y + (long)t * N + o, N, W + (long)o * K, X + (long)t * K, K, K, MR);
             }
         }

@@ -28,18 +28,17 @@ static inline void tw_prefetch_ahead(const float *w, int lines) {
 }
 
 // The batched matvec's prefetch (tw_matvec_rows_avx512, tw_matvec_rows_avx2): while it works on
-// one block of W's rows, it asks for the next block, cut into `parts` equal shares, one share
-// before each 4-row group of each tile of X rows, so a few lines are asked for at a time and the
-// whole block has been asked for when its turn comes. The hardware prefetchers, following four
-// rows of W a few hundred bytes apart, stay behind: the 15M classifier ran at two thirds of the
-// speed of a matrix already in cache. Into L2 (locality 2), not L1: a share of many lines asked
-// into L1 at once waited on L1's few fill buffers (measured: one share per tile into L1 was 1.13 to
-// 1.30 times slower on the classifier; docs/serving.md). A matrix that fits in L2 stays there
-// between calls and is not prefetched at all: TW_ROWS_PREFETCH_FLOATS.
+// one block of W's rows, it asks for the next block into L2, cut into equal shares of `share`
+// lines, one share before each 4-row group of each tile of X rows, so a few lines are asked for at
+// a time and the whole block has been asked for when its turn comes. The hardware prefetchers,
+// following four rows of W a few hundred bytes apart, stay behind on a matrix that comes from
+// memory: the 15M classifier (32000 x 288) ran 1.10 to 1.30 times faster with this prefetch than
+// without any (docs/serving.md). A matrix that fits in L2 stays there between calls and is not
+// prefetched: TW_ROWS_PREFETCH_FLOATS.
 #define TW_ROWS_PREFETCH_FLOATS (1L << 18)   // 1 MiB of floats
-// Asks for share `part` of `parts` of the lines of p[0 .. n) into L2.
-static inline void tw_prefetch_share(const float *p, long n, int part, int parts) {
-    const long lines = (n + 15) / 16, l0 = lines * part / parts, l1 = lines * (part + 1) / parts;
+// Lines share * part .. share * (part + 1) of p's `lines` lines, into L2 (none past the last).
+static inline void tw_prefetch_share(const float *p, long lines, long share, long part) {
+    const long l0 = share * part, l1 = l0 + share < lines ? l0 + share : lines;
     for (long l = l0; l < l1; l++) tw_prefetch_line_l2((const char *)p + 64 * l);
 }
 #endif
