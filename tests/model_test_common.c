@@ -1,0 +1,169 @@
+// model_test_common.c: see model_test_common.h.
+#define _POSIX_C_SOURCE 200809L   // mkdtemp
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model_test_common.h"
+#include "train/batches.h"
+#include "train/step.h"
+#include "train/tokens.h"
+#include "inspect/check_finite.h"
+#include "inspect/dump.h"
+
+void mt_load_init(tw_model *m, const char *group, const char *name) {
+    char path[256], err[512] = "";
+    snprintf(path, sizeof path, "data/golden/%s/%s/init.bin", group, name);
+    ck_assert_msg(tw_model_load_file(m, path, err, sizeof err) == TW_OK, "%s", err);
+}
+
+// The case's golden per-step values: <group>/<name>/<what>.npy, steps of them.
+static tw_npy load_per_step(const char *group, const char *name, const char *what, int steps) {
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s/%s/%s", group, name, what);
+    return tt_load(rel, steps);
+}
+
+// ---- ten steps against PyTorch ----
+
+// Runs the case's steps on m; st (at most 16) receives each step's loss, gradient norm and lr.
+static void train_steps(tw_train_stats *st, tw_model *m, const int *tokens, long n, const tw_train_config *c) {
+    tw_trainer t;
+    tw_batcher b;
+    ck_assert_int_eq(tw_trainer_init(&t, m, c->T), TW_OK);
+    ck_assert_int_eq(tw_batcher_init(&b, tokens, n, c->B, c->T, 0, 0), TW_OK);
+    ck_assert_int_le(c->steps, 16);
+    int *in = malloc((size_t)c->B * c->T * sizeof *in), *tg = malloc((size_t)c->B * c->T * sizeof *tg);
+    for (int s = 0; s < c->steps; s++) {
+        tw_batcher_fill(in, tg, &b, s);
+        ck_assert_int_eq(tw_train_step(&st[s], &t, m, in, tg, c), TW_OK);
+    }
+    free(in);
+    free(tg);
+    tw_batcher_free(&b);
+    tw_trainer_free(&t);
+}
+
+void mt_train_matches_golden(tw_model *m, const char *group, const char *name, const mt_step_tols *tol) {
+    char path[256], rel[256], err[512] = "";
+    int *tokens;
+    long n;
+    snprintf(path, sizeof path, "data/golden/%s/%s/tokens.bin", group, name);
+    ck_assert_msg(tw_tokens_read(&tokens, &n, path, err, sizeof err) == TW_OK, "%s", err);
+    snprintf(rel, sizeof rel, "%s/%s/hparams", group, name);
+    tw_npy h = tt_load(rel, MT_N_H);
+    const float *hp = h.data;
+    const tw_train_config c = { (int)hp[MT_H_B], (int)hp[MT_H_T], (int)hp[MT_H_STEPS], (int)hp[MT_H_WARMUP],
+                                hp[MT_H_LR], hp[MT_H_MIN_LR], hp[MT_H_WD], hp[MT_H_BETA1], hp[MT_H_BETA2],
+                                hp[MT_H_EPS], hp[MT_H_CLIP] };
+    m->cfg.block.moe_aux_coef = hp[MT_H_AUX];
+    tw_train_stats st[16];
+    train_steps(st, m, tokens, n, &c);
+    tw_npy L = load_per_step(group, name, "losses", c.steps), G = load_per_step(group, name, "gnorms", c.steps);
+    tw_npy R = { 0 };
+    if (tol->check_lr) R = load_per_step(group, name, "lrs", c.steps);
+    const float *wl = L.data, *wg = G.data, *wr = R.data;
+    for (int s = 0; s < c.steps; s++) {
+        const double gtol = s == 0 ? tol->gnorm_first : tol->gnorm_later;
+        if (getenv("TW_VERBOSE"))
+            printf("%s step %d: loss %.7g / %.7g (rel %.2e)  gnorm %.7g / %.7g (rel %.2e)\n", name, s + 1,
+                   (double)st[s].loss, (double)wl[s], fabs(st[s].loss - wl[s]) / fabs(wl[s]),
+                   (double)st[s].gnorm, (double)wg[s], fabs(st[s].gnorm - wg[s]) / fabs(wg[s]));
+        ck_assert_msg(fabs(st[s].loss - wl[s]) <= 1e-5 * fabs(wl[s]), "%s step %d: loss %.7g, PyTorch %.7g",
+                      name, s + 1, (double)st[s].loss, (double)wl[s]);
+        ck_assert_msg(fabs(st[s].gnorm - wg[s]) <= gtol * fabs(wg[s]), "%s step %d: gnorm %.7g, PyTorch %.7g",
+                      name, s + 1, (double)st[s].gnorm, (double)wg[s]);
+        if (tol->check_lr)
+            ck_assert_msg(fabs(st[s].lr - wr[s]) <= 1e-6 * fabs(wr[s]) + 1e-12, "%s step %d: lr", name, s + 1);
+    }
+    mt_weights_match_golden(m, group, name, c.steps);
+    ck_assert_msg(st[c.steps - 1].loss < st[0].loss, "%s: the loss did not fall", name);
+    tw_npy_free(&L);
+    tw_npy_free(&G);
+    if (tol->check_lr) tw_npy_free(&R);
+    tw_npy_free(&h);
+    free(tokens);
+}
+
+void mt_weights_match_golden(const tw_model *m, const char *group, const char *name, int steps) {
+    double worst = 0.0;
+    const char *worst_name = "";
+    for (int i = 0; i < m->n_params; i++) {
+        const tw_param *p = &m->params[i];
+        char rel[256];
+        snprintf(rel, sizeof rel, "%s/%s/final/%s", group, name, p->name);
+        tw_npy W = tt_load(rel, p->count);
+        const float *w = W.data;
+        for (long j = 0; j < p->count; j++) {
+            const double d = fabs((double)p->data[j] - w[j]);
+            if (d > worst) { worst = d; worst_name = p->name; }
+            ck_assert_msg(d <= 1e-4 + 1e-4 * fabs(w[j]), "%s: %s[%ld] is %.7g after %d steps, PyTorch %.7g",
+                          name, p->name, j, (double)p->data[j], steps, (double)w[j]);
+        }
+        tw_npy_free(&W);
+    }
+    if (getenv("TW_VERBOSE")) printf("%s: largest weight difference %.3g (%s)\n", name, worst, worst_name);
+}
+
+// ---- ./train on a case ----
+
+run_result mt_train_cli_matches_golden(const char *group, const char *name, const char *extra,
+                                       const char *out) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "./train --init data/golden/%s/%s/init.bin --tokens data/golden/%s/%s/tokens.bin "
+             "--no-shuffle --batch 3 --seq 12 --steps 10 --lr 5e-3 --warmup 0 --min-lr 5e-4 --weight-decay 0.1 "
+             "--beta1 0.9 --beta2 0.99 --eps 1e-8 --clip 1 --curve none %s --out %s",
+             group, name, group, name, extra, out);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    tw_npy want = load_per_step(group, name, "losses", 10);
+    char why[4096];
+    ck_assert_msg(tt_losses_printed(r.out, want.data, 10, 1e-5, why, sizeof why), "%s", why);
+    ck_assert_ptr_nonnull(strstr(r.out, "(TWMX format)"));
+    tw_npy_free(&want);
+    return r;
+}
+
+// ---- the dump and the NaN check ----
+
+void mt_dump_into_fresh_folder(char *dir, size_t dir_len, const char *label, const tw_model *m,
+                               const int *tokens, int T) {
+    char err[512] = "";
+    snprintf(dir, dir_len, "/tmp/tw_test_%s_XXXXXX", label);
+    ck_assert_msg(mkdtemp(dir) != NULL, "cannot make a temporary folder in /tmp");
+    ck_assert_msg(tw_model_dump(dir, m, tokens, T, NULL, 0, err, sizeof err) == TW_OK, "%s", err);
+}
+
+tw_status mt_read_dumped(tw_npy *a, const char *dir, const char *tensor, char *err, size_t err_len) {
+    char path[320];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, tensor);
+    return tw_npy_read(a, path, err, err_len);
+}
+
+void mt_nan_is_first_seen_in(tw_model *m, const int *tokens, int T, const char *param, const char *first) {
+    char err[512] = "", prefix[128];
+    tw_model_state s;
+    ck_assert_int_eq(tw_model_state_init(&s, m, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_forward(&s, m, tokens, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_check_finite(&s, m, T, 1, NULL, err, sizeof err), TW_OK);
+    tw_model_param(m, param)->data[5] = NAN;
+    ck_assert_int_eq(tw_model_forward(&s, m, tokens, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_check_finite(&s, m, T, 1, NULL, err, sizeof err), TW_ERR_ARG);
+    snprintf(prefix, sizeof prefix, "%s[", first);
+    ck_assert_msg(strncmp(err, prefix, strlen(prefix)) == 0, "%s", err);
+    tw_model_state_free(&s);
+}
+
+// ---- ./train's refusals ----
+
+void mt_train_refuses_in_one_line(const char *tokens, const char *flags, const char *want) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "./train --tokens %s --vocab 65 --steps 1 --curve none %s", tokens, flags);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 2, "%s: rc %d", flags, r.rc);
+    ck_assert_msg(strstr(r.err, want) != NULL, "%s: %s", flags, r.err);
+    ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "%s: not one line: %s", flags, r.err);
+    ck_assert_msg(r.out[0] == '\0', "%s: printed %s", flags, r.out);
+    tt_run_free(&r);
+}
