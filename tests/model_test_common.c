@@ -27,66 +27,73 @@ static tw_npy load_per_step(const char *group, const char *name, const char *wha
 
 // ---- ten steps against PyTorch ----
 
-// Runs the case's steps on m; st (at most 16) receives each step's loss, gradient norm and lr.
-static void train_steps(tw_train_stats *st, tw_model *m, const int *tokens, long n, const tw_train_config *c) {
+// Runs c's steps (at most 16) on m at level (NULL: as it is; naive again after); st receives each
+// step's loss, gradient norm and lr.
+static void train_steps(tw_train_stats *st, tw_model *m, const int *tokens, long n, const tw_train_config *c,
+                        const char *level) {
     tw_trainer t;
     tw_batcher b;
     ck_assert_int_eq(tw_trainer_init(&t, m, c->T), TW_OK);
     ck_assert_int_eq(tw_batcher_init(&b, tokens, n, c->B, c->T, 0, 0), TW_OK);
-    ck_assert_int_le(c->steps, 16);
     int *in = malloc((size_t)c->B * c->T * sizeof *in), *tg = malloc((size_t)c->B * c->T * sizeof *tg);
+    ck_assert(in && tg && c->steps <= 16);
+    if (level) ck_assert_str_eq(tw_simd_init(level), level);
     for (int s = 0; s < c->steps; s++) {
         tw_batcher_fill(in, tg, &b, s);
         ck_assert_int_eq(tw_train_step(&st[s], &t, m, in, tg, c), TW_OK);
     }
+    if (level) tw_simd_init("naive");
     free(in);
     free(tg);
     tw_batcher_free(&b);
     tw_trainer_free(&t);
 }
 
-void mt_train_matches_golden(tw_model *m, const char *group, const char *name, const mt_step_tols *tol) {
-    char path[256], rel[256], err[512] = "";
+int mt_train_matches_golden(tw_train_stats st[16], tw_model *m, const mt_golden_run *run) {
+    const char *group = run->group, *name = run->name;
+    char path[256], rel[256], label[128], err[512] = "";
+    if (run->level) snprintf(label, sizeof label, "%s at %s", name, run->level);
+    else snprintf(label, sizeof label, "%s", name);
     int *tokens;
     long n;
     snprintf(path, sizeof path, "data/golden/%s/%s/tokens.bin", group, name);
     ck_assert_msg(tw_tokens_read(&tokens, &n, path, err, sizeof err) == TW_OK, "%s", err);
     snprintf(rel, sizeof rel, "%s/%s/hparams", group, name);
-    tw_npy h = tt_load(rel, MT_N_H);
+    tw_npy h = tt_load(rel, run->with_aux ? MT_N_H : MT_H_AUX);
     const float *hp = h.data;
     const tw_train_config c = { (int)hp[MT_H_B], (int)hp[MT_H_T], (int)hp[MT_H_STEPS], (int)hp[MT_H_WARMUP],
                                 hp[MT_H_LR], hp[MT_H_MIN_LR], hp[MT_H_WD], hp[MT_H_BETA1], hp[MT_H_BETA2],
                                 hp[MT_H_EPS], hp[MT_H_CLIP] };
-    m->cfg.block.moe_aux_coef = hp[MT_H_AUX];
-    tw_train_stats st[16];
-    train_steps(st, m, tokens, n, &c);
+    if (run->with_aux) m->cfg.block.moe_aux_coef = hp[MT_H_AUX];
+    tw_npy_free(&h);
+    train_steps(st, m, tokens, n, &c, run->level);
     tw_npy L = load_per_step(group, name, "losses", c.steps), G = load_per_step(group, name, "gnorms", c.steps);
     tw_npy R = { 0 };
-    if (tol->check_lr) R = load_per_step(group, name, "lrs", c.steps);
+    if (run->check_lr) R = load_per_step(group, name, "lrs", c.steps);
     const float *wl = L.data, *wg = G.data, *wr = R.data;
     for (int s = 0; s < c.steps; s++) {
-        const double gtol = s == 0 ? tol->gnorm_first : tol->gnorm_later;
+        const double gtol = s == 0 ? run->gnorm_first : run->gnorm_later;
         if (getenv("TW_VERBOSE"))
-            printf("%s step %d: loss %.7g / %.7g (rel %.2e)  gnorm %.7g / %.7g (rel %.2e)\n", name, s + 1,
+            printf("%s step %d: loss %.7g / %.7g (rel %.2e)  gnorm %.7g / %.7g (rel %.2e)\n", label, s + 1,
                    (double)st[s].loss, (double)wl[s], fabs(st[s].loss - wl[s]) / fabs(wl[s]),
                    (double)st[s].gnorm, (double)wg[s], fabs(st[s].gnorm - wg[s]) / fabs(wg[s]));
         ck_assert_msg(fabs(st[s].loss - wl[s]) <= 1e-5 * fabs(wl[s]), "%s step %d: loss %.7g, PyTorch %.7g",
-                      name, s + 1, (double)st[s].loss, (double)wl[s]);
+                      label, s + 1, (double)st[s].loss, (double)wl[s]);
         ck_assert_msg(fabs(st[s].gnorm - wg[s]) <= gtol * fabs(wg[s]), "%s step %d: gnorm %.7g, PyTorch %.7g",
-                      name, s + 1, (double)st[s].gnorm, (double)wg[s]);
-        if (tol->check_lr)
-            ck_assert_msg(fabs(st[s].lr - wr[s]) <= 1e-6 * fabs(wr[s]) + 1e-12, "%s step %d: lr", name, s + 1);
+                      label, s + 1, (double)st[s].gnorm, (double)wg[s]);
+        if (run->check_lr)
+            ck_assert_msg(fabs(st[s].lr - wr[s]) <= 1e-6 * fabs(wr[s]) + 1e-12, "%s step %d: lr", label, s + 1);
     }
-    mt_weights_match_golden(m, group, name, c.steps);
-    ck_assert_msg(st[c.steps - 1].loss < st[0].loss, "%s: the loss did not fall", name);
+    mt_weights_match_golden(m, group, name, label, c.steps, run->weight_atol);
     tw_npy_free(&L);
     tw_npy_free(&G);
-    if (tol->check_lr) tw_npy_free(&R);
-    tw_npy_free(&h);
+    if (run->check_lr) tw_npy_free(&R);
     free(tokens);
+    return c.steps;
 }
 
-void mt_weights_match_golden(const tw_model *m, const char *group, const char *name, int steps) {
+void mt_weights_match_golden(const tw_model *m, const char *group, const char *name, const char *label,
+                             int steps, double atol) {
     double worst = 0.0;
     const char *worst_name = "";
     for (int i = 0; i < m->n_params; i++) {
@@ -98,12 +105,38 @@ void mt_weights_match_golden(const tw_model *m, const char *group, const char *n
         for (long j = 0; j < p->count; j++) {
             const double d = fabs((double)p->data[j] - w[j]);
             if (d > worst) { worst = d; worst_name = p->name; }
-            ck_assert_msg(d <= 1e-4 + 1e-4 * fabs(w[j]), "%s: %s[%ld] is %.7g after %d steps, PyTorch %.7g",
-                          name, p->name, j, (double)p->data[j], steps, (double)w[j]);
+            ck_assert_msg(d <= atol + 1e-4 * fabs(w[j]), "%s: %s[%ld] is %.7g after %d steps, PyTorch %.7g",
+                          label, p->name, j, (double)p->data[j], steps, (double)w[j]);
         }
         tw_npy_free(&W);
     }
-    if (getenv("TW_VERBOSE")) printf("%s: largest weight difference %.3g (%s)\n", name, worst, worst_name);
+    if (getenv("TW_VERBOSE")) printf("%s: largest weight difference %.3g (%s)\n", label, worst, worst_name);
+}
+
+// The tiled attention's cases. Loss and gradient norm: tests/test_train.c's relative 1e-5 and
+// its argument (float32 against float64 through one forward and backward per step, compounded
+// over ten updates; a wrong gradient moves them by 1e-3 or more). Measured with tiled attention
+// (TW_VERBOSE=1): at most 1.9e-7 (losses) and 1.4e-6 (gradient norms), as with the default
+// attention. Final weights: AdamW moves an element whose gradient is float noise (the key bias,
+// whose gradient vanishes exactly; any element whose gradient is near 0) by up to ~lr per step
+// with a sign the noise decides, so the two attentions' different roundings land such elements
+// up to a few tenths of lr apart. Measured: 9.9e-5 (stories260K's layers.0.ffn.gate[3267], at lr
+// 1e-3; 2017's key bias, not run here, 8.9e-5), against 1.8e-5 with the default attention
+// (test_train.c, whose 1e-4 abs would leave no margin here). Tolerance: 3e-4 abs (0.3 lr) +
+// 1e-4 rel; a wrong gradient is caught by the loss and norm checks.
+void mt_ten_flash_steps_match_pytorch(const char *name, const char *level) {
+    char err[512] = "";
+    tw_model m;
+    if (strcmp(name, "stories260K") == 0)
+        ck_assert_msg(tw_model_load_file(&m, "data/models/stories260K.bin", err, sizeof err) == TW_OK, "%s", err);
+    else
+        mt_load_init(&m, "train", name);
+    m.cfg.block.attn.tiled = 1;
+    const mt_golden_run run = { .group = "train", .name = name, .level = level, .gnorm_first = 1e-5,
+                                .gnorm_later = 1e-5, .weight_atol = 3e-4 };
+    tw_train_stats st[16];
+    mt_train_matches_golden(st, &m, &run);
+    tw_model_free(&m);
 }
 
 // ---- ./train on a case ----

@@ -1,18 +1,21 @@
 // model_test_common.h: what the suites of the model's variants share (tests/test_moe_model.c,
-// tests/test_mla_model.c): a golden training case trained here and through ./train and compared
-// with PyTorch, the dump into a fresh folder, the NaN check's first tensor, and ./train's one-line
-// answer to a flag it refuses. What each suite asserts beyond these stays in the suite.
+// tests/test_mla_model.c, and for tiled attention tests/test_attn_flash.c and
+// tests/test_sdpa_tiled_simd.c): a golden training case trained here and through ./train and
+// compared with PyTorch, the dump into a fresh folder, the NaN check's first tensor, and
+// ./train's one-line answer to a flag it refuses. What each suite asserts beyond these stays in
+// the suite.
 //
-// A case is data/golden/<group>/<name>/, written by tests/golden/gen_train_moe.py (group
-// train_moe) or tests/golden/gen_train_mla.py (train_mla): init.bin (TWMX), tokens.bin,
-// hparams.npy (MT_H_* order), losses.npy, gnorms.npy and lrs.npy (one per step), and
-// final/<parameter name>.npy (the weights after the last step).
+// A case is data/golden/<group>/<name>/, written by tests/golden/gen_train.py (group train),
+// gen_train_moe.py (train_moe) or gen_train_mla.py (train_mla): init.bin, tokens.bin,
+// hparams.npy (MT_H_* order; aux_coef only in train_moe and train_mla), losses.npy, gnorms.npy
+// and lrs.npy (one per step), and final/<parameter name>.npy (the weights after the last step).
 // Paths are relative to the top of the checkout (make test runs from there).
 #ifndef MODEL_TEST_COMMON_H
 #define MODEL_TEST_COMMON_H
 #include <stddef.h>
 #include "testutil.h"
 #include "testrun.h"
+#include "train/step.h"
 
 // hparams.npy's entries, in the generators' order.
 enum { MT_H_B, MT_H_T, MT_H_STEPS, MT_H_LR, MT_H_WARMUP, MT_H_MIN_LR, MT_H_WD, MT_H_BETA1, MT_H_BETA2,
@@ -21,34 +24,45 @@ enum { MT_H_B, MT_H_T, MT_H_STEPS, MT_H_LR, MT_H_WARMUP, MT_H_MIN_LR, MT_H_WD, M
 // Loads the case's init.bin into m; fails the test with the loader's message if it cannot.
 void mt_load_init(tw_model *m, const char *group, const char *name);
 
-// The tolerances of the ten-step comparison that differ between cases: the gradient norm's,
-// relative to PyTorch's, at step 1 and after it; whether the learning rate is compared too.
+// One golden case trained in the test, and what its comparison with PyTorch allows beyond the
+// fixed tolerances (mt_train_matches_golden).
 typedef struct {
-    double gnorm_first, gnorm_later;
-    int check_lr;
-} mt_step_tols;
+    const char *group, *name;          // data/golden/<group>/<name>/
+    int with_aux;                      // hparams.npy ends with aux_coef (train_moe, train_mla)
+    const char *level;                 // the SIMD level to train at (naive again after), or NULL
+    double gnorm_first, gnorm_later;   // the gradient norm, relative: at step 1, after it
+    int check_lr;                      // compare the learning rate too (relative 1e-6 + 1e-12)
+    double weight_atol;                // final weights: weight_atol + relative 1e-4
+} mt_golden_run;
 
-// Trains m (the case's init.bin, loaded) as tests/test_train.c does (--no-shuffle batches, AdamW,
-// clipping, the schedule) with the case's hparams (block.moe_aux_coef set to its aux_coef: a
-// training choice, not in the file) for its steps, then compares with PyTorch, float32 against
-// float64: at every step the loss (the cross-entropy) within relative 1e-5, the gradient norm
-// within tol, the learning rate (tol->check_lr) within relative 1e-6 + 1e-12 (the same formula in
-// float32 and double); then the final weights (mt_weights_match_golden), and that the loss fell.
+// Trains m (the case's starting model, loaded) as tests/test_train.c does (--no-shuffle batches,
+// AdamW, clipping, the schedule) with the case's hparams (with_aux: block.moe_aux_coef set to its
+// aux_coef, a training choice not in the file) for its steps (at most 16), then compares with
+// PyTorch, float32 against float64: at every step the loss (the cross-entropy) within relative
+// 1e-5, the gradient norm and the learning rate as run says; then the final weights
+// (mt_weights_match_golden). st receives each step's stats; returns the number of steps.
 // TW_VERBOSE=1 prints every step's measured differences.
-void mt_train_matches_golden(tw_model *m, const char *group, const char *name, const mt_step_tols *tol);
+int mt_train_matches_golden(tw_train_stats st[16], tw_model *m, const mt_golden_run *run);
 
-// Every parameter of m against the case's final/<name>.npy after steps steps: absolute 1e-4 +
-// relative 1e-4 (AdamW moves a weight by about lr a step whatever its gradient's size, so
-// float32 noise in a near-zero gradient can move it by a fraction of lr; the goldens' lr is
-// 5e-3 or 1e-2, so a wrong update still fails). TW_VERBOSE=1 prints the largest difference.
-void mt_weights_match_golden(const tw_model *m, const char *group, const char *name, int steps);
+// Every parameter of m against the case's final/<name>.npy: within atol + relative 1e-4. label
+// names the run in a failure (the case's name, and its level when it has one); steps is for the
+// message. TW_VERBOSE=1 prints the largest difference.
+void mt_weights_match_golden(const tw_model *m, const char *group, const char *name, const char *label,
+                             int steps, double atol);
+
+// The tiled attention's golden cases (group train: llama, qwen3, stories260K, whose starting
+// model is data/models/stories260K.bin): loads the case with block.attn.tiled set, trains it at
+// level (NULL: as it is) and compares with PyTorch. Loss and gradient norm within relative 1e-5,
+// final weights within 3e-4 + relative 1e-4; the reasons are in model_test_common.c.
+void mt_ten_flash_steps_match_pytorch(const char *name, const char *level);
 
 // Runs ./train on the case with the llama cases' hyperparameters of both generators (--batch 3
 // --seq 12 --steps 10 --lr 5e-3 --warmup 0 --min-lr 5e-4 --weight-decay 0.1 --beta1 0.9
 // --beta2 0.99 --eps 1e-8 --clip 1, --no-shuffle, --curve none) and extra, writing --out out.
 // Asserts exit 0, that the ten printed losses are PyTorch's within relative 1e-5 (./train prints
 // 6 significant digits, 5e-6 relative), and that the file was written in the TWMX format.
-// Returns the run for more checks of its output; free it with tt_run_free.
+// Returns the run for more checks of its output; free it with tt_run_free. Compare the weights it
+// wrote with mt_weights_match_golden (atol 1e-4: as the ten steps in the test).
 run_result mt_train_cli_matches_golden(const char *group, const char *name, const char *extra,
                                        const char *out);
 
