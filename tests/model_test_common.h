@@ -2,8 +2,9 @@
 // tests/test_mla_model.c, and for tiled attention tests/test_attn_flash.c and
 // tests/test_sdpa_tiled_simd.c): a golden training case trained here and through ./train and
 // compared with PyTorch, the dump into a fresh folder, the NaN check's first tensor, and
-// ./train's one-line answer to a flag it refuses. What each suite asserts beyond these stays in
-// the suite.
+// ./train's one-line answer to a flag it refuses. tests/test_train_cli.c and
+// tests/test_train_dist.c compare the weights ./train wrote with the same function. What each
+// suite asserts beyond these stays in the suite.
 //
 // A case is data/golden/<group>/<name>/, written by tests/golden/gen_train.py (group train),
 // gen_train_moe.py (train_moe) or gen_train_mla.py (train_mla): init.bin, tokens.bin,
