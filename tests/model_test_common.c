@@ -7,6 +7,7 @@
 #include <string.h>
 #include "model_test_common.h"
 #include "train/batches.h"
+#include "train/forward_backward.h"
 #include "train/step.h"
 #include "train/tokens.h"
 #include "inspect/check_finite.h"
@@ -137,6 +138,22 @@ void mt_ten_flash_steps_match_pytorch(const char *name, const char *level) {
     tw_train_stats st[16];
     mt_train_matches_golden(st, &m, &run);
     tw_model_free(&m);
+}
+
+// ---- the gradient against finite differences ----
+
+void mt_model_grad_init(mt_model_grad *fb, const tw_model *m, const int *tok, const int *tg, int T) {
+    ck_assert_int_eq(tw_model_grads_init(&fb->g, m), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&fb->s, m, T, 0), TW_OK);
+    ck_assert_int_eq(tw_model_state_init(&fb->ds, m, T, 0), TW_OK);
+    float loss;
+    ck_assert_int_eq(tw_model_forward_backward(&loss, &fb->g, &fb->ds, &fb->s, m, tok, tg, 1, T, 1.0f), TW_OK);
+}
+
+void mt_model_grad_free(mt_model_grad *fb) {
+    tw_model_state_free(&fb->s);
+    tw_model_state_free(&fb->ds);
+    tw_model_grads_free(&fb->g);
 }
 
 // ---- ./train on a case ----

@@ -57,6 +57,17 @@ void mt_weights_match_golden(const tw_model *m, const char *group, const char *n
 // final weights within 3e-4 + relative 1e-4; the reasons are in model_test_common.c.
 void mt_ten_flash_steps_match_pytorch(const char *name, const char *level);
 
+// The gradient of m's loss on one sequence (tokens tok, targets tg, T of them: batch 1) by
+// tw_model_forward_backward, for a comparison with finite differences: g holds it, and s is a
+// state of T positions for evaluating the loss again at perturbed weights. Free with
+// mt_model_grad_free (m is not freed).
+typedef struct {
+    tw_model_grads g;
+    tw_model_state s, ds;
+} mt_model_grad;
+void mt_model_grad_init(mt_model_grad *fb, const tw_model *m, const int *tok, const int *tg, int T);
+void mt_model_grad_free(mt_model_grad *fb);
+
 // Runs ./train on the case with the llama cases' hyperparameters of both generators (--batch 3
 // --seq 12 --steps 10 --lr 5e-3 --warmup 0 --min-lr 5e-4 --weight-decay 0.1 --beta1 0.9
 // --beta2 0.99 --eps 1e-8 --clip 1, --no-shuffle, --curve none) and extra, writing --out out.

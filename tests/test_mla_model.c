@@ -79,13 +79,8 @@ START_TEST(the_gradient_through_latent_attention_matches_finite_differences)
     tw_model m;
     load_init(&m, CASES[0]);
     const int T = 7, tok[7] = { 5, 9, 2, 60, 17, 17, 40 }, tg[7] = { 9, 2, 60, 17, 17, 40, 3 };
-    tw_model_grads g;
-    tw_model_state s, ds;
-    ck_assert_int_eq(tw_model_grads_init(&g, &m), TW_OK);
-    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
-    ck_assert_int_eq(tw_model_state_init(&ds, &m, T, 0), TW_OK);
-    float loss;
-    ck_assert_int_eq(tw_model_forward_backward(&loss, &g, &ds, &s, &m, tok, tg, 1, T, 1.0f), TW_OK);
+    mt_model_grad fb;
+    mt_model_grad_init(&fb, &m, tok, tg, T);
     static const char *const leaves[] = { "q_a", "q_a_norm", "q_b", "kv_a", "kv_a_norm", "kv_b", "o" };
     for (int l = 0; l < m.cfg.n_layer; l++)
         for (size_t q = 0; q < sizeof leaves / sizeof leaves[0]; q++) {
@@ -93,7 +88,7 @@ START_TEST(the_gradient_through_latent_attention_matches_finite_differences)
             snprintf(name, sizeof name, "layers.%d.attn.%s", l, leaves[q]);
             tw_param *p = tw_model_param(&m, name);
             ck_assert_ptr_nonnull(p);
-            const float *gp = tw_model_grad_of(&g, &m, p->data);
+            const float *gp = tw_model_grad_of(&fb.g, &m, p->data);
             const long step = p->count <= 40 ? 1 : p->count / 40;
             const long n = (p->count + step - 1) / step;
             float *fd = tt_zeros(n), *an = tt_zeros(n);
@@ -102,9 +97,9 @@ START_TEST(the_gradient_through_latent_attention_matches_finite_differences)
                 const float keep = p->data[j], h = 1e-2f;
                 float jp, jm;
                 p->data[j] = keep + h;
-                ck_assert_int_eq(tw_model_loss(&jp, &s, &m, tok, tg, 1, T), TW_OK);
+                ck_assert_int_eq(tw_model_loss(&jp, &fb.s, &m, tok, tg, 1, T), TW_OK);
                 p->data[j] = keep - h;
-                ck_assert_int_eq(tw_model_loss(&jm, &s, &m, tok, tg, 1, T), TW_OK);
+                ck_assert_int_eq(tw_model_loss(&jm, &fb.s, &m, tok, tg, 1, T), TW_OK);
                 p->data[j] = keep;
                 fd[used] = (float)(((double)jp - jm) / (2.0 * (double)h));
                 an[used] = gp[j];
@@ -114,9 +109,7 @@ START_TEST(the_gradient_through_latent_attention_matches_finite_differences)
             free(fd);
             free(an);
         }
-    tw_model_state_free(&s);
-    tw_model_state_free(&ds);
-    tw_model_grads_free(&g);
+    mt_model_grad_free(&fb);
     tw_model_free(&m);
 }
 END_TEST

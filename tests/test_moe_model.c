@@ -196,15 +196,10 @@ START_TEST(the_gradient_with_the_load_balancing_loss_matches_finite_differences)
     tt_randomize_strong(&m, 77 + (uint64_t)_i, 1.0f);
     const int T = 7, tok[7] = { 5, 9, 2, 60, 17, 17, 40 }, tg[7] = { 9, 2, 60, 17, 17, 40, 3 };
     const int k = 2;
-    tw_model_grads g;
-    tw_model_state s, ds;
-    ck_assert_int_eq(tw_model_grads_init(&g, &m), TW_OK);
-    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
-    ck_assert_int_eq(tw_model_state_init(&ds, &m, T, 0), TW_OK);
-    float loss;
-    ck_assert_int_eq(tw_model_forward_backward(&loss, &g, &ds, &s, &m, tok, tg, 1, T, 1.0f), TW_OK);
+    mt_model_grad fb;
+    mt_model_grad_init(&fb, &m, tok, tg, T);
     int *sel0 = malloc(sizeof(int) * 2 * T * k), *sel1 = malloc(sizeof(int) * 2 * T * k);
-    objective(sel0, &s, &m, tok, tg, T, c.block.moe_aux_coef);
+    objective(sel0, &fb.s, &m, tok, tg, T, c.block.moe_aux_coef);
     static const char *const names[] = { "layers.0.moe.router", "layers.1.moe.router", "layers.0.moe.gate",
                                          "layers.1.moe.up", "layers.0.moe.down", "layers.1.moe.shared_gate",
                                          "layers.0.attn.wq" };
@@ -212,7 +207,7 @@ START_TEST(the_gradient_with_the_load_balancing_loss_matches_finite_differences)
     for (size_t q = 0; q < sizeof names / sizeof names[0]; q++) {
         tw_param *p = tw_model_param(&m, names[q]);
         ck_assert_ptr_nonnull(p);
-        const float *gp = tw_model_grad_of(&g, &m, p->data);
+        const float *gp = tw_model_grad_of(&fb.g, &m, p->data);
         const long step = p->count <= 96 ? 1 : p->count / 40;   // every router weight, else 40
         const long n = (p->count + step - 1) / step;
         float *fd = tt_zeros(n), *an = tt_zeros(n);
@@ -220,10 +215,10 @@ START_TEST(the_gradient_with_the_load_balancing_loss_matches_finite_differences)
         for (long j = 0; j < p->count; j += step) {
             const float keep = p->data[j], h = 1e-2f;
             p->data[j] = keep + h;
-            const double jp = objective(sel1, &s, &m, tok, tg, T, c.block.moe_aux_coef);
+            const double jp = objective(sel1, &fb.s, &m, tok, tg, T, c.block.moe_aux_coef);
             int same = memcmp(sel0, sel1, sizeof(int) * 2 * T * k) == 0;
             p->data[j] = keep - h;
-            const double jm = objective(sel1, &s, &m, tok, tg, T, c.block.moe_aux_coef);
+            const double jm = objective(sel1, &fb.s, &m, tok, tg, T, c.block.moe_aux_coef);
             same = same && memcmp(sel0, sel1, sizeof(int) * 2 * T * k) == 0;
             p->data[j] = keep;
             tried++;
@@ -240,9 +235,7 @@ START_TEST(the_gradient_with_the_load_balancing_loss_matches_finite_differences)
     ck_assert_msg(skipped * 10 <= tried, "%d of %d perturbations changed a router choice", skipped, tried);
     free(sel0);
     free(sel1);
-    tw_model_state_free(&s);
-    tw_model_state_free(&ds);
-    tw_model_grads_free(&g);
+    mt_model_grad_free(&fb);
     tw_model_free(&m);
 }
 END_TEST
