@@ -17,93 +17,18 @@
 #include <string.h>
 #include "testutil.h"
 #include "testrun.h"
-#include "train/step.h"
-#include "train/batches.h"
-#include "train/tokens.h"
+#include "model_test_common.h"
 
 // The three RoPE models (GQA, QK-norm, both pairings): the tiled path does not depend on the rest
 // of the model, and ./train's other styles add run time, not new attention (make test's budget).
+// At the naive level (the runner picks none); tests/test_sdpa_tiled_simd.c runs them at the others.
+// The tolerances, as tests/test_train.c's but for the final weights, are explained in
+// tests/model_test_common.c.
 static const char *const CASES[] = { "llama", "qwen3", "stories260K" };
-enum { H_B, H_T, H_STEPS, H_LR, H_WARMUP, H_MIN_LR, H_WD, H_BETA1, H_BETA2, H_EPS, H_CLIP, N_H };
 
 START_TEST(ten_flash_steps_match_pytorch)
 {
-    const char *name = CASES[_i];
-    char path[256], err[512] = "";
-    tw_model m;
-    if (strcmp(name, "stories260K") == 0) snprintf(path, sizeof path, "data/models/stories260K.bin");
-    else snprintf(path, sizeof path, "data/golden/train/%s/init.bin", name);
-    ck_assert_msg(tw_model_load_file(&m, path, err, sizeof err) == TW_OK, "%s", err);
-    m.cfg.block.attn.tiled = 1;
-    int *tokens;
-    long n;
-    snprintf(path, sizeof path, "data/golden/train/%s/tokens.bin", name);
-    ck_assert_msg(tw_tokens_read(&tokens, &n, path, err, sizeof err) == TW_OK, "%s", err);
-    snprintf(path, sizeof path, "train/%s/hparams", name);
-    tw_npy h = tt_load(path, N_H);
-    const float *hp = h.data;
-    const tw_train_config c = { (int)hp[H_B], (int)hp[H_T], (int)hp[H_STEPS], (int)hp[H_WARMUP],
-                                hp[H_LR], hp[H_MIN_LR], hp[H_WD], hp[H_BETA1], hp[H_BETA2],
-                                hp[H_EPS], hp[H_CLIP] };
-    tw_npy_free(&h);
-    tw_trainer t;
-    tw_batcher b;
-    ck_assert_int_eq(tw_trainer_init(&t, &m, c.T), TW_OK);
-    ck_assert_int_eq(tw_batcher_init(&b, tokens, n, c.B, c.T, 0, 0), TW_OK);
-    int *in = malloc((size_t)c.B * c.T * sizeof *in), *tg = malloc((size_t)c.B * c.T * sizeof *tg);
-    ck_assert(in && tg && c.steps <= 16);
-    tw_train_stats st[16];
-    for (int s = 0; s < c.steps; s++) {
-        tw_batcher_fill(in, tg, &b, s);
-        ck_assert_int_eq(tw_train_step(&st[s], &t, &m, in, tg, &c), TW_OK);
-    }
-    snprintf(path, sizeof path, "train/%s/losses", name);
-    tw_npy L = tt_load(path, c.steps);
-    snprintf(path, sizeof path, "train/%s/gnorms", name);
-    tw_npy G = tt_load(path, c.steps);
-    const float *wl = L.data, *wg = G.data;
-    // Loss and gradient norm: test_train.c's relative 1e-5 and its argument (float32 against
-    // float64 through one forward and backward per step, compounded over ten updates; a wrong
-    // gradient moves them by 1e-3 or more). Measured with tiled attention (TW_VERBOSE=1): at most
-    // 1.9e-7 (losses) and 1.4e-6 (gradient norms), as with the default attention.
-    // Final weights: AdamW moves an element whose gradient is float noise (the key bias, whose
-    // gradient vanishes exactly; any element whose gradient is near 0) by up to ~lr per step with
-    // a sign the noise decides, so the two attentions' different roundings land such elements up to
-    // a few tenths of lr apart. Measured: 9.9e-5 (stories260K's layers.0.ffn.gate[3267], at lr
-    // 1e-3; 2017's key bias, not run here, 8.9e-5), against 1.8e-5 with the default attention
-    // (test_train.c, whose 1e-4 abs would leave no margin here). Tolerance:
-    // 3e-4 abs (0.3 lr) + 1e-4 rel; a wrong gradient is caught by the loss and norm checks above.
-    for (int s = 0; s < c.steps; s++) {
-        if (getenv("TW_VERBOSE"))
-            printf("flash %s step %d: loss rel %.2e gnorm rel %.2e\n", name, s + 1,
-                   fabs(st[s].loss - wl[s]) / fabs(wl[s]), fabs(st[s].gnorm - wg[s]) / fabs(wg[s]));
-        ck_assert_msg(fabs(st[s].loss - wl[s]) <= 1e-5 * fabs(wl[s]), "%s step %d: loss %.7g, PyTorch %.7g",
-                      name, s + 1, (double)st[s].loss, (double)wl[s]);
-        ck_assert_msg(fabs(st[s].gnorm - wg[s]) <= 1e-5 * fabs(wg[s]), "%s step %d: gnorm %.7g, PyTorch %.7g",
-                      name, s + 1, (double)st[s].gnorm, (double)wg[s]);
-    }
-    double worst = 0.0;
-    const char *worst_name = "";
-    for (int i = 0; i < m.n_params; i++) {
-        const tw_param *p = &m.params[i];
-        snprintf(path, sizeof path, "train/%s/final/%s", name, p->name);
-        tw_npy W = tt_load(path, p->count);
-        const float *w = W.data;
-        for (long j = 0; j < p->count; j++) {
-            const double d = fabs((double)p->data[j] - w[j]);
-            if (d > worst) { worst = d; worst_name = p->name; }
-            ck_assert_msg(d <= 3e-4 + 1e-4 * fabs(w[j]), "%s: %s[%ld] is %.7g, PyTorch %.7g", name,
-                          p->name, j, (double)p->data[j], (double)w[j]);
-        }
-        tw_npy_free(&W);
-    }
-    if (getenv("TW_VERBOSE")) printf("flash %s: largest weight difference %.3g (%s)\n", name, worst,
-                                     worst_name);
-    tw_npy_free(&L); tw_npy_free(&G);
-    free(in); free(tg); free(tokens);
-    tw_batcher_free(&b);
-    tw_trainer_free(&t);
-    tw_model_free(&m);
+    mt_ten_flash_steps_match_pytorch(CASES[_i], NULL);
 }
 END_TEST
 

@@ -278,23 +278,40 @@ static void check_weights_in(const char *dir, const tw_model *m) {
     }
 }
 
-static void check_weights(const tw_model *m) { check_weights_in("train", m); }
+// Loads the model ./train wrote at path and compares its weights with grpo/<dir>/final/.
+static void check_weights_file(const char *path, const char *dir) {
+    char err[512];
+    tw_model m;
+    ck_assert_msg(tw_model_load_file(&m, path, err, sizeof err) == TW_OK, "%s", err);
+    check_weights_in(dir, &m);
+    tw_model_free(&m);
+}
+
+// The golden run of gen_grpo.py (grpo/train/): the llama model twice (m, to train, and other: the
+// reference, or LoRA's frozen base), the optimiser's and GRPO's settings from its hparams, and
+// the replayed samples of its ten steps (2 prompts x G completions a step).
+static void load_golden_run(tw_model *m, tw_model *other, tw_train_config *c, tw_grpo_config *gc,
+                            tw_grpo_replay *rp) {
+    char err[512];
+    ck_assert_msg(tw_model_load_file(m, "data/golden/train/llama/init.bin", err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_msg(tw_model_load_file(other, "data/golden/train/llama/init.bin", err, sizeof err) == TW_OK, "%s", err);
+    tw_npy h = tt_load("grpo/train/hparams", N_H);
+    const float *hp = h.data;
+    *c = (tw_train_config){ 0, 0, (int)hp[H_STEPS], (int)hp[H_WARMUP], hp[H_LR], hp[H_MIN_LR], hp[H_WD],
+                            hp[H_BETA1], hp[H_BETA2], hp[H_EPS], hp[H_CLIP] };
+    *gc = (tw_grpo_config){ (int)hp[H_G], hp[H_CLIP_EPS], hp[H_BETA], hp[H_TAU], hp[H_EPS_ADV] };
+    tw_npy_free(&h);
+    ck_assert_msg(tw_grpo_replay_read(rp, "data/golden/grpo/train/samples", 2 * gc->G, m->cfg.vocab, m->cfg.max_seq,
+                                      err, sizeof err) == TW_OK, "%s", err);
+}
 
 START_TEST(ten_grpo_steps_match_pytorch)
 {
-    char err[512];
     tw_model m, ref;
-    ck_assert_msg(tw_model_load_file(&m, "data/golden/train/llama/init.bin", err, sizeof err) == TW_OK, "%s", err);
-    ck_assert_msg(tw_model_load_file(&ref, "data/golden/train/llama/init.bin", err, sizeof err) == TW_OK, "%s", err);
-    tw_npy h = tt_load("grpo/train/hparams", N_H);
-    const float *hp = h.data;
-    const tw_train_config c = { 0, 0, (int)hp[H_STEPS], (int)hp[H_WARMUP], hp[H_LR], hp[H_MIN_LR], hp[H_WD],
-                                hp[H_BETA1], hp[H_BETA2], hp[H_EPS], hp[H_CLIP] };
-    const tw_grpo_config gc = { (int)hp[H_G], hp[H_CLIP_EPS], hp[H_BETA], hp[H_TAU], hp[H_EPS_ADV] };
-    tw_npy_free(&h);
+    tw_train_config c;
+    tw_grpo_config gc;
     tw_grpo_replay rp;
-    ck_assert_msg(tw_grpo_replay_read(&rp, "data/golden/grpo/train/samples", 2 * gc.G, m.cfg.vocab, m.cfg.max_seq,
-                                      err, sizeof err) == TW_OK, "%s", err);
+    load_golden_run(&m, &ref, &c, &gc, &rp);
     ck_assert_int_eq(rp.steps, 10);
     const int n = rp.n, T_max = rp.T_max;
     tw_trainer t;
@@ -311,7 +328,7 @@ START_TEST(ten_grpo_steps_match_pytorch)
         if (s == 2) ck_assert(st.signal == 0.5f);
     }
     check_losses("train", loss, kl, gnorm);
-    check_weights(&m);
+    check_weights_in("train", &m);
     // A batch that does not split into groups of G, or a completion of no token: refused.
     tw_grpo_batch bad = tw_grpo_replay_batch(&rp, 0);
     bad.n = n - 1;
@@ -342,22 +359,24 @@ static int parse_steps(const char *out, float *loss, float *kl, int max) {
     return n;
 }
 
+// Runs cmd (./train replaying samples, writing into out/test_grpo/): exit 0, and the losses and
+// KLs of the `steps` steps it prints.
+static void run_replay(const char *cmd, float *loss, float *kl, int steps) {
+    tt_mkdir_p("out/test_grpo");
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_int_eq(parse_steps(r.out, loss, kl, steps), steps);
+    tt_run_free(&r);
+}
+
 START_TEST(train_grpo_replay_prints_pytorch_losses)
 {
-    tt_mkdir_p("out/test_grpo");
-    run_result r = tt_run("./train --init data/golden/train/llama/init.bin --grpo-replay data/golden/grpo/train/samples "
-                          REPLAY_FLAGS " --out out/test_grpo/replay.bin");
-    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     float loss[10], kl[10];
-    ck_assert_int_eq(parse_steps(r.out, loss, kl, 10), 10);
+    run_replay("./train --init data/golden/train/llama/init.bin --grpo-replay data/golden/grpo/train/samples "
+               REPLAY_FLAGS " --out out/test_grpo/replay.bin", loss, kl, 10);
     // Six printed digits: the library test's tolerances hold (1e-6 absolute covers the loss's 0).
     check_losses("train", loss, kl, NULL);
-    tt_run_free(&r);
-    char err[512];
-    tw_model m;
-    ck_assert_msg(tw_model_load_file(&m, "out/test_grpo/replay.bin", err, sizeof err) == TW_OK, "%s", err);
-    check_weights(&m);
-    tw_model_free(&m);
+    check_weights_file("out/test_grpo/replay.bin", "train");
 }
 END_TEST
 
@@ -366,19 +385,11 @@ END_TEST
 // 0.54 here, the losses 0.02) and the weights 1e-4.
 START_TEST(train_grpo_replays_its_own_samples_as_pytorch_does)
 {
-    tt_mkdir_p("out/test_grpo");
-    run_result r = tt_run("./train --init data/models/stories260K.bin --grpo --grpo-replay data/golden/grpo/sampled/samples "
-                          "--grpo-prompts 2 --grpo-group 3 --steps 3 --lr 1e-3 --out out/test_grpo/sampled.bin");
-    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     float loss[3], kl[3];
-    ck_assert_int_eq(parse_steps(r.out, loss, kl, 3), 3);
+    run_replay("./train --init data/models/stories260K.bin --grpo --grpo-replay data/golden/grpo/sampled/samples "
+               "--grpo-prompts 2 --grpo-group 3 --steps 3 --lr 1e-3 --out out/test_grpo/sampled.bin", loss, kl, 3);
     check_losses_n("sampled", loss, kl, NULL, 3);
-    tt_run_free(&r);
-    char err[512];
-    tw_model m;
-    ck_assert_msg(tw_model_load_file(&m, "out/test_grpo/sampled.bin", err, sizeof err) == TW_OK, "%s", err);
-    check_weights_in("sampled", &m);
-    tw_model_free(&m);
+    check_weights_file("out/test_grpo/sampled.bin", "sampled");
 }
 END_TEST
 
@@ -397,19 +408,12 @@ START_TEST(ten_grpo_lora_steps_match_pytorch)
 {
     char err[512];
     tw_model m, base;
-    ck_assert_msg(tw_model_load_file(&m, "data/golden/train/llama/init.bin", err, sizeof err) == TW_OK, "%s", err);
-    ck_assert_msg(tw_model_load_file(&base, "data/golden/train/llama/init.bin", err, sizeof err) == TW_OK, "%s", err);
-    tw_npy h = tt_load("grpo/train/hparams", N_H);
-    const float *hp = h.data;
-    const tw_train_config c = { 0, 0, (int)hp[H_STEPS], (int)hp[H_WARMUP], hp[H_LR], hp[H_MIN_LR], hp[H_WD],
-                                hp[H_BETA1], hp[H_BETA2], hp[H_EPS], hp[H_CLIP] };
-    const tw_grpo_config gc = { (int)hp[H_G], hp[H_CLIP_EPS], hp[H_BETA], hp[H_TAU], hp[H_EPS_ADV] };
-    tw_npy_free(&h);
+    tw_train_config c;
+    tw_grpo_config gc;
+    tw_grpo_replay rp;
+    load_golden_run(&m, &base, &c, &gc, &rp);
     tw_lora_set ad;
     ck_assert_msg(tw_lora_file_load(&ad, "data/golden/lora/train/llama/init.lora", &base.cfg, err, sizeof err) == TW_OK, "%s", err);
-    tw_grpo_replay rp;
-    ck_assert_msg(tw_grpo_replay_read(&rp, "data/golden/grpo/train/samples", 2 * gc.G, m.cfg.vocab, m.cfg.max_seq,
-                                      err, sizeof err) == TW_OK, "%s", err);
     float *before = malloc((size_t)base.n_floats * sizeof(float));
     memcpy(before, base.memory, (size_t)base.n_floats * sizeof(float));
     tw_trainer t;
@@ -442,14 +446,11 @@ END_TEST
 
 START_TEST(train_grpo_lora_replay_matches_pytorch)
 {
-    tt_mkdir_p("out/test_grpo");
-    run_result r = tt_run("./train --init data/golden/train/llama/init.bin --grpo-replay data/golden/grpo/train/samples "
-                          "--lora-init data/golden/lora/train/llama/init.lora " REPLAY_FLAGS " --out out/test_grpo/lora.lora");
-    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     float loss[10], kl[10];
-    ck_assert_int_eq(parse_steps(r.out, loss, kl, 10), 10);
+    run_replay("./train --init data/golden/train/llama/init.bin --grpo-replay data/golden/grpo/train/samples "
+               "--lora-init data/golden/lora/train/llama/init.lora " REPLAY_FLAGS " --out out/test_grpo/lora.lora",
+               loss, kl, 10);
     check_losses("lora", loss, kl, NULL);
-    tt_run_free(&r);
     char err[512];
     tw_model m;
     ck_assert_msg(tw_model_load_file(&m, "data/golden/train/llama/init.bin", err, sizeof err) == TW_OK, "%s", err);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "golden_case.h"
 #include "grad_check.h"
+#include "fd_central.h"
 
 static const char *const MLA_CASES[] = { "small", "T1", "one_head", "wide" };
 
@@ -177,6 +178,17 @@ static void ref_mla(double *y, const tw_mla_config *g, int T, double *const p[N_
     free(q); free(kv); free(kp); free(o);
 }
 
+// L = <r, y> in double, y of ref_mla at the tensors p.
+typedef struct { const tw_mla_config *g; int T; const float *r; double *y; } mla_objective;
+
+static double mla_loss(double *const p[], void *ctx) {
+    const mla_objective *o = ctx;
+    ref_mla(o->y, o->g, o->T, p);
+    double L = 0.0;
+    for (long q = 0; q < (long)o->T * o->g->C; q++) L += o->r[q] * o->y[q];
+    return L;
+}
+
 static const int FD_CASES[][8] = {   // T C H q_rank kv_rank d_nope d_rope d_v
     { 4, 5, 2, 3, 3, 2, 2, 3 },
     { 1, 3, 1, 2, 2, 1, 2, 1 },
@@ -208,35 +220,20 @@ START_TEST(mla_backward_matches_finite_differences)
     long n[N_W + 1];
     n[0] = T * C;
     for (int i = 0; i < N_W; i++) n[i + 1] = w_count(&m.g, i);
-    double *p[N_W + 1], *yd = malloc(sizeof(double) * T * C), scale = 0.0;
-    for (int j = 0; j <= N_W; j++) {
-        p[j] = malloc(sizeof(double) * n[j]);
-        for (long i = 0; i < n[j]; i++) p[j][i] = in[j][i];
-    }
-    // L = <r, y> in double, central differences with h = 1e-5 max(1, |p|) (test_grad_fd.c's
-    // analysis: errors ~1e-10), so what is measured is the float backward's error: rel 5e-5.
+    double *p[N_W + 1];
+    for (int j = 0; j <= N_W; j++) p[j] = fd_to_double(in[j], n[j]);
+    // L = <r, y> in double (fd_central.h: errors ~1e-10), so what is measured is the float
+    // backward's error: rel 5e-5.
+    mla_objective o = { &m.g, m.T, r, malloc(sizeof(double) * T * C) };
     float *want[N_W + 1];
-    for (int j = 0; j <= N_W; j++) {
-        want[j] = tt_zeros(n[j]);
-        for (long i = 0; i < n[j]; i++) {
-            double keep = p[j][i], h = 1e-5 * fmax(1.0, fabs(keep)), L[2] = { 0.0, 0.0 };
-            for (int side = 0; side < 2; side++) {
-                p[j][i] = keep + (side ? -h : h);
-                ref_mla(yd, &m.g, m.T, p);
-                for (long q = 0; q < T * C; q++) L[side] += r[q] * yd[q];
-            }
-            p[j][i] = keep;
-            want[j][i] = (float)((L[0] - L[1]) / (2 * h));
-            scale = fmax(scale, fabs(want[j][i]));
-        }
-    }
+    const double scale = fd_central_grads(want, p, n, N_W + 1, mla_loss, &o);
     for (int j = 0; j <= N_W; j++) {
         char label[64];
         snprintf(label, sizeof label, "mla fd case %d %s", _i, j ? W_NAMES[j - 1] : "x");
         ck_assert_grad(label, got[j], want[j], n[j], 5e-5, scale);
         free(want[j]); free(p[j]);
     }
-    free(yd); free(y); free(r);
+    free(o.y); free(y); free(r);
     tw_mla_cache_free(&cache);
     free_case(&m);
 }

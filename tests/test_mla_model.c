@@ -21,110 +21,45 @@
 #include "testutil.h"
 #include "testrun.h"
 #include "grad_check.h"
+#include "model_test_common.h"
 #include "train/forward_backward.h"
-#include "train/step.h"
-#include "train/batches.h"
 #include "train/checkpoint.h"
 #include "train/moe_file.h"
-#include "train/tokens.h"
-#include "inspect/check_finite.h"
-#include "inspect/dump.h"
 
 static const char *const CASES[] = { "llama_mla", "llama_mla_e4k2s1" };
-enum { H_B, H_T, H_STEPS, H_LR, H_WARMUP, H_MIN_LR, H_WD, H_BETA1, H_BETA2, H_EPS, H_CLIP, H_AUX, N_H };
 
 static void load_init(tw_model *m, const char *name) {
-    char path[256], err[512] = "";
-    snprintf(path, sizeof path, "data/golden/train_mla/%s/init.bin", name);
-    ck_assert_msg(tw_model_load_file(m, path, err, sizeof err) == TW_OK, "%s", err);
+    mt_load_init(m, "train_mla", name);
     ck_assert_int_gt(m->cfg.block.mla_kv_rank, 0);
 }
 
 // The rule of tests/test_train.c (--no-shuffle batches, AdamW, clipping, the schedule) on the
 // objective of tests/golden/train_variants.py (gen_train_mla.py's cases): mean cross-entropy
 // (+ aux_coef x the load-balancing loss).
+// Loss: relative 1e-5, as tests/test_moe_model.c (float32 against float64 through ten steps;
+// measured, TW_VERBOSE=1: at most 1.1e-7 without experts, 2.1e-6 with). Gradient norm:
+// relative 3e-5 (measured at most 2.5e-6 without experts), but 3e-4 after the first step
+// with experts: there the float32 norm drifts from float64's by up to 9.1e-5 (step 5) while
+// the losses agree within 2.1e-6 and the weights within 4.4e-6 (a drift, not a wrong
+// term: at step 1, before any update, it agrees within 1.1e-7, and is held to 3e-5 there).
+// The norms at step 1 are 25.4 and 18.2, much of it latent attention's (weights of std 0.2),
+// so a missing or wrong term in its backward moves the first step's by far more than 3e-5.
+// Final weights: absolute 1e-4 + relative 1e-4, as tests/test_train.c (AdamW moves a weight
+// by about lr = 5e-3 / 1e-2 a step whatever its gradient's size, so a wrong update fails).
+// Measured: at most 6.3e-7 without experts, 4.4e-6 with (tok_emb).
 START_TEST(ten_steps_with_latent_attention_match_pytorch)
 {
-    const char *name = CASES[_i];
-    char path[256], rel[256], err[512] = "";
     tw_model m;
-    load_init(&m, name);
+    load_init(&m, CASES[_i]);
     ck_assert_int_eq(m.cfg.block.moe_experts, _i == 0 ? 0 : 4);
-    int *tokens;
-    long n;
-    snprintf(path, sizeof path, "data/golden/train_mla/%s/tokens.bin", name);
-    ck_assert_msg(tw_tokens_read(&tokens, &n, path, err, sizeof err) == TW_OK, "%s", err);
-    snprintf(rel, sizeof rel, "train_mla/%s/hparams", name);
-    tw_npy h = tt_load(rel, N_H);
-    const float *hp = h.data;
-    const tw_train_config c = { (int)hp[H_B], (int)hp[H_T], (int)hp[H_STEPS], (int)hp[H_WARMUP],
-                                hp[H_LR], hp[H_MIN_LR], hp[H_WD], hp[H_BETA1], hp[H_BETA2],
-                                hp[H_EPS], hp[H_CLIP] };
-    m.cfg.block.moe_aux_coef = hp[H_AUX];   // a training choice, not in the file (0 without experts)
-    tw_trainer t;
-    tw_batcher b;
-    ck_assert_int_eq(tw_trainer_init(&t, &m, c.T), TW_OK);
-    ck_assert_int_eq(tw_batcher_init(&b, tokens, n, c.B, c.T, 0, 0), TW_OK);
+    const mt_golden_run run = { .group = "train_mla", .name = CASES[_i], .with_aux = 1, .gnorm_first = 3e-5,
+                                .gnorm_later = _i == 1 ? 3e-4 : 3e-5, .weight_atol = 1e-4 };
     tw_train_stats st[16];
-    ck_assert_int_le(c.steps, 16);
-    int *in = malloc((size_t)c.B * c.T * sizeof *in), *tg = malloc((size_t)c.B * c.T * sizeof *tg);
-    for (int s = 0; s < c.steps; s++) {
-        tw_batcher_fill(in, tg, &b, s);
-        ck_assert_int_eq(tw_train_step(&st[s], &t, &m, in, tg, &c), TW_OK);
-    }
-    snprintf(rel, sizeof rel, "train_mla/%s/losses", name);
-    tw_npy L = tt_load(rel, c.steps);
-    snprintf(rel, sizeof rel, "train_mla/%s/gnorms", name);
-    tw_npy G = tt_load(rel, c.steps);
-    const float *wl = L.data, *wg = G.data;
-    // Loss: relative 1e-5, as tests/test_moe_model.c (float32 against float64 through ten steps;
-    // measured, TW_VERBOSE=1: at most 1.1e-7 without experts, 2.1e-6 with). Gradient norm:
-    // relative 3e-5 (measured at most 2.5e-6 without experts), but 3e-4 after the first step
-    // with experts: there the float32 norm drifts from float64's by up to 9.1e-5 (step 5) while
-    // the losses agree within 2.1e-6 and the weights within 4.4e-6 (a drift, not a wrong
-    // term: at step 1, before any update, it agrees within 1.1e-7, and is held to 3e-5 there).
-    // The norms at step 1 are 25.4 and 18.2, much of it latent attention's (weights of std 0.2),
-    // so a missing or wrong term in its backward moves the first step's by far more than 3e-5.
-    for (int s = 0; s < c.steps; s++) {
-        const double gtol = _i == 1 && s > 0 ? 3e-4 : 3e-5;
-        if (getenv("TW_VERBOSE"))
-            printf("%s step %d: loss %.7g / %.7g (rel %.2e)  gnorm %.7g / %.7g (rel %.2e)\n", name, s + 1,
-                   (double)st[s].loss, (double)wl[s], fabs(st[s].loss - wl[s]) / fabs(wl[s]),
-                   (double)st[s].gnorm, (double)wg[s], fabs(st[s].gnorm - wg[s]) / fabs(wg[s]));
-        ck_assert_msg(fabs(st[s].loss - wl[s]) <= 1e-5 * fabs(wl[s]), "%s step %d: loss %.7g, PyTorch %.7g",
-                      name, s + 1, (double)st[s].loss, (double)wl[s]);
-        ck_assert_msg(fabs(st[s].gnorm - wg[s]) <= gtol * fabs(wg[s]), "%s step %d: gnorm %.7g, PyTorch %.7g",
-                      name, s + 1, (double)st[s].gnorm, (double)wg[s]);
-    }
-    // Final weights: absolute 1e-4 + relative 1e-4, as tests/test_train.c (AdamW moves a weight
-    // by about lr = 5e-3 / 1e-2 a step whatever its gradient's size, so a wrong update fails).
-    // Measured: at most 6.3e-7 without experts, 4.4e-6 with (tok_emb).
-    double worst = 0.0;
-    const char *worst_name = "";
+    const int steps = mt_train_matches_golden(st, &m, &run);
     int seen_mla = 0;
-    for (int i = 0; i < m.n_params; i++) {
-        const tw_param *p = &m.params[i];
-        seen_mla += strstr(p->name, ".attn.kv_b") != NULL;
-        snprintf(rel, sizeof rel, "train_mla/%s/final/%s", name, p->name);
-        tw_npy W = tt_load(rel, p->count);
-        const float *w = W.data;
-        for (long j = 0; j < p->count; j++) {
-            const double d = fabs((double)p->data[j] - w[j]);
-            if (d > worst) { worst = d; worst_name = p->name; }
-            ck_assert_msg(d <= 1e-4 + 1e-4 * fabs(w[j]), "%s: %s[%ld] is %.7g after %d steps, PyTorch %.7g",
-                          name, p->name, j, (double)p->data[j], c.steps, (double)w[j]);
-        }
-        tw_npy_free(&W);
-    }
+    for (int i = 0; i < m.n_params; i++) seen_mla += strstr(m.params[i].name, ".attn.kv_b") != NULL;
     ck_assert_int_eq(seen_mla, m.cfg.n_layer);
-    if (getenv("TW_VERBOSE")) printf("%s: largest weight difference %.3g (%s)\n", name, worst, worst_name);
-    ck_assert_msg(st[c.steps - 1].loss < st[0].loss, "%s: the loss did not fall", name);
-    free(in);
-    free(tg);
-    tw_npy_free(&L); tw_npy_free(&G); tw_npy_free(&h);
-    tw_batcher_free(&b);
-    tw_trainer_free(&t);
-    free(tokens);
+    ck_assert_msg(st[steps - 1].loss < st[0].loss, "%s: the loss did not fall", CASES[_i]);
     tw_model_free(&m);
 }
 END_TEST
@@ -145,13 +80,8 @@ START_TEST(the_gradient_through_latent_attention_matches_finite_differences)
     tw_model m;
     load_init(&m, CASES[0]);
     const int T = 7, tok[7] = { 5, 9, 2, 60, 17, 17, 40 }, tg[7] = { 9, 2, 60, 17, 17, 40, 3 };
-    tw_model_grads g;
-    tw_model_state s, ds;
-    ck_assert_int_eq(tw_model_grads_init(&g, &m), TW_OK);
-    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
-    ck_assert_int_eq(tw_model_state_init(&ds, &m, T, 0), TW_OK);
-    float loss;
-    ck_assert_int_eq(tw_model_forward_backward(&loss, &g, &ds, &s, &m, tok, tg, 1, T, 1.0f), TW_OK);
+    mt_model_grad fb;
+    mt_model_grad_init(&fb, &m, tok, tg, T);
     static const char *const leaves[] = { "q_a", "q_a_norm", "q_b", "kv_a", "kv_a_norm", "kv_b", "o" };
     for (int l = 0; l < m.cfg.n_layer; l++)
         for (size_t q = 0; q < sizeof leaves / sizeof leaves[0]; q++) {
@@ -159,7 +89,7 @@ START_TEST(the_gradient_through_latent_attention_matches_finite_differences)
             snprintf(name, sizeof name, "layers.%d.attn.%s", l, leaves[q]);
             tw_param *p = tw_model_param(&m, name);
             ck_assert_ptr_nonnull(p);
-            const float *gp = tw_model_grad_of(&g, &m, p->data);
+            const float *gp = tw_model_grad_of(&fb.g, &m, p->data);
             const long step = p->count <= 40 ? 1 : p->count / 40;
             const long n = (p->count + step - 1) / step;
             float *fd = tt_zeros(n), *an = tt_zeros(n);
@@ -168,9 +98,9 @@ START_TEST(the_gradient_through_latent_attention_matches_finite_differences)
                 const float keep = p->data[j], h = 1e-2f;
                 float jp, jm;
                 p->data[j] = keep + h;
-                ck_assert_int_eq(tw_model_loss(&jp, &s, &m, tok, tg, 1, T), TW_OK);
+                ck_assert_int_eq(tw_model_loss(&jp, &fb.s, &m, tok, tg, 1, T), TW_OK);
                 p->data[j] = keep - h;
-                ck_assert_int_eq(tw_model_loss(&jm, &s, &m, tok, tg, 1, T), TW_OK);
+                ck_assert_int_eq(tw_model_loss(&jm, &fb.s, &m, tok, tg, 1, T), TW_OK);
                 p->data[j] = keep;
                 fd[used] = (float)(((double)jp - jm) / (2.0 * (double)h));
                 an[used] = gp[j];
@@ -180,9 +110,7 @@ START_TEST(the_gradient_through_latent_attention_matches_finite_differences)
             free(fd);
             free(an);
         }
-    tw_model_state_free(&s);
-    tw_model_state_free(&ds);
-    tw_model_grads_free(&g);
+    mt_model_grad_free(&fb);
     tw_model_free(&m);
 }
 END_TEST
@@ -239,21 +167,16 @@ START_TEST(dump_and_nan_check_see_latent_attention)
     tw_model m;
     load_init(&m, CASES[0]);
     const int T = 6, tokens[6] = { 3, 1, 4, 1, 5, 9 };
-    char dir[256], path[320], err[512] = "";
-    // A fresh empty folder (mkdtemp): a pid-named one can be left over from another run that
-    // happened to have the same pid (it was, once, under make valgrind) and the dump refuses it.
-    snprintf(dir, sizeof dir, "/tmp/tw_test_mla_dump_XXXXXX");
-    ck_assert_msg(mkdtemp(dir) != NULL, "cannot make a temporary folder in /tmp");
-    ck_assert_msg(tw_model_dump(dir, &m, tokens, T, NULL, 0, err, sizeof err) == TW_OK, "%s", err);
+    char dir[256], err[512] = "";
+    mt_dump_into_fresh_folder(dir, sizeof dir, "mla_dump", &m, tokens, T);
     tw_npy a;
-    snprintf(path, sizeof path, "%s/L1.mla_c.npy", dir);
-    ck_assert_msg(tw_npy_read(&a, path, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_msg(mt_read_dumped(&a, dir, "L1.mla_c", err, sizeof err) == TW_OK, "%s", err);
     ck_assert_int_eq(a.ndim, 2);
     ck_assert_int_eq(a.shape[0], T);
     ck_assert_int_eq(a.shape[1], m.cfg.block.mla_kv_rank);
     tw_npy_free(&a);
-    snprintf(path, sizeof path, "%s/L0.mla_pattern.npy", dir);   // (H, T, T), rows sum to 1
-    ck_assert_msg(tw_npy_read(&a, path, err, sizeof err) == TW_OK, "%s", err);
+    // L0.mla_pattern: (H, T, T), every row sums to 1.
+    ck_assert_msg(mt_read_dumped(&a, dir, "L0.mla_pattern", err, sizeof err) == TW_OK, "%s", err);
     ck_assert_int_eq(a.ndim, 3);
     for (int r = 0; r < m.cfg.block.attn.n_head * T; r++) {
         double sum = 0.0;
@@ -261,18 +184,9 @@ START_TEST(dump_and_nan_check_see_latent_attention)
         ck_assert_msg(fabs(sum - 1.0) <= 1e-6, "row %d sums to %.9g", r, sum);   // 6 terms' rounding
     }
     tw_npy_free(&a);
-    snprintf(path, sizeof path, "%s/L0.q.npy", dir);
-    ck_assert(tw_npy_read(&a, path, err, sizeof err) != TW_OK);
+    ck_assert(mt_read_dumped(&a, dir, "L0.q", err, sizeof err) != TW_OK);
     tt_remove_tree(dir);
-    tw_model_state s;
-    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
-    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
-    ck_assert_int_eq(tw_model_check_finite(&s, &m, T, 1, NULL, err, sizeof err), TW_OK);
-    tw_model_param(&m, "layers.0.attn.kv_a")->data[5] = NAN;
-    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
-    ck_assert_int_eq(tw_model_check_finite(&s, &m, T, 1, NULL, err, sizeof err), TW_ERR_ARG);
-    ck_assert_msg(strncmp(err, "L0.mla_c_raw[", 13) == 0, "%s", err);
-    tw_model_state_free(&s);
+    mt_nan_is_first_seen_in(&m, tokens, T, "layers.0.attn.kv_a", "L0.mla_c_raw");
     tw_model_free(&m);
 }
 END_TEST
@@ -315,34 +229,15 @@ END_TEST
 // --out writes holds PyTorch's final weights (tolerances as ten_steps_with_latent_attention_...).
 START_TEST(train_cli_with_latent_attention_matches_pytorch)
 {
-    char out[256], cmd[2048], err[512] = "";
+    char out[256], err[512] = "";
     snprintf(out, sizeof out, "/tmp/tw_test_mla_cli_%ld.bin", (long)getpid());
-    snprintf(cmd, sizeof cmd, "./train --init data/golden/train_mla/llama_mla/init.bin "
-             "--tokens data/golden/train_mla/llama_mla/tokens.bin --no-shuffle --batch 3 --seq 12 "
-             "--steps 10 --lr 5e-3 --warmup 0 --min-lr 5e-4 --weight-decay 0.1 --beta1 0.9 "
-             "--beta2 0.99 --eps 1e-8 --clip 1 --eval-every 0 --curve none --out %s", out);
-    run_result r = tt_run(cmd);
-    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
-    tw_npy want = tt_load("train_mla/llama_mla/losses", 10);
-    char why[4096];
-    // Printed to 6 significant digits (5e-6 relative) of a loss within 1.1e-7 of PyTorch's.
-    ck_assert_msg(tt_losses_printed(r.out, want.data, 10, 1e-5, why, sizeof why), "%s", why);
-    ck_assert_ptr_nonnull(strstr(r.out, "(TWMX format)"));
-    tw_npy_free(&want);
+    // Printed losses: within 1.1e-7 of PyTorch's (ten_steps_with_latent_attention_match_pytorch).
+    run_result r = mt_train_cli_matches_golden("train_mla", "llama_mla", "--eval-every 0", out);
     tt_run_free(&r);
     tw_model m;
     ck_assert_msg(tw_model_load_file(&m, out, err, sizeof err) == TW_OK, "%s", err);
     ck_assert_int_eq(m.cfg.block.mla_kv_rank, 6);
-    for (int i = 0; i < m.n_params; i++) {
-        const tw_param *p = &m.params[i];
-        char rel[256];
-        snprintf(rel, sizeof rel, "train_mla/llama_mla/final/%s", p->name);
-        tw_npy W = tt_load(rel, p->count);
-        const float *w = W.data;
-        for (long j = 0; j < p->count; j++)
-            ck_assert_msg(fabs((double)p->data[j] - w[j]) <= 1e-4 + 1e-4 * fabs(w[j]), "%s[%ld]", p->name, j);
-        tw_npy_free(&W);
-    }
+    mt_weights_match_golden(&m, "train_mla", "llama_mla", "./train --out", 10, 1e-4);
     tw_model_free(&m);
     remove(out);
 }
@@ -361,15 +256,7 @@ static const char *const BAD_FLAGS[][2] = {
 
 START_TEST(bad_latent_attention_flags_get_one_line)
 {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "./train --tokens data/golden/train_mla/llama_mla/tokens.bin --vocab 65 "
-             "--steps 1 --curve none %s", BAD_FLAGS[_i][0]);
-    run_result r = tt_run(cmd);
-    ck_assert_msg(r.rc == 2, "%s: rc %d", BAD_FLAGS[_i][0], r.rc);
-    ck_assert_msg(strstr(r.err, BAD_FLAGS[_i][1]) != NULL, "%s: %s", BAD_FLAGS[_i][0], r.err);
-    ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "%s: not one line: %s", BAD_FLAGS[_i][0], r.err);
-    ck_assert_msg(r.out[0] == '\0', "%s: printed %s", BAD_FLAGS[_i][0], r.out);
-    tt_run_free(&r);
+    mt_train_refuses_in_one_line("data/golden/train_mla/llama_mla/tokens.bin", BAD_FLAGS[_i][0], BAD_FLAGS[_i][1]);
 }
 END_TEST
 

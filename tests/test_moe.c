@@ -6,6 +6,7 @@
 #include <string.h>
 #include "golden_case.h"
 #include "grad_check.h"
+#include "fd_central.h"
 
 static const char *const MOE_CASES[] = {
     "mixtral", "qwen2_shared", "T1_C1", "E1", "k_eq_E", "k_eq_E_nonorm", "ties", "ties_k1",
@@ -215,6 +216,19 @@ static moe_case random_case(const int *s, float scale, float aux_coef, uint64_t 
     return m;
 }
 
+// L = <r, y> + aux_coef aux in double, y and aux of ref_forward at the tensors p with the choice
+// sel held fixed.
+typedef struct { const moe_case *m; const int *sel; const float *r; double *y; } moe_objective;
+
+static double moe_loss(double *const p[], void *ctx) {
+    const moe_objective *o = ctx;
+    double aux;
+    ref_forward(o->y, &aux, o->m, o->sel, p);
+    double L = o->m->aux_coef * aux;
+    for (long q = 0; q < (long)o->m->T * o->m->cfg.C; q++) L += o->r[q] * o->y[q];
+    return L;
+}
+
 static const int FD_CASES[][11] = {
     { 5, 6, 4, 2, 7, 0, 0, 1, 1, 1, 0 },   // Mixtral-like
     { 3, 5, 5, 3, 3, 4, 0, 0, 1, 1, 0 },   // no renormalisation, shared expert
@@ -242,38 +256,19 @@ START_TEST(moe_backward_matches_finite_differences)
                        m.d_s_down };
     const long n[8] = { T * C, E * C, E * F * C, E * F * C, E * C * F, Fs * C, Fs * C, C * Fs };
     double *p[9] = { 0 };
-    for (int j = 0; j < 8; j++) {
-        p[j] = malloc((size_t)(n[j] > 0 ? n[j] : 1) * sizeof(double));
-        for (long i = 0; i < n[j]; i++) p[j][i] = in[j][i];
-    }
-    double *yd = malloc((size_t)T * C * sizeof(double));
-    // L = <r, y> + aux_coef aux in double; derivatives by central differences with
-    // h = 1e-5 max(1, |p|) (errors ~1e-10, test_grad_fd.c's analysis), so what is measured is
+    for (int j = 0; j < 8; j++) p[j] = fd_to_double(in[j], n[j]);
+    // L = <r, y> + aux_coef aux in double (fd_central.h: errors ~1e-10), so what is measured is
     // the float backward's own error: rel 5e-5 of grad_check.h, as for the FFN chain there.
-    double scale = 0.0;
+    moe_objective o = { &m, cache.sel, r, malloc((size_t)T * C * sizeof(double)) };
     float *want[8];
-    for (int j = 0; j < 8; j++) {
-        want[j] = tt_zeros(n[j] > 0 ? n[j] : 1);
-        for (long i = 0; i < n[j]; i++) {
-            double keep = p[j][i], h = 1e-5 * fmax(1.0, fabs(keep)), L[2], aux;
-            for (int side = 0; side < 2; side++) {
-                p[j][i] = keep + (side ? -h : h);
-                ref_forward(yd, &aux, &m, cache.sel, p);
-                L[side] = m.aux_coef * aux;
-                for (long q = 0; q < T * C; q++) L[side] += r[q] * yd[q];
-            }
-            p[j][i] = keep;
-            want[j][i] = (float)((L[0] - L[1]) / (2 * h));
-            if (fabs(want[j][i]) > scale) scale = fabs(want[j][i]);
-        }
-    }
+    const double scale = fd_central_grads(want, p, n, 8, moe_loss, &o);
     for (int j = 0; j < 8; j++) {
         char label[64];
         snprintf(label, sizeof label, "moe fd case %d tensor %d", _i, j);
         if (n[j] > 0) ck_assert_grad(label, grad[j], want[j], n[j], 5e-5, scale);
         free(want[j]); free(p[j]);
     }
-    free(yd); free(y); free(r);
+    free(o.y); free(y); free(r);
     tw_moe_cache_free(&cache);
     free_case(&m);
 }

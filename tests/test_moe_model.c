@@ -18,14 +18,10 @@
 #include "testutil.h"
 #include "testrun.h"
 #include "grad_check.h"
-#include "train/step.h"
-#include "train/batches.h"
+#include "model_test_common.h"
 #include "train/checkpoint.h"
 #include "train/forward_backward.h"
 #include "train/moe_file.h"
-#include "train/tokens.h"
-#include "inspect/check_finite.h"
-#include "inspect/dump.h"
 #include "nn/router.h"
 
 // The llama preset with experts: E routed of width F = ffn_hidden, k chosen, n_shared shared.
@@ -142,15 +138,10 @@ START_TEST(dump_and_nan_check_see_the_router)
     ck_assert_int_eq(tw_model_init(&m, &c), TW_OK);
     tw_model_randomize(&m, 9);
     const int T = 6, tokens[6] = { 3, 1, 4, 1, 5, 9 };
-    char dir[256], path[320], err[512] = "";
-    // A fresh empty folder (mkdtemp): a pid-named one can be left over from another run that
-    // happened to have the same pid (it was, once, under make valgrind) and the dump refuses it.
-    snprintf(dir, sizeof dir, "/tmp/tw_test_moe_dump_XXXXXX");
-    ck_assert_msg(mkdtemp(dir) != NULL, "cannot make a temporary folder in /tmp");
-    ck_assert_msg(tw_model_dump(dir, &m, tokens, T, NULL, 0, err, sizeof err) == TW_OK, "%s", err);
+    char dir[256], err[512] = "";
+    mt_dump_into_fresh_folder(dir, sizeof dir, "moe_dump", &m, tokens, T);
     tw_npy a;
-    snprintf(path, sizeof path, "%s/L1.router_probs.npy", dir);
-    ck_assert_msg(tw_npy_read(&a, path, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_msg(mt_read_dumped(&a, dir, "L1.router_probs", err, sizeof err) == TW_OK, "%s", err);
     ck_assert_int_eq(a.ndim, 2);
     ck_assert_int_eq(a.shape[0], T);
     ck_assert_int_eq(a.shape[1], 4);
@@ -160,22 +151,12 @@ START_TEST(dump_and_nan_check_see_the_router)
         ck_assert_msg(fabs(sum - 1.0) <= 1e-6, "row %d sums to %.9g", t, sum);
     }
     tw_npy_free(&a);
-    snprintf(path, sizeof path, "%s/L0.moe_gates.npy", dir);
-    ck_assert_msg(tw_npy_read(&a, path, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert_msg(mt_read_dumped(&a, dir, "L0.moe_gates", err, sizeof err) == TW_OK, "%s", err);
     ck_assert_int_eq(a.shape[1], 2);
     tw_npy_free(&a);
-    snprintf(path, sizeof path, "%s/L0.moe_sel.npy", dir);   // ints: a working row, not dumped
-    ck_assert(tw_npy_read(&a, path, err, sizeof err) != TW_OK);
+    ck_assert(mt_read_dumped(&a, dir, "L0.moe_sel", err, sizeof err) != TW_OK);   // ints: a working row, not dumped
     tt_remove_tree(dir);
-    tw_model_state s;
-    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
-    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
-    ck_assert_int_eq(tw_model_check_finite(&s, &m, T, 1, NULL, err, sizeof err), TW_OK);
-    tw_model_param(&m, "layers.0.moe.router")->data[5] = NAN;
-    ck_assert_int_eq(tw_model_forward(&s, &m, tokens, T, 0), TW_OK);
-    ck_assert_int_eq(tw_model_check_finite(&s, &m, T, 1, NULL, err, sizeof err), TW_ERR_ARG);
-    ck_assert_msg(strncmp(err, "L0.router_logits[", 17) == 0, "%s", err);
-    tw_model_state_free(&s);
+    mt_nan_is_first_seen_in(&m, tokens, T, "layers.0.moe.router", "L0.router_logits");
     tw_model_free(&m);
 }
 END_TEST
@@ -215,15 +196,10 @@ START_TEST(the_gradient_with_the_load_balancing_loss_matches_finite_differences)
     tt_randomize_strong(&m, 77 + (uint64_t)_i, 1.0f);
     const int T = 7, tok[7] = { 5, 9, 2, 60, 17, 17, 40 }, tg[7] = { 9, 2, 60, 17, 17, 40, 3 };
     const int k = 2;
-    tw_model_grads g;
-    tw_model_state s, ds;
-    ck_assert_int_eq(tw_model_grads_init(&g, &m), TW_OK);
-    ck_assert_int_eq(tw_model_state_init(&s, &m, T, 0), TW_OK);
-    ck_assert_int_eq(tw_model_state_init(&ds, &m, T, 0), TW_OK);
-    float loss;
-    ck_assert_int_eq(tw_model_forward_backward(&loss, &g, &ds, &s, &m, tok, tg, 1, T, 1.0f), TW_OK);
+    mt_model_grad fb;
+    mt_model_grad_init(&fb, &m, tok, tg, T);
     int *sel0 = malloc(sizeof(int) * 2 * T * k), *sel1 = malloc(sizeof(int) * 2 * T * k);
-    objective(sel0, &s, &m, tok, tg, T, c.block.moe_aux_coef);
+    objective(sel0, &fb.s, &m, tok, tg, T, c.block.moe_aux_coef);
     static const char *const names[] = { "layers.0.moe.router", "layers.1.moe.router", "layers.0.moe.gate",
                                          "layers.1.moe.up", "layers.0.moe.down", "layers.1.moe.shared_gate",
                                          "layers.0.attn.wq" };
@@ -231,7 +207,7 @@ START_TEST(the_gradient_with_the_load_balancing_loss_matches_finite_differences)
     for (size_t q = 0; q < sizeof names / sizeof names[0]; q++) {
         tw_param *p = tw_model_param(&m, names[q]);
         ck_assert_ptr_nonnull(p);
-        const float *gp = tw_model_grad_of(&g, &m, p->data);
+        const float *gp = tw_model_grad_of(&fb.g, &m, p->data);
         const long step = p->count <= 96 ? 1 : p->count / 40;   // every router weight, else 40
         const long n = (p->count + step - 1) / step;
         float *fd = tt_zeros(n), *an = tt_zeros(n);
@@ -239,10 +215,10 @@ START_TEST(the_gradient_with_the_load_balancing_loss_matches_finite_differences)
         for (long j = 0; j < p->count; j += step) {
             const float keep = p->data[j], h = 1e-2f;
             p->data[j] = keep + h;
-            const double jp = objective(sel1, &s, &m, tok, tg, T, c.block.moe_aux_coef);
+            const double jp = objective(sel1, &fb.s, &m, tok, tg, T, c.block.moe_aux_coef);
             int same = memcmp(sel0, sel1, sizeof(int) * 2 * T * k) == 0;
             p->data[j] = keep - h;
-            const double jm = objective(sel1, &s, &m, tok, tg, T, c.block.moe_aux_coef);
+            const double jm = objective(sel1, &fb.s, &m, tok, tg, T, c.block.moe_aux_coef);
             same = same && memcmp(sel0, sel1, sizeof(int) * 2 * T * k) == 0;
             p->data[j] = keep;
             tried++;
@@ -259,9 +235,7 @@ START_TEST(the_gradient_with_the_load_balancing_loss_matches_finite_differences)
     ck_assert_msg(skipped * 10 <= tried, "%d of %d perturbations changed a router choice", skipped, tried);
     free(sel0);
     free(sel1);
-    tw_model_state_free(&s);
-    tw_model_state_free(&ds);
-    tw_model_grads_free(&g);
+    mt_model_grad_free(&fb);
     tw_model_free(&m);
 }
 END_TEST
@@ -269,95 +243,30 @@ END_TEST
 // ---- ten steps against PyTorch ----
 
 static const char *const TRAIN_CASES[] = { "llama_e4k2s1", "qwen3_e5k2" };
-enum { H_B, H_T, H_STEPS, H_LR, H_WARMUP, H_MIN_LR, H_WD, H_BETA1, H_BETA2, H_EPS, H_CLIP, H_AUX, N_H };
 
 // The same rule as tests/test_train.c (--no-shuffle batches, AdamW, clipping, the schedule), on
 // the objective of tests/golden/train_variants.py (gen_train_moe.py's cases): mean cross-entropy
 // + aux_coef * the mean over the batch's sequences of the layers' summed load-balancing losses.
+// Loss (the cross-entropy) and gradient norm (of the whole objective, load-balancing term
+// included): float32 against float64 through ten steps. Loss: relative 1e-5, as
+// tests/test_train.c (measured, TW_VERBOSE=1: at most 1.2e-7). Gradient norm: relative 3e-5;
+// measured at most 1.0e-6 in the llama case and 5.3e-6 at the qwen3 case's tenth step (the
+// same at the naive SIMD level), where the load-balancing term (aux_coef 0.5) is most of the
+// gradient (its norm at step 1 is 11.29 with it and 2.18 without: gen_train_moe.py), so a
+// wrong router or aux gradient moves it by far more than the tolerance. The learning rate is
+// compared too. Final weights: absolute 1e-4 + relative 1e-4, as tests/test_train.c (lr here
+// is 5e-3 and 1e-2); measured at most 3.6e-7 (llama case) and 1.6e-6 (qwen3 case, tok_emb).
 START_TEST(ten_steps_with_experts_match_pytorch)
 {
-    const char *name = TRAIN_CASES[_i];
-    char path[256], rel[256], err[512] = "";
     tw_model m;
-    snprintf(path, sizeof path, "data/golden/train_moe/%s/init.bin", name);
-    ck_assert_msg(tw_model_load_file(&m, path, err, sizeof err) == TW_OK, "%s", err);
+    mt_load_init(&m, "train_moe", TRAIN_CASES[_i]);
     ck_assert_int_gt(m.cfg.block.moe_experts, 1);
-    int *tokens;
-    long n;
-    snprintf(path, sizeof path, "data/golden/train_moe/%s/tokens.bin", name);
-    ck_assert_msg(tw_tokens_read(&tokens, &n, path, err, sizeof err) == TW_OK, "%s", err);
-    snprintf(rel, sizeof rel, "train_moe/%s/hparams", name);
-    tw_npy h = tt_load(rel, N_H);
-    const float *hp = h.data;
-    const tw_train_config c = { (int)hp[H_B], (int)hp[H_T], (int)hp[H_STEPS], (int)hp[H_WARMUP],
-                                hp[H_LR], hp[H_MIN_LR], hp[H_WD], hp[H_BETA1], hp[H_BETA2],
-                                hp[H_EPS], hp[H_CLIP] };
-    m.cfg.block.moe_aux_coef = hp[H_AUX];   // a training choice, not in the file
-    ck_assert(hp[H_AUX] > 0.0f);
-    tw_trainer t;
-    tw_batcher b;
-    ck_assert_int_eq(tw_trainer_init(&t, &m, c.T), TW_OK);
-    ck_assert_int_eq(tw_batcher_init(&b, tokens, n, c.B, c.T, 0, 0), TW_OK);
+    const mt_golden_run run = { .group = "train_moe", .name = TRAIN_CASES[_i], .with_aux = 1, .gnorm_first = 3e-5,
+                                .gnorm_later = 3e-5, .check_lr = 1, .weight_atol = 1e-4 };
     tw_train_stats st[16];
-    ck_assert_int_le(c.steps, 16);
-    int *in = malloc((size_t)c.B * c.T * sizeof *in), *tg = malloc((size_t)c.B * c.T * sizeof *tg);
-    for (int s = 0; s < c.steps; s++) {
-        tw_batcher_fill(in, tg, &b, s);
-        ck_assert_int_eq(tw_train_step(&st[s], &t, &m, in, tg, &c), TW_OK);
-    }
-    snprintf(rel, sizeof rel, "train_moe/%s/losses", name);
-    tw_npy L = tt_load(rel, c.steps);
-    snprintf(rel, sizeof rel, "train_moe/%s/gnorms", name);
-    tw_npy G = tt_load(rel, c.steps);
-    snprintf(rel, sizeof rel, "train_moe/%s/lrs", name);
-    tw_npy R = tt_load(rel, c.steps);
-    const float *wl = L.data, *wg = G.data, *wr = R.data;
-    // Loss (the cross-entropy) and gradient norm (of the whole objective, load-balancing term
-    // included): float32 against float64 through ten steps. Loss: relative 1e-5, as
-    // tests/test_train.c (measured, TW_VERBOSE=1: at most 1.2e-7). Gradient norm: relative 3e-5;
-    // measured at most 1.0e-6 in the llama case and 5.3e-6 at the qwen3 case's tenth step (the
-    // same at the naive SIMD level), where the load-balancing term (aux_coef 0.5) is most of the
-    // gradient (its norm at step 1 is 11.29 with it and 2.18 without: gen_train_moe.py), so a
-    // wrong router or aux gradient moves it by far more than the tolerance.
-    for (int s = 0; s < c.steps; s++) {
-        if (getenv("TW_VERBOSE"))
-            printf("%s step %d: loss %.7g / %.7g (rel %.2e)  gnorm %.7g / %.7g (rel %.2e)\n", name, s + 1,
-                   (double)st[s].loss, (double)wl[s], fabs(st[s].loss - wl[s]) / fabs(wl[s]),
-                   (double)st[s].gnorm, (double)wg[s], fabs(st[s].gnorm - wg[s]) / fabs(wg[s]));
-        ck_assert_msg(fabs(st[s].loss - wl[s]) <= 1e-5 * fabs(wl[s]), "%s step %d: loss %.7g, PyTorch %.7g",
-                      name, s + 1, (double)st[s].loss, (double)wl[s]);
-        ck_assert_msg(fabs(st[s].gnorm - wg[s]) <= 3e-5 * fabs(wg[s]), "%s step %d: gnorm %.7g, PyTorch %.7g",
-                      name, s + 1, (double)st[s].gnorm, (double)wg[s]);
-        // The learning rate: the same formula in float32 and double (relative 1e-6).
-        ck_assert_msg(fabs(st[s].lr - wr[s]) <= 1e-6 * fabs(wr[s]) + 1e-12, "%s step %d: lr", name, s + 1);
-    }
-    // Final weights: as tests/test_train.c, absolute 1e-4 + relative 1e-4 (AdamW moves a weight
-    // by about lr per step whatever its gradient's size, so float32 noise in a near-zero
-    // gradient can move it by a fraction of lr; lr here is 5e-3 and 1e-2, so a wrong update
-    // still fails). Measured: at most 3.6e-7 (llama case) and 1.6e-6 (qwen3 case, tok_emb).
-    double worst = 0.0;
-    const char *worst_name = "";
-    for (int i = 0; i < m.n_params; i++) {
-        const tw_param *p = &m.params[i];
-        snprintf(rel, sizeof rel, "train_moe/%s/final/%s", name, p->name);
-        tw_npy W = tt_load(rel, p->count);
-        const float *w = W.data;
-        for (long j = 0; j < p->count; j++) {
-            const double d = fabs((double)p->data[j] - w[j]);
-            if (d > worst) { worst = d; worst_name = p->name; }
-            ck_assert_msg(d <= 1e-4 + 1e-4 * fabs(w[j]), "%s: %s[%ld] is %.7g after %d steps, PyTorch %.7g",
-                          name, p->name, j, (double)p->data[j], c.steps, (double)w[j]);
-        }
-        tw_npy_free(&W);
-    }
-    if (getenv("TW_VERBOSE")) printf("%s: largest weight difference %.3g (%s)\n", name, worst, worst_name);
-    ck_assert_msg(st[c.steps - 1].loss < st[0].loss, "%s: the loss did not fall", name);
-    free(in);
-    free(tg);
-    tw_npy_free(&L); tw_npy_free(&G); tw_npy_free(&R); tw_npy_free(&h);
-    tw_batcher_free(&b);
-    tw_trainer_free(&t);
-    free(tokens);
+    const int steps = mt_train_matches_golden(st, &m, &run);
+    ck_assert(m.cfg.block.moe_aux_coef > 0.0f);   // the case's aux_coef, set for training
+    ck_assert_msg(st[steps - 1].loss < st[0].loss, "%s: the loss did not fall", TRAIN_CASES[_i]);
     tw_model_free(&m);
 }
 END_TEST
@@ -369,18 +278,10 @@ END_TEST
 // steps add up to the tokens routed (steps x B x T x k per layer).
 START_TEST(train_cli_with_experts_matches_pytorch_and_prints_the_counts)
 {
-    char out[256], cmd[2048], err[512] = "";
+    char out[256], err[512] = "";
     snprintf(out, sizeof out, "/tmp/tw_test_moe_cli_%ld.bin", (long)getpid());
-    snprintf(cmd, sizeof cmd, "./train --init data/golden/train_moe/llama_e4k2s1/init.bin "
-             "--tokens data/golden/train_moe/llama_e4k2s1/tokens.bin --no-shuffle --batch 3 --seq 12 "
-             "--steps 10 --lr 5e-3 --warmup 0 --min-lr 5e-4 --weight-decay 0.1 --beta1 0.9 "
-             "--beta2 0.99 --eps 1e-8 --clip 1 --aux-coef 0.01 --eval-every 5 --curve none --out %s", out);
-    run_result r = tt_run(cmd);
-    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
-    tw_npy want = tt_load("train_moe/llama_e4k2s1/losses", 10);
-    char why[4096];
-    // Printed to 6 significant digits (5e-6 relative) of a loss within 1.2e-7 of PyTorch's.
-    ck_assert_msg(tt_losses_printed(r.out, want.data, 10, 1e-5, why, sizeof why), "%s", why);
+    // Printed losses: within 1.2e-7 of PyTorch's (ten_steps_with_experts_match_pytorch).
+    run_result r = mt_train_cli_matches_golden("train_moe", "llama_e4k2s1", "--aux-coef 0.01 --eval-every 5", out);
     // Two intervals of 5 steps x 3 rows x 12 tokens x k = 2 choices, per layer.
     int lines = 0;
     for (const char *p = r.out; (p = strstr(p, "experts steps ")) != NULL; p++) {
@@ -396,23 +297,12 @@ START_TEST(train_cli_with_experts_matches_pytorch_and_prints_the_counts)
         lines++;
     }
     ck_assert_int_eq(lines, 4);
-    ck_assert_ptr_nonnull(strstr(r.out, "(TWMX format)"));
-    tw_npy_free(&want);
     tt_run_free(&r);
     // --out's weights against PyTorch's final ones (as ten_steps_with_experts_match_pytorch).
     tw_model m;
     ck_assert_msg(tw_moe_file_is_moe(out), "%s is not a TWMX file", out);
     ck_assert_msg(tw_model_load_file(&m, out, err, sizeof err) == TW_OK, "%s", err);
-    for (int i = 0; i < m.n_params; i++) {
-        const tw_param *p = &m.params[i];
-        char rel[256];
-        snprintf(rel, sizeof rel, "train_moe/llama_e4k2s1/final/%s", p->name);
-        tw_npy W = tt_load(rel, p->count);
-        const float *w = W.data;
-        for (long j = 0; j < p->count; j++)
-            ck_assert_msg(fabs((double)p->data[j] - w[j]) <= 1e-4 + 1e-4 * fabs(w[j]), "%s[%ld]", p->name, j);
-        tw_npy_free(&W);
-    }
+    mt_weights_match_golden(&m, "train_moe", "llama_e4k2s1", "./train --out", 10, 1e-4);
     tw_model_free(&m);
     remove(out);
 }
@@ -433,15 +323,7 @@ static const char *const BAD_FLAGS[][2] = {
 
 START_TEST(bad_expert_flags_get_one_line)
 {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "./train --tokens data/golden/train_moe/llama_e4k2s1/tokens.bin --vocab 65 "
-             "--steps 1 --curve none %s", BAD_FLAGS[_i][0]);
-    run_result r = tt_run(cmd);
-    ck_assert_msg(r.rc == 2, "%s: rc %d", BAD_FLAGS[_i][0], r.rc);
-    ck_assert_msg(strstr(r.err, BAD_FLAGS[_i][1]) != NULL, "%s: %s", BAD_FLAGS[_i][0], r.err);
-    ck_assert_msg(strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "%s: not one line: %s", BAD_FLAGS[_i][0], r.err);
-    ck_assert_msg(r.out[0] == '\0', "%s: printed %s", BAD_FLAGS[_i][0], r.out);
-    tt_run_free(&r);
+    mt_train_refuses_in_one_line("data/golden/train_moe/llama_e4k2s1/tokens.bin", BAD_FLAGS[_i][0], BAD_FLAGS[_i][1]);
 }
 END_TEST
 

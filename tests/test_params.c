@@ -33,8 +33,7 @@ static const struct { const char *file; int64_t total; } CONFIGS[] = {
 
 static void load_file(tw_hf_config *cfg, const char *path) {
     char err[256];
-    tw_json *root;
-    ck_assert_msg(tw_json_read_file(&root, path, err, sizeof err) == TW_OK, "%s", err);
+    tw_json *root = tt_json_read_file(path);
     tw_status st = tw_hf_config_from_json(cfg, root, err, sizeof err);
     tw_json_free(root);
     ck_assert_msg(st == TW_OK, "%s: %s", path, err);
@@ -47,9 +46,7 @@ static void count_file(tw_param_counts *p, tw_hf_config *cfg, const char *path) 
 
 // Config from a JSON string; returns the status and leaves the message in err.
 static tw_status config_from(tw_hf_config *cfg, const char *json, char *err, size_t n) {
-    tw_json *root;
-    tw_json_error e;
-    ck_assert_msg(tw_json_parse(&root, json, strlen(json), &e) == TW_OK, "bad test JSON: %s", e.msg);
+    tw_json *root = tt_json_parse(json);
     tw_status st = tw_hf_config_from_json(cfg, root, err, n);
     tw_json_free(root);
     return st;

@@ -17,8 +17,7 @@
 
 static void count_file(tw_moe_param_counts *p, tw_hf_moe_config *c, const char *path) {
     char err[256];
-    tw_json *root;
-    ck_assert_msg(tw_json_read_file(&root, path, err, sizeof err) == TW_OK, "%s", err);
+    tw_json *root = tt_json_read_file(path);
     ck_assert(tw_hf_moe_is_moe(root));
     tw_status st = tw_hf_moe_from_json(c, root, err, sizeof err);
     tw_json_free(root);
@@ -27,9 +26,7 @@ static void count_file(tw_moe_param_counts *p, tw_hf_moe_config *c, const char *
 }
 
 static tw_status config_from(tw_hf_moe_config *c, const char *json, char *err, size_t n) {
-    tw_json *root;
-    tw_json_error e;
-    ck_assert_msg(tw_json_parse(&root, json, strlen(json), &e) == TW_OK, "bad test JSON: %s", e.msg);
+    tw_json *root = tt_json_parse(json);
     tw_status st = tw_hf_moe_from_json(c, root, err, n);
     tw_json_free(root);
     return st;

@@ -9,10 +9,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "sdpa_tiled_cases.h"
-#include "train/step.h"
-#include "train/batches.h"
-#include "train/checkpoint.h"
-#include "train/tokens.h"
+#include "model_test_common.h"
 
 START_TEST(every_level_matches_the_naive_tiled_loop)
 {
@@ -51,75 +48,6 @@ START_TEST(too_large_a_tile_declines_and_touches_nothing)
 }
 END_TEST
 
-enum { H_B, H_T, H_STEPS, H_LR, H_WARMUP, H_MIN_LR, H_WD, H_BETA1, H_BETA2, H_EPS, H_CLIP, N_H };
-
-// Ten steps of golden case `name` with tiled attention at the current level; fails on the first
-// loss, gradient norm or weight beyond test_attn_flash.c's tolerances (and for its reasons):
-// losses and norms rel 1e-5, weights 3e-4 abs + 1e-4 rel.
-static void ten_flash_steps(const char *name, const char *level) {
-    char path[256], err[512] = "";
-    tw_model m;
-    if (strcmp(name, "stories260K") == 0) snprintf(path, sizeof path, "data/models/stories260K.bin");
-    else snprintf(path, sizeof path, "data/golden/train/%s/init.bin", name);
-    ck_assert_msg(tw_model_load_file(&m, path, err, sizeof err) == TW_OK, "%s", err);
-    m.cfg.block.attn.tiled = 1;
-    int *tokens;
-    long n;
-    snprintf(path, sizeof path, "data/golden/train/%s/tokens.bin", name);
-    ck_assert_msg(tw_tokens_read(&tokens, &n, path, err, sizeof err) == TW_OK, "%s", err);
-    snprintf(path, sizeof path, "train/%s/hparams", name);
-    tw_npy h = tt_load(path, N_H);
-    const float *hp = h.data;
-    const tw_train_config c = { (int)hp[H_B], (int)hp[H_T], (int)hp[H_STEPS], (int)hp[H_WARMUP],
-                                hp[H_LR], hp[H_MIN_LR], hp[H_WD], hp[H_BETA1], hp[H_BETA2],
-                                hp[H_EPS], hp[H_CLIP] };
-    tw_npy_free(&h);
-    tw_trainer t;
-    tw_batcher b;
-    ck_assert_int_eq(tw_trainer_init(&t, &m, c.T), TW_OK);
-    ck_assert_int_eq(tw_batcher_init(&b, tokens, n, c.B, c.T, 0, 0), TW_OK);
-    int *in = malloc((size_t)c.B * c.T * sizeof *in), *tg = malloc((size_t)c.B * c.T * sizeof *tg);
-    ck_assert(in && tg && c.steps <= 16);
-    tw_train_stats st[16];
-    ck_assert_str_eq(tw_simd_init(level), level);
-    for (int s = 0; s < c.steps; s++) {
-        tw_batcher_fill(in, tg, &b, s);
-        ck_assert_int_eq(tw_train_step(&st[s], &t, &m, in, tg, &c), TW_OK);
-    }
-    tw_simd_init("naive");
-    snprintf(path, sizeof path, "train/%s/losses", name);
-    tw_npy L = tt_load(path, c.steps);
-    snprintf(path, sizeof path, "train/%s/gnorms", name);
-    tw_npy G = tt_load(path, c.steps);
-    const float *wl = L.data, *wg = G.data;
-    for (int s = 0; s < c.steps; s++) {
-        ck_assert_msg(fabs(st[s].loss - wl[s]) <= 1e-5 * fabs(wl[s]), "%s at %s step %d: loss %.7g, PyTorch %.7g",
-                      name, level, s + 1, (double)st[s].loss, (double)wl[s]);
-        ck_assert_msg(fabs(st[s].gnorm - wg[s]) <= 1e-5 * fabs(wg[s]), "%s at %s step %d: gnorm %.7g, PyTorch %.7g",
-                      name, level, s + 1, (double)st[s].gnorm, (double)wg[s]);
-    }
-    double worst = 0.0;
-    for (int i = 0; i < m.n_params; i++) {
-        const tw_param *p = &m.params[i];
-        snprintf(path, sizeof path, "train/%s/final/%s", name, p->name);
-        tw_npy W = tt_load(path, p->count);
-        const float *w = W.data;
-        for (long j = 0; j < p->count; j++) {
-            const double d = fabs((double)p->data[j] - w[j]);
-            worst = d > worst ? d : worst;
-            ck_assert_msg(d <= 3e-4 + 1e-4 * fabs(w[j]), "%s at %s: %s[%ld] is %.7g, PyTorch %.7g", name,
-                          level, p->name, j, (double)p->data[j], (double)w[j]);
-        }
-        tw_npy_free(&W);
-    }
-    if (getenv("TW_VERBOSE")) printf("flash %s at %s: largest weight difference %.3g\n", name, level, worst);
-    tw_npy_free(&L); tw_npy_free(&G);
-    free(in); free(tg); free(tokens);
-    tw_batcher_free(&b);
-    tw_trainer_free(&t);
-    tw_model_free(&m);
-}
-
 START_TEST(ten_flash_steps_at_every_level_match_pytorch)
 {
     // llama (D 6: narrower than any register) and stories260K (D 8, GQA): the heads the tiled
@@ -129,7 +57,8 @@ START_TEST(ten_flash_steps_at_every_level_match_pytorch)
     snprintf(levels, sizeof levels, "%s", tw_simd_available());
     for (char *save = NULL, *lv = strtok_r(levels, " ", &save); lv; lv = strtok_r(NULL, " ", &save)) {
         if (strcmp(lv, "naive") == 0) continue;
-        for (int i = 0; i < 2; i++) ten_flash_steps(cases[i], lv);
+        // Fails on the first loss, gradient norm or weight beyond test_attn_flash.c's tolerances.
+        for (int i = 0; i < 2; i++) mt_ten_flash_steps_match_pytorch(cases[i], lv);
     }
 }
 END_TEST

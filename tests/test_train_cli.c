@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
+#include "model_test_common.h"
 #include "train/checkpoint.h"
 #include "inspect/check_finite.h"
 #include "train/tokens.h"
@@ -43,15 +44,12 @@ START_TEST(deterministic_mode_prints_pytorch_losses_to_6_digits)
              "--curve none --threads %d --out %s", threads, out);
     run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
-    double got[10];
-    ck_assert_int_eq(tt_parse_losses(got, 10, r.out), 10);
     tw_npy want = tt_load("train/llama/losses", 10);
-    const float *w = want.data;
+    char why[4096], label[32];
+    snprintf(label, sizeof label, "--threads %d", threads);
     // Printed with 6 significant digits: the print's own rounding is 5e-6 relative, and the
     // library run agrees with PyTorch to 2.5e-7 (test_train.c): relative 1e-5.
-    for (int s = 0; s < 10; s++)
-        ck_assert_msg(fabs(got[s] - w[s]) <= 1e-5 * fabs(w[s]), "--threads %d step %d: printed %.7g, PyTorch %.7g",
-                      threads, s + 1, got[s], (double)w[s]);
+    ck_assert_msg(tt_losses_printed(r.out, want.data, 10, 1e-5, why, sizeof why), "%s: %s", label, why);
     tw_npy_free(&want);
     tt_run_free(&r);
     // The weights --out wrote, against PyTorch's after the last step: absolute 1e-4 + relative
@@ -59,18 +57,7 @@ START_TEST(deterministic_mode_prints_pytorch_losses_to_6_digits)
     // whatever its gradient's size; measured there at most 1.8e-5 for this kind of model).
     tw_model m;
     ck_assert_msg(tw_model_load_file(&m, out, err, sizeof err) == TW_OK, "%s", err);
-    for (int i = 0; i < m.n_params; i++) {
-        const tw_param *p = &m.params[i];
-        char rel[256];
-        snprintf(rel, sizeof rel, "train/llama/final/%s", p->name);
-        tw_npy W = tt_load(rel, p->count);
-        const float *fw = W.data;
-        for (long j = 0; j < p->count; j++)
-            ck_assert_msg(fabs((double)p->data[j] - fw[j]) <= 1e-4 + 1e-4 * fabs(fw[j]),
-                          "--threads %d: %s[%ld] is %.7g, PyTorch %.7g", threads, p->name, j,
-                          (double)p->data[j], (double)fw[j]);
-        tw_npy_free(&W);
-    }
+    mt_weights_match_golden(&m, "train", "llama", label, 10, 1e-4);
     tw_model_free(&m);
     remove(out);
 }

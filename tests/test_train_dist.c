@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "testrun.h"
+#include "model_test_common.h"
 #include "train/checkpoint.h"
 
 #define GOLD "data/golden/train/"
@@ -38,14 +39,10 @@ START_TEST(grad_accum_3_of_batch_1_is_pytorchs_batch_of_3)
     run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     ck_assert_msg(strstr(r.out, "--grad-accum 3 = 3 rows a step") != NULL, "%s", r.out);
-    double got[10];
-    ck_assert_int_eq(tt_parse_losses(got, 10, r.out), 10);
     tw_npy want = tt_load("train/llama/losses", 10);
-    const float *w = want.data;
+    char why[4096];
     // As test_train_cli.c: 6 printed digits (5e-6 relative) over a run within 2.5e-7 of PyTorch.
-    for (int s = 0; s < 10; s++)
-        ck_assert_msg(fabs(got[s] - w[s]) <= 1e-5 * fabs(w[s]), "step %d: printed %.7g, PyTorch %.7g",
-                      s + 1, got[s], (double)w[s]);
+    ck_assert_msg(tt_losses_printed(r.out, want.data, 10, 1e-5, why, sizeof why), "%s", why);
     tw_npy_free(&want);
     tt_run_free(&r);
     // The weights: absolute 1e-4 + relative 1e-4, test_train_cli.c's tolerance (AdamW moves a
@@ -53,17 +50,7 @@ START_TEST(grad_accum_3_of_batch_1_is_pytorchs_batch_of_3)
     // the rows' gradients are grouped before they are added, a float rounding per element).
     tw_model m;
     ck_assert_msg(tw_model_load_file(&m, out, err, sizeof err) == TW_OK, "%s", err);
-    for (int i = 0; i < m.n_params; i++) {
-        const tw_param *p = &m.params[i];
-        char rel[256];
-        snprintf(rel, sizeof rel, "train/llama/final/%s", p->name);
-        tw_npy W = tt_load(rel, p->count);
-        const float *fw = W.data;
-        for (long j = 0; j < p->count; j++)
-            ck_assert_msg(fabs((double)p->data[j] - fw[j]) <= 1e-4 + 1e-4 * fabs(fw[j]),
-                          "%s[%ld] is %.7g, PyTorch %.7g", p->name, j, (double)p->data[j], (double)fw[j]);
-        tw_npy_free(&W);
-    }
+    mt_weights_match_golden(&m, "train", "llama", "--grad-accum 3", 10, 1e-4);
     tw_model_free(&m);
     remove(out);
 }

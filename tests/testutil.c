@@ -1,6 +1,7 @@
 // testutil.c: see testutil.h.
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "testutil.h"
 
 long tw_worst_mismatch(const float *got, const float *want, long n, double atol, double rtol) {
@@ -59,6 +60,20 @@ unsigned char *tt_read_file(const char *path, long *len) {
     b[n] = '\0';
     if (len) *len = n;
     return b;
+}
+
+tw_json *tt_json_parse(const char *text) {
+    tw_json *root;
+    tw_json_error e;
+    ck_assert_msg(tw_json_parse(&root, text, strlen(text), &e) == TW_OK, "bad test JSON: %s", e.msg);
+    return root;
+}
+
+tw_json *tt_json_read_file(const char *path) {
+    char err[256];
+    tw_json *root;
+    ck_assert_msg(tw_json_read_file(&root, path, err, sizeof err) == TW_OK, "%s", err);
+    return root;
 }
 
 void tt_randomize_strong(tw_model *m, uint64_t seed, float embed_std) {

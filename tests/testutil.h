@@ -20,5 +20,9 @@ unsigned char *tt_read_file(const char *path, long *len);
 // embedding from N(0, embed_std^2) (from tw_rng seeded seed ^ 0x5eed): attention maps far from
 // uniform and activations of order 1, so every path carries a signal a bug would disturb.
 void tt_randomize_strong(tw_model *m, uint64_t seed, float embed_std);
+// A JSON document from the test's own text (fails the test on a syntax error, with the parser's
+// message) or from a file (fails the test with the reader's message). Free with tw_json_free.
+tw_json *tt_json_parse(const char *text);
+tw_json *tt_json_read_file(const char *path);
 
 #endif
