@@ -1,9 +1,10 @@
 // make_pref.c: a preference set made here, with no download (make pref-data). For each prompt of
 // the instruction set, "a story about WORD" for the words of tw_sft_train_words (in the chat
-// template if the tokenizer holds its special tokens; tools/pref_common.h), samples completions from the model (temperature 1,
-// the whole distribution, a fixed seed), judges each by the rule "the story contains WORD" and
-// pairs a completion that satisfies it (chosen) with one that does not (rejected). Writes the
-// pairs file of ./train --dpo (lib/train/pairs.h) atomically, and prints each word's count.
+// template if the tokenizer holds its special tokens; tools/pref_common.h), samples completions
+// from the model (temperature 1, the whole distribution, a fixed seed), judges each by the rule
+// "the story contains WORD" and pairs a completion that satisfies it (chosen) with one that does
+// not (rejected). Writes the pairs file of ./train --dpo (lib/train/pairs.h) atomically, and
+// prints each word's count.
 //
 //   make_pref MODEL.bin TOKENIZER.bin OUT.bin [--samples N] [--pairs K] [--len L] [--seed S]
 //     --samples N   completions sampled per word (default 64)
