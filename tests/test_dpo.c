@@ -4,7 +4,8 @@
 //   log pi(y|x) of a completion and its backward; the pair loss, its margin and its gradient;
 //   ten steps of full, --ref and LoRA training, losses, margins, accuracies, gradient norms and
 //   final weights, in the library and through ./train's flags; the pairs file written and read
-//   back; bad flags and files get one line.
+//   back; bad flags and files get one line; make_pref's pairs, for the instruction set's prompts,
+//   plain (tok512) and in the chat template (a tokenizer grown with <|user|>, <|assistant|>, <|end|>).
 #define _POSIX_C_SOURCE 200809L   // getpid
 #include <check.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 #include "testutil.h"
 #include "testrun.h"
 #include "formats/lora_file.h"
+#include "train/chat_template.h"
 #include "train/checkpoint.h"
 #include "train/dpo.h"
 #include "train/dpo_step.h"
@@ -424,6 +426,21 @@ static int has_whole_word(const char *text, const char *word) {
     return 0;
 }
 
+// 1 if word is one of the instruction set's train words (the words make_pref makes pairs for).
+static int is_train_word(const char *word) {
+    for (int w = 0; w < tw_sft_n_train_words; w++)
+        if (strcmp(word, tw_sft_train_words[w]) == 0) return 1;
+    return 0;
+}
+
+// Pair i's prompt is exactly BOS + the encoding of text (the encoder cuts special tokens itself).
+static void assert_prompt_is(const tw_pairs *p, long i, const tw_tokenizer *tok, const char *text) {
+    int want[256], n = 0;
+    ck_assert_int_eq(tw_tokenizer_encode(tok, want, &n, 256, text, 1, 0), TW_OK);
+    ck_assert_msg(p->len[3 * i] == n, "pair %ld: prompt of %d tokens, '%s' encodes to %d", i, p->len[3 * i], text, n);
+    for (int t = 0; t < n; t++) ck_assert_int_eq(tw_pairs_prompt(p, i)[t], want[t]);
+}
+
 START_TEST(make_pref_pairs_follow_the_rule)
 {
     char path[512], cmd[1024], err[512] = "";
@@ -444,6 +461,8 @@ START_TEST(make_pref_pairs_follow_the_rule)
         const char *about = strstr(prompt, "a story about ");
         ck_assert_msg(about && tw_pairs_prompt(&p, i)[0] == 1, "pair %ld: prompt '%s'", i, prompt);
         const char *word = about + strlen("a story about ");
+        ck_assert_msg(is_train_word(word), "pair %ld: '%s' is not one of tw_sft_train_words", i, word);
+        assert_prompt_is(&p, i, &tok, about);   // plain text after BOS: no template
         const int last = tw_pairs_prompt(&p, i)[len[0] - 1];
         decoded_lower(chosen, sizeof chosen, &tok, last, tw_pairs_chosen(&p, i), len[1]);
         decoded_lower(rejected, sizeof rejected, &tok, last, tw_pairs_rejected(&p, i), len[2]);
@@ -454,6 +473,63 @@ START_TEST(make_pref_pairs_follow_the_rule)
     tw_tokenizer_free(&tok);
     tt_run_free(&r);
     remove(path);
+}
+END_TEST
+
+// With a tokenizer that holds <|user|>, <|assistant|>, <|end|> (stories260K grown by ./add-tokens,
+// as make sft-data grows it), the prompts are the chat template's: BOS <|user|>a story about
+// WORD<|assistant|>, so the pairs file's completions start after <|assistant|>; a completion
+// stops at <|end|> (kept as its last token) and the rule still splits chosen from rejected.
+START_TEST(make_pref_with_a_chat_tokenizer_asks_in_the_template)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], cmd[2048], model[600], tokp[600], path[600], err[512] = "";
+    snprintf(dir, sizeof dir, "%s/tw_test_dpo_chat_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(model, sizeof model, "%s/m.bin", dir);
+    snprintf(tokp, sizeof tokp, "%s/t.bin", dir);
+    snprintf(path, sizeof path, "%s/pref.bin", dir);
+    snprintf(cmd, sizeof cmd, "./add-tokens data/models/stories260K.bin data/models/tok512.bin "
+             "--tokens '<|user|>,<|assistant|>,<|end|>' --out-model %s --out-tokenizer %s", model, tokp);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    tt_run_free(&r);
+    snprintf(cmd, sizeof cmd, "./build/tools/make_pref %s %s %s --samples 12 --pairs 2 --len 24 --seed 5", model, tokp, path);
+    r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "the chat template"));
+    tw_tokenizer tok;
+    ck_assert_int_eq(tw_tokenizer_load(&tok, tokp, 515, err, sizeof err), TW_OK);
+    const int user = tw_tokenizer_lookup(&tok, TW_CHAT_USER), assistant = tw_tokenizer_lookup(&tok, TW_CHAT_ASSISTANT),
+              end = tw_tokenizer_lookup(&tok, TW_CHAT_END);
+    ck_assert(user == 512 && assistant == 513 && end == 514);
+    tw_pairs p;
+    ck_assert_msg(tw_pairs_read(&p, path, 515, 512, err, sizeof err) == TW_OK, "%s", err);
+    ck_assert(p.n >= 4);
+    for (long i = 0; i < p.n; i++) {
+        const int *len = p.len + 3 * i, *x = tw_pairs_prompt(&p, i);
+        ck_assert_msg(len[0] >= 4 && x[0] == 1 && x[1] == user && x[len[0] - 1] == assistant,
+                      "pair %ld: the prompt is not BOS <|user|> ... <|assistant|>", i);
+        char prompt[256], chosen[1024], rejected[1024], text[300];
+        decoded_lower(prompt, sizeof prompt, &tok, user, x + 2, len[0] - 3);
+        const char *about = "a story about ";
+        ck_assert_msg(strncmp(prompt, about, strlen(about)) == 0, "pair %ld: prompt '%s'", i, prompt);
+        const char *word = prompt + strlen(about);
+        ck_assert_msg(is_train_word(word), "pair %ld: '%s' is not one of tw_sft_train_words", i, word);
+        ck_assert_int_eq(tw_chat_format(text, sizeof text, prompt, NULL) > 0, 1);
+        assert_prompt_is(&p, i, &tok, text);
+        const int *ys[2] = { tw_pairs_chosen(&p, i), tw_pairs_rejected(&p, i) };
+        for (int k = 0; k < 2; k++)   // <|end|> ends a completion: never inside one
+            for (int t = 0; t + 1 < len[1 + k]; t++) ck_assert_int_ne(ys[k][t], end);
+        decoded_lower(chosen, sizeof chosen, &tok, assistant, ys[0], len[1]);
+        decoded_lower(rejected, sizeof rejected, &tok, assistant, ys[1], len[2]);
+        ck_assert_msg(has_whole_word(chosen, word), "pair %ld: chosen '%s' lacks '%s'", i, chosen, word);
+        ck_assert_msg(!has_whole_word(rejected, word), "pair %ld: rejected '%s' has '%s'", i, rejected, word);
+    }
+    tw_pairs_free(&p);
+    tw_tokenizer_free(&tok);
+    tt_run_free(&r);
+    ck_assert_int_eq(tt_remove_tree(dir), 0);
 }
 END_TEST
 
@@ -472,6 +548,7 @@ Suite *suite_dpo(void) {
     tcase_add_test(tc, pairs_written_read_back_the_same);
     tcase_add_test(tc, bad_dpo_runs_get_one_line);
     tcase_add_test(tc, make_pref_pairs_follow_the_rule);
+    tcase_add_test(tc, make_pref_with_a_chat_tokenizer_asks_in_the_template);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,7 +5,9 @@
 // signal: only the KL term is left; beta 0, one sample, ratio 1: the plain policy gradient, down to
 // the model's weights); ten updates on replayed samples against PyTorch's, in the library and
 // through ./train --grpo-replay; sampling that is reproducible and a dump that replays to the same
-// bits; the reward functions; bad flags and bad replay files get one line.
+// bits; the prompts, plain and in the chat template; the reward functions; bad flags and bad
+// replay files get one line.
+#define _POSIX_C_SOURCE 200809L   // mkdtemp
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +16,10 @@
 #include "testutil.h"
 #include "testrun.h"
 #include "grad_check.h"
+#include "train/chat_template.h"
 #include "train/checkpoint.h"
+#include "formats/npy.h"
+#include "tokenize/tokenizer.h"
 #include "formats/lora_file.h"
 #include "train/forward_backward.h"
 #include "train/grpo.h"
@@ -501,6 +506,71 @@ START_TEST(sampling_is_reproducible_and_its_dump_replays_exactly)
 }
 END_TEST
 
+// The prompts: prompt 0 is the instruction set's, "a story about WORD". With tok512 it is the
+// plain text after BOS; with a tokenizer grown by <|user|>, <|assistant|>, <|end|> (./add-tokens,
+// as make sft-data grows it) every prompt is BOS <|user|>TEXT<|assistant|>, the completion starts
+// after <|assistant|>, and <|end|> ends it (never inside one).
+START_TEST(train_grpo_prompts_use_the_chat_template_when_the_tokenizer_has_it)
+{
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], cmd[4096], model[600], tokp[600], dump[600], path[700], err[512] = "";
+    snprintf(dir, sizeof dir, "%s/tw_test_grpo_chat_XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(model, sizeof model, "%s/m.bin", dir);
+    snprintf(tokp, sizeof tokp, "%s/t.bin", dir);
+    snprintf(cmd, sizeof cmd, "./add-tokens data/models/stories260K.bin data/models/tok512.bin "
+             "--tokens '<|user|>,<|assistant|>,<|end|>' --out-model %s --out-tokenizer %s", model, tokp);
+    run_result r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    tt_run_free(&r);
+    for (int chat = 0; chat < 2; chat++) {
+        const char *m = chat ? model : "data/models/stories260K.bin", *z = chat ? tokp : "data/models/tok512.bin";
+        const int V = chat ? 515 : 512, G = 3, n = 4 * G;
+        snprintf(dump, sizeof dump, "%s/dump%d", dir, chat);
+        snprintf(cmd, sizeof cmd, "./train --init %s -z %s --grpo --grpo-prompts 4 --grpo-group %d --grpo-len 16 "
+                 "--steps 1 --lr 1e-3 --seed 7 --grpo-dump %s --out %s/s%d.bin", m, z, G, dump, dir, chat);
+        r = tt_run(cmd);
+        ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+        tt_run_free(&r);
+        tw_tokenizer tok;
+        ck_assert_msg(tw_tokenizer_load(&tok, z, V, err, sizeof err) == TW_OK, "%s", err);
+        tw_npy tk, pl, ln;
+        snprintf(path, sizeof path, "%s/tokens.npy", dump);
+        ck_assert_msg(tw_npy_read(&tk, path, err, sizeof err) == TW_OK, "%s", err);
+        snprintf(path, sizeof path, "%s/prompt_len.npy", dump);
+        ck_assert_msg(tw_npy_read(&pl, path, err, sizeof err) == TW_OK, "%s", err);
+        snprintf(path, sizeof path, "%s/len.npy", dump);
+        ck_assert_msg(tw_npy_read(&ln, path, err, sizeof err) == TW_OK, "%s", err);
+        ck_assert(tk.ndim == 3 && tk.shape[1] == n && pl.count == n && ln.count == n);
+        const int T = (int)tk.shape[2];
+        const int user = tw_tokenizer_lookup(&tok, TW_CHAT_USER), assistant = tw_tokenizer_lookup(&tok, TW_CHAT_ASSISTANT),
+                  end = tw_tokenizer_lookup(&tok, TW_CHAT_END);
+        ck_assert(chat ? user == 512 && assistant == 513 && end == 514 : user < 0 && assistant < 0 && end < 0);
+        // Prompt 0 exactly: BOS + "a story about dog", in the template or not.
+        char text[256];
+        int want[256], nw = 0;
+        if (chat) ck_assert_int_gt(tw_chat_format(text, sizeof text, "a story about dog", NULL), 0);
+        else snprintf(text, sizeof text, "a story about dog");
+        ck_assert_int_eq(tw_tokenizer_encode(&tok, want, &nw, 256, text, 1, 0), TW_OK);
+        for (int i = 0; i < n; i++) {
+            const int32_t *x = (const int32_t *)tk.data + (size_t)i * T;
+            const int p = ((const int32_t *)pl.data)[i], len = ((const int32_t *)ln.data)[i];
+            ck_assert(p >= 2 && p < len && len <= T && x[0] == 1);
+            if (i < G) {   // the first group answers prompt 0
+                ck_assert_int_eq(p, nw);
+                for (int t = 0; t < nw; t++) ck_assert_int_eq(x[t], want[t]);
+            }
+            if (chat) ck_assert_msg(x[1] == user && x[p - 1] == assistant, "sample %d: not BOS <|user|> ... <|assistant|>", i);
+            for (int t = 1; t < p; t++) ck_assert(x[t] < 512 || (chat && (t == 1 || t == p - 1)));   // no other special
+            for (int t = p; t + 1 < len; t++) ck_assert_int_ne(x[t], chat ? end : 1);   // a stop ends a completion
+        }
+        tw_npy_free(&tk); tw_npy_free(&pl); tw_npy_free(&ln);
+        tw_tokenizer_free(&tok);
+    }
+    ck_assert_int_eq(tt_remove_tree(dir), 0);
+}
+END_TEST
+
 START_TEST(rewards_count_whole_words)
 {
     ck_assert(tw_reward_contains("The Dog ran.", "dog") == 1.0f);
@@ -630,6 +700,7 @@ Suite *suite_grpo(void) {
     tcase_add_test(tc, ten_grpo_lora_steps_match_pytorch);
     tcase_add_test(tc, train_grpo_lora_replay_matches_pytorch);
     tcase_add_test(tc, sampling_is_reproducible_and_its_dump_replays_exactly);
+    tcase_add_test(tc, train_grpo_prompts_use_the_chat_template_when_the_tokenizer_has_it);
     tcase_add_test(tc, rewards_count_whole_words);
     tcase_add_test(tc, replay_reader_refuses_bad_folders);
     tcase_add_test(tc, train_grpo_refuses_bad_flags_and_replays);

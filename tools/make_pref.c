@@ -1,8 +1,10 @@
-// make_pref.c: a preference set made here, with no download (make pref-data). For each prompt
-// "a story about WORD" (tools/pref_common.h), samples completions from the model (temperature 1,
-// the whole distribution, a fixed seed), judges each by the rule "the story contains WORD" and
-// pairs a completion that satisfies it (chosen) with one that does not (rejected). Writes the
-// pairs file of ./train --dpo (lib/train/pairs.h) atomically, and prints each word's count.
+// make_pref.c: a preference set made here, with no download (make pref-data). For each prompt of
+// the instruction set, "a story about WORD" for the words of tw_sft_train_words (in the chat
+// template if the tokenizer holds its special tokens; tools/pref_common.h), samples completions
+// from the model (temperature 1, the whole distribution, a fixed seed), judges each by the rule
+// "the story contains WORD" and pairs a completion that satisfies it (chosen) with one that does
+// not (rejected). Writes the pairs file of ./train --dpo (lib/train/pairs.h) atomically, and
+// prints each word's count.
 //
 //   make_pref MODEL.bin TOKENIZER.bin OUT.bin [--samples N] [--pairs K] [--len L] [--seed S]
 //     --samples N   completions sampled per word (default 64)
@@ -19,6 +21,7 @@
 #include "pref_common.h"
 #include "simd/simd.h"
 #include "train/checkpoint.h"
+#include "train/chat_template.h"
 #include "train/pairs.h"
 
 static int usage(const char *why, const char *what) {
@@ -77,14 +80,17 @@ int main(int argc, char **argv) {
     long total_ok = 0, total = 0;
     printf("make_pref: rule: the completion contains WORD (a whole word, any case); %ld samples of up to %ld "
            "tokens per word, temperature 1, seed %ld\n", samples, len, seed);
-    for (int w = 0; w < PREF_N_WORDS; w++) {
-        const char *word = PREF_WORDS[w];
+    const int end = tw_chat_end_token(&tok);   // -1 for a plain model: its stories end at BOS
+    printf("make_pref: prompts: %s\n", end >= 0 ? "the chat template, BOS <|user|>a story about WORD<|assistant|>, "
+           "answers end at <|end|>" : "plain text, BOS \"a story about WORD\" (the tokenizer has no chat tokens)");
+    for (int w = 0; w < tw_sft_n_train_words; w++) {
+        const char *word = tw_sft_train_words[w];
         const int np = pref_prompt_tokens(prompt, 64, &tok, word);
         if (np < 1) { fprintf(stderr, "make_pref: cannot encode the prompt for '%s'\n", word); return 1; }
         int n_ok = 0;
         for (long k = 0; k < samples; k++) {
             int *c = done + k * len;
-            n_done[k] = pref_sample(c, (int)len, &s, &m, &sp, prompt, np);
+            n_done[k] = pref_sample(c, (int)len, &s, &m, &sp, prompt, np, end);
             if (n_done[k] < 0) { fprintf(stderr, "make_pref: sampling failed\n"); return 1; }
             ok[k] = n_done[k] > 0 && pref_rule(&tok, prompt[np - 1], c, n_done[k], word);
             n_ok += ok[k];

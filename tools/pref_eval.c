@@ -1,6 +1,9 @@
 // pref_eval.c: measures what preference training changed (make dpo-eval; docs/preferences.md).
-// For each prompt "a story about WORD" (tools/pref_common.h) it samples completions from the
-// reference (before) and from the trained model (after), with the same seed, temperature 1 and the
+// For each prompt of the instruction set, "a story about WORD" (tools/pref_common.h: in the chat
+// template if the tokenizer holds its special tokens), first for the words the pairs were made for
+// (tw_sft_train_words: the rates and the goal), then for the held-out words (tw_sft_heldout_words:
+// reported apart, they show whether the change reaches prompts no pair asked), it samples
+// completions from the reference (before) and from the trained model (after), with the same seed, temperature 1 and the
 // whole distribution, and counts those that satisfy the rule (the story contains WORD). It also
 // prints the KL the training paid: for each completion sampled from the trained model pi, the sum
 // over its positions of KL(pi(. | prefix) || pi_ref(. | prefix)), exact over the vocabulary, in
@@ -17,6 +20,7 @@
 #include <string.h>
 #include "pref_common.h"
 #include "simd/simd.h"
+#include "train/chat_template.h"
 #include "train/checkpoint.h"
 
 static int usage(const char *why, const char *what) {
@@ -44,6 +48,58 @@ static double completion_kl(tw_model_state *sp, tw_model_state *sq, const tw_mod
         }
     }
     return kl;
+}
+
+// What every word's measurement shares: the two models, the tokenizer, the buffers and the flags;
+// kl_sum and tokens add up the KL of the trained model's completions (the pairs' words only).
+typedef struct {
+    const tw_model *after, *ref;
+    const tw_tokenizer *tok;
+    tw_model_state *sa, *sr;   // full-sequence states of after and ref (completion_kl)
+    int *seq;                  // (cap) the prompt, then the completion
+    int cap;
+    long samples, len, seed;
+    int end;                   // tw_chat_end_token: -1 for a plain model
+    double kl_sum;
+    long tokens;
+} eval_run;
+
+// For each of the n words: samples from the reference (before) and the trained model (after), the
+// same seed per word (seed + the word's index), and prints the share that satisfy the rule;
+// ok[0], ok[1] add up the counts before and after. with_kl: add the KL of after's completions.
+// Returns 0, or 1 after one line on stderr.
+static int eval_words(long ok[2], eval_run *r, const char *const *words, int n_words, int with_kl) {
+    for (int w = 0; w < n_words; w++) {
+        const char *word = words[w];
+        const int np = pref_prompt_tokens(r->seq, 64, r->tok, word);
+        if (np < 1) { fprintf(stderr, "pref_eval: cannot encode the prompt for '%s'\n", word); return 1; }
+        int n_ok[2] = { 0, 0 };
+        for (int which = 0; which < 2; which++) {   // 0: the reference (before), 1: the trained model
+            const tw_model *m = which ? r->after : r->ref;
+            tw_model_state st;
+            tw_sampler sp;
+            if (tw_model_state_init(&st, m, 64, r->cap) != TW_OK ||
+                tw_sampler_init(&sp, m->cfg.vocab, 1.0f, 0.0f, (uint64_t)r->seed + (uint64_t)w) != TW_OK) {
+                fprintf(stderr, "pref_eval: out of memory\n");
+                return 1;
+            }
+            for (long k = 0; k < r->samples; k++) {
+                const int n = pref_sample(r->seq + np, (int)r->len, &st, m, &sp, r->seq, np, r->end);
+                if (n < 0) { fprintf(stderr, "pref_eval: sampling failed\n"); return 1; }
+                n_ok[which] += n > 0 && pref_rule(r->tok, r->seq[np - 1], r->seq + np, n, word);
+                if (with_kl && which == 1 && n > 0) {
+                    r->kl_sum += completion_kl(r->sa, r->sr, r->after, r->ref, r->seq, np, n);
+                    r->tokens += n;
+                }
+            }
+            tw_sampler_free(&sp);
+            tw_model_state_free(&st);
+        }
+        printf("  %-8s %5.1f %% %9.1f %%\n", word, 100.0 * n_ok[0] / r->samples, 100.0 * n_ok[1] / r->samples);
+        ok[0] += n_ok[0];
+        ok[1] += n_ok[1];
+    }
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -103,45 +159,23 @@ int main(int argc, char **argv) {
     }
     printf("pref_eval: rule: the completion contains WORD (a whole word, any case); %ld samples of up to %ld tokens "
            "per word and model, temperature 1, seed %ld\n", samples, len, seed);
-    printf("  %-8s %12s %12s\n", "word", "before", "after");
-    long ok[2] = { 0, 0 }, total = 0, tokens = 0;
-    double kl_sum = 0.0;
-    for (int w = 0; w < PREF_N_WORDS; w++) {
-        const char *word = PREF_WORDS[w];
-        const int np = pref_prompt_tokens(seq, 64, &tok, word);
-        if (np < 1) { fprintf(stderr, "pref_eval: cannot encode the prompt for '%s'\n", word); return 1; }
-        int n_ok[2] = { 0, 0 };
-        for (int which = 0; which < 2; which++) {   // 0: the reference (before), 1: the trained model
-            const tw_model *m = which ? &after : &ref;
-            tw_model_state st;
-            tw_sampler sp;
-            if (tw_model_state_init(&st, m, 64, cap) != TW_OK ||
-                tw_sampler_init(&sp, m->cfg.vocab, 1.0f, 0.0f, (uint64_t)seed + (uint64_t)w) != TW_OK) {
-                fprintf(stderr, "pref_eval: out of memory\n");
-                return 1;
-            }
-            for (long k = 0; k < samples; k++) {
-                const int n = pref_sample(seq + np, (int)len, &st, m, &sp, seq, np);
-                if (n < 0) { fprintf(stderr, "pref_eval: sampling failed\n"); return 1; }
-                n_ok[which] += n > 0 && pref_rule(&tok, seq[np - 1], seq + np, n, word);
-                if (which == 1 && n > 0) {
-                    kl_sum += completion_kl(&sa, &sr, &after, &ref, seq, np, n);
-                    tokens += n;
-                }
-            }
-            tw_sampler_free(&sp);
-            tw_model_state_free(&st);
-        }
-        printf("  %-8s %5.1f %% %9.1f %%\n", word, 100.0 * n_ok[0] / samples, 100.0 * n_ok[1] / samples);
-        ok[0] += n_ok[0];
-        ok[1] += n_ok[1];
-        total += samples;
-    }
+    const int end = tw_chat_end_token(&tok);
+    printf("pref_eval: prompts: %s\n", end >= 0 ? "the chat template, BOS <|user|>a story about WORD<|assistant|>, "
+           "answers end at <|end|>" : "plain text, BOS \"a story about WORD\" (the tokenizer has no chat tokens)");
+    eval_run r = { &after, &ref, &tok, &sa, &sr, seq, cap, samples, len, seed, end, 0.0, 0 };
+    long ok[2] = { 0, 0 }, held[2] = { 0, 0 };
+    printf("  %-8s %12s %12s   (the words of the pairs, tw_sft_train_words)\n", "word", "before", "after");
+    if (eval_words(ok, &r, tw_sft_train_words, tw_sft_n_train_words, 1) != 0) return 1;
+    printf("  %-8s %12s %12s   (held-out words, tw_sft_heldout_words: no pair asks about them)\n", "word", "before", "after");
+    if (eval_words(held, &r, tw_sft_heldout_words, tw_sft_n_heldout_words, 0) != 0) return 1;
+    const long total = samples * tw_sft_n_train_words, total_held = samples * tw_sft_n_heldout_words;
     const double before = (double)ok[0] / total, after_rate = (double)ok[1] / total;
+    printf("pref_eval: held-out words: before %ld of %ld = %.1f %%, after %ld of %ld = %.1f %%\n", held[0], total_held,
+           100.0 * held[0] / total_held, held[1], total_held, 100.0 * held[1] / total_held);
     printf("pref_eval: before %ld of %ld = %.1f %%, after %ld of %ld = %.1f %%: x%.2f\n", ok[0], total, 100 * before,
            ok[1], total, 100 * after_rate, before > 0 ? after_rate / before : INFINITY);
     printf("pref_eval: KL(after || before) on the trained model's samples: %.4f nats per completion, %.4f per token "
-           "(%ld completions, %ld tokens)\n", kl_sum / total, tokens ? kl_sum / tokens : 0.0, total, tokens);
+           "(%ld completions, %ld tokens)\n", r.kl_sum / total, r.tokens ? r.kl_sum / r.tokens : 0.0, total, r.tokens);
     int rc = 0;
     if (min_ratio > 0.0 && !(after_rate >= min_ratio * before)) {
         fprintf(stderr, "pref_eval: the rate rose x%.2f, below --min-ratio %g: the goal is not met\n",

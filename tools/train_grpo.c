@@ -29,7 +29,9 @@
 #include "formats/npy.h"
 #include "formats/same_file.h"
 #include "simd/simd.h"
+#include "tokenize/special.h"
 #include "tokenize/tokenizer.h"
+#include "train/chat_template.h"
 #include "train/checkpoint.h"
 #include "train/grpo.h"
 #include "train/grpo_replay.h"
@@ -180,10 +182,15 @@ static grpo_options parse_args(int argc, char **argv) {
     return o;
 }
 
-// ---- the prompts (the lead may switch this to the instruction set's prompts) ----
+// ---- the prompts ----
 
+// Prompt 0 is the instruction set's, "a story about WORD" (tw_sft_prompt, train/chat_template.h);
+// the others are openings of stories, "%s" the reward's word. With a tokenizer that holds the
+// chat template's special tokens (make sft-data's tok.bin) each is asked in the template,
+// BOS <|user|>TEXT<|assistant|>, and an answer stops at <|end|>; with a plain one (tok512), as
+// plain text after BOS (tw_chat_prompt_encode).
 static const char *const PROMPTS[] = {
-    "a story about %s",
+    NULL,   // tw_sft_prompt
     "Once upon a time, there was a little girl. She wanted a %s",
     "Tom saw a %s",
     "Once upon a time",
@@ -194,9 +201,12 @@ static const char *const PROMPTS[] = {
 // needs more than max tokens.   tokens: (max)
 static int grpo_prompt(int *tokens, int max, const tw_tokenizer *tok, int i, const char *word) {
     char text[512];
-    snprintf(text, sizeof text, PROMPTS[i % N_PROMPTS], word);
-    int *tmp = malloc(tw_tokenizer_max_tokens(text) * sizeof *tmp), n = 0;
-    if (!tmp || tw_tokenizer_encode(tok, tmp, &n, (int)tw_tokenizer_max_tokens(text), text, 1, 0) != TW_OK || n > max) {
+    const char *form = PROMPTS[i % N_PROMPTS];
+    if (form ? snprintf(text, sizeof text, form, word) >= (int)sizeof text : tw_sft_prompt(text, sizeof text, word) < 0)
+        return -1;
+    const int cap = (int)(tw_tokenizer_max_tokens(text) + strlen(TW_CHAT_USER TW_CHAT_ASSISTANT));   // the template's room
+    int *tmp = malloc((size_t)cap * sizeof *tmp), n = 0;
+    if (!tmp || tw_chat_prompt_encode(tmp, &n, cap, tok, text) != TW_OK || n > max) {
         free(tmp);
         return -1;
     }
@@ -207,13 +217,15 @@ static int grpo_prompt(int *tokens, int max, const tw_tokenizer *tok, int i, con
 
 // ---- the reward of one completion ----
 
-// The decoded completion tokens[start .. len) (special tokens decode to nothing).   text: (cap)
+// The decoded completion tokens[start .. len) (special tokens, BOS and <|end|> alike, decode to
+// nothing).   text: (cap)
 static void decode(char *text, size_t cap, const tw_tokenizer *tok, const int *tokens, int start, int len) {
     size_t n = 0;
     text[0] = '\0';
     for (int t = start; t < len; t++) {
         if (tokens[t] <= 2) continue;
         const char *piece = tw_tokenizer_decode(tok, tokens[t - 1], tokens[t]);
+        if (tok->n_special > 0 && tw_special_name_ok(piece)) continue;
         const size_t k = strlen(piece);
         if (n + k + 1 > cap) break;
         memcpy(text + n, piece, k + 1);
@@ -242,7 +254,8 @@ static void sample_batch(tw_grpo_batch *b, long s, const grpo_options *o, const 
             const int i = p * o->g.G + g;
             int *tk = b->tokens + (size_t)i * b->T_max;
             memcpy(tk, prompt, (size_t)pl * sizeof *tk);
-            if (tw_grpo_sample(&b->len[i], tk, pl, b->T_max, cs, m, sp) != TW_OK) die_data("--grpo: sampling failed");
+            if (tw_grpo_sample_until(&b->len[i], tk, pl, b->T_max, cs, m, sp, tw_chat_end_token(tok)) != TW_OK)
+                die_data("--grpo: sampling failed");
             b->prompt_len[i] = pl;
             decode(text, cap, tok, tk, pl, b->len[i]);
             b->rewards[i] = reward_of(o, text);
@@ -266,7 +279,8 @@ static void evaluate(const char *when, const grpo_options *o, const tw_tokenizer
         for (int k = 0; k < o->eval; k++, n++) {
             const int pl = grpo_prompt(tk, T_max - 1, tok, p, o->word);
             int len;
-            if (pl < 0 || tw_grpo_sample(&len, tk, pl, T_max, cs, m, &sp) != TW_OK) die_data("--grpo-eval: sampling failed");
+            if (pl < 0 || tw_grpo_sample_until(&len, tk, pl, T_max, cs, m, &sp, tw_chat_end_token(tok)) != TW_OK)
+                die_data("--grpo-eval: sampling failed");
             decode(text, 8192, tok, tk, pl, len);
             reward += reward_of(o, text);
             if (k == 0) {   // the first completion of each prompt, on one line

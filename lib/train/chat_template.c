@@ -41,11 +41,33 @@ int tw_text_has_word(const char *text, const char *word) {
     return 0;
 }
 
+int tw_chat_in_tokenizer(const tw_tokenizer *tok) {
+    return tw_tokenizer_lookup(tok, TW_CHAT_USER) >= 0 && tw_tokenizer_lookup(tok, TW_CHAT_ASSISTANT) >= 0 &&
+           tw_tokenizer_lookup(tok, TW_CHAT_END) >= 0;
+}
+
+int tw_chat_end_token(const tw_tokenizer *tok) {
+    return tw_chat_in_tokenizer(tok) ? tw_tokenizer_lookup(tok, TW_CHAT_END) : -1;
+}
+
+tw_status tw_chat_prompt_encode(int *tokens, int *n, int max, const tw_tokenizer *tok, const char *prompt) {
+    *n = 0;
+    const size_t len = strlen(TW_CHAT_USER TW_CHAT_ASSISTANT) + strlen(prompt) + 1;
+    char *text = malloc(len);
+    if (text == NULL) return TW_ERR_NOMEM;
+    if (tw_chat_in_tokenizer(tok)) tw_chat_format(text, len, prompt, NULL);
+    else memcpy(text, prompt, strlen(prompt) + 1);
+    tw_status st = (size_t)max < tw_tokenizer_max_tokens(text) ? TW_ERR_ARG
+                 : tw_tokenizer_encode(tok, tokens, n, max, text, 1, 0);
+    free(text);
+    return st;
+}
+
 tw_status tw_chat_encode(int *tokens, unsigned char *mask, int *n, int max, const tw_tokenizer *tok,
                          const char *prompt, const char *answer) {
     *n = 0;
+    if (!tw_chat_in_tokenizer(tok)) return TW_ERR_ARG;
     const int assistant = tw_tokenizer_lookup(tok, TW_CHAT_ASSISTANT), end = tw_tokenizer_lookup(tok, TW_CHAT_END);
-    if (assistant < 0 || end < 0 || tw_tokenizer_lookup(tok, TW_CHAT_USER) < 0) return TW_ERR_ARG;
     const size_t len = strlen(TW_CHAT_USER TW_CHAT_ASSISTANT TW_CHAT_END) + strlen(prompt) + strlen(answer) + 1;
     char *text = malloc(len);
     if (text == NULL) return TW_ERR_NOMEM;

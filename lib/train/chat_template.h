@@ -41,6 +41,20 @@ int tw_chat_format(char *out, size_t out_len, const char *prompt, const char *an
 // ("dog", "Dog," and "dogs" count for dog; "dogged" and "hotdog" do not). word: ASCII letters.
 int tw_text_has_word(const char *text, const char *word);
 
+// 1 if tok holds the template's three special tokens (a tokenizer grown for chat: make sft-data,
+// ./add-tokens), else 0 (tok512 of stories260K). tw_chat_encode needs them.
+int tw_chat_in_tokenizer(const tw_tokenizer *tok);
+
+// The id of <|end|>, where a chat answer stops, if tw_chat_in_tokenizer(tok); else -1 (a plain
+// story model stops at BOS, the next story's start).
+int tw_chat_end_token(const tw_tokenizer *tok);
+
+// The tokens a model is asked prompt with: BOS <|user|>PROMPT<|assistant|> if
+// tw_chat_in_tokenizer(tok), else the plain text, BOS PROMPT. Its answer is what follows.
+// tokens (max) receives *n entries. TW_ERR_ARG if max is too small (nothing useful is written);
+// TW_ERR_NOMEM.
+tw_status tw_chat_prompt_encode(int *tokens, int *n, int max, const tw_tokenizer *tok, const char *prompt);
+
 // Encodes BOS + tw_chat_format(prompt, answer) with tok, which must hold the three special tokens,
 // and its mask: tokens (max) and mask (max) receive *n entries; mask[i] = 1 from the token after
 // <|assistant|> to <|end|> inclusive, else 0. TW_ERR_ARG if max is too small (nothing useful is

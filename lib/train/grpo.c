@@ -106,6 +106,11 @@ tw_status tw_completion_logprobs_backward(float *dlogits, const float *dlp, cons
 
 tw_status tw_grpo_sample(int *len, int *tokens, int prompt_len, int T_max, tw_model_state *cs,
                          const tw_model *m, tw_sampler *sp) {
+    return tw_grpo_sample_until(len, tokens, prompt_len, T_max, cs, m, sp, -1);
+}
+
+tw_status tw_grpo_sample_until(int *len, int *tokens, int prompt_len, int T_max, tw_model_state *cs,
+                               const tw_model *m, tw_sampler *sp, int stop) {
     *len = prompt_len;
     if (prompt_len < 1 || prompt_len >= T_max || !cs->cache) return TW_ERR_ARG;
     // The prompt in one forward (prefill), then one token at a time.
@@ -115,7 +120,7 @@ tw_status tw_grpo_sample(int *len, int *tokens, int prompt_len, int T_max, tw_mo
     while (st == TW_OK) {
         const int next = tw_sampler_sample(sp, cs->logits + (size_t)(rows - 1) * m->cfg.vocab);
         tokens[n++] = next;
-        if (next == 1 || next == 2 || n == T_max) break;   // BOS or EOS (tokenize/tokenizer.h)
+        if (next == 1 || next == 2 || next == stop || n == T_max) break;   // BOS, EOS (tokenize/tokenizer.h), stop
         st = tw_model_forward_next(cs, m, &tokens[n - 1], 1, n - 1);
         rows = 1;
     }

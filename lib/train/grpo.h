@@ -93,6 +93,10 @@ typedef struct {
 // TW_ERR_ARG for prompt_len out of [1, T_max).
 tw_status tw_grpo_sample(int *len, int *tokens, int prompt_len, int T_max, tw_model_state *cs,
                          const tw_model *m, tw_sampler *sp);
+// The same, and it also stops at token stop (kept too): a chat answer's <|end|>
+// (train/chat_template.h: tw_chat_end_token); stop -1 (no such token) is tw_grpo_sample.
+tw_status tw_grpo_sample_until(int *len, int *tokens, int prompt_len, int T_max, tw_model_state *cs,
+                               const tw_model *m, tw_sampler *sp, int stop);
 
 // The loss of a batch of samples and its gradient: the advantages of b->rewards, the reference's
 // log-probs (forward of ref through rs), the policy's forward through s, tw_grpo_loss with lp_old
