@@ -287,7 +287,7 @@ void tw_matvec_rows_avx512(float *Y, const float *X, const float *W, int T, int 
     // X rows passes over them (an X tile, MR rows, stays in L1 across the block's tiles).
     int block = (6144 / (K > 0 ? K : 1)) & ~3;
     if (block < 4) block = 4;
-    const int N4 = N / 4 * 4, prefetch = (long)N * K > TW_ROWS_PREFETCH_FLOATS;
+    const int N4 = N / 4 * 4, prefetch = (long)N * K > TW_MATVEC_SMALL_FLOATS;
     for (int o0 = 0; o0 < N4; o0 += block) {
         const int o1 = o0 + block < N4 ? o0 + block : N4, groups = (o1 - o0) / 4;
         const int next = N4 - o1 < block ? N4 - o1 : block, tiles = (T + ROWS_MR - 1) / ROWS_MR;

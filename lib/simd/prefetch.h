@@ -32,10 +32,11 @@ static inline void tw_prefetch_ahead(const float *w, int lines) {
 // lines, one share before each 4-row group of each tile of X rows, so a few lines are asked for at
 // a time and the whole block has been asked for when its turn comes. The hardware prefetchers,
 // following four rows of W a few hundred bytes apart, stay behind on a matrix that comes from
-// memory: the 15M classifier (32000 x 288) ran 1.10 to 1.30 times faster with this prefetch than
-// without any (docs/serving.md). A matrix that fits in L2 stays there between calls and is not
-// prefetched: TW_ROWS_PREFETCH_FLOATS.
-#define TW_ROWS_PREFETCH_FLOATS (1L << 18)   // 1 MiB of floats
+// memory, and in a decode step every matrix does (the 15M model's 60 MB pass through the caches
+// once a step): on this Xeon, with the caches flushed before each call, the 15M classifier
+// (32000 x 288) ran 1.3 to 1.4 times faster and an FFN matrix (768 x 288) 1.1 to 1.25 times
+// faster with this prefetch than without any (docs/serving.md). Only matrices under
+// TW_MATVEC_SMALL_FLOATS (256 KiB: all of stories260K, which stays in L2 whole) go without.
 // Lines share * part .. share * (part + 1) of p's `lines` lines, into L2 (none past the last).
 static inline void tw_prefetch_share(const float *p, long lines, long share, long part) {
     const long l0 = share * part, l1 = l0 + share < lines ? l0 + share : lines;
