@@ -212,38 +212,62 @@ tw_status tw_checkpoint_read_model(tw_model *m, const tw_model_config *c, int32_
 }
 
 tw_status tw_checkpoint_write(const char *path, const tw_model *m, char *err, size_t err_len) {
-    tw_atomic_file af;
     if (m->cfg.block.moe_experts > 0 || m->cfg.block.mla_kv_rank > 0) {
         tw_set_err(err, err_len, "%s: a model with experts or latent attention is written as a "
                    "TWMX file (train/moe_file.h), not TWMODEL", path);
         return TW_ERR_ARG;
     }
+    return tw_checkpoint_write_with(path, m, write_model_record, err, err_len);
+}
+
+tw_status tw_checkpoint_write_with(const char *path, const tw_model *m,
+                                   int (*write_record)(FILE *f, const tw_model *m), char *err,
+                                   size_t err_len) {
     if (!host_is_little_endian()) {
         tw_set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
         return TW_ERR_IO;
     }
+    tw_atomic_file af;
     if (tw_atomic_open(&af, path, "wb") != TW_OK) {
         tw_set_err(err, err_len, "%s: cannot create: %s", path, strerror(errno));
         return TW_ERR_IO;
     }
-    if (tw_atomic_commit(&af, write_model_record(af.f, m)) != TW_OK) {
+    if (tw_atomic_commit(&af, write_record(af.f, m)) != TW_OK) {
         tw_set_err(err, err_len, "%s: write failed: %s", path, strerror(errno));
         return TW_ERR_IO;
     }
     return TW_OK;
 }
 
-tw_status tw_checkpoint_load(tw_model *m, const char *path, char *err, size_t err_len) {
-    memset(m, 0, sizeof *m);
+FILE *tw_checkpoint_open_read(long long *left, tw_status *st, const char *path, const char *what,
+                              char *err, size_t err_len) {
+    *left = 0;
     if (!host_is_little_endian()) {
         tw_set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
-        return TW_ERR_FORMAT;
+        *st = TW_ERR_FORMAT;
+        return NULL;
     }
-    long long left = 0;
-    FILE *f = tw_regular_file_open_measured(&left, err, err_len, path,
-                                            "a TWMODEL checkpoint file (.bin)", "cannot open");
-    if (f == NULL) return TW_ERR_IO;
-    tw_status st = read_model_record(m, f, &left, path, err, err_len);
+    FILE *f = tw_regular_file_open_measured(left, err, err_len, path, what, "cannot open");
+    *st = f ? TW_OK : TW_ERR_IO;
+    return f;
+}
+
+int tw_file_has_magic(const char *path, const char *magic, size_t n, const char *what) {
+    char head[16];
+    FILE *f;   // not plain fopen: opening a FIFO for reading would wait for a writer
+    if (n > sizeof head || tw_regular_file_open(&f, NULL, 0, path, what) != TW_FILE_OK) return 0;
+    const int has = fread(head, n, 1, f) == 1 && memcmp(head, magic, n) == 0;
+    fclose(f);
+    return has;
+}
+
+tw_status tw_checkpoint_load(tw_model *m, const char *path, char *err, size_t err_len) {
+    memset(m, 0, sizeof *m);
+    long long left;
+    tw_status st;
+    FILE *f = tw_checkpoint_open_read(&left, &st, path, "a TWMODEL checkpoint file (.bin)", err, err_len);
+    if (f == NULL) return st;
+    st = read_model_record(m, f, &left, path, err, err_len);
     fclose(f);
     if (st == TW_OK && left != 0) {
         tw_set_err(err, err_len, "%s: %lld extra bytes after the last parameter", path, left);
@@ -254,12 +278,7 @@ tw_status tw_checkpoint_load(tw_model *m, const char *path, char *err, size_t er
 }
 
 int tw_checkpoint_is_ours(const char *path) {
-    char magic[8];
-    FILE *f;   // not plain fopen: opening a FIFO for reading would wait for a writer
-    if (tw_regular_file_open(&f, NULL, 0, path, "a checkpoint") != TW_FILE_OK) return 0;
-    int ours = fread(magic, 8, 1, f) == 1 && memcmp(magic, TW_CHECKPOINT_MAGIC, 8) == 0;
-    fclose(f);
-    return ours;
+    return tw_file_has_magic(path, TW_CHECKPOINT_MAGIC, 8, "a checkpoint");
 }
 
 tw_status tw_model_load_file(tw_model *m, const char *path, char *err, size_t err_len) {

@@ -62,6 +62,17 @@ tw_status tw_checkpoint_config_from_ints(tw_model_config *c, char *why, size_t w
                                          const int32_t v[20], const float f[3],
                                          const char style[16]);
 int       tw_checkpoint_write_params(FILE *f, const tw_model *m);
+// The file steps both formats share: write_with refuses a big-endian host and writes with
+// write_record (1 if every write worked) into a staged file that replaces path only when whole
+// (formats/atomic_file.h); open_read refuses a big-endian host and opens path for reading with its
+// size in *left (NULL, *st and err set, if not; `what` names the file in the message);
+// has_magic is 1 if the regular file at path starts with the n (at most 16) bytes of magic.
+tw_status tw_checkpoint_write_with(const char *path, const tw_model *m,
+                                   int (*write_record)(FILE *f, const tw_model *m), char *err,
+                                   size_t err_len);
+FILE     *tw_checkpoint_open_read(long long *left, tw_status *st, const char *path, const char *what,
+                                  char *err, size_t err_len);
+int       tw_file_has_magic(const char *path, const char *magic, size_t n, const char *what);
 tw_status tw_checkpoint_read_model(tw_model *m, const tw_model_config *c, int32_t n_params, FILE *f,
                                    long long *left, const char *path, char *err, size_t err_len);
 

@@ -1,22 +1,12 @@
 // moe_file.c: the TWMX model file of models with experts (format in moe_file.h). The dense
 // part of the header and the parameter records are TWMODEL's (train/checkpoint.c).
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include "train/moe_file.h"
 #include "train/checkpoint.h"
-#include "formats/atomic_file.h"
-#include "formats/regular_file.h"
 
 enum { N_DENSE = 20, N_MOE = 4, N_MLA = 5, STYLE_BYTES = 16 };
-
-static int host_is_little_endian(void) {
-    const uint32_t one = 1;
-    unsigned char b;
-    memcpy(&b, &one, 1);
-    return b == 1;
-}
 
 static int write_record(FILE *f, const tw_model *m) {
     const tw_block_config *b = &m->cfg.block;
@@ -44,20 +34,7 @@ tw_status tw_moe_file_write(const char *path, const tw_model *m, char *err, size
                    "as TWMODEL or llama2.c", path);
         return TW_ERR_ARG;
     }
-    if (!host_is_little_endian()) {
-        tw_set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
-        return TW_ERR_IO;
-    }
-    tw_atomic_file af;
-    if (tw_atomic_open(&af, path, "wb") != TW_OK) {
-        tw_set_err(err, err_len, "%s: cannot create: %s", path, strerror(errno));
-        return TW_ERR_IO;
-    }
-    if (tw_atomic_commit(&af, write_record(af.f, m)) != TW_OK) {
-        tw_set_err(err, err_len, "%s: write failed: %s", path, strerror(errno));
-        return TW_ERR_IO;
-    }
-    return TW_OK;
+    return tw_checkpoint_write_with(path, m, write_record, err, err_len);
 }
 
 // The four expert fields, each against its range; then the whole configuration.
@@ -177,25 +154,16 @@ static tw_status read_record(tw_model *m, FILE *f, long long left, const char *p
 
 tw_status tw_moe_file_load(tw_model *m, const char *path, char *err, size_t err_len) {
     memset(m, 0, sizeof *m);
-    if (!host_is_little_endian()) {
-        tw_set_err(err, err_len, "%s: the format is little-endian; this host is not", path);
-        return TW_ERR_FORMAT;
-    }
-    long long left = 0;
-    FILE *f = tw_regular_file_open_measured(&left, err, err_len, path, "a TWMX model file (.bin)",
-                                            "cannot open");
-    if (f == NULL) return TW_ERR_IO;
-    tw_status st = read_record(m, f, left, path, err, err_len);
+    long long left;
+    tw_status st;
+    FILE *f = tw_checkpoint_open_read(&left, &st, path, "a TWMX model file (.bin)", err, err_len);
+    if (f == NULL) return st;
+    st = read_record(m, f, left, path, err, err_len);
     fclose(f);
     if (st != TW_OK) memset(m, 0, sizeof *m);
     return st;
 }
 
 int tw_moe_file_is_moe(const char *path) {
-    char magic[4];
-    FILE *f;
-    if (tw_regular_file_open(&f, NULL, 0, path, "a TWMX model file") != TW_FILE_OK) return 0;
-    const int moe = fread(magic, 4, 1, f) == 1 && memcmp(magic, TW_MOE_FILE_MAGIC, 4) == 0;
-    fclose(f);
-    return moe;
+    return tw_file_has_magic(path, TW_MOE_FILE_MAGIC, 4, "a TWMX model file");
 }
