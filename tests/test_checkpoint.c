@@ -18,14 +18,10 @@
 #include "train/tokens.h"
 #include "train/batches.h"
 #include "tokenize/tokenizer.h"
+#include "testrun.h"
 
 #define MODEL_PATH "data/models/stories260K.bin"
 #define TOK_PATH   "data/models/tok512.bin"
-
-static void tmp_path(char *out, size_t len, const char *tag) {
-    const char *dir = getenv("TMPDIR");
-    snprintf(out, len, "%s/tw_test_ckpt_%ld_%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
-}
 
 // Every parameter of a and b: same table (names, shapes) and the same bits.
 static void assert_same_model(const tw_model *a, const tw_model *b) {
@@ -47,7 +43,7 @@ static void assert_same_model(const tw_model *a, const tw_model *b) {
 START_TEST(token_file_round_trip_and_little_endian_layout)
 {
     char path[512];
-    tmp_path(path, sizeof path, "tok.bin");
+    tt_tmp_path(path, sizeof path, "ckpt", "tok.bin");
     const int toks[5] = { 1, 258, 65535, 0, 511 };
     char err[256] = "";
     ck_assert_int_eq(tw_tokens_write(path, toks, 5, err, sizeof err), TW_OK);
@@ -77,7 +73,7 @@ START_TEST(text_is_encoded_one_line_at_a_time_with_bos)
     tw_tokenizer tok;
     char err[256] = "", path[512];
     ck_assert_msg(tw_tokenizer_load(&tok, TOK_PATH, 512, err, sizeof err) == TW_OK, "%s", err);
-    tmp_path(path, sizeof path, "text.txt");
+    tt_tmp_path(path, sizeof path, "ckpt", "text.txt");
     FILE *f = fopen(path, "w");
     fputs("Once upon a time.\n\nThe cat sat.\r\n", f);
     fclose(f);
@@ -222,7 +218,7 @@ START_TEST(stories260k_written_back_is_the_same_file)
     tw_model m, back;
     char err[512] = "", path[512];
     ck_assert_msg(tw_llama2c_load(&m, MODEL_PATH, err, sizeof err) == TW_OK, "%s", err);
-    tmp_path(path, sizeof path, "s260k.bin");
+    tt_tmp_path(path, sizeof path, "ckpt", "s260k.bin");
     ck_assert_msg(tw_llama2c_write(path, &m, err, sizeof err) == TW_OK, "%s", err);
     long na, nb;
     unsigned char *a = tt_read_file(MODEL_PATH, &na), *b = tt_read_file(path, &nb);
@@ -272,7 +268,7 @@ START_TEST(llama_preset_round_trips_tied_and_untied)
         ck_assert_int_eq(tw_model_init(&m, &c), TW_OK);
         tw_model_randomize(&m, 7 + (uint64_t)tied);
         char err[512] = "", path[512];
-        tmp_path(path, sizeof path, "llama.bin");
+        tt_tmp_path(path, sizeof path, "ckpt", "llama.bin");
         ck_assert_msg(tw_llama2c_write(path, &m, err, sizeof err) == TW_OK, "%s", err);
         long n;
         unsigned char *raw = tt_read_file(path, &n);
@@ -298,7 +294,7 @@ START_TEST(llama2c_writer_refuses_what_the_format_cannot_hold)
         ck_assert_int_eq(tw_model_config_preset(&c, styles[i]), TW_OK);
         ck_assert_int_eq(tw_model_init(&m, &c), TW_OK);
         char err[512] = "", path[512];
-        tmp_path(path, sizeof path, "never.bin");
+        tt_tmp_path(path, sizeof path, "ckpt", "never.bin");
         ck_assert_int_eq(tw_llama2c_write(path, &m, err, sizeof err), TW_ERR_ARG);
         ck_assert_msg(strstr(err, "cannot hold") != NULL, "%s", err);
         ck_assert_int_ne(access(path, F_OK), 0);
@@ -319,7 +315,7 @@ START_TEST(own_format_round_trips_every_style)
     ck_assert_int_eq(tw_model_init(&m, &c), TW_OK);
     tw_model_randomize(&m, 100 + (uint64_t)_i);
     char err[512] = "", path[512];
-    tmp_path(path, sizeof path, "own.bin");
+    tt_tmp_path(path, sizeof path, "ckpt", "own.bin");
     ck_assert_msg(tw_checkpoint_write(path, &m, err, sizeof err) == TW_OK, "%s", err);
     ck_assert(tw_checkpoint_is_ours(path));
     ck_assert_msg(tw_model_load_file(&back, path, err, sizeof err) == TW_OK, "%s", err);
@@ -357,7 +353,7 @@ START_TEST(training_state_round_trips)
     float *am = tt_rand(m.n_floats, -1, 1, 6), *av = tt_rand(m.n_floats, 0, 1, 7);
     const tw_train_progress pr = { 123, 123 * 8, 99, 0x9e3779b97f4a7c15ULL, 8, 16 };
     char err[512] = "", path[512];
-    tmp_path(path, sizeof path, "state.bin");
+    tt_tmp_path(path, sizeof path, "ckpt", "state.bin");
     ck_assert_msg(tw_train_state_write(path, &pr, &m, am, av, err, sizeof err) == TW_OK, "%s", err);
     tw_train_progress got;
     float *bm, *bv;

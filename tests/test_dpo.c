@@ -296,16 +296,11 @@ static const char *const CLI[] = {
              "--dpo-beta 1 --batch 2 --lr 1e-2 --warmup 0 --min-lr 1e-3 --weight-decay 0.1 --beta2 0.95 --clip 1",
 };
 
-static void tmp_path(char *out, size_t len, const char *tag) {
-    const char *dir = getenv("TMPDIR");
-    snprintf(out, len, "%s/tw_test_dpo_%ld_%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
-}
-
 START_TEST(train_dpo_prints_pytorch_steps)
 {
     const char *name = TRAIN_CASES[_i];
     char out[512], cmd[2048], err[512] = "";
-    tmp_path(out, sizeof out, name);
+    tt_tmp_path(out, sizeof out, "dpo", name);
     snprintf(cmd, sizeof cmd, "%s --out %s", CLI[_i], out);
     run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
@@ -354,7 +349,7 @@ END_TEST
 START_TEST(pairs_written_read_back_the_same)
 {
     char path[512], err[512] = "";
-    tmp_path(path, sizeof path, "pairs.bin");
+    tt_tmp_path(path, sizeof path, "dpo", "pairs.bin");
     tw_pairs p;
     memset(&p, 0, sizeof p);
     const int x[3] = { 1, 300, 511 }, yw[4] = { 5, 6, 7, 65535 % 512 }, yl[1] = { 2 };
@@ -444,7 +439,7 @@ static void assert_prompt_is(const tw_pairs *p, long i, const tw_tokenizer *tok,
 START_TEST(make_pref_pairs_follow_the_rule)
 {
     char path[512], cmd[1024], err[512] = "";
-    tmp_path(path, sizeof path, "pref.bin");
+    tt_tmp_path(path, sizeof path, "dpo", "pref.bin");
     snprintf(cmd, sizeof cmd, "./build/tools/make_pref data/models/stories260K.bin data/models/tok512.bin %s "
              "--samples 12 --pairs 2 --len 24 --seed 5", path);
     run_result r = tt_run(cmd);

@@ -6,13 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "testutil.h"
+#include "testrun.h"
 
 static const int SIZES[] = { 1, 3, 7, 64, 65 };
-
-static void tmp_path(char *out, size_t len, const char *tag) {
-    const char *dir = getenv("TMPDIR");
-    snprintf(out, len, "%s/tw_test_inspect_%ld_%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
-}
 
 // Reads all of f (rewound) into a NUL-terminated malloc'd string.
 static char *read_all(FILE *f) {
@@ -118,7 +114,7 @@ START_TEST(labelled_matrix_parses_as_gnuplot_reads_it)
     const char *rows[R] = { "the", "a \"quoted\" word", "line\nbreak" };
     const char *cols[C] = { "x", "back\\slash", NULL, " " };
     char path[512];
-    tmp_path(path, sizeof path, "labelled.dat");
+    tt_tmp_path(path, sizeof path, "inspect", "labelled.dat");
     ck_assert_int_eq(tw_write_labelled_matrix(path, x, R, C, rows, cols, "attention weights\nrows: query"), TW_OK);
     FILE *f = fopen(path, "r");
     ck_assert(f != NULL);

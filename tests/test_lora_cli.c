@@ -17,11 +17,6 @@
 #define GOLD "data/golden/lora/train/stories260K/"
 #define BASE "data/models/stories260K.bin"
 
-static void tmp_path(char *out, size_t len, const char *tag) {
-    const char *dir = getenv("TMPDIR");
-    snprintf(out, len, "%s/tw_test_lora_cli_%ld_%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
-}
-
 static int one_line(const char *s) {
     const char *nl = strchr(s, '\n');
     return s[0] != '\0' && nl != NULL && nl[1] == '\0';
@@ -30,8 +25,8 @@ static int one_line(const char *s) {
 START_TEST(train_lora_matches_pytorch_and_generate_runs_it)
 {
     char ad[512], merged[512], cmd[2048], err[512] = "";
-    tmp_path(ad, sizeof ad, "a.lora");
-    tmp_path(merged, sizeof merged, "merged.bin");
+    tt_tmp_path(ad, sizeof ad, "lora_cli", "a.lora");
+    tt_tmp_path(merged, sizeof merged, "lora_cli", "merged.bin");
     long base_len = 0;
     unsigned char *base_before = tt_read_file(BASE, &base_len);
     snprintf(cmd, sizeof cmd, "./train --init " BASE " --tokens data/golden/train/stories260K/tokens.bin "

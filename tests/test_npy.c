@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "testutil.h"
+#include "testrun.h"
 
 // The fixtures of gen_core.py's NPY_CASES, with the values it stores: i * 0.25 - 1 (f32) and
 // 3 * i - 7 (i32), both exact in their dtype.
@@ -32,9 +33,11 @@ static void fill_case_values(int i, void *data) {
 }
 
 // A temporary path unique to this process (other test runs may share the directory).
+// A scratch .npy file name (testrun.h's tt_tmp_path, with the extension).
 static void tmp_path(char *out, size_t len, const char *tag) {
-    const char *dir = getenv("TMPDIR");
-    snprintf(out, len, "%s/tw_test_npy_%ld_%s.npy", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
+    char npy[64];
+    snprintf(npy, sizeof npy, "%s.npy", tag);
+    tt_tmp_path(out, len, "npy", npy);
 }
 
 START_TEST(reader_reads_numpy_files_of_every_rank)

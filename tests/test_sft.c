@@ -87,11 +87,6 @@ START_TEST(ten_masked_steps_match_pytorch)
 }
 END_TEST
 
-static void tmp_path(char *out, size_t len, const char *tag) {
-    const char *dir = getenv("TMPDIR");
-    snprintf(out, len, "%s/tw_test_sft_%ld_%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
-}
-
 static void write_bytes(const char *path, const unsigned char *b, long n) {
     FILE *f = fopen(path, "wb");
     ck_assert_ptr_nonnull(f);
@@ -119,7 +114,7 @@ END_TEST
 START_TEST(a_mask_that_counts_nothing_skips_every_step)
 {
     char path[512], cmd[1024];
-    tmp_path(path, sizeof path, "zeros.bin");
+    tt_tmp_path(path, sizeof path, "sft", "zeros.bin");
     unsigned char zeros[300] = { 0 };
     write_bytes(path, zeros, 300);
     snprintf(cmd, sizeof cmd, TRAIN_LLAMA " --mask %s", path);
@@ -139,7 +134,7 @@ END_TEST
 START_TEST(bad_masks_get_one_line)
 {
     char path[512], cmd[1024];
-    tmp_path(path, sizeof path, "bad.bin");
+    tt_tmp_path(path, sizeof path, "sft", "bad.bin");
     unsigned char m[301] = { 0 };
     const struct { long n; int byte; const char *says; } bad[] = {
         { 299, 1, "300 tokens" }, { 301, 1, "300 tokens" }, { 300, 2, "byte 7 is 2" }, { 0, 0, "0 bytes" },

@@ -21,11 +21,6 @@
 
 #define GOLD "data/golden/train/"
 
-static void tmp_path(char *out, size_t len, const char *tag) {
-    const char *dir = getenv("TMPDIR");
-    snprintf(out, len, "%s/tw_test_train_cli_%ld_%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
-}
-
 // Loop index 0: --threads 1; 1: --threads 2 (the batch of 3 split into parts of 1 and 2 rows, on
 // two OpenMP threads in a `make OMP=1` build, one after the other otherwise). Both are held to
 // PyTorch's losses and final weights with the tolerances below, hence to each other within twice
@@ -37,7 +32,7 @@ START_TEST(deterministic_mode_prints_pytorch_losses_to_6_digits)
     // llama2.c checkpoint, so this is also fine-tuning from --init.
     const int threads = 1 + _i;
     char out[512], cmd[2048], err[512] = "";
-    tmp_path(out, sizeof out, threads == 1 ? "det1.bin" : "det2.bin");
+    tt_tmp_path(out, sizeof out, "train_cli", threads == 1 ? "det1.bin" : "det2.bin");
     snprintf(cmd, sizeof cmd, "./train --init " GOLD "llama/init.bin --tokens " GOLD "llama/tokens.bin "
              "--no-shuffle --batch 3 --seq 12 --steps 10 --lr 5e-3 --warmup 0 --min-lr 5e-3 "
              "--weight-decay 0.1 --beta1 0.9 --beta2 0.99 --eps 1e-8 --clip 1 "
@@ -66,9 +61,9 @@ END_TEST
 START_TEST(stopped_and_resumed_run_writes_the_same_bytes)
 {
     char a[512], b[512], st[512], cmd[4096];
-    tmp_path(a, sizeof a, "straight.bin");
-    tmp_path(b, sizeof b, "resumed.bin");
-    tmp_path(st, sizeof st, "state.bin");
+    tt_tmp_path(a, sizeof a, "train_cli", "straight.bin");
+    tt_tmp_path(b, sizeof b, "train_cli", "resumed.bin");
+    tt_tmp_path(st, sizeof st, "train_cli", "state.bin");
     // Shuffled batches and a from-scratch qwen3 model (written in the TWMODEL format).
     const char *common = "./train --tokens " GOLD "qwen3/tokens.bin --style qwen3 --vocab 65 --seq 12 "
                          "--batch 3 --steps 8 --lr 1e-2 --min-lr 1e-3 --warmup 2 --seed 9 "
@@ -103,8 +98,8 @@ END_TEST
 START_TEST(the_default_curve_goes_beside_out_and_a_second_run_keeps_the_first)
 {
     char a[512], b[512], ca[600], cb[600], cmd[4096];
-    tmp_path(a, sizeof a, "curve_a.bin");
-    tmp_path(b, sizeof b, "curve_b.bin");
+    tt_tmp_path(a, sizeof a, "train_cli", "curve_a.bin");
+    tt_tmp_path(b, sizeof b, "train_cli", "curve_b.bin");
     snprintf(ca, sizeof ca, "%s.loss.dat", a);
     snprintf(cb, sizeof cb, "%s.loss.dat", b);
     // PATH empty of gnuplot: the curve's picture is skipped (it is not what this test is about,
@@ -133,7 +128,7 @@ END_TEST
 START_TEST(a_non_finite_loss_stops_naming_the_tensor_and_writes_nothing)
 {
     char out[512], cmd[2048];
-    tmp_path(out, sizeof out, "nan.bin");
+    tt_tmp_path(out, sizeof out, "train_cli", "nan.bin");
     // A learning rate of 1e30 makes the first update overflow: step 2's forward pass meets Inf.
     snprintf(cmd, sizeof cmd, "./train --init " GOLD "gpt2/init.bin --tokens " GOLD "gpt2/tokens.bin "
              "--batch 2 --seq 8 --steps 5 --lr 1e30 --min-lr 1e30 --clip 0 --out %s --curve none", out);
@@ -161,7 +156,7 @@ END_TEST
 START_TEST(the_nan_stop_keeps_the_last_checkpoint_whose_forward_pass_is_finite)
 {
     char out[512], cmd[2048], err[512] = "";
-    tmp_path(out, sizeof out, "kept.bin");
+    tt_tmp_path(out, sizeof out, "train_cli", "kept.bin");
     snprintf(cmd, sizeof cmd, "./train --init data/models/stories260K.bin --tokens " GOLD "stories260K/tokens.bin "
              "--batch 2 --seq 8 --steps 8 --lr 1e4 --min-lr 1e4 --warmup 8 --clip 0 --save-every 1 "
              "--curve none --out %s", out);
@@ -191,8 +186,8 @@ END_TEST
 START_TEST(an_overflowing_last_update_writes_nothing)
 {
     char out[512], st[512], cmd[2048];
-    tmp_path(out, sizeof out, "inf.bin");
-    tmp_path(st, sizeof st, "inf.state");
+    tt_tmp_path(out, sizeof out, "train_cli", "inf.bin");
+    tt_tmp_path(st, sizeof st, "train_cli", "inf.state");
     snprintf(cmd, sizeof cmd, "./train --init " GOLD "gpt2/init.bin --tokens " GOLD "gpt2/tokens.bin --batch 2 "
              "--seq 8 --steps 1 --lr 3e38 --min-lr 3e38 --clip 0 --curve none --out %s --state %s", out, st);
     run_result r = tt_run(cmd);
@@ -206,8 +201,8 @@ END_TEST
 START_TEST(a_bad_output_is_found_before_anything_is_written)
 {
     char out[512], dir[512], cmd[2048];
-    tmp_path(out, sizeof out, "half.bin");
-    tmp_path(dir, sizeof dir, "state_dir");
+    tt_tmp_path(out, sizeof out, "train_cli", "half.bin");
+    tt_tmp_path(dir, sizeof dir, "train_cli", "state_dir");
     ck_assert(mkdir(dir, 0700) == 0);
     snprintf(cmd, sizeof cmd, "./train --tokens " GOLD "gpt2/tokens.bin --vocab 65 --batch 2 --seq 8 --steps 1 "
              "--curve none --out %s --state %s", out, dir);
@@ -240,7 +235,7 @@ static int copy_file(const char *to, const char *from) {
 START_TEST(a_bad_floor_file_gets_one_line)
 {
     char dir[512], f_path[600], floor_txt[600], tokens[600], cmd[4096];
-    tmp_path(dir, sizeof dir, "floor");
+    tt_tmp_path(dir, sizeof dir, "train_cli", "floor");
     ck_assert(tt_mkdir_p(dir) == 0);
     snprintf(f_path, sizeof f_path, "%s/f", dir);
     snprintf(floor_txt, sizeof floor_txt, "%s/floor.txt", dir);
@@ -273,7 +268,7 @@ END_TEST
 START_TEST(same_file_compares_inodes_and_unwritten_paths)
 {
     char dir[512], a[600], b[600], dot_a[700], link_a[600], missing[600], missing2[700];
-    tmp_path(dir, sizeof dir, "same");
+    tt_tmp_path(dir, sizeof dir, "train_cli", "same");
     ck_assert(mkdir(dir, 0700) == 0);
     snprintf(a, sizeof a, "%s/a", dir);
     snprintf(b, sizeof b, "%s/b", dir);

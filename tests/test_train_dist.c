@@ -26,15 +26,10 @@
 #define MPIRUN "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ASAN_OPTIONS=detect_leaks=0 " \
                "mpirun -q --oversubscribe"
 
-static void tmp_path(char *out, size_t len, const char *tag) {
-    const char *dir = getenv("TMPDIR");
-    snprintf(out, len, "%s/tw_test_train_dist_%ld_%s", dir && *dir ? dir : "/tmp", (long)getpid(), tag);
-}
-
 START_TEST(grad_accum_3_of_batch_1_is_pytorchs_batch_of_3)
 {
     char out[512], cmd[2048], err[512] = "";
-    tmp_path(out, sizeof out, "accum3.bin");
+    tt_tmp_path(out, sizeof out, "train_dist", "accum3.bin");
     snprintf(cmd, sizeof cmd, "./train " DET " --steps 10 --batch 1 --grad-accum 3 --out %s", out);
     run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
@@ -62,8 +57,8 @@ END_TEST
 START_TEST(overlapped_buckets_change_no_bit)
 {
     char a[512], b[512], cmd[2048];
-    tmp_path(a, sizeof a, "ov1.bin");
-    tmp_path(b, sizeof b, "ov0.bin");
+    tt_tmp_path(a, sizeof a, "train_dist", "ov1.bin");
+    tt_tmp_path(b, sizeof b, "train_dist", "ov0.bin");
     for (int ov = 0; ov < 2; ov++) {
         snprintf(cmd, sizeof cmd, "./train " DET " --steps 6 --batch 1 --grad-accum 3 --overlap %d --out %s",
                  ov, ov ? a : b);
@@ -119,8 +114,8 @@ START_TEST(two_processes_equal_grad_accum_2_bit_for_bit)
         return;
     }
     char one[512], two[512], cmd[2048];
-    tmp_path(one, sizeof one, _i ? "one_z.bin" : "one.bin");
-    tmp_path(two, sizeof two, _i ? "two_z.bin" : "two.bin");
+    tt_tmp_path(one, sizeof one, "train_dist", _i ? "one_z.bin" : "one.bin");
+    tt_tmp_path(two, sizeof two, "train_dist", _i ? "two_z.bin" : "two.bin");
     snprintf(cmd, sizeof cmd, "./train " DET " --steps 20 --batch 2 --grad-accum 2 --out %s", one);
     run_result a = tt_run(cmd);
     ck_assert_msg(a.rc == 0, "%s", a.err);

@@ -251,6 +251,11 @@ void tt_remove_dump(const char *dir) {
     rmdir(dir);
 }
 
+void tt_tmp_path(char *out, size_t len, const char *suite, const char *tag) {
+    const char *dir = getenv("TMPDIR");
+    snprintf(out, len, "%s/tw_test_%s_%ld_%s", dir && *dir ? dir : "/tmp", suite, (long)getpid(), tag);
+}
+
 int tt_mkdir_p(const char *path) {
     char buf[4096];
     size_t n = strlen(path);

@@ -55,6 +55,10 @@ void tt_remove_dump(const char *dir);
 // a folder after, -1 if not); tt_remove_tree removes path and, if it is a folder, everything in it
 // (symbolic links removed, not followed; 0 also when path did not exist, -1 on any failure).
 int tt_mkdir_p(const char *path);
+// A scratch file name for a suite: $TMPDIR (else /tmp) + "/tw_test_SUITE_PID_TAG". The pid keeps
+// two runs of the suite (make test and make asan side by side) apart; the tag, one file apart
+// from another of the same test.
+void tt_tmp_path(char *out, size_t len, const char *suite, const char *tag);
 // Writes text to a new file at path (replacing one there): 0, or -1 if it cannot be written.
 int tt_write_text(const char *path, const char *text);
 int tt_remove_tree(const char *path);
