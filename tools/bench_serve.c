@@ -20,9 +20,10 @@
 // 4 * layers * H * D * (keys seen): the dot products with the keys and the weighted sum of the
 // values. Each figure is the median over the repeats (the rungs take turns within a repeat, so a
 // slow moment of a shared machine hits all of them), with the range of the per-repeat ratios.
-// The share of the FMA peak is per repeat too: a short probe of the peak runs in every repeat,
-// beside the rungs, and each rung's GFLOP/s is divided by that repeat's probe (on a loaded
-// machine, a peak probed once at the start is the speed of another moment).
+// The share of the FMA peak: a short probe of the peak runs in every repeat, beside the rungs, and
+// each rung's GFLOP/s is divided by the fastest probe of the run (the core's peak is at least
+// that; dividing by a probe that a busy moment slowed could pass 100 %). A share that still
+// passes 100 % is not printed: the probes, not the rung, were wrong (PROBE FAILURE).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,7 +223,7 @@ int main(int argc, char **argv) {
     const double avg_keys = PROMPT + (steps + 1) / 2.0;   // keys seen, averaged over the steps
     const double fpt = flops_per_token(&m, avg_keys);
     double single[MAX_REPEATS], batch[N_NS][MAX_REPEATS], ratio[N_NS][MAX_REPEATS];
-    double share[N_NS][MAX_REPEATS], peak_r[MAX_REPEATS];   // GFLOP/s / this repeat's probe
+    double share[N_NS][MAX_REPEATS], peak_r[MAX_REPEATS];
     for (int r = 0; r < repeats; r++) {
         tw_peak pr = { 0 };
         peak_r[r] = have_peak && tw_peak_fma(&pr, isa, 0, 3, 0.02) ? pr.gflops : 0.0;
@@ -230,24 +231,33 @@ int main(int argc, char **argv) {
         for (int j = 0; j < N_NS; j++) {
             batch[j][r] = (double)NS[j] * steps / time_batch(&b, NS[j], steps);
             ratio[j][r] = batch[j][r] / single[r];
-            share[j][r] = peak_r[r] > 0 ? 100.0 * batch[j][r] * fpt * 1e-9 / peak_r[r] : 0.0;
         }
     }
+    // "of peak" is over the fastest probe of the run: the core's peak is at least that, and a probe
+    // that ran while the machine was busier only saw less of it (a share over a slow probe could
+    // pass 100 %, a figure that cannot be true).
+    double best_peak = have_peak ? peak.gflops : 0.0;
+    for (int r = 0; r < repeats; r++) if (peak_r[r] > best_peak) best_peak = peak_r[r];
+    for (int j = 0; j < N_NS; j++)
+        for (int r = 0; r < repeats; r++)
+            share[j][r] = best_peak > 0 ? 100.0 * batch[j][r] * fpt * 1e-9 / best_peak : 0.0;
     const double s_med = median(single, repeats);
     printf("\n%d decode steps after a %d-token prompt, median of %d repeats (ratios: per repeat, "
            "median [min - max]); times: %s\n", steps, PROMPT, repeats,
            clock_s == cpu_seconds ? "CPU seconds of the process (--cpu-time)" : "wall clock");
     if (have_peak)
         printf("peak probed in each repeat: median %.1f GFLOP/s (the first probe: %.1f); \"of peak\" "
-               "is per repeat, median [min - max]\n", median(peak_r, repeats), peak.gflops);
+               "is of the fastest probe, %.1f GFLOP/s, per repeat, median [min - max]\n",
+               median(peak_r, repeats), peak.gflops, best_peak);
     printf("%-28s %12s %22s %10s %22s\n", "", "tok/s", "x one sequence", "GFLOP/s", "of peak");
     printf("%-28s %12.1f %22s %10.2f", "one sequence (forward_next)", s_med, "1", s_med * fpt * 1e-9);
     if (have_peak) {
         double one[MAX_REPEATS];
-        for (int r = 0; r < repeats; r++) one[r] = peak_r[r] > 0 ? 100.0 * single[r] * fpt * 1e-9 / peak_r[r] : 0.0;
+        for (int r = 0; r < repeats; r++) one[r] = best_peak > 0 ? 100.0 * single[r] * fpt * 1e-9 / best_peak : 0.0;
         printf(" %20.1f %%", median(one, repeats));
     }
     printf("\n");
+    int probe_failed = 0;
     for (int j = 0; j < N_NS; j++) {
         double lo = ratio[j][0], hi = ratio[j][0];
         for (int r = 1; r < repeats; r++) {
@@ -266,12 +276,19 @@ int main(int argc, char **argv) {
                 if (share[j][r] > shi) shi = share[j][r];
             }
             char sh[64];
-            snprintf(sh, sizeof sh, "%.1f %% [%.1f - %.1f]", median(share[j], repeats), slo, shi);
+            if (shi > 100.0) {   // faster than every probe: the probe, not the rung, is wrong
+                snprintf(sh, sizeof sh, "n/a (above the probe)");
+                probe_failed = 1;
+            } else snprintf(sh, sizeof sh, "%.1f %% [%.1f - %.1f]", median(share[j], repeats), slo, shi);
             printf(" %22s", sh);
         }
         printf("\n");
     }
     printf("(FLOPs per token: %.3g at %.0f keys on average)\n", fpt, avg_keys);
+    if (probe_failed)
+        printf("PROBE FAILURE: a batch ran faster than every probe of the FMA peak in this run (busier "
+               "machine during the probes, or --cpu-time against the probes' wall clock): those shares "
+               "are not printed; run again on a quiet machine\n");
     linear_alone(&m, repeats);
     tw_batch_free(&b);
     tw_model_free(&m);
