@@ -4,7 +4,9 @@
 #
 #   make test-arm-lessons   cross-build every lesson with $(ARM_CC) (NEON kernels included),
 #                           run each under qemu-aarch64 (its own self-checks must pass there),
-#                           and compare every tensor it writes with the native run, with ./npydiff;
+#                           and compare every tensor it writes with the native run, with ./npydiff
+#                           (tools/arm_lesson.sh, two lessons at a time, the last first: the late
+#                           lessons are the slow ones, 25 and 29 about 7 minutes each under qemu);
 #                           then ./generate, cross-built, writes stories260K's documented greedy
 #                           story under qemu with the NEON kernels (--simd neon) and with naive ones
 #
@@ -49,20 +51,9 @@ test-arm-lessons: lessons npydiff model              ## every lesson cross-built
 	  $(ARM_LESSON_BUILD)/tools/generate-bin
 	@rm -rf out/arm && mkdir -p out/arm
 	@fail=0; \
-	for f in $(ARM_LESSON_SRC); do \
-	  nn=$$(basename $$f .c); n=$$(echo $$nn | sed 's/_.*//; s/^0//'); \
-	  ./lesson$$n --no-plot --out out/arm/x86_64-$$n > /dev/null || { echo "lesson$$n: failed natively"; fail=1; continue; }; \
-	  extra=$$(sed -n 's|^// Arm run: \(--[a-z-]* [a-z0-9]*\).*|\1|p' $$f); \
-	  if ! qemu-aarch64 -L $(ARM_ROOT) $(ARM_LESSON_BUILD)/lessons/$$nn --no-plot --out out/arm/aarch64-$$n $$extra > out/arm/lesson$$n.log 2>&1; then \
-	    echo "lesson$$n: FAILED on AArch64 (see out/arm/lesson$$n.log)"; fail=1; continue; fi; \
-	  if ls out/arm/x86_64-$$n/*.npy > /dev/null 2>&1; then \
-	    atol=$$(sed -n 's|^// Arm tolerance: \([0-9.e+-]*\).*|\1|p' $$f); atol=$${atol:-1e-6}; \
-	    if ./npydiff out/arm/aarch64-$$n out/arm/x86_64-$$n --atol $$atol --rtol 1e-5 > out/arm/lesson$$n.diff 2>&1; then \
-	      same=0; for t in out/arm/x86_64-$$n/*.npy; do cmp -s "$$t" out/arm/aarch64-$$n/$${t##*/} && same=$$((same + 1)); done; \
-	      echo "lesson$$n: ran on AArch64; tensors vs x86-64: $$(tail -1 out/arm/lesson$$n.diff), $$same byte-for-byte equal"; \
-	    else echo "lesson$$n: AArch64 tensors differ from x86-64 (see out/arm/lesson$$n.diff)"; fail=1; fi; \
-	  else echo "lesson$$n: ran on AArch64 (writes no tensors)"; fi; \
-	done; \
+	printf '%s\n' $(ARM_LESSON_SRC) | sort -r | xargs -P 2 -n 1 sh tools/arm_lesson.sh $(ARM_ROOT) $(ARM_LESSON_BUILD) \
+	  > out/arm/lessons.txt || fail=1; \
+	sort -V out/arm/lessons.txt; \
 	for level in neon naive; do \
 	  if qemu-aarch64 -L $(ARM_ROOT) $(ARM_LESSON_BUILD)/tools/generate-bin $(MODEL_BIN) -z $(MODEL_TOK) \
 	       -t 0 -n 256 --simd $$level 2> out/arm/generate-$$level.log | cmp -s - data/stories260K_greedy.txt; then \
