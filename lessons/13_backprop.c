@@ -426,12 +426,15 @@ static void block_backward_composed(uint64_t seed) {
     tw_block_forward(y, &s, NULL, x, cfg, w, BT, 0);
     LESSON_TRY(tw_block_acts_init(&ds, cfg, BT, BT));
     float *dx_lib = lesson_alloc((long)BT * C);
+    // Named fields; the ones not named (biases, LayerNorm betas, the classic FFN, experts,
+    // latent attention) are NULL: this block has none of them.
     const tw_block_grads bg = {
-        grad_of(&gl, "layers.0.norm1.w"), NULL,
-        { grad_of(&gl, "layers.0.attn.wq"), NULL, grad_of(&gl, "layers.0.attn.wk"), NULL,
-          grad_of(&gl, "layers.0.attn.wv"), NULL, grad_of(&gl, "layers.0.attn.wo"), NULL, NULL, NULL },
-        grad_of(&gl, "layers.0.norm2.w"), NULL, NULL, NULL, NULL, NULL,
-        grad_of(&gl, "layers.0.ffn.gate"), grad_of(&gl, "layers.0.ffn.up"), grad_of(&gl, "layers.0.ffn.down") };
+        .norm1_w = grad_of(&gl, "layers.0.norm1.w"),
+        .attn = { .wq = grad_of(&gl, "layers.0.attn.wq"), .wk = grad_of(&gl, "layers.0.attn.wk"),
+                  .wv = grad_of(&gl, "layers.0.attn.wv"), .wo = grad_of(&gl, "layers.0.attn.wo") },
+        .norm2_w = grad_of(&gl, "layers.0.norm2.w"),
+        .ffn_gate = grad_of(&gl, "layers.0.ffn.gate"), .ffn_up = grad_of(&gl, "layers.0.ffn.up"),
+        .ffn_down = grad_of(&gl, "layers.0.ffn.down") };
     tw_block_backward(dx_lib, &bg, &ds, r, &s, cfg, w, BT);
     // 0 difference expected: the same functions in the same order; 1e-6 would allow another
     // order of the residual additions.
