@@ -477,20 +477,11 @@ END_TEST
 // stops at <|end|> (kept as its last token) and the rule still splits chosen from rejected.
 START_TEST(make_pref_with_a_chat_tokenizer_asks_in_the_template)
 {
-    const char *tmp = getenv("TMPDIR");
     char dir[512], cmd[2048], model[600], tokp[600], path[600], err[512] = "";
-    snprintf(dir, sizeof dir, "%s/tw_test_dpo_chat_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(model, sizeof model, "%s/m.bin", dir);
-    snprintf(tokp, sizeof tokp, "%s/t.bin", dir);
+    ck_assert_msg(tt_make_chat_model(dir, model, tokp, "dpo_chat", err, sizeof err) == 0, "%s", err);
     snprintf(path, sizeof path, "%s/pref.bin", dir);
-    snprintf(cmd, sizeof cmd, "./add-tokens data/models/stories260K.bin data/models/tok512.bin "
-             "--tokens '<|user|>,<|assistant|>,<|end|>' --out-model %s --out-tokenizer %s", model, tokp);
-    run_result r = tt_run(cmd);
-    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
-    tt_run_free(&r);
     snprintf(cmd, sizeof cmd, "./build/tools/make_pref %s %s %s --samples 12 --pairs 2 --len 24 --seed 5", model, tokp, path);
-    r = tt_run(cmd);
+    run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "the chat template"));
     tw_tokenizer tok;

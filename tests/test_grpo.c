@@ -7,7 +7,7 @@
 // through ./train --grpo-replay; sampling that is reproducible and a dump that replays to the same
 // bits; the prompts, plain and in the chat template; the reward functions; bad flags and bad
 // replay files get one line.
-#define _POSIX_C_SOURCE 200809L   // mkdtemp
+#define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -512,17 +512,9 @@ END_TEST
 // after <|assistant|>, and <|end|> ends it (never inside one).
 START_TEST(train_grpo_prompts_use_the_chat_template_when_the_tokenizer_has_it)
 {
-    const char *tmp = getenv("TMPDIR");
     char dir[512], cmd[4096], model[600], tokp[600], dump[600], path[700], err[512] = "";
-    snprintf(dir, sizeof dir, "%s/tw_test_grpo_chat_XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(model, sizeof model, "%s/m.bin", dir);
-    snprintf(tokp, sizeof tokp, "%s/t.bin", dir);
-    snprintf(cmd, sizeof cmd, "./add-tokens data/models/stories260K.bin data/models/tok512.bin "
-             "--tokens '<|user|>,<|assistant|>,<|end|>' --out-model %s --out-tokenizer %s", model, tokp);
-    run_result r = tt_run(cmd);
-    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
-    tt_run_free(&r);
+    ck_assert_msg(tt_make_chat_model(dir, model, tokp, "grpo_chat", err, sizeof err) == 0, "%s", err);
+    run_result r;
     for (int chat = 0; chat < 2; chat++) {
         const char *m = chat ? model : "data/models/stories260K.bin", *z = chat ? tokp : "data/models/tok512.bin";
         const int V = chat ? 515 : 512, G = 3, n = 4 * G;

@@ -256,6 +256,26 @@ void tt_tmp_path(char *out, size_t len, const char *suite, const char *tag) {
     snprintf(out, len, "%s/tw_test_%s_%ld_%s", dir && *dir ? dir : "/tmp", suite, (long)getpid(), tag);
 }
 
+int tt_make_chat_model(char dir[512], char model[600], char tok[600], const char *tag, char *why,
+                       size_t why_len) {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, 512, "%s/tw_test_%s_XXXXXX", tmp && *tmp ? tmp : "/tmp", tag);
+    if (mkdtemp(dir) == NULL) {
+        snprintf(why, why_len, "%s: cannot make the folder", dir);
+        return -1;
+    }
+    snprintf(model, 600, "%s/m.bin", dir);
+    snprintf(tok, 600, "%s/t.bin", dir);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "./add-tokens data/models/stories260K.bin data/models/tok512.bin "
+             "--tokens '<|user|>,<|assistant|>,<|end|>' --out-model %s --out-tokenizer %s", model, tok);
+    run_result r = tt_run(cmd);
+    const int rc = r.rc;
+    if (rc != 0) snprintf(why, why_len, "./add-tokens: rc %d: %s", rc, r.err ? r.err : "");
+    tt_run_free(&r);
+    return rc == 0 ? 0 : -1;
+}
+
 int tt_mkdir_p(const char *path) {
     char buf[4096];
     size_t n = strlen(path);

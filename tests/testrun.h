@@ -59,6 +59,11 @@ int tt_mkdir_p(const char *path);
 // two runs of the suite (make test and make asan side by side) apart; the tag, one file apart
 // from another of the same test.
 void tt_tmp_path(char *out, size_t len, const char *suite, const char *tag);
+// stories260K grown with the chat template's three special tokens (./add-tokens), in a fresh
+// folder made under $TMPDIR (else /tmp) from `tag`: dir (512), model and tok (600 each) receive
+// the folder and the two files' paths. 0, or -1 with the reason (at most why_len) in why.
+int tt_make_chat_model(char dir[512], char model[600], char tok[600], const char *tag, char *why,
+                       size_t why_len);
 // Writes text to a new file at path (replacing one there): 0, or -1 if it cannot be written.
 int tt_write_text(const char *path, const char *text);
 int tt_remove_tree(const char *path);
