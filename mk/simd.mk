@@ -19,18 +19,19 @@ SIMD_TARGET := $(shell $(CC) -dumpmachine 2>/dev/null)
 SIMD_BASE_SRC := lib/simd/dispatch.c lib/simd/ref.c lib/simd/matmul_1_naive.c lib/simd/train_ops.c \
                  lib/simd/train_elementwise.c \
                  lib/simd/matmul_2_reordered.c lib/simd/matmul_3_blocked.c lib/simd/matmul_4_packed.c \
-                 lib/simd/matvec_mt.c lib/simd/sdpa_tiled_hook.c
+                 lib/simd/matvec_mt.c lib/simd/sdpa_tiled_hook.c lib/simd/linear_packed.c
 SIMD_ISA_SRC  :=
 ifeq ($(SIMD),1)
   ifneq ($(filter x86_64% amd64%,$(SIMD_TARGET)),)
     SIMD_ISA_SRC += lib/simd/kernels_avx2.c lib/simd/matmul_5_avx2.c lib/simd/matvec_avx2.c \
                     lib/simd/kernels_avx512.c lib/simd/matmul_5_avx512.c lib/simd/matvec_avx512.c \
-                    lib/simd/attn_avx512.c lib/simd/sdpa_tiled_avx2.c lib/simd/sdpa_tiled_avx512.c
+                    lib/simd/attn_avx512.c lib/simd/sdpa_tiled_avx2.c lib/simd/sdpa_tiled_avx512.c \
+                    lib/simd/linear_packed_avx2.c lib/simd/linear_packed_avx512.c
     CPPFLAGS += -DTW_HAVE_AVX2 -DTW_HAVE_AVX512
     $(BUILD)/lib/simd/kernels_avx2.o $(BUILD)/lib/simd/matmul_5_avx2.o: ISAFLAGS := -mavx2 -mfma
-    $(BUILD)/lib/simd/matvec_avx2.o: ISAFLAGS := -mavx2 -mfma
+    $(BUILD)/lib/simd/matvec_avx2.o $(BUILD)/lib/simd/linear_packed_avx2.o: ISAFLAGS := -mavx2 -mfma
     $(BUILD)/lib/simd/kernels_avx512.o $(BUILD)/lib/simd/matmul_5_avx512.o: ISAFLAGS := -mavx512f -mfma
-    $(BUILD)/lib/simd/matvec_avx512.o: ISAFLAGS := -mavx512f -mfma
+    $(BUILD)/lib/simd/matvec_avx512.o $(BUILD)/lib/simd/linear_packed_avx512.o: ISAFLAGS := -mavx512f -mfma
     $(BUILD)/lib/simd/attn_avx512.o: ISAFLAGS := -mavx512f -mfma
     $(BUILD)/lib/simd/sdpa_tiled_avx2.o: ISAFLAGS := -mavx2 -mfma
     $(BUILD)/lib/simd/sdpa_tiled_avx512.o: ISAFLAGS := -mavx512f -mfma

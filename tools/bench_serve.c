@@ -7,7 +7,9 @@
 // from 1 to 64 (each sequence at its own position after a 32-token prompt), the aggregate tokens/s
 // of tw_batch_forward, its ratio to the single-sequence decode (tw_model_forward_next, what
 // ./generate runs) measured in the same repeat, the GFLOP/s and their share of the FMA peak
-// measured in the same run (bench/peak.h).
+// measured in the same run (bench/peak.h). Every N runs twice: with the decode's own sums (each
+// row bit for bit its sequence decoded alone), and "packed", on the weights packed into panels
+// (decode/batch_panels.h: one chain of fused multiply-adds per output, other bits).
 //
 //   bench_serve MODEL.bin [-d DECODE_STEPS] [-r REPEATS] [--cpu-time]
 //
@@ -133,22 +135,47 @@ static double time_rows(float *y, const float *x, const float *W, int T, int C_i
     return best;
 }
 
-// GFLOP/s of the rows kernel and of the matvec on blocks, on the model's own matrices, T = 32 and
-// 64, per repeat (the two take turns), with their ratio.
-static void linear_alone(const tw_model *m, int repeats) {
+// "median [min - max]" of n ratios.
+static void ratio_range(char *out, size_t size, double *ratio, int n) {
+    double lo = ratio[0], hi = ratio[0];
+    for (int r = 1; r < n; r++) {
+        if (ratio[r] < lo) lo = ratio[r];
+        if (ratio[r] > hi) hi = ratio[r];
+    }
+    snprintf(out, size, "%.2f [%.2f - %.2f]", median(ratio, n), lo, hi);
+}
+
+// Seconds per call of the packed kernel (tw_linear_packed) for T rows, best of `calls`.
+static double time_packed(float *y, const float *x, const float *Wp, int T, int C_in, int C_out,
+                          int calls) {
+    double best = 1e30;
+    for (int i = 0; i < calls; i++) {
+        const double t0 = clock_s();
+        tw_linear_packed(y, x, Wp, NULL, T, C_out, C_in);
+        const double dt = clock_s() - t0;
+        if (dt < best) best = dt;
+    }
+    return best;
+}
+
+// GFLOP/s of the rows kernel, of the matvec on blocks and of the packed kernel, on the model's own
+// matrices, T = 32 and 64, per repeat (the three take turns), with the rows kernel's ratio to the
+// matvec on blocks and the packed kernel's to the rows kernel.
+static void linear_alone(const tw_model *m, const tw_batch_panels *p, int repeats) {
     if (!tw_simd.matvec_rows) return;   // this level has no rows kernel
     const tw_model_config *c = &m->cfg;
     const int C = c->block.attn.d_model, F = c->block.ffn_hidden, V = c->vocab;
-    struct { const char *name; const float *W; int C_in, C_out; } mats[] = {
-        { "FFN up (F x C)", m->layers[0].ffn_up.f32, C, F },
-        { "FFN down (C x F)", m->layers[0].ffn_down.f32, F, C },
-        { "head (V x C)", m->head.f32, C, V },
+    struct { const char *name; const float *W, *Wp; int C_in, C_out; } mats[] = {
+        { "FFN up (F x C)", m->layers[0].ffn_up.f32, p->layers[0].ffn_up, C, F },
+        { "FFN down (C x F)", m->layers[0].ffn_down.f32, p->layers[0].ffn_down, F, C },
+        { "head (V x C)", m->head.f32, p->head, C, V },
     };
     const int Ts[] = { 32, 64 };
     printf("\nThe batched Linear alone (tw_simd_linear_rows), best of 5 calls a repeat, median of %d repeats:\n", repeats);
-    printf("%-18s %4s %18s %18s %22s\n", "matrix", "T", "rows kernel GF/s", "matvec blocks GF/s", "ratio [min - max]");
+    printf("%-18s %4s %18s %18s %22s %12s %22s\n", "matrix", "T", "rows kernel GF/s", "matvec blocks GF/s",
+           "ratio [min - max]", "packed GF/s", "packed / rows kernel");
     for (size_t i = 0; i < sizeof mats / sizeof mats[0]; i++) {
-        if (!mats[i].W || F <= 0) continue;
+        if (!mats[i].W || !mats[i].Wp || F <= 0) continue;
         for (int j = 0; j < 2; j++) {
             const int T = Ts[j];
             float *x = malloc((size_t)T * mats[i].C_in * sizeof(float));
@@ -156,20 +183,20 @@ static void linear_alone(const tw_model *m, int repeats) {
             if (!x || !y) { fprintf(stderr, "out of memory\n"); exit(1); }
             for (long k = 0; k < (long)T * mats[i].C_in; k++) x[k] = (float)((k * 131) % 97) / 97.0f - 0.5f;
             const double flops = 2.0 * T * mats[i].C_in * mats[i].C_out;
-            double fast[MAX_REPEATS], slow[MAX_REPEATS], ratio[MAX_REPEATS];
+            double fast[MAX_REPEATS], slow[MAX_REPEATS], packed[MAX_REPEATS];
+            double ratio[MAX_REPEATS], pratio[MAX_REPEATS];
             for (int r = 0; r < repeats; r++) {
                 fast[r] = flops / time_rows(y, x, mats[i].W, T, mats[i].C_in, mats[i].C_out, 1, 5) * 1e-9;
                 slow[r] = flops / time_rows(y, x, mats[i].W, T, mats[i].C_in, mats[i].C_out, 0, 5) * 1e-9;
+                packed[r] = flops / time_packed(y, x, mats[i].Wp, T, mats[i].C_in, mats[i].C_out, 5) * 1e-9;
                 ratio[r] = fast[r] / slow[r];
+                pratio[r] = packed[r] / fast[r];
             }
-            double lo = ratio[0], hi = ratio[0];
-            for (int r = 1; r < repeats; r++) {
-                if (ratio[r] < lo) lo = ratio[r];
-                if (ratio[r] > hi) hi = ratio[r];
-            }
-            char rat[64];
-            snprintf(rat, sizeof rat, "%.2f [%.2f - %.2f]", median(ratio, repeats), lo, hi);
-            printf("%-18s %4d %18.1f %18.1f %22s\n", mats[i].name, T, median(fast, repeats), median(slow, repeats), rat);
+            char rat[64], prat[64];
+            ratio_range(rat, sizeof rat, ratio, repeats);
+            ratio_range(prat, sizeof prat, pratio, repeats);
+            printf("%-18s %4d %18.1f %18.1f %22s %12.1f %22s\n", mats[i].name, T, median(fast, repeats),
+                   median(slow, repeats), rat, median(packed, repeats), prat);
             free(x);
             free(y);
         }
@@ -222,23 +249,31 @@ int main(int argc, char **argv) {
 
     const double avg_keys = PROMPT + (steps + 1) / 2.0;   // keys seen, averaged over the steps
     const double fpt = flops_per_token(&m, avg_keys);
-    double single[MAX_REPEATS], batch[N_NS][MAX_REPEATS], ratio[N_NS][MAX_REPEATS];
-    double share[N_NS][MAX_REPEATS], peak_r[MAX_REPEATS];
+    tw_batch_panels panels;
+    if (tw_batch_panels_init(&panels, &m) != TW_OK) {
+        fprintf(stderr, "bench_serve: cannot allocate the packed weights\n");
+        return 1;
+    }
+    enum { EXACT, PACKED, N_KINDS };   // the batch's Linear: the decode's sums, or the panels
+    double single[MAX_REPEATS], batch[N_KINDS * N_NS][MAX_REPEATS], ratio[N_KINDS * N_NS][MAX_REPEATS];
+    double share[N_KINDS * N_NS][MAX_REPEATS], peak_r[MAX_REPEATS];
     for (int r = 0; r < repeats; r++) {
         tw_peak pr = { 0 };
         peak_r[r] = have_peak && tw_peak_fma(&pr, isa, 0, 3, 0.02) ? pr.gflops : 0.0;
         single[r] = steps / time_single(&m, steps);
-        for (int j = 0; j < N_NS; j++) {
-            batch[j][r] = (double)NS[j] * steps / time_batch(&b, NS[j], steps);
+        for (int j = 0; j < N_KINDS * N_NS; j++) {
+            b.panels = j / N_NS == PACKED ? &panels : NULL;
+            batch[j][r] = (double)NS[j % N_NS] * steps / time_batch(&b, NS[j % N_NS], steps);
             ratio[j][r] = batch[j][r] / single[r];
         }
+        b.panels = NULL;
     }
     // "of peak" is over the fastest probe of the run: the core's peak is at least that, and a probe
     // that ran while the machine was busier only saw less of it (a share over a slow probe could
     // pass 100 %, a figure that cannot be true).
     double best_peak = have_peak ? peak.gflops : 0.0;
     for (int r = 0; r < repeats; r++) if (peak_r[r] > best_peak) best_peak = peak_r[r];
-    for (int j = 0; j < N_NS; j++)
+    for (int j = 0; j < N_KINDS * N_NS; j++)
         for (int r = 0; r < repeats; r++)
             share[j][r] = best_peak > 0 ? 100.0 * batch[j][r] * fpt * 1e-9 / best_peak : 0.0;
     const double s_med = median(single, repeats);
@@ -258,16 +293,11 @@ int main(int argc, char **argv) {
     }
     printf("\n");
     int probe_failed = 0;
-    for (int j = 0; j < N_NS; j++) {
-        double lo = ratio[j][0], hi = ratio[j][0];
-        for (int r = 1; r < repeats; r++) {
-            if (ratio[j][r] < lo) lo = ratio[j][r];
-            if (ratio[j][r] > hi) hi = ratio[j][r];
-        }
+    for (int j = 0; j < N_KINDS * N_NS; j++) {
         const double tps = median(batch[j], repeats), gf = tps * fpt * 1e-9;
         char name[64], rat[64];
-        snprintf(name, sizeof name, "batch of %d", NS[j]);
-        snprintf(rat, sizeof rat, "%.2f [%.2f - %.2f]", median(ratio[j], repeats), lo, hi);
+        snprintf(name, sizeof name, "batch of %d%s", NS[j % N_NS], j / N_NS == PACKED ? ", packed" : "");
+        ratio_range(rat, sizeof rat, ratio[j], repeats);
         printf("%-28s %12.1f %22s %10.2f", name, tps, rat, gf);
         if (have_peak) {
             double slo = share[j][0], shi = share[j][0];
@@ -289,7 +319,8 @@ int main(int argc, char **argv) {
         printf("PROBE FAILURE: a batch ran faster than every probe of the FMA peak in this run (busier "
                "machine during the probes, or --cpu-time against the probes' wall clock): those shares "
                "are not printed; run again on a quiet machine\n");
-    linear_alone(&m, repeats);
+    linear_alone(&m, &panels, repeats);
+    tw_batch_panels_free(&panels);
     tw_batch_free(&b);
     tw_model_free(&m);
     return 0;

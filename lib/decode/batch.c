@@ -86,21 +86,34 @@ static void add_rows(float *y, const float *a, long n) {
     for (long i = 0; i < n; i++) y[i] = y[i] + a[i];
 }
 
+// One Linear layer over R rows: on the packed copy Wp when the caller gave the batch panels (the
+// fast kernel), else the decode's matvec sums (tw_linear_forward_rows).
+static void linear_rows(float *y, const float *x, tw_weight W, const float *Wp, const float *bias,
+                        int R, int C_in, int C_out) {
+    if (Wp) tw_linear_packed(y, x, Wp, bias, R, C_out, C_in);
+    else    tw_linear_forward_rows(y, x, W, bias, R, C_in, C_out);
+}
+
+// Block l's packed matrices, or all NULL (no panels).
+static tw_layer_panels layer_panels(const tw_batch *b, int l) {
+    return b->panels ? b->panels->layers[l] : (tw_layer_panels){ 0 };
+}
+
 // The FFN of tw_swiglu_forward / tw_ffn_forward_keep (nn/ffn.c), its Linear layers over all R rows
 // at once: b->sub_out = FFN(b->xn).
-static void ffn_rows(tw_batch *b, const tw_block_weights *w, int R) {
+static void ffn_rows(tw_batch *b, const tw_block_weights *w, const tw_layer_panels *p, int R) {
     const tw_model_config *c = &b->m->cfg;
     const int C = c->block.attn.d_model, F = c->block.ffn_hidden;
     const long n = (long)R * F;
     if (c->block.ffn == TW_FFN_SWIGLU) {   // f1 = gate, f2 = up, f3 = silu(gate) * up
-        tw_linear_forward_rows(b->f1, b->xn, w->ffn_gate, NULL, R, C, F);
-        tw_linear_forward_rows(b->f2, b->xn, w->ffn_up, NULL, R, C, F);
+        linear_rows(b->f1, b->xn, w->ffn_gate, p->ffn_gate, NULL, R, C, F);
+        linear_rows(b->f2, b->xn, w->ffn_up, p->ffn_up, NULL, R, C, F);
         if (!tw_simd_swiglu(b->f3, b->f1, b->f2, n)) tw_swiglu(b->f3, b->f1, b->f2, n);
-        tw_linear_forward_rows(b->sub_out, b->f3, w->ffn_down, NULL, R, F, C);
+        linear_rows(b->sub_out, b->f3, w->ffn_down, p->ffn_down, NULL, R, F, C);
     } else {                               // f1 = pre, f2 = act(pre)
-        tw_linear_forward_rows(b->f1, b->xn, w->ffn_w1, w->ffn_b1, R, C, F);
+        linear_rows(b->f1, b->xn, w->ffn_w1, p->ffn_w1, w->ffn_b1, R, C, F);
         tw_activation(b->f2, b->f1, n, c->block.act);
-        tw_linear_forward_rows(b->sub_out, b->f2, w->ffn_w2, w->ffn_b2, R, F, C);
+        linear_rows(b->sub_out, b->f2, w->ffn_w2, p->ffn_w2, w->ffn_b2, R, F, C);
     }
 }
 
@@ -125,11 +138,12 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
 
     for (int l = 0; l < c->n_layer; l++) {
         const tw_block_weights *w = &m->layers[l];
+        const tw_layer_panels p = layer_panels(b, l);
         // Attention: the three projections over every row in one call.
         norm_rows(b->xn, b->x, w->norm1_w, w->norm1_b, c, R);
-        tw_linear_forward_rows(b->q, b->xn, w->attn.wq, w->attn.bq, R, C, HD);
-        tw_linear_forward_rows(b->k, b->xn, w->attn.wk, w->attn.bk, R, C, GD);
-        tw_linear_forward_rows(b->v, b->xn, w->attn.wv, w->attn.bv, R, C, GD);
+        linear_rows(b->q, b->xn, w->attn.wq, p.wq, w->attn.bq, R, C, HD);
+        linear_rows(b->k, b->xn, w->attn.wk, p.wk, w->attn.bk, R, C, GD);
+        linear_rows(b->v, b->xn, w->attn.wv, p.wv, w->attn.bv, R, C, GD);
         // Every row's key (normed and rotated) and value go into the cache first, so that rows of
         // one sequence in this call see each other; then each row attends.
         for (int r = 0; r < R; r++) {
@@ -176,11 +190,11 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
                                 b->vh, NULL, 1, S, D, a->causal, pos[r]);
             }
         }
-        tw_linear_forward_rows(b->sub_out, b->z, w->attn.wo, w->attn.bo, R, HD, C);
+        linear_rows(b->sub_out, b->z, w->attn.wo, p.wo, w->attn.bo, R, HD, C);
         add_rows(b->x, b->sub_out, (long)R * C);
         // The FFN over every row.
         norm_rows(b->xn, b->x, w->norm2_w, w->norm2_b, c, R);
-        ffn_rows(b, w, R);
+        ffn_rows(b, w, &p, R);
         add_rows(b->x, b->sub_out, (long)R * C);
     }
 
@@ -196,6 +210,6 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
         memcpy(b->xn, b->x, (size_t)n_want * C * sizeof(float));
     else
         norm_rows(b->xn, b->x, m->final_w, m->final_b, c, n_want);
-    tw_linear_forward_rows(b->logits, b->xn, m->head, NULL, n_want, C, V);
+    linear_rows(b->logits, b->xn, m->head, b->panels ? b->panels->head : NULL, NULL, n_want, C, V);
     return TW_OK;
 }

@@ -21,6 +21,7 @@
 #include "core/status.h"
 #include "nn/model.h"
 #include "decode/paged_cache.h"
+#include "decode/batch_panels.h"
 
 typedef struct {
     const tw_model *m;
@@ -37,6 +38,8 @@ typedef struct {
     float *logits;             // (R_max, V) the rows that asked for logits, in row order
     float *kh, *vh;            // (S_max, D) one kv head's keys and values, contiguous (levels
                                // without a fused one-query attention kernel)
+    const tw_batch_panels *panels;   // NULL (tw_batch_init): the decode's bits, as above; the
+                                     // caller's packed weights: the fast Linear (batch_panels.h)
 } tw_batch;
 
 // 1 if batched decoding runs model m: pre-norm, with RoPE or learned positions (not 2017's).

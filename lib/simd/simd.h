@@ -49,6 +49,7 @@
 // operand is stored transposed, B(N, K), as torch.nn.Linear stores weights.
 #ifndef TW_SIMD_H
 #define TW_SIMD_H
+#include <stddef.h>
 
 // ---- the kernels of one level, behind one set of names ----
 
@@ -59,6 +60,8 @@ typedef void  (*tw_softmax_fn)(float *y, const float *x, int n);
 typedef float (*tw_rmsnorm_fn)(float *out, const float *x, const float *w, int n, float eps);
 typedef void  (*tw_layernorm_fn)(float *out, const float *x, const float *gamma,
                                  const float *beta, int n, float eps);
+typedef void  (*tw_linear_packed_fn)(float *Y, const float *X, const float *Wp, int T, int N,
+                                     int K);
 typedef void  (*tw_rope_fn)(float *x, const float *cos_t, const float *sin_t, int n_head, int D);
 typedef void  (*tw_map_fn)(float *y, const float *x, long n);
 typedef void  (*tw_swiglu_fn)(float *y, const float *gate, const float *up, long n);
@@ -90,6 +93,8 @@ typedef struct {
     tw_matmul_fn    matvec_rows;    // C = A B^T, each row of C bit for bit matvec(B, that row of A)
                                     // (tw_linear_forward_rows: batched decoding); NULL: matvec
                                     // on blocks of B's rows
+    tw_linear_packed_fn linear_packed;  // Y = X W^T on W packed in panels (tw_linear_packed);
+                                        // NULL: tw_linear_packed_naive, the same bits
     tw_softmax_fn   softmax;    // one row: y = exp(x - max) / sum            y, x: (n), may alias
                                 // tw_softmax_rows, one row at temperature 1
     tw_rmsnorm_fn   rmsnorm;    // one row: out = x / rms * w, returns rms = sqrt(mean(x^2) + eps)
@@ -317,6 +322,29 @@ void  tw_matmul_neon(float *C, const float *A, const float *B, int M, int N, int
 void  tw_matmul_nt_neon(float *C, const float *A, const float *B, int M, int N, int K);
 void  tw_matmul_mt_neon(float *C, const float *A, const float *B, int M, int N, int K);
 void  tw_matmul_nt_mt_neon(float *C, const float *A, const float *B, int M, int N, int K);
+
+// ---- batched decoding's fast Linear: W packed once in panels (linear_packed.c) ----
+// Each output is one chain of fused multiply-adds over k in order, in blocks of
+// tw_linear_packed_kc(K) (K cut into equal blocks of at most TW_PANEL_KC) whose sums are added in
+// order: not the matvec's bits, but the same bits at every level and for any T
+// (row t's outputs depend on row t alone). Panel p holds W's rows p*TW_PANEL .. + TW_PANEL - 1,
+// k-major (row n, column k at Wp[p*TW_PANEL*K + k*TW_PANEL + n % TW_PANEL]), zeros past N.
+enum { TW_PANEL = 32, TW_PANEL_KC = 256 };
+// The block of k: K in equal parts of at most TW_PANEL_KC (K = 288: two of 144, not 256 and a
+// short 32 whose tile would cost its loads and stores for a few multiply-adds).
+static inline int tw_linear_packed_kc(int K) {
+    const int parts = (K + TW_PANEL_KC - 1) / TW_PANEL_KC;
+    return (K + parts - 1) / parts;
+}
+size_t tw_linear_packed_floats(int N, int K);                  // the packed copy's size
+void   tw_linear_pack(float *Wp, const float *W, int N, int K);   // W: (N, K)
+//   Y: (T, N) = X (T, K) Wp^T, + b (N) if b is not NULL; the table's kernel, else the naive loop.
+//   Returns 0 (nothing done) for an empty shape.
+int  tw_linear_packed(float *Y, const float *X, const float *Wp, const float *b, int T, int N,
+                      int K);
+void tw_linear_packed_naive(float *Y, const float *X, const float *Wp, int T, int N, int K);
+void tw_linear_packed_avx2(float *Y, const float *X, const float *Wp, int T, int N, int K);
+void tw_linear_packed_avx512(float *Y, const float *X, const float *Wp, int T, int N, int K);
 
 // ---- the decode matvec: rows in memory order, and rows shared among threads ----
 // matvec_avx512.c / matvec_avx2.c: y = W x reading W as one ascending stream (what every
