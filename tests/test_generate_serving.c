@@ -4,7 +4,8 @@
 //   - --prompts with one prompt prints what -i prints, byte for byte, greedy and sampled (sequence
 //     i samples with seed + i); with three prompts each completion is that prompt's greedy text
 //     alone (tolerance 0: the text; docs/serving.md says why the batched sums may differ from
-//     one-at-a-time decoding at a SIMD level, and this checks the text does not).
+//     one-at-a-time decoding at a SIMD level, and this checks the text does not); the same with
+//     --packed, whose sums are another order (decode/batch_panels.h): the same text.
 //   - Bad prompts files and flag mixes: one line, exit 1 or 2, nothing on stdout.
 //   - OMP_NUM_THREADS=2 on a build without OpenMP is named on stderr instead of ignored.
 //   - Greedy output is the documented greedy story byte for byte, with drafts of 1, 3 and 5 of
@@ -161,12 +162,17 @@ START_TEST(three_prompts_print_each_prompts_own_greedy_text_in_order)
         strncat(want, a.out, sizeof want - strlen(want) - 1);
         tt_run_free(&a);
     }
-    snprintf(cmd, sizeof cmd, GEN "-t 0 -n 96 --prompts %s", path);
-    run_result b = tt_run(cmd);
-    ck_assert_msg(b.rc == 0, "%s", b.err);
-    ck_assert_msg(strcmp(b.out, want) == 0, "batched:\n%s\nalone:\n%s", b.out, want);
-    ck_assert_msg(strstr(b.err, "batch: 3 prompts decoded together") != NULL, "%s", b.err);
-    tt_run_free(&b);
+    // The decode's sums, then the packed panels (another order of the same sums, the same text).
+    static const char *kernels[] = { "", " --packed" };
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, GEN "-t 0 -n 96 --prompts %s%s", path, kernels[k]);
+        run_result b = tt_run(cmd);
+        ck_assert_msg(b.rc == 0, "%s", b.err);
+        ck_assert_msg(strcmp(b.out, want) == 0, "batched%s:\n%s\nalone:\n%s", kernels[k], b.out, want);
+        ck_assert_msg(strstr(b.err, k ? "batch: 3 prompts decoded together on packed panels"
+                                      : "batch: 3 prompts decoded together:") != NULL, "%s", b.err);
+        tt_run_free(&b);
+    }
     remove(path);
 }
 END_TEST
@@ -183,7 +189,7 @@ START_TEST(bad_prompts_files_give_one_line)
     for (int i = 0; i < 200; i++) memcpy(big + 3 * i, "\xe4\xb8\xad", 3);   // 3 byte tokens each
     big[600] = '\n';
     write_text(longp, big, 601);
-    struct { char args[256]; int rc; const char *needle; } bad[9];
+    struct { char args[256]; int rc; const char *needle; } bad[10];
     int n = 0;
     snprintf(bad[n].args, 256, "--prompts %s", empty); bad[n].rc = 1; bad[n++].needle = "the file is empty";
     snprintf(bad[n].args, 256, "--prompts %s", zero); bad[n].rc = 1; bad[n++].needle = "has a zero byte";
@@ -194,6 +200,7 @@ START_TEST(bad_prompts_files_give_one_line)
     snprintf(bad[n].args, 256, "--prompts %s --draft-layers 2", empty); bad[n].rc = 2; bad[n++].needle = "drop --draft";
     snprintf(bad[n].args, 256, "--prompts %s --no-cache", empty); bad[n].rc = 2; bad[n++].needle = "drop --no-cache";
     snprintf(bad[n].args, 256, "--prompts"); bad[n].rc = 2; bad[n++].needle = "needs a value";
+    snprintf(bad[n].args, 256, "--packed -i Lily"); bad[n].rc = 2; bad[n++].needle = "add --prompts";
     for (int i = 0; i < n; i++) {
         snprintf(cmd, sizeof cmd, GEN "-t 0 -n 16 %.255s", bad[i].args);
         run_result r = tt_run(cmd);

@@ -2,7 +2,8 @@
 //   - The stream is reproducible: the same seed gives the same requests; lengths stay in range.
 //   - Every request, static or continuous, gets exactly the tokens greedy decoding of its prompt
 //     alone gives (tolerance 0: tokens; the batch is bit-identical to decoding alone,
-//     tests/test_batch.c), and every cache block is back on the free list at the end.
+//     tests/test_batch.c), and every cache block is back on the free list at the end; the same
+//     tokens on packed panels (decode/batch_panels.h: logits within rounding of decoding alone).
 //   - Continuous batching, counted in engine steps (deterministic, no timing): a request's tokens
 //     come one per step after its first; it finishes the same stream in fewer steps and with a
 //     lower 99th-percentile time to first token than static batching, and holds no more blocks
@@ -100,20 +101,28 @@ START_TEST(static_and_continuous_give_each_request_its_own_greedy_tokens)
     tiny(&m);
     tw_batch b;
     ck_assert_int_eq(tw_batch_init(&b, &m, 24, S_MAX, 4, SLOTS * (S_MAX / 4)), TW_OK);
+    tw_batch_panels panels;
+    ck_assert_int_eq(tw_batch_panels_init(&panels, &m), TW_OK);
     tw_request req[NREQ];
     tw_requests_generate(req, NREQ, 3, 1.5, 2, 10, 1, 24);
-    run_out st, co;
-    run(&st, &b, req, TW_BATCH_STATIC);
-    run(&co, &b, req, TW_BATCH_CONTINUOUS);
-    for (int i = 0; i < NREQ; i++) {
-        int prompt[S_MAX], want[S_MAX];
-        tw_request_prompt(prompt, req[i].prompt_len, i, m.cfg.vocab);
-        alone(&m, prompt, req[i].prompt_len, want, req[i].output_len);
-        const size_t bytes = (size_t)req[i].output_len * sizeof(int);
-        ck_assert_msg(memcmp(st.tokens[i], want, bytes) == 0, "static: request %d differs from alone", i);
-        ck_assert_msg(memcmp(co.tokens[i], want, bytes) == 0, "continuous: request %d differs from alone", i);
+    // The decode's own sums (bit for bit), then the packed panels (the same greedy tokens here:
+    // their logits are within rounding, tests/test_batch.c).
+    for (int packed = 0; packed < 2; packed++) {
+        b.panels = packed ? &panels : NULL;
+        run_out st, co;
+        run(&st, &b, req, TW_BATCH_STATIC);
+        run(&co, &b, req, TW_BATCH_CONTINUOUS);
+        for (int i = 0; i < NREQ; i++) {
+            int prompt[S_MAX], want[S_MAX];
+            tw_request_prompt(prompt, req[i].prompt_len, i, m.cfg.vocab);
+            alone(&m, prompt, req[i].prompt_len, want, req[i].output_len);
+            const size_t bytes = (size_t)req[i].output_len * sizeof(int);
+            ck_assert_msg(memcmp(st.tokens[i], want, bytes) == 0, "static (packed %d): request %d differs from alone", packed, i);
+            ck_assert_msg(memcmp(co.tokens[i], want, bytes) == 0, "continuous (packed %d): request %d differs from alone", packed, i);
+        }
+        for (int i = 0; i < NREQ; i++) { free(st.tokens[i]); free(co.tokens[i]); }
     }
-    for (int i = 0; i < NREQ; i++) { free(st.tokens[i]); free(co.tokens[i]); }
+    tw_batch_panels_free(&panels);
     tw_batch_free(&b);
     tw_model_free(&m);
 }
@@ -215,6 +224,11 @@ START_TEST(serve_prints_both_policies_and_refuses_bad_input)
     run_result r = tt_run(cmd);
     ck_assert_msg(r.rc == 0, "%s: %s", cmd, r.err);
     ck_assert_msg(strstr(r.out, "\nstatic ") && strstr(r.out, "\ncontinuous ") && strstr(r.out, "5 requests, at most 2"), "%s", r.out);
+    tt_run_free(&r);
+    snprintf(cmd, sizeof cmd, SERVE "--requests %s --slots 2 --packed", path);
+    r = tt_run(cmd);
+    ck_assert_msg(r.rc == 0, "%s: %s", cmd, r.err);
+    ck_assert_msg(strstr(r.out, "kernels on packed panels") && strstr(r.out, "\ncontinuous "), "%s", r.out);
     tt_run_free(&r);
     write_text(path, "0 4 10\n0 600 3\n");
     struct { char args[200]; int rc; const char *needle; } bad[6];

@@ -67,6 +67,9 @@ static void usage(FILE *f) {
         "                (also TW_CHECK_FINITE=1)\n"
         "batched decoding (docs/serving.md)\n"
         "  --prompts FILE      one prompt a line, decoded together; prints each completion in order\n"
+        "  --packed            with --prompts: the Linear layers on the weights packed once into panels,\n"
+        "                      faster, in another order of the same sums (within rounding of decoding\n"
+        "                      each prompt alone, not bit for bit; decode/batch_panels.h)\n"
         "speculative decoding (docs/serving.md): a draft proposes, the model checks in one pass\n"
         "  --draft FILE        the draft model (same vocabulary), e.g. a smaller one made by ./train\n"
         "  --draft-layers N    or: the model's own first N layers, read through its final norm and head\n"
@@ -94,6 +97,7 @@ typedef struct {
     int draft_layers;   // --draft-layers N, or 0
     int draft_k;        // --draft-k K (default 4)
     const char *prompts;   // --prompts FILE, or NULL
+    int packed;            // --packed: the batch on packed panels (decode/batch_panels.h)
     int flash;          // --attn flash: tiled attention (nn/sdpa_tiled.h)
     int rope_kind;      // --rope-scaling (tw_rope_scaling_kind)
     float rope_factor;  // --rope-factor
@@ -126,6 +130,7 @@ static options parse_args(int argc, char **argv) {
         if (strcmp(a, "--no-cache") == 0) { o.no_cache = 1; continue; }
         if (strcmp(a, "--cache-info") == 0) { o.cache_info = 1; continue; }
         if (strcmp(a, "--check-finite") == 0) { o.check_finite = 1; continue; }
+        if (strcmp(a, "--packed") == 0) { o.packed = 1; continue; }
         if (a[0] != '-') {
             if (o.model != NULL) die_usage("unexpected argument '%s' (the model is '%s')", a, o.model);
             o.model = a;
@@ -209,6 +214,8 @@ static options parse_args(int argc, char **argv) {
     if (o.prompts != NULL && (o.draft != NULL || o.draft_layers > 0 || o.no_cache || o.dump_dir))
         die_usage("--prompts decodes with the KV cache and no draft: drop %s%s",
                   o.no_cache ? "--no-cache" : o.dump_dir ? "--dump" : "--draft", "");
+    if (o.packed && o.prompts == NULL)
+        die_usage("--packed is the batch's kernel: add --prompts FILE%s%s", "", "");
     if (o.prompts != NULL && o.prompt[0] != '\0')
         die_usage("-i and --prompts both give prompts: pass one of them%s%s", "", "");
     const char *cf = getenv("TW_CHECK_FINITE");
@@ -477,11 +484,12 @@ done:
 // prefill as several rows of one step), then each completion printed in input order. Sequence i
 // samples with seed + i, so one prompt prints what -i prints. Returns the exit code.
 static int generate_batch(batch_seq *seqs, int n, const tw_model *m, const tw_tokenizer *tok,
-                          int steps) {
+                          int steps, int packed) {
     enum { BLOCK = 16, ROWS_MAX = 256 };
     const int V = m->cfg.vocab;
     int rc = 1;
     tw_batch b = { 0 };
+    tw_batch_panels panels = { 0 };
     tw_block_table **tables = NULL;
     int *row_tok = NULL, *row_pos = NULL, *row_seq = NULL;
     unsigned char *want = NULL;
@@ -492,6 +500,13 @@ static int generate_batch(batch_seq *seqs, int n, const tw_model *m, const tw_to
                 ? "batched decoding runs pre-norm models only (GPT-2, Llama, Qwen3 styles)"
                 : "cannot allocate the batch and its KV cache");
         goto done;
+    }
+    if (packed) {
+        if (tw_batch_panels_init(&panels, m) != TW_OK) {
+            fprintf(stderr, "generate: --packed: cannot allocate the packed copy of the weights (the model's size again)\n");
+            goto done;
+        }
+        b.panels = &panels;
     }
     tables = malloc(ROWS_MAX * sizeof *tables);
     row_tok = malloc(ROWS_MAX * sizeof *row_tok);
@@ -554,8 +569,9 @@ static int generate_batch(batch_seq *seqs, int n, const tw_model *m, const tw_to
     const double dt = now_seconds() - t0;
     for (int i = 0; i < n; i++) printf("%s\n", seqs[i].out ? seqs[i].out : "");
     fflush(stdout);
-    fprintf(stderr, "batch: %d prompts decoded together: %ld tokens in %ld forward passes, %.3f s "
-            "(%.1f tok/s in all, prefill included)\n", n, generated, calls, dt, dt > 0 ? generated / dt : 0.0);
+    fprintf(stderr, "batch: %d prompts decoded together%s: %ld tokens in %ld forward passes, %.3f s "
+            "(%.1f tok/s in all, prefill included)\n", n, packed ? " on packed panels" : "", generated,
+            calls, dt, dt > 0 ? generated / dt : 0.0);
     const double kib = (double)tw_paged_block_bytes(&b.pool) / 1024.0;
     fprintf(stderr, "kv cache: paged, blocks of %d positions (%.1f KiB): at most %d blocks held at once "
             "(%.1f KiB), against %.1f KiB for %d caches of %d positions each\n", BLOCK, kib, peak_blocks,
@@ -564,6 +580,7 @@ static int generate_batch(batch_seq *seqs, int n, const tw_model *m, const tw_to
 done:
     for (int i = 0; i < n; i++) tw_block_table_free(&seqs[i].table);
     tw_batch_free(&b);
+    tw_batch_panels_free(&panels);
     free(tables); free(row_tok); free(row_pos); free(row_seq); free(want);
     return rc;
 }
@@ -726,7 +743,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "model: llama2.c version 0 (fp32)\n");
     if (o.cache_info) print_cache_info(&m, steps, o.no_cache);
     if (o.prompts != NULL) {
-        rc = generate_batch(batch, n_batch, &m, &tok, steps);
+        rc = generate_batch(batch, n_batch, &m, &tok, steps, o.packed);
         goto done;
     }
     if (draft != NULL) {

@@ -1,7 +1,7 @@
 // serve.c: one stream of requests served with static and with continuous batching
 // (lib/decode/serve.h), on the library's batched decoding and paged KV cache.
 //
-//   ./serve MODEL.bin [--requests FILE] [--slots N] [--write-requests FILE] [--simd LEVEL]
+//   ./serve MODEL.bin [--requests FILE] [--slots N] [--write-requests FILE] [--simd LEVEL] [--packed]
 //
 // Without --requests the stream is made here, seeded (96 requests, one every 2 steps on average,
 // prompts of 4..48 tokens, outputs of 8..96, shortened to fit the model's context); --write-requests
@@ -20,13 +20,15 @@
 
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: ./serve MODEL.bin [--requests FILE] [--slots N] [--write-requests FILE] [--simd LEVEL]\n"
+        "usage: ./serve MODEL.bin [--requests FILE] [--slots N] [--write-requests FILE] [--simd LEVEL] [--packed]\n"
         "  serves one stream of requests with static and with continuous batching and compares them\n"
         "  --requests FILE        the stream: ARRIVAL PROMPT_LEN OUTPUT_LEN a line (docs/serving.md);\n"
         "                         default: 96 seeded requests made here\n"
         "  --slots N              sequences served at once, 1..256 (default 16)\n"
         "  --write-requests FILE  save the stream that was served\n"
-        "  --simd LEVEL           kernels: naive, avx2, avx512, neon or auto (default)\n");
+        "  --simd LEVEL           kernels: naive, avx2, avx512, neon or auto (default)\n"
+        "  --packed               the Linear layers on the weights packed once into panels: faster,\n"
+        "                         another order of the same sums (decode/batch_panels.h)\n");
 }
 
 static void die_usage(const char *fmt, const char *a) {
@@ -68,10 +70,11 @@ static int run_policy(tw_batch *b, const tw_request *req, int n, int slots, tw_b
 
 int main(int argc, char **argv) {
     const char *model = NULL, *requests = NULL, *write_to = NULL, *simd = NULL;
-    int slots = 16;
+    int slots = 16, packed = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { usage(stdout); return 0; }
+        if (strcmp(a, "--packed") == 0) { packed = 1; continue; }
         if (a[0] != '-') {
             if (model) die_usage("unexpected argument '%s' (one model only)", a);
             model = a;
@@ -131,6 +134,7 @@ int main(int argc, char **argv) {
     }
     int rc = 1;
     tw_batch b = { 0 };
+    tw_batch_panels panels = { 0 };
     if (longest > m.cfg.max_seq) {
         fprintf(stderr, "serve: --requests %s: a request of %d positions is longer than the model's context of %d\n",
                 requests ? requests : "(made here)", longest, m.cfg.max_seq);
@@ -146,7 +150,15 @@ int main(int argc, char **argv) {
         fprintf(stderr, "serve: cannot allocate the batch and its KV cache for %d slots\n", slots);
         goto done;
     }
-    printf("serve: %s, %s kernels, one thread; %d requests, at most %d at once\n", model, level, n, slots);
+    if (packed) {
+        if (tw_batch_panels_init(&panels, &m) != TW_OK) {
+            fprintf(stderr, "serve: --packed: cannot allocate the packed copy of the weights (the model's size again)\n");
+            goto done;
+        }
+        b.panels = &panels;
+    }
+    printf("serve: %s, %s kernels%s, one thread; %d requests, at most %d at once\n", model, level,
+           packed ? " on packed panels" : "", n, slots);
     printf("%-11s %6s %9s %10s %17s %17s %17s %9s\n", "batching", "steps", "seconds", "tok/s",
            "TTFT p50/p99 s", "TPOT p50/p99 ms", "TTFT p50/p99 st", "KV blocks");
     if (run_policy(&b, req, n, slots, TW_BATCH_STATIC) || run_policy(&b, req, n, slots, TW_BATCH_CONTINUOUS)) goto done;
@@ -158,6 +170,7 @@ int main(int argc, char **argv) {
     rc = 0;
 done:
     tw_batch_free(&b);
+    tw_batch_panels_free(&panels);
     free(req);
     tw_model_free(&m);
     return rc;
