@@ -2,8 +2,9 @@
 #   make serve         ./serve MODEL.bin [--requests FILE] [--slots N]: one stream of requests served
 #                      with static and with continuous batching
 #   make bench-serve   batched decoding on the 15M shape, one thread: aggregate tokens/s for 1 to 64
-#                      sequences decoded together against one sequence, and GFLOP/s against the FMA
-#                      peak measured in the same run
+#                      sequences decoded together against one sequence (with the decode's sums and
+#                      on packed panels), and GFLOP/s against the FMA peak measured in the same run;
+#                      then ./serve on the same model, with each kernel
 $(BUILD)/tools/bench_serve: $(BUILD)/tools/bench_serve.o $(BUILD)/bench/cpuinfo.o \
                             $(BUILD)/bench/bench_clock.o $(BUILD)/bench/peak.o $(LIB)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -22,3 +23,4 @@ bench-serve: $(CKPT15M)                        ## batched decode vs one sequence
 	./$(BENCH_BUILD)/tools/bench_serve $(CKPT15M) -d 32 -r 5
 	@$(MAKE) --no-print-directory BUILD=$(BENCH_BUILD) OMP=$(HAVE_OMP) serve
 	./serve $(CKPT15M)
+	./serve $(CKPT15M) --packed
