@@ -24,6 +24,18 @@ int tw_batch_supports(const tw_model *m) {
            c->block.mla_kv_rank == 0;     // and its attention mha.h's
 }
 
+// The RoPE frequencies and magnitude of tw_mha_forward's rotation (nn/mha.c's
+// normalize_and_rotate): tw_rope_scaled_forward's when the model scales RoPE past its trained
+// context, else tw_rope_forward's (tw_rope_scaled_freqs with kind NONE is theta^(-2i/D), the same
+// pow, and its magnitude 1), so tw_rope_rotate with their angles gives those functions' bits.
+//   freq: (D/2)
+static void rope_frequencies(double *freq, double *mag, const tw_mha_config *a) {
+    *mag = 1.0;
+    if (a->rope == TW_ROPE_NONE) return;
+    tw_rope_scaled_freqs(freq, a->head_dim, a->rope_theta, &a->rope_scaling);
+    *mag = tw_rope_scaling_attention_factor(&a->rope_scaling);
+}
+
 tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, int block_size,
                         int n_blocks) {
     memset(b, 0, sizeof *b);
@@ -42,22 +54,31 @@ tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, in
     const size_t R = (size_t)R_max, S = (size_t)S_max, V = (size_t)c->vocab;
     const size_t D = (size_t)a->head_dim;
     float **bufs[] = { &b->x, &b->xn, &b->q, &b->k, &b->v, &b->z, &b->sub_out, &b->f1, &b->f2,
-                       &b->f3, &b->kg, &b->vg, &b->scores, &b->pattern, &b->logits, &b->kh, &b->vh };
+                       &b->f3, &b->kg, &b->vg, &b->scores, &b->pattern, &b->logits, &b->kh, &b->vh,
+                       &b->rope_cos, &b->rope_sin };
     const size_t sizes[] = { R * C, R * C, R * HD, R * GD, R * GD, R * HD, R * C, R * F, R * F,
-                             R * F, S * GD, S * GD, S, S, R * V, S * D, S * D };
+                             R * F, S * GD, S * GD, S, S, R * V, S * D, S * D, R * (D / 2),
+                             R * (D / 2) };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        if ((*bufs[i] = malloc(sizes[i] * sizeof(float))) == NULL) {
+        if ((*bufs[i] = malloc((sizes[i] ? sizes[i] : 1) * sizeof(float))) == NULL) {
             tw_batch_free(b);
             return TW_ERR_NOMEM;
         }
+    if ((b->rope_freq = malloc((D / 2 ? D / 2 : 1) * sizeof(double))) == NULL) {
+        tw_batch_free(b);
+        return TW_ERR_NOMEM;
+    }
+    rope_frequencies(b->rope_freq, &b->rope_mag, a);
     return TW_OK;
 }
 
 void tw_batch_free(tw_batch *b) {
     tw_paged_pool_free(&b->pool);
     float *bufs[] = { b->x, b->xn, b->q, b->k, b->v, b->z, b->sub_out, b->f1, b->f2, b->f3,
-                      b->kg, b->vg, b->scores, b->pattern, b->logits, b->kh, b->vh };
+                      b->kg, b->vg, b->scores, b->pattern, b->logits, b->kh, b->vh,
+                      b->rope_cos, b->rope_sin };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    free(b->rope_freq);
     memset(b, 0, sizeof *b);
 }
 
@@ -71,14 +92,25 @@ static void norm_rows(float *out, const float *x, const float *w, const float *b
         tw_rmsnorm_forward(out, NULL, x, w, R, C, c->block.norm_eps);
 }
 
-// RoPE on one row of n_heads heads at position pos, scaled past the trained context when the
-// model says so: what tw_mha_forward's normalize_and_rotate does (nn/mha.c).   x: (n_heads * D)
-static void rotate_row(float *x, const tw_mha_config *a, int n_heads, int pos) {
+// Each row's RoPE angles at its position, once per call: its q and k in every layer share them.
+//   b->rope_cos, b->rope_sin: (R, D/2)
+static void rope_angles_rows(tw_batch *b, const int *pos, int R) {
+    const tw_mha_config *a = &b->m->cfg.block.attn;
     if (a->rope == TW_ROPE_NONE) return;
-    if (a->rope_scaling.kind != TW_ROPE_SCALING_NONE)
-        tw_rope_scaled_forward(x, a->rope, 1, n_heads, a->head_dim, pos, a->rope_theta, &a->rope_scaling);
-    else
-        tw_rope_forward(x, a->rope, 1, n_heads, a->head_dim, pos, a->rope_theta);
+    const int half = a->head_dim / 2;
+    for (int r = 0; r < R; r++)
+        tw_rope_freq_angles(b->rope_cos + (size_t)r * half, b->rope_sin + (size_t)r * half, pos[r],
+                            a->head_dim, b->rope_freq, b->rope_mag);
+}
+
+// RoPE on row r's n_heads heads at its position (angles from rope_angles_rows), scaled past the
+// trained context when the model says so: what tw_mha_forward's normalize_and_rotate does
+// (nn/mha.c), bit for bit.   x: (n_heads * D)
+static void rotate_row(float *x, const tw_batch *b, int r, int n_heads) {
+    const tw_mha_config *a = &b->m->cfg.block.attn;
+    const size_t half = (size_t)a->head_dim / 2;
+    tw_rope_rotate(x, a->rope, b->rope_cos + r * half, b->rope_sin + r * half, n_heads,
+                   a->head_dim);
 }
 
 // y += a (the residual connection; the block's y = x + a, in place).
@@ -123,6 +155,7 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
     if (c->pos == TW_POS_LEARNED)
         for (int r = 0; r < R; r++) tw_posenc_learned_add(b->x + (size_t)r * C, m->pos_emb, 1, C, pos[r]);
 
+    rope_angles_rows(b, pos, R);
     for (int l = 0; l < c->n_layer; l++) {
         const tw_block_weights *w = &m->layers[l];
         // Attention: the three projections over every row in one call.
@@ -135,7 +168,7 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
         for (int r = 0; r < R; r++) {
             float *k = b->k + (size_t)r * GD;
             if (a->qk_norm) tw_rmsnorm_forward(k, NULL, k, w->attn.k_norm, G, D, a->norm_eps);
-            rotate_row(k, a, G, pos[r]);
+            rotate_row(k, b, r, G);
             memcpy(tw_paged_key(&b->pool, tables[r], l, pos[r]), k, (size_t)GD * sizeof *k);
             memcpy(tw_paged_value(&b->pool, tables[r], l, pos[r]), b->v + (size_t)r * GD,
                    (size_t)GD * sizeof *k);
@@ -144,7 +177,7 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
         for (int r = 0; r < R; r++) {
             float *q = b->q + (size_t)r * HD, *z = b->z + (size_t)r * HD;
             if (a->qk_norm) tw_rmsnorm_forward(q, NULL, q, w->attn.q_norm, H, D, a->norm_eps);
-            rotate_row(q, a, H, pos[r]);
+            rotate_row(q, b, r, H);
             // A sequence's keys and values are gathered once for its run of consecutive rows (a
             // prefill), up to the run's last position: every row of the run reads a prefix.
             if (tables[r] != gathered) {

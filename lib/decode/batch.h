@@ -37,6 +37,9 @@ typedef struct {
     float *logits;             // (R_max, V) the rows that asked for logits, in row order
     float *kh, *vh;            // (S_max, D) one kv head's keys and values, contiguous (levels
                                // without a fused one-query attention kernel)
+    double *rope_freq;         // (D/2) RoPE's frequencies (scaled if the model says so)
+    double  rope_mag;          // and its magnitude (YaRN's attention factor, else 1)
+    float *rope_cos, *rope_sin;  // (R_max, D/2) each row's angles at its position, this call
 } tw_batch;
 
 // 1 if batched decoding runs model m: pre-norm, with RoPE or learned positions (not 2017's).
