@@ -68,6 +68,12 @@ tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, in
         tw_batch_free(b);
         return TW_ERR_NOMEM;
     }
+    b->k_rows = malloc(S * sizeof *b->k_rows);
+    b->v_rows = malloc(S * sizeof *b->v_rows);
+    if (b->k_rows == NULL || b->v_rows == NULL) {
+        tw_batch_free(b);
+        return TW_ERR_NOMEM;
+    }
     rope_frequencies(b->rope_freq, &b->rope_mag, a);
     return TW_OK;
 }
@@ -79,6 +85,8 @@ void tw_batch_free(tw_batch *b) {
                       b->rope_cos, b->rope_sin };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(b->rope_freq);
+    free(b->k_rows);
+    free(b->v_rows);
     memset(b, 0, sizeof *b);
 }
 
@@ -136,6 +144,45 @@ static void ffn_rows(tw_batch *b, const tw_block_weights *w, int R) {
     }
 }
 
+// One row's attention, head by head, as tw_mha_forward's decode (one query, every key), over
+// the S positions of its sequence that b->k_rows, b->v_rows point at in the pool: the fused kernel
+// reading them in place, the bits of tw_simd_attend_one over the same rows gathered.
+//   z, q: (H * D)
+static void attend_in_place(tw_batch *b, float *z, const float *q, int S) {
+    const tw_mha_config *a = &b->m->cfg.block.attn;
+    const int H = a->n_head, D = a->head_dim, group = H / a->n_kv_head;
+    for (int h = 0; h < H; h++)
+        tw_simd_attend_one_rows(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D,
+                                b->k_rows, b->v_rows, (long)(h / group) * D, S, D);
+}
+
+// The same over the S positions gathered in b->kg, b->vg (levels without the in-place kernel).
+//   z, q: (H * D)
+static void attend_gathered(tw_batch *b, float *z, const float *q, int S) {
+    const tw_mha_config *a = &b->m->cfg.block.attn;
+    const int H = a->n_head, D = a->head_dim, G = a->n_kv_head, GD = G * D, group = H / G;
+    int head_in_kh = -1;   // the kv head now in b->kh, b->vh
+    for (int h = 0; h < H; h++) {
+        const int g = h / group;
+        if (tw_simd_attend_one(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D,
+                               b->kg + (size_t)g * D, b->vg + (size_t)g * D, S, D, GD))
+            continue;
+        // A level without the fused kernel (naive, NEON): tw_mha_forward's own fallback, the
+        // head's keys and values made contiguous and tw_sdpa_forward over one query at position
+        // S - 1, so the scores are summed by the same Linear kernel as there (tw_sdpa_one's
+        // in-order loop is another sum at the NEON level).
+        if (g != head_in_kh) {
+            for (int s = 0; s < S; s++) {
+                memcpy(b->kh + (size_t)s * D, b->kg + (size_t)s * GD + (size_t)g * D, (size_t)D * sizeof(float));
+                memcpy(b->vh + (size_t)s * D, b->vg + (size_t)s * GD + (size_t)g * D, (size_t)D * sizeof(float));
+            }
+            head_in_kh = g;
+        }
+        tw_sdpa_forward(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D, b->kh, b->vh,
+                        NULL, 1, S, D, a->causal, S - 1);
+    }
+}
+
 tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const int *tokens,
                            const int *pos, const unsigned char *want, int R) {
     const tw_model *m = b->m;
@@ -173,41 +220,24 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
             memcpy(tw_paged_value(&b->pool, tables[r], l, pos[r]), b->v + (size_t)r * GD,
                    (size_t)GD * sizeof *k);
         }
-        const tw_block_table *gathered = NULL;   // the sequence whose rows kg, vg hold now
+        // A sequence's keys and values are found (or gathered) once for its run of consecutive
+        // rows (a prefill), up to the run's last position: every row of the run reads a prefix.
+        const int in_place = tw_simd.attend_rows != NULL;
+        const tw_block_table *ready = NULL;   // the sequence whose rows are ready
         for (int r = 0; r < R; r++) {
             float *q = b->q + (size_t)r * HD, *z = b->z + (size_t)r * HD;
             if (a->qk_norm) tw_rmsnorm_forward(q, NULL, q, w->attn.q_norm, H, D, a->norm_eps);
             rotate_row(q, b, r, H);
-            // A sequence's keys and values are gathered once for its run of consecutive rows (a
-            // prefill), up to the run's last position: every row of the run reads a prefix.
-            if (tables[r] != gathered) {
+            if (tables[r] != ready) {
                 int upto = pos[r] + 1;
                 for (int u = r + 1; u < R && tables[u] == tables[r]; u++)
                     if (pos[u] + 1 > upto) upto = pos[u] + 1;
-                tw_paged_gather(b->kg, b->vg, &b->pool, tables[r], l, upto);
-                gathered = tables[r];
+                if (in_place) tw_paged_rows(b->k_rows, b->v_rows, &b->pool, tables[r], l, upto);
+                else          tw_paged_gather(b->kg, b->vg, &b->pool, tables[r], l, upto);
+                ready = tables[r];
             }
-            const int group = H / G, S = pos[r] + 1;
-            int head_in_kh = -1;   // the kv head now in b->kh, b->vh
-            for (int h = 0; h < H; h++) {   // as tw_mha_forward's decode: one query, every key
-                const int g = h / group;
-                if (tw_simd_attend_one(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D,
-                                       b->kg + (size_t)g * D, b->vg + (size_t)g * D, S, D, GD))
-                    continue;
-                // A level without the fused kernel (naive, NEON): tw_mha_forward's own fallback,
-                // the head's keys and values made contiguous and tw_sdpa_forward over one query
-                // at position pos[r], so the scores are summed by the same Linear kernel as there
-                // (tw_sdpa_one's in-order loop is another sum at the NEON level).
-                if (g != head_in_kh) {
-                    for (int s = 0; s < S; s++) {
-                        memcpy(b->kh + (size_t)s * D, b->kg + (size_t)s * GD + (size_t)g * D, (size_t)D * sizeof(float));
-                        memcpy(b->vh + (size_t)s * D, b->vg + (size_t)s * GD + (size_t)g * D, (size_t)D * sizeof(float));
-                    }
-                    head_in_kh = g;
-                }
-                tw_sdpa_forward(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D, b->kh,
-                                b->vh, NULL, 1, S, D, a->causal, pos[r]);
-            }
+            if (in_place) attend_in_place(b, z, q, pos[r] + 1);
+            else          attend_gathered(b, z, q, pos[r] + 1);
         }
         tw_linear_forward_rows(b->sub_out, b->z, w->attn.wo, w->attn.bo, R, HD, C);
         add_rows(b->x, b->sub_out, (long)R * C);
