@@ -64,6 +64,7 @@ typedef void  (*tw_map_fn)(float *y, const float *x, long n);
 typedef void  (*tw_swiglu_fn)(float *y, const float *gate, const float *up, long n);
 typedef void  (*tw_attend_fn)(float *out, float *scores, float *att, const float *q,
                               const float *k, const float *v, int S, int D, int kv_stride);
+typedef int   (*tw_argmax_fn)(const float *x, int n);
 typedef void  (*tw_attend_rows_fn)(float *out, float *scores, float *att, const float *q,
                                    const float *const *k_rows, const float *const *v_rows,
                                    long off, int S, int D);
@@ -104,6 +105,8 @@ typedef struct {
     tw_attend_fn    attend;     // one query over a KV cache (as tw_sdpa_one, lib/nn/sdpa.h)
     tw_attend_rows_fn attend_rows;  // attend's twin over rows anywhere (key s at k_rows[s] + off):
                                     // a paged cache read in place, attend's bits for the same rows
+    tw_argmax_fn    argmax;     // index of the largest x[i], the first on ties, a NaN never
+                                // wins (tw_argmax_naive, decode/sampler.c: the same index always)
     const struct tw_ukernel_s *gemm;   // the training path: tw_linear_backward, tw_sdpa_mix and
                                        // tw_sdpa_backward (lib/simd/train_ops.c)
     const struct tw_q8_ops_s  *q8;     // the int8 kernels (lib/simd/q8.h); NULL: the naive loops
@@ -179,6 +182,8 @@ int tw_simd_attend_one(float *out, float *scores, float *pattern, const float *q
 // tw_simd_attend_one over the same rows laid out contiguously. Returns 0 (touching nothing) when
 // the level has no such kernel (the caller gathers the rows and calls tw_simd_attend_one).
 //   k_rows, v_rows: (S) pointers, each to a row holding at least off + D floats
+//   tw_argmax (decode/sampler.c): *best = the index tw_argmax_naive(x, n) gives    x: (n)
+int tw_simd_argmax(int *best, const float *x, int n);
 int tw_simd_attend_one_rows(float *out, float *scores, float *pattern, const float *q,
                             const float *const *k_rows, const float *const *v_rows, long off,
                             int S, int D);
@@ -284,6 +289,7 @@ void tw_matmul_packed_scalar(float *C, const float *A, const float *B, int M, in
 //   tw_sdpa_one       nn/sdpa.c               attend        x      -        -
 //   tw_sdpa_one_avx2  simd/kernels_avx2.c     attend_rows   x      -        -
 //     (its twin is the attend kernel itself, over the same rows made contiguous)
+//   tw_argmax_naive   decode/sampler.c        argmax        x      -        -
 // "-": the level has none; the AVX-512 level's table takes the _avx2 kernel (dispatch.c). The
 // _mt kernels are the same product with OpenMP threads (twin: the one-thread naive rung).
 // Files: kernels_avx2.c, kernels_avx512.c, kernels_neon.c; the x86 matvecs in matvec_avx2.c and
@@ -314,6 +320,7 @@ void  tw_swiglu_avx2(float *y, const float *gate, const float *up, long n);
 void  tw_swiglu_neon(float *y, const float *gate, const float *up, long n);
 void  tw_sdpa_one_avx2(float *out, float *scores, float *att, const float *q, const float *k,
                        const float *v, int S, int D, int kv_stride);
+int   tw_argmax_avx2(const float *x, int n);
 void  tw_sdpa_one_rows_avx2(float *out, float *scores, float *att, const float *q,
                             const float *const *k_rows, const float *const *v_rows, long off,
                             int S, int D);
