@@ -12,6 +12,8 @@
 //     decode's own matvec sums for several rows at once (tw_linear_forward_rows; its kernels
 //     alone: tests/test_matvec_rows.c), and the matvec computes each output from its weight row
 //     alone.
+//   - Both with scaled RoPE (YaRN on the Llama style, linear on Qwen3's halves), whose
+//     frequencies and YaRN's magnitude the batch computes once per call for every row.
 //   - With packed panels (decode/batch_panels.h), at every level: within 1e-5 of decoding alone
 //     (the tolerance is justified at the test), the same greedy tokens, and a sequence's logits
 //     bit for bit the same beside other sequences or alone in the batch.
@@ -68,9 +70,21 @@ START_TEST(the_pool_hands_out_and_takes_back_blocks)
 }
 END_TEST
 
+// A small random model of a preset style; "STYLE+yarn" and "STYLE+linear" scale its RoPE past a
+// trained context of 8 positions (4 times: YaRN, 2 times: linear), so most positions here are
+// beyond it.
 static void tiny(tw_model *m, const char *style) {
     tw_model_config c;
-    ck_assert_int_eq(tw_model_config_preset(&c, style), TW_OK);
+    char base[32];
+    const char *plus = strchr(style, '+');
+    snprintf(base, sizeof base, "%.*s", plus ? (int)(plus - style) : (int)strlen(style), style);
+    ck_assert_int_eq(tw_model_config_preset(&c, base), TW_OK);
+    if (plus && strcmp(plus, "+yarn") == 0)
+        c.block.attn.rope_scaling = tw_rope_scaling_make(TW_ROPE_SCALING_YARN, 4.0f, 8);
+    else if (plus && strcmp(plus, "+linear") == 0)
+        c.block.attn.rope_scaling = tw_rope_scaling_make(TW_ROPE_SCALING_LINEAR, 2.0f, 8);
+    else
+        ck_assert_ptr_null(plus);
     c.max_seq = 32;
     ck_assert_int_eq(tw_model_init(m, &c), TW_OK);
     tw_model_randomize(m, 4242);
@@ -159,6 +173,8 @@ START_TEST(batched_decoding_equals_decoding_alone_at_the_naive_level)
     compare_batched_with_alone("llama", 0.0f, 0);
     compare_batched_with_alone("qwen3", 0.0f, 0);
     compare_batched_with_alone("gpt2", 0.0f, 0);
+    compare_batched_with_alone("llama+yarn", 0.0f, 0);
+    compare_batched_with_alone("qwen3+linear", 0.0f, 0);
 }
 END_TEST
 
@@ -169,6 +185,8 @@ START_TEST(batched_decoding_equals_decoding_alone_at_the_best_level)
     compare_batched_with_alone("llama", 0.0f, 0);
     compare_batched_with_alone("qwen3", 0.0f, 0);
     compare_batched_with_alone("gpt2", 0.0f, 0);
+    compare_batched_with_alone("llama+yarn", 0.0f, 0);
+    compare_batched_with_alone("qwen3+linear", 0.0f, 0);
     ck_assert_str_eq(tw_simd_init("naive"), "naive");
 }
 END_TEST
@@ -187,6 +205,8 @@ START_TEST(packed_batched_decoding_is_decoding_alone_within_rounding)
         compare_batched_with_alone("llama", 1e-5f, 1);
         compare_batched_with_alone("qwen3", 1e-5f, 1);
         compare_batched_with_alone("gpt2", 1e-5f, 1);
+        compare_batched_with_alone("llama+yarn", 1e-5f, 1);
+        compare_batched_with_alone("qwen3+linear", 1e-5f, 1);
     }
     ck_assert_str_eq(tw_simd_init("naive"), "naive");
 }

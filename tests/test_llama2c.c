@@ -15,6 +15,7 @@
 #include "formats/llama2c.h"
 #include "tokenize/tokenizer.h"
 #include "decode/sampler.h"
+#include "simd/simd.h"
 
 #define MODEL_PATH "data/models/stories260K.bin"
 #define TOK_PATH   "data/models/tok512.bin"
@@ -217,6 +218,51 @@ END_TEST
 
 // ---- the sampler ----
 
+// tw_argmax at every level (the AVX2 kernel where there is one) gives the loop's index
+// (tw_argmax_naive) on the cases that decide it: ties (the first index, within a register, across
+// lanes, in the tail), NaNs (never chosen; x[0] NaN gives 0), -0 against +0 (equal: the first),
+// infinities, all equal, and lengths around the kernel's register of 8 and its minimum of 16.
+START_TEST(argmax_at_every_level_is_the_loops_index)
+{
+    enum { N_MAX = 32003 };
+    float *x = malloc(N_MAX * sizeof *x);
+    const int ns[] = { 1, 2, 7, 8, 9, 15, 16, 17, 23, 24, 31, 32, 33, 100, 32000, 32003 };
+    char levels[64];
+    snprintf(levels, sizeof levels, "%s", tw_simd_available());
+    for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
+        ck_assert_ptr_nonnull(tw_simd_init(lv));
+        for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+            for (int c = 0; c < 12; c++) {
+                const int n = ns[k];
+                tw_rng rng;
+                tw_rng_init(&rng, (uint64_t)(1000 * k + c + 1));
+                for (int i = 0; i < n; i++) x[i] = tw_rng_uniform(&rng) * 2.0f - 1.0f;
+                const int a = n / 3, b = n - 1, e = (2 * n) / 3;   // some positions
+                switch (c) {
+                case 0: break;                                          // random
+                case 1: x[b] = x[a] = 5.0f; break;                      // a tie: a first
+                case 2: x[a] = NAN; x[e] = 3.0f; break;                 // a NaN before the max
+                case 3: x[0] = NAN; x[e] = 3.0f; break;                 // x[0] NaN: 0
+                case 4: for (int i = 0; i < n; i++) x[i] = NAN; break;  // all NaN: 0
+                case 5: for (int i = 0; i < n; i++) x[i] = 1.0f; break; // all equal: 0
+                case 6: for (int i = 0; i < n; i++) x[i] = i % 2 ? 0.0f : -0.0f; break;   // -0, +0
+                case 7: x[e] = INFINITY; x[b] = INFINITY; break;        // +inf twice
+                case 8: for (int i = 0; i < n; i++) x[i] = -INFINITY; x[b] = -3.0e38f; break;
+                case 9: for (int i = 0; i < n; i++) x[i] = (float)(i % 9); break;  // ties in every lane
+                case 10: x[b] = 7.0f; break;                            // the max in the tail
+                case 11: for (int i = 1; i < n; i += 2) x[i] = NAN; x[e] = 4.0f; break;
+                }
+                const int want = tw_argmax_naive(x, n), got = tw_argmax(x, n);
+                ck_assert_msg(got == want, "%s n %d case %d: %d, the loop says %d", lv, n, c, got, want);
+                if (c == 3 || c == 4 || c == 5 || c == 6) ck_assert_int_eq(got, 0);
+                if (c == 1 && n > 2) ck_assert_int_eq(got, a);
+            }
+    }
+    ck_assert_ptr_nonnull(tw_simd_init("naive"));
+    free(x);
+}
+END_TEST
+
 START_TEST(sampler_is_reproducible_and_greedy_at_temperature_zero)
 {
     float logits[6] = { 0.5f, 2.0f, -1.0f, 2.0f, 1.5f, 0.0f };
@@ -404,6 +450,7 @@ Suite *suite_llama2c(void) {
     tcase_add_test(tc, kv_cache_and_full_recompute_agree_at_every_step);
     tcase_add_test(tc, forward_rejects_bad_tokens_and_positions);
     tcase_add_test(tc, sampler_is_reproducible_and_greedy_at_temperature_zero);
+    tcase_add_test(tc, argmax_at_every_level_is_the_loops_index);
     tcase_add_test(tc, top_p_draws_within_the_nucleus_by_its_renormalised_probabilities);
     tcase_add_loop_test(tc, bad_headers_are_rejected_with_a_reason, 0,
                         (int)(sizeof BAD_HEADERS / sizeof BAD_HEADERS[0]));

@@ -95,6 +95,54 @@ START_TEST(kind_none_is_plain_rope_bit_for_bit)
 }
 END_TEST
 
+// tw_rope_freq_angles + tw_rope_rotate (angles once per position, as batched decoding uses them)
+// against tw_rope_scaled_forward and, unscaled, tw_rope_forward on one position: the same bits
+// for every scaling kind, both pairings, head sizes and positions far past the trained context.
+START_TEST(angles_given_rotate_as_the_rope_forward_bit_for_bit)
+{
+    const tw_rope_scaling kinds[] = {
+        { 0 },
+        tw_rope_scaling_make(TW_ROPE_SCALING_LINEAR, 4.0f, 0),
+        tw_rope_scaling_make(TW_ROPE_SCALING_NTK, 4.0f, 0),
+        tw_rope_scaling_make(TW_ROPE_SCALING_YARN, 8.0f, 64),
+    };
+    const int Ds[] = { 2, 8, 48, 64, 66 }, positions[] = { 0, 1, 37, 1000, 65535 }, H = 3;
+    const float theta = 10000.0f;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        for (size_t j = 0; j < sizeof Ds / sizeof Ds[0]; j++) {
+            const int D = Ds[j];
+            double freq[TW_ROPE_MAX_PAIRS];
+            float cos_t[TW_ROPE_MAX_PAIRS], sin_t[TW_ROPE_MAX_PAIRS];
+            tw_rope_scaled_freqs(freq, D, theta, &kinds[k]);
+            const double mag = tw_rope_scaling_attention_factor(&kinds[k]);
+            for (size_t p = 0; p < sizeof positions / sizeof positions[0]; p++)
+                for (int pairing = TW_ROPE_NONE; pairing <= TW_ROPE_HALVES; pairing++) {
+                    float *want = tt_rand(H * D, -1, 1, (unsigned)(k * 100 + j * 10 + p + 1));
+                    float *got = malloc((size_t)H * D * sizeof *got);
+                    memcpy(got, want, (size_t)H * D * sizeof *got);
+                    tw_rope_freq_angles(cos_t, sin_t, positions[p], D, freq, mag);
+                    tw_rope_rotate(got, (tw_rope_kind)pairing, cos_t, sin_t, H, D);
+                    float *plain = NULL;
+                    if (kinds[k].kind == TW_ROPE_SCALING_NONE) {
+                        plain = malloc((size_t)H * D * sizeof *plain);
+                        memcpy(plain, want, (size_t)H * D * sizeof *plain);
+                        tw_rope_forward(plain, (tw_rope_kind)pairing, 1, H, D, positions[p], theta);
+                    }
+                    tw_rope_scaled_forward(want, (tw_rope_kind)pairing, 1, H, D, positions[p], theta,
+                                           &kinds[k]);
+                    ck_assert_msg(memcmp(got, want, (size_t)H * D * sizeof *got) == 0,
+                                  "scaling %s, pairing %d, D %d, pos %d: not the same bits",
+                                  tw_rope_scaling_name(kinds[k].kind), pairing, D, positions[p]);
+                    if (plain)
+                        ck_assert_msg(memcmp(got, plain, (size_t)H * D * sizeof *got) == 0,
+                                      "pairing %d, D %d, pos %d: not tw_rope_forward's bits",
+                                      pairing, D, positions[p]);
+                    free(want); free(got); free(plain);
+                }
+        }
+}
+END_TEST
+
 START_TEST(the_bands_are_where_the_papers_put_them)
 {
     // Properties stated by the papers, independent of the golden files: NTK keeps the fastest pair
@@ -188,6 +236,7 @@ Suite *suite_rope_scaling(void) {
     tcase_add_loop_test(tc, frequencies_match_the_published_formulas, 0, n);
     tcase_add_loop_test(tc, rotation_matches_and_backward_is_its_transpose, 0, n);
     tcase_add_test(tc, kind_none_is_plain_rope_bit_for_bit);
+    tcase_add_test(tc, angles_given_rotate_as_the_rope_forward_bit_for_bit);
     tcase_add_test(tc, the_bands_are_where_the_papers_put_them);
     tcase_add_test(tc, config_rope_scaling_is_read_as_transformers_reads_it);
     suite_add_tcase(s, tc);

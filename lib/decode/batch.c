@@ -24,6 +24,18 @@ int tw_batch_supports(const tw_model *m) {
            c->block.mla_kv_rank == 0;     // and its attention mha.h's
 }
 
+// The RoPE frequencies and magnitude of tw_mha_forward's rotation (nn/mha.c's
+// normalize_and_rotate): tw_rope_scaled_forward's when the model scales RoPE past its trained
+// context, else tw_rope_forward's (tw_rope_scaled_freqs with kind NONE is theta^(-2i/D), the same
+// pow, and its magnitude 1), so tw_rope_rotate with their angles gives those functions' bits.
+//   freq: (D/2)
+static void rope_frequencies(double *freq, double *mag, const tw_mha_config *a) {
+    *mag = 1.0;
+    if (a->rope == TW_ROPE_NONE) return;
+    tw_rope_scaled_freqs(freq, a->head_dim, a->rope_theta, &a->rope_scaling);
+    *mag = tw_rope_scaling_attention_factor(&a->rope_scaling);
+}
+
 tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, int block_size,
                         int n_blocks) {
     memset(b, 0, sizeof *b);
@@ -42,22 +54,39 @@ tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, in
     const size_t R = (size_t)R_max, S = (size_t)S_max, V = (size_t)c->vocab;
     const size_t D = (size_t)a->head_dim;
     float **bufs[] = { &b->x, &b->xn, &b->q, &b->k, &b->v, &b->z, &b->sub_out, &b->f1, &b->f2,
-                       &b->f3, &b->kg, &b->vg, &b->scores, &b->pattern, &b->logits, &b->kh, &b->vh };
+                       &b->f3, &b->kg, &b->vg, &b->scores, &b->pattern, &b->logits, &b->kh, &b->vh,
+                       &b->rope_cos, &b->rope_sin };
     const size_t sizes[] = { R * C, R * C, R * HD, R * GD, R * GD, R * HD, R * C, R * F, R * F,
-                             R * F, S * GD, S * GD, S, S, R * V, S * D, S * D };
+                             R * F, S * GD, S * GD, S, S, R * V, S * D, S * D, R * (D / 2),
+                             R * (D / 2) };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        if ((*bufs[i] = malloc(sizes[i] * sizeof(float))) == NULL) {
+        if ((*bufs[i] = malloc((sizes[i] ? sizes[i] : 1) * sizeof(float))) == NULL) {
             tw_batch_free(b);
             return TW_ERR_NOMEM;
         }
+    if ((b->rope_freq = malloc((D / 2 ? D / 2 : 1) * sizeof(double))) == NULL) {
+        tw_batch_free(b);
+        return TW_ERR_NOMEM;
+    }
+    b->k_rows = malloc(S * sizeof *b->k_rows);
+    b->v_rows = malloc(S * sizeof *b->v_rows);
+    if (b->k_rows == NULL || b->v_rows == NULL) {
+        tw_batch_free(b);
+        return TW_ERR_NOMEM;
+    }
+    rope_frequencies(b->rope_freq, &b->rope_mag, a);
     return TW_OK;
 }
 
 void tw_batch_free(tw_batch *b) {
     tw_paged_pool_free(&b->pool);
     float *bufs[] = { b->x, b->xn, b->q, b->k, b->v, b->z, b->sub_out, b->f1, b->f2, b->f3,
-                      b->kg, b->vg, b->scores, b->pattern, b->logits, b->kh, b->vh };
+                      b->kg, b->vg, b->scores, b->pattern, b->logits, b->kh, b->vh,
+                      b->rope_cos, b->rope_sin };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
+    free(b->rope_freq);
+    free(b->k_rows);
+    free(b->v_rows);
     memset(b, 0, sizeof *b);
 }
 
@@ -71,14 +100,25 @@ static void norm_rows(float *out, const float *x, const float *w, const float *b
         tw_rmsnorm_forward(out, NULL, x, w, R, C, c->block.norm_eps);
 }
 
-// RoPE on one row of n_heads heads at position pos, scaled past the trained context when the
-// model says so: what tw_mha_forward's normalize_and_rotate does (nn/mha.c).   x: (n_heads * D)
-static void rotate_row(float *x, const tw_mha_config *a, int n_heads, int pos) {
+// Each row's RoPE angles at its position, once per call: its q and k in every layer share them.
+//   b->rope_cos, b->rope_sin: (R, D/2)
+static void rope_angles_rows(tw_batch *b, const int *pos, int R) {
+    const tw_mha_config *a = &b->m->cfg.block.attn;
     if (a->rope == TW_ROPE_NONE) return;
-    if (a->rope_scaling.kind != TW_ROPE_SCALING_NONE)
-        tw_rope_scaled_forward(x, a->rope, 1, n_heads, a->head_dim, pos, a->rope_theta, &a->rope_scaling);
-    else
-        tw_rope_forward(x, a->rope, 1, n_heads, a->head_dim, pos, a->rope_theta);
+    const int half = a->head_dim / 2;
+    for (int r = 0; r < R; r++)
+        tw_rope_freq_angles(b->rope_cos + (size_t)r * half, b->rope_sin + (size_t)r * half, pos[r],
+                            a->head_dim, b->rope_freq, b->rope_mag);
+}
+
+// RoPE on row r's n_heads heads at its position (angles from rope_angles_rows), scaled past the
+// trained context when the model says so: what tw_mha_forward's normalize_and_rotate does
+// (nn/mha.c), bit for bit.   x: (n_heads * D)
+static void rotate_row(float *x, const tw_batch *b, int r, int n_heads) {
+    const tw_mha_config *a = &b->m->cfg.block.attn;
+    const size_t half = (size_t)a->head_dim / 2;
+    tw_rope_rotate(x, a->rope, b->rope_cos + r * half, b->rope_sin + r * half, n_heads,
+                   a->head_dim);
 }
 
 // y += a (the residual connection; the block's y = x + a, in place).
@@ -117,6 +157,45 @@ static void ffn_rows(tw_batch *b, const tw_block_weights *w, const tw_layer_pane
     }
 }
 
+// One row's attention, head by head, as tw_mha_forward's decode (one query, every key), over
+// the S positions of its sequence that b->k_rows, b->v_rows point at in the pool: the fused kernel
+// reading them in place, the bits of tw_simd_attend_one over the same rows gathered.
+//   z, q: (H * D)
+static void attend_in_place(tw_batch *b, float *z, const float *q, int S) {
+    const tw_mha_config *a = &b->m->cfg.block.attn;
+    const int H = a->n_head, D = a->head_dim, group = H / a->n_kv_head;
+    for (int h = 0; h < H; h++)
+        tw_simd_attend_one_rows(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D,
+                                b->k_rows, b->v_rows, (long)(h / group) * D, S, D);
+}
+
+// The same over the S positions gathered in b->kg, b->vg (levels without the in-place kernel).
+//   z, q: (H * D)
+static void attend_gathered(tw_batch *b, float *z, const float *q, int S) {
+    const tw_mha_config *a = &b->m->cfg.block.attn;
+    const int H = a->n_head, D = a->head_dim, G = a->n_kv_head, GD = G * D, group = H / G;
+    int head_in_kh = -1;   // the kv head now in b->kh, b->vh
+    for (int h = 0; h < H; h++) {
+        const int g = h / group;
+        if (tw_simd_attend_one(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D,
+                               b->kg + (size_t)g * D, b->vg + (size_t)g * D, S, D, GD))
+            continue;
+        // A level without the fused kernel (naive, NEON): tw_mha_forward's own fallback, the
+        // head's keys and values made contiguous and tw_sdpa_forward over one query at position
+        // S - 1, so the scores are summed by the same Linear kernel as there (tw_sdpa_one's
+        // in-order loop is another sum at the NEON level).
+        if (g != head_in_kh) {
+            for (int s = 0; s < S; s++) {
+                memcpy(b->kh + (size_t)s * D, b->kg + (size_t)s * GD + (size_t)g * D, (size_t)D * sizeof(float));
+                memcpy(b->vh + (size_t)s * D, b->vg + (size_t)s * GD + (size_t)g * D, (size_t)D * sizeof(float));
+            }
+            head_in_kh = g;
+        }
+        tw_sdpa_forward(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D, b->kh, b->vh,
+                        NULL, 1, S, D, a->causal, S - 1);
+    }
+}
+
 tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const int *tokens,
                            const int *pos, const unsigned char *want, int R) {
     const tw_model *m = b->m;
@@ -136,6 +215,7 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
     if (c->pos == TW_POS_LEARNED)
         for (int r = 0; r < R; r++) tw_posenc_learned_add(b->x + (size_t)r * C, m->pos_emb, 1, C, pos[r]);
 
+    rope_angles_rows(b, pos, R);
     for (int l = 0; l < c->n_layer; l++) {
         const tw_block_weights *w = &m->layers[l];
         const tw_layer_panels p = layer_panels(b, l);
@@ -149,46 +229,29 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
         for (int r = 0; r < R; r++) {
             float *k = b->k + (size_t)r * GD;
             if (a->qk_norm) tw_rmsnorm_forward(k, NULL, k, w->attn.k_norm, G, D, a->norm_eps);
-            rotate_row(k, a, G, pos[r]);
+            rotate_row(k, b, r, G);
             memcpy(tw_paged_key(&b->pool, tables[r], l, pos[r]), k, (size_t)GD * sizeof *k);
             memcpy(tw_paged_value(&b->pool, tables[r], l, pos[r]), b->v + (size_t)r * GD,
                    (size_t)GD * sizeof *k);
         }
-        const tw_block_table *gathered = NULL;   // the sequence whose rows kg, vg hold now
+        // A sequence's keys and values are found (or gathered) once for its run of consecutive
+        // rows (a prefill), up to the run's last position: every row of the run reads a prefix.
+        const int in_place = tw_simd.attend_rows != NULL;
+        const tw_block_table *ready = NULL;   // the sequence whose rows are ready
         for (int r = 0; r < R; r++) {
             float *q = b->q + (size_t)r * HD, *z = b->z + (size_t)r * HD;
             if (a->qk_norm) tw_rmsnorm_forward(q, NULL, q, w->attn.q_norm, H, D, a->norm_eps);
-            rotate_row(q, a, H, pos[r]);
-            // A sequence's keys and values are gathered once for its run of consecutive rows (a
-            // prefill), up to the run's last position: every row of the run reads a prefix.
-            if (tables[r] != gathered) {
+            rotate_row(q, b, r, H);
+            if (tables[r] != ready) {
                 int upto = pos[r] + 1;
                 for (int u = r + 1; u < R && tables[u] == tables[r]; u++)
                     if (pos[u] + 1 > upto) upto = pos[u] + 1;
-                tw_paged_gather(b->kg, b->vg, &b->pool, tables[r], l, upto);
-                gathered = tables[r];
+                if (in_place) tw_paged_rows(b->k_rows, b->v_rows, &b->pool, tables[r], l, upto);
+                else          tw_paged_gather(b->kg, b->vg, &b->pool, tables[r], l, upto);
+                ready = tables[r];
             }
-            const int group = H / G, S = pos[r] + 1;
-            int head_in_kh = -1;   // the kv head now in b->kh, b->vh
-            for (int h = 0; h < H; h++) {   // as tw_mha_forward's decode: one query, every key
-                const int g = h / group;
-                if (tw_simd_attend_one(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D,
-                                       b->kg + (size_t)g * D, b->vg + (size_t)g * D, S, D, GD))
-                    continue;
-                // A level without the fused kernel (naive, NEON): tw_mha_forward's own fallback,
-                // the head's keys and values made contiguous and tw_sdpa_forward over one query
-                // at position pos[r], so the scores are summed by the same Linear kernel as there
-                // (tw_sdpa_one's in-order loop is another sum at the NEON level).
-                if (g != head_in_kh) {
-                    for (int s = 0; s < S; s++) {
-                        memcpy(b->kh + (size_t)s * D, b->kg + (size_t)s * GD + (size_t)g * D, (size_t)D * sizeof(float));
-                        memcpy(b->vh + (size_t)s * D, b->vg + (size_t)s * GD + (size_t)g * D, (size_t)D * sizeof(float));
-                    }
-                    head_in_kh = g;
-                }
-                tw_sdpa_forward(z + (size_t)h * D, b->scores, b->pattern, q + (size_t)h * D, b->kh,
-                                b->vh, NULL, 1, S, D, a->causal, pos[r]);
-            }
+            if (in_place) attend_in_place(b, z, q, pos[r] + 1);
+            else          attend_gathered(b, z, q, pos[r] + 1);
         }
         linear_rows(b->sub_out, b->z, w->attn.wo, p.wo, w->attn.bo, R, HD, C);
         add_rows(b->x, b->sub_out, (long)R * C);

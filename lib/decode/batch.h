@@ -12,7 +12,9 @@
 // (lesson 28 under qemu): the Linear layers run the decode's own matvec sums for several rows at
 // once (tw_linear_forward_rows: register-blocked at AVX2 and AVX-512, the matvec on blocks of W's
 // rows elsewhere), and every other step is the same function on the same row, attention
-// included (the fused one-query kernel, or tw_sdpa_forward as tw_mha_forward falls back to).
+// included (the fused one-query kernel, or tw_sdpa_forward as tw_mha_forward falls back to). At
+// the AVX2 and AVX-512 levels attention reads each sequence's keys and values in place in the pool
+// (tw_simd_attend_one_rows: the fused kernel's bits, without copying the rows out first).
 // (A prompt prefilled as rows here differs from tw_model_forward's prefill over T positions,
 // which runs the matmul kernels: docs/serving.md.)
 // Pre-norm models only (GPT-2, Llama, Qwen3 styles): TW_ERR_ARG for the 2017 style.
@@ -38,6 +40,11 @@ typedef struct {
     float *logits;             // (R_max, V) the rows that asked for logits, in row order
     float *kh, *vh;            // (S_max, D) one kv head's keys and values, contiguous (levels
                                // without a fused one-query attention kernel)
+    double *rope_freq;         // (D/2) RoPE's frequencies (scaled if the model says so)
+    double  rope_mag;          // and its magnitude (YaRN's attention factor, else 1)
+    float *rope_cos, *rope_sin;  // (R_max, D/2) each row's angles at its position, this call
+    const float **k_rows, **v_rows;  // (S_max) one sequence's key and value rows in the pool
+                                     // (levels with tw_simd_attend_one_rows: no gather)
     const tw_batch_panels *panels;   // NULL (tw_batch_init): the decode's bits, as above; the
                                      // caller's packed weights: the fast Linear (batch_panels.h)
 } tw_batch;

@@ -83,3 +83,16 @@ void tw_paged_gather(float *k, float *v, const tw_paged_pool *p, const tw_block_
         memcpy(v + (size_t)start * GD, p->v + from, (size_t)rows * GD * sizeof *v);
     }
 }
+
+void tw_paged_rows(const float **k_rows, const float **v_rows, const tw_paged_pool *p,
+                   const tw_block_table *t, int layer, int n) {
+    const size_t GD = (size_t)p->G * p->D;
+    for (int start = 0; start < n; start += p->block_size) {   // one block's rows at a time
+        const int rows = n - start < p->block_size ? n - start : p->block_size;
+        const size_t from = row_offset(p, t, layer, start);
+        for (int i = 0; i < rows; i++) {
+            k_rows[start + i] = p->k + from + (size_t)i * GD;
+            v_rows[start + i] = p->v + from + (size_t)i * GD;
+        }
+    }
+}

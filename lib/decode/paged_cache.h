@@ -47,5 +47,10 @@ float *tw_paged_value(const tw_paged_pool *p, const tw_block_table *t, int layer
 // Copies positions 0 .. n-1 of layer l into contiguous rows, block by block.   k, v: (n, G*D)
 void   tw_paged_gather(float *k, float *v, const tw_paged_pool *p, const tw_block_table *t,
                        int layer, int n);
+// Points at positions 0 .. n-1 of layer l where they are, copying nothing: k_rows[s], v_rows[s]
+// are tw_paged_key / tw_paged_value of position s (attention reads a sequence's rows in place
+// through these: decode/batch.c).   k_rows, v_rows: (n)
+void   tw_paged_rows(const float **k_rows, const float **v_rows, const tw_paged_pool *p,
+                     const tw_block_table *t, int layer, int n);
 
 #endif

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "nn/softmax.h"
+#include "simd/simd.h"
 #include "decode/sampler.h"
 
 tw_status tw_sampler_init(tw_sampler *s, int vocab_size, float temperature, float topp, uint64_t seed) {
@@ -40,10 +41,11 @@ float tw_sampler_next_f32(tw_sampler *s) {
     return (float)(tw_sampler_next_u32(s) >> 8) / 16777216.0f;   // 24 bits: exact in float
 }
 
-// The running maximum is kept in a register: comparing against x[best] instead makes every
-// step wait for the load of x[best], which waits for the previous step's choice of best: a chain
-// of loads through every element (docs/performance.md has what it cost).
-int tw_argmax(const float *x, int n) {
+// The reference loop; tw_argmax runs the level's vector kernel when it has one (the same index,
+// lib/simd/kernels_avx2.c). The running maximum is kept in a register: comparing against x[best]
+// instead makes every step wait for the load of x[best], which waits for the previous step's
+// choice of best: a chain of loads through every element (docs/performance.md has what it cost).
+int tw_argmax_naive(const float *x, int n) {
     int best = 0;
     float best_value = x[0];
     for (int i = 1; i < n; i++)
@@ -52,6 +54,11 @@ int tw_argmax(const float *x, int n) {
             best = i;
         }
     return best;
+}
+
+int tw_argmax(const float *x, int n) {
+    int best;
+    return tw_simd_argmax(&best, x, n) ? best : tw_argmax_naive(x, n);
 }
 
 int tw_sample_cumulative(const float *probs, int n, float u) {

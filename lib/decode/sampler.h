@@ -44,8 +44,10 @@ void tw_sampler_distribution(tw_sampler *s, float *probs, const float *logits);
 // leaves the total just below u): a draw from probs.
 int tw_sample_cumulative(const float *probs, int n, float u);
 
-// Index of the largest of x (n); the first one on ties.
+// Index of the largest of x (n); the first one on ties; a NaN never wins (x[0] NaN: 0). The level's
+// vector kernel when it has one (simd.h), else tw_argmax_naive (declared there): the same index.
 int tw_argmax(const float *x, int n);
+int tw_argmax_naive(const float *x, int n);   // the reference loop
 
 // The sampler's random stream, exposed for tests: next 32-bit draw, and u in [0, 1).
 uint32_t tw_sampler_next_u32(tw_sampler *s);

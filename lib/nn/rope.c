@@ -72,6 +72,29 @@ void tw_rope_pairs(float *x, const float *cos_t, const float *sin_t, int n_head,
     }
 }
 
+void tw_rope_freq_angles(float *cos_t, float *sin_t, int pos, int D, const double *freq,
+                         double mag) {
+    for (int i = 0; i < D / 2; i++) {
+        double angle = (double)pos * freq[i];   // rotate_positions at t = 0 (pos + 0.0 is pos)
+        cos_t[i] = (float)(mag * cos(angle));
+        sin_t[i] = (float)(mag * sin(angle));
+    }
+}
+
+void tw_rope_rotate(float *x, tw_rope_kind kind, const float *cos_t, const float *sin_t,
+                    int n_head, int D) {
+    assert(D % 2 == 0);
+    if (kind == TW_ROPE_NONE) return;
+    const int halves = kind == TW_ROPE_HALVES;
+    for (int h = 0; h < n_head; h++) {
+        float *xh = x + (size_t)h * D;                           // (D)
+        for (int i = 0; i < D / 2; i++) {
+            if (halves) rotate_pair(&xh[i], &xh[i + D / 2], cos_t[i], sin_t[i]);
+            else        rotate_pair(&xh[2 * i], &xh[2 * i + 1], cos_t[i], sin_t[i]);
+        }
+    }
+}
+
 void tw_rope_adjacent_forward(float *x, int T, int H, int D, int pos0, float theta) {
     rope_apply(x, T, H, D, pos0, theta, 0, 0);
 }

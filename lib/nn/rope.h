@@ -32,6 +32,18 @@ void tw_rope_forward(float *x, tw_rope_kind kind, int T, int H, int D, int pos0,
 void tw_rope_angles(float *cos_t, float *sin_t, int pos, int D, float theta);
 void tw_rope_pairs(float *x, const float *cos_t, const float *sin_t, int n_head, int D);
 
+// The same split for any frequencies and either pairing, for callers that rotate many rows at one
+// position (batched decoding: a row's q and k in every layer). The angles are those of
+// tw_rope_apply_freqs at position pos, bit for bit: cos_t[i] = (float)(mag * cos(pos * freq[i]))
+// in double; tw_rope_rotate then gives x the bits tw_rope_apply_freqs (T = 1, transpose 0) gives
+// it, so with tw_rope_freq's frequencies and mag = 1 those of tw_rope_forward, and with
+// nn/rope_scaling.h's those of tw_rope_scaled_forward. kind TW_ROPE_NONE leaves x unchanged.
+//   cos_t, sin_t: (D/2)   freq: (D/2)   x: (n_head, D) rotated in place
+void tw_rope_freq_angles(float *cos_t, float *sin_t, int pos, int D, const double *freq,
+                         double mag);
+void tw_rope_rotate(float *x, tw_rope_kind kind, const float *cos_t, const float *sin_t,
+                    int n_head, int D);
+
 // Backward, in place like the forward (see tw.h): on entry dx holds the gradient of the rotated
 // tensor, on return the gradient of the tensor before rotation. A rotation's Jacobian is the
 // rotation itself, so its transpose is the rotation by the opposite angle (cos, -sin) with the

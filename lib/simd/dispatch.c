@@ -114,7 +114,8 @@ static const tw_q8_ops q8_neon_dot = { .level = "neon_dot", .quantize_x = tw_q8_
     .softmax = tw_softmax_row_avx2, .rmsnorm = tw_rmsnorm_row_avx2, \
     .layernorm = tw_layernorm_row_avx2, .rope = tw_rope_pairs_avx2, .exp = tw_exp_avx2, \
     .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, .attend = tw_sdpa_one_avx2, \
-    .gemm = &tw_ukernel_avx2, .adamw = tw_adamw_avx2
+    .gemm = &tw_ukernel_avx2, .adamw = tw_adamw_avx2, \
+    .attend_rows = tw_sdpa_one_rows_avx2, .argmax = tw_argmax_avx2
 // 512-bit versions where they pay (matmul, dot, matvec, exp, softmax, AdamW); AVX2 for the rest.
 #define AVX512_F32 .dot = tw_dot_avx512, .matvec = tw_matvec_avx512, \
     .matmul = tw_matmul_avx512, .matmul_nt = tw_matmul_nt_avx512, \
@@ -123,7 +124,8 @@ static const tw_q8_ops q8_neon_dot = { .level = "neon_dot", .quantize_x = tw_q8_
     .softmax = tw_softmax_row_avx512, .rmsnorm = tw_rmsnorm_row_avx2, \
     .layernorm = tw_layernorm_row_avx2, .rope = tw_rope_pairs_avx2, .exp = tw_exp_avx512, \
     .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, .attend = tw_sdpa_one_avx2, \
-    .gemm = &tw_ukernel_avx512, .adamw = tw_adamw_avx512
+    .gemm = &tw_ukernel_avx512, .adamw = tw_adamw_avx512, \
+    .attend_rows = tw_sdpa_one_rows_avx2, .argmax = tw_argmax_avx2
 // LayerNorm, RoPE and single-query attention have no NEON version yet (NULL): at this level the
 // model runs the components' own loops for them.
 #define NEON_F32 .dot = tw_dot_neon, .matvec = tw_matvec_neon, \
@@ -324,5 +326,19 @@ int tw_simd_attend_one(float *out, float *scores, float *pattern, const float *q
                        const float *v, int S, int D, int kv_stride) {
     if (!tw_simd.attend) return 0;
     tw_simd.attend(out, scores, pattern, q, k, v, S, D, kv_stride);
+    return 1;
+}
+
+int tw_simd_argmax(int *best, const float *x, int n) {
+    if (!tw_simd.argmax) return 0;
+    *best = tw_simd.argmax(x, n);
+    return 1;
+}
+
+int tw_simd_attend_one_rows(float *out, float *scores, float *pattern, const float *q,
+                            const float *const *k_rows, const float *const *v_rows, long off,
+                            int S, int D) {
+    if (!tw_simd.attend_rows) return 0;
+    tw_simd.attend_rows(out, scores, pattern, q, k_rows, v_rows, off, S, D);
     return 1;
 }

@@ -67,6 +67,10 @@ typedef void  (*tw_map_fn)(float *y, const float *x, long n);
 typedef void  (*tw_swiglu_fn)(float *y, const float *gate, const float *up, long n);
 typedef void  (*tw_attend_fn)(float *out, float *scores, float *att, const float *q,
                               const float *k, const float *v, int S, int D, int kv_stride);
+typedef int   (*tw_argmax_fn)(const float *x, int n);
+typedef void  (*tw_attend_rows_fn)(float *out, float *scores, float *att, const float *q,
+                                   const float *const *k_rows, const float *const *v_rows,
+                                   long off, int S, int D);
 // AdamW's constants for one step (lib/train/optim.c computes them): decay = 1 - lr weight_decay,
 // lr_bc1 = lr / (1 - beta1^step), bc2_sqrt = sqrt(1 - beta2^step).
 typedef struct { double beta1, beta2, decay, lr_bc1, bc2_sqrt, eps; } tw_adamw_consts;
@@ -104,6 +108,10 @@ typedef struct {
     tw_map_fn       silu;       // y = x / (1 + exp(-x))
     tw_swiglu_fn    swiglu;     // y = silu(gate) * up
     tw_attend_fn    attend;     // one query over a KV cache (as tw_sdpa_one, lib/nn/sdpa.h)
+    tw_attend_rows_fn attend_rows;  // attend's twin over rows anywhere (key s at k_rows[s] + off):
+                                    // a paged cache read in place, attend's bits for the same rows
+    tw_argmax_fn    argmax;     // index of the largest x[i], the first on ties, a NaN never
+                                // wins (tw_argmax_naive, decode/sampler.c: the same index always)
     const struct tw_ukernel_s *gemm;   // the training path: tw_linear_backward, tw_sdpa_mix and
                                        // tw_sdpa_backward (lib/simd/train_ops.c)
     const struct tw_q8_ops_s  *q8;     // the int8 kernels (lib/simd/q8.h); NULL: the naive loops
@@ -174,6 +182,16 @@ int tw_simd_swiglu(float *y, const float *gate, const float *up, long n);
 //   out: (D)   scores, pattern: (S)   q: (D)   k, v: S rows of D floats, row s at s * kv_stride
 int tw_simd_attend_one(float *out, float *scores, float *pattern, const float *q, const float *k,
                        const float *v, int S, int D, int kv_stride);
+// The same with each row where a pointer says (a paged cache through its block table, without
+// copying it: decode/batch.c): key s at k_rows[s] + off, value s at v_rows[s] + off. The bits of
+// tw_simd_attend_one over the same rows laid out contiguously. Returns 0 (touching nothing) when
+// the level has no such kernel (the caller gathers the rows and calls tw_simd_attend_one).
+//   k_rows, v_rows: (S) pointers, each to a row holding at least off + D floats
+//   tw_argmax (decode/sampler.c): *best = the index tw_argmax_naive(x, n) gives    x: (n)
+int tw_simd_argmax(int *best, const float *x, int n);
+int tw_simd_attend_one_rows(float *out, float *scores, float *pattern, const float *q,
+                            const float *const *k_rows, const float *const *v_rows, long off,
+                            int S, int D);
 // The same for all H heads of one query, head h reading kv head h / (H / G) of a cache whose
 // rows hold G heads of D (row stride G*D), head h's scores and pattern at h * sc_stride: the heads
 // shared among OpenMP threads (matvec_mt.c; one thread without OpenMP, inside a parallel region,
@@ -274,6 +292,9 @@ void tw_matmul_packed_scalar(float *C, const float *A, const float *B, int M, in
 //   tw_silu           nn/activation.c         silu          x      -        x
 //   tw_swiglu         nn/ffn.c                swiglu        x      -        x
 //   tw_sdpa_one       nn/sdpa.c               attend        x      -        -
+//   tw_sdpa_one_avx2  simd/kernels_avx2.c     attend_rows   x      -        -
+//     (its twin is the attend kernel itself, over the same rows made contiguous)
+//   tw_argmax_naive   decode/sampler.c        argmax        x      -        -
 // "-": the level has none; the AVX-512 level's table takes the _avx2 kernel (dispatch.c). The
 // _mt kernels are the same product with OpenMP threads (twin: the one-thread naive rung).
 // Files: kernels_avx2.c, kernels_avx512.c, kernels_neon.c; the x86 matvecs in matvec_avx2.c and
@@ -304,6 +325,10 @@ void  tw_swiglu_avx2(float *y, const float *gate, const float *up, long n);
 void  tw_swiglu_neon(float *y, const float *gate, const float *up, long n);
 void  tw_sdpa_one_avx2(float *out, float *scores, float *att, const float *q, const float *k,
                        const float *v, int S, int D, int kv_stride);
+int   tw_argmax_avx2(const float *x, int n);
+void  tw_sdpa_one_rows_avx2(float *out, float *scores, float *att, const float *q,
+                            const float *const *k_rows, const float *const *v_rows, long off,
+                            int S, int D);
 void  tw_matvec_neon(float *y, const float *W, const float *x, int N, int K);   // x86: see below
 
 // The matmul ladder's last rung, one per ISA: the packed driver around the level's micro-kernel.
