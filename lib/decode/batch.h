@@ -17,6 +17,9 @@
 // (tw_simd_attend_one_rows: the fused kernel's bits, without copying the rows out first).
 // (A prompt prefilled as rows here differs from tw_model_forward's prefill over T positions,
 // which runs the matmul kernels: docs/serving.md.)
+// With b->panels set (the caller's packed weights, decode/batch_panels.h) the Linear layers run
+// another order of the same sums instead: within rounding of decoding alone, not bit for bit, and
+// still the same bits for a row whatever other rows share its call.
 // Pre-norm models only (GPT-2, Llama, Qwen3 styles): TW_ERR_ARG for the 2017 style.
 #ifndef TW_BATCH_H
 #define TW_BATCH_H
