@@ -6,6 +6,8 @@
 //     alone (tolerance 0: the text; docs/serving.md says why the batched sums may differ from
 //     one-at-a-time decoding at a SIMD level, and this checks the text does not); the same with
 //     --packed, whose sums are another order (decode/batch_panels.h): the same text.
+//   - An int8 model's prompts decoded together print each prompt's greedy text alone; --packed,
+//     which has no int8 panels, is refused with one line.
 //   - Bad prompts files and flag mixes: one line, exit 1 or 2, nothing on stdout.
 //   - OMP_NUM_THREADS=2 on a build without OpenMP is named on stderr instead of ignored.
 //   - Greedy output is the documented greedy story byte for byte, with drafts of 1, 3 and 5 of
@@ -177,6 +179,44 @@ START_TEST(three_prompts_print_each_prompts_own_greedy_text_in_order)
 }
 END_TEST
 
+// An int8 model (./quantize): --prompts once crashed (the batch never selected the int8 kernels,
+// which decoding alone does when its state is made); now each completion is that prompt's greedy
+// text alone (tolerance 0: the text; the batch runs the int8 weights row by row, as alone), and
+// --packed, which has no int8 panels, is refused with one line.
+START_TEST(an_int8_model_decodes_its_prompts_together_as_alone)
+{
+    static const char *prompts[] = { "Lily", "The cat sat", "Once upon a time" };
+    char q8[128], path[128], cmd[512], want[8192] = "";
+    scratch(q8, sizeof q8, "q8.bin");
+    scratch(path, sizeof path, "q8_prompts.txt");
+    snprintf(cmd, sizeof cmd, "./quantize " MODEL " %s", q8);
+    run_result q = tt_run(cmd);
+    ck_assert_msg(q.rc == 0, "%s: %s", cmd, q.err);
+    tt_run_free(&q);
+    write_text(path, "Lily\nThe cat sat\nOnce upon a time\n", 34);
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, "./generate %s -z " TOK " -t 0 -n 64 -i \"%s\"", q8, prompts[i]);
+        run_result a = tt_run(cmd);
+        ck_assert_msg(a.rc == 0, "%s: %s", cmd, a.err);
+        strncat(want, a.out, sizeof want - strlen(want) - 1);
+        tt_run_free(&a);
+    }
+    snprintf(cmd, sizeof cmd, "./generate %s -z " TOK " -t 0 -n 64 --prompts %s", q8, path);
+    run_result b = tt_run(cmd);
+    ck_assert_msg(b.rc == 0, "%s: exit %d: %s", cmd, b.rc, b.err);
+    ck_assert_msg(strcmp(b.out, want) == 0, "batched:\n%s\nalone:\n%s", b.out, want);
+    tt_run_free(&b);
+    snprintf(cmd, sizeof cmd, "./generate %s -z " TOK " -t 0 -n 64 --prompts %s --packed", q8, path);
+    run_result c = tt_run(cmd);
+    ck_assert_int_eq(c.rc, 1);
+    ck_assert_str_eq(c.out, "");
+    ck_assert_msg(strstr(c.err, "--packed: the model's matrices are int8") != NULL, "%s", c.err);
+    tt_run_free(&c);
+    remove(q8);
+    remove(path);
+}
+END_TEST
+
 START_TEST(bad_prompts_files_give_one_line)
 {
     char empty[128], zero[128], longp[128], cmd[512];
@@ -238,6 +278,7 @@ Suite *suite_generate_serving(void) {
     tcase_add_test(tc, threads_asked_for_without_openmp_are_named);
     tcase_add_test(tc, three_prompts_print_each_prompts_own_greedy_text_in_order);
     tcase_add_test(tc, bad_prompts_files_give_one_line);
+    tcase_add_test(tc, an_int8_model_decodes_its_prompts_together_as_alone);
     tcase_add_test(tc, greedy_drafts_print_the_documented_story);
     tcase_add_test(tc, the_prompt_is_printed_first);
     tcase_add_test(tc, bad_draft_flags_and_files_give_one_line);

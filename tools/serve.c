@@ -151,8 +151,11 @@ int main(int argc, char **argv) {
         goto done;
     }
     if (packed) {
-        if (tw_batch_panels_init(&panels, &m) != TW_OK) {
-            fprintf(stderr, "serve: --packed: cannot allocate the packed copy of the weights (the model's size again)\n");
+        const tw_status pst = tw_batch_panels_init(&panels, &m);
+        if (pst != TW_OK) {
+            fprintf(stderr, "serve: --packed: %s\n", pst == TW_ERR_SHAPE
+                    ? "the model's matrices are int8, which the packed panels do not take: drop --packed"
+                    : "cannot allocate the packed copy of the weights (the model's size again)");
             goto done;
         }
         b.panels = &panels;

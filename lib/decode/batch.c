@@ -9,6 +9,7 @@
 #include "nn/activation.h"
 #include "nn/embedding.h"
 #include "nn/ffn.h"
+#include "nn/linear.h"
 #include "nn/norm.h"
 #include "nn/posenc.h"
 #include "nn/rope.h"
@@ -75,6 +76,12 @@ tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, in
         return TW_ERR_NOMEM;
     }
     rope_frequencies(b->rope_freq, &b->rope_mag, a);
+    // Weights with other copies (int8) run the kernels of the level selected now, as
+    // tw_model_state_init makes them do for decoding alone (nn/linear.h).
+    if (m->copies && tw_linear_copies_select(m->copies) != TW_OK) {
+        tw_batch_free(b);
+        return TW_ERR_NOMEM;
+    }
     return TW_OK;
 }
 

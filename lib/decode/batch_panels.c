@@ -60,7 +60,11 @@ tw_status tw_batch_panels_init(tw_batch_panels *p, const tw_model *m) {
         const int n = list_matrices(refs, m, &p->layers[l], l);
         for (int i = 0; i < n; i++) floats += panel_floats(refs[i].w, refs[i].N, refs[i].K);
     }
-    if (floats > 0 && (p->mem = aligned_alloc(64, floats * sizeof(float))) == NULL) {
+    if (floats == 0) {   // every matrix int8 or adapted: nothing the packed kernel could run
+        tw_batch_panels_free(p);
+        return TW_ERR_SHAPE;
+    }
+    if ((p->mem = aligned_alloc(64, floats * sizeof(float))) == NULL) {
         tw_batch_panels_free(p);
         return TW_ERR_NOMEM;
     }

@@ -23,8 +23,8 @@ typedef struct {
 } tw_batch_panels;
 
 // Packs every matrix of m's blocks and its head (about the model's size again in memory).
-// TW_ERR_ARG for a model batched decoding does not run (tw_batch_supports), TW_ERR_NOMEM if
-// the memory cannot be had.
+// TW_ERR_ARG for a model batched decoding does not run (tw_batch_supports), TW_ERR_SHAPE if no
+// matrix is plain fp32 (an int8 model: nothing to pack), TW_ERR_NOMEM if the memory cannot be had.
 tw_status tw_batch_panels_init(tw_batch_panels *p, const tw_model *m);
 void      tw_batch_panels_free(tw_batch_panels *p);   // safe on a zeroed struct
 
