@@ -131,16 +131,11 @@ static void decode_alone(const tw_model *m, int N, int steps, float *logits) {
 
 // The four sequences again, on the weights packed into panels (decode/batch_panels.h): each
 // output one chain of fused multiply-adds over k, where the decode folds four accumulators of 16
-// lanes. Returns the largest difference from decoding alone.
+// lanes; b->panels is set. Returns the largest difference from decoding alone.
 static double panels_demo(tw_batch *b, const tw_model *m, const float *alone) {
     const int V = m->cfg.vocab, STEPS = 8, N4 = 4;
-    tw_batch_panels panels;
-    LESSON_TRY(tw_batch_panels_init(&panels, m));
-    b->panels = &panels;
     float *packed = lesson_alloc((long)STEPS * N4 * V);
     decode_together(b, N4, STEPS, packed);
-    b->panels = NULL;
-    tw_batch_panels_free(&panels);
     double worst = 0.0;
     int same_argmax = 1;
     for (long r = 0; r < (long)STEPS * N4; r++) {
@@ -165,17 +160,13 @@ static double panels_demo(tw_batch *b, const tw_model *m, const float *alone) {
 }
 
 // Batch invariance: sequence 0's logits decoded beside three others, and alone in the batch, on
-// packed panels: the same bits, because every step of a row depends on that row alone.
+// packed panels (b->panels is set): the same bits, because every step of a row depends on that
+// row alone.
 static void same_bits_beside_others(tw_batch *b, const tw_model *m, double packed_worst) {
     const int V = m->cfg.vocab, STEPS = 8;
-    tw_batch_panels panels;
-    LESSON_TRY(tw_batch_panels_init(&panels, m));
-    b->panels = &panels;
     float *four = lesson_alloc((long)STEPS * 4 * V), *one = lesson_alloc((long)STEPS * V);
     decode_together(b, 4, STEPS, four);
     decode_together(b, 1, STEPS, one);
-    b->panels = NULL;
-    tw_batch_panels_free(&panels);
     float *first = lesson_alloc((long)STEPS * V);   // sequence 0's rows of the batch of four
     for (int s = 0; s < STEPS; s++) memcpy(first + (size_t)s * V, four + (size_t)s * 4 * V, (size_t)V * sizeof(float));
     lesson_say("What a server can promise instead is batch invariance: a sequence's numbers do not "
@@ -223,15 +214,17 @@ static void packed_panels(const tw_model *m) {
     tw_simd_init(NULL);
     tw_batch b;
     LESSON_TRY(tw_batch_init(&b, m, 64, 64, 16, 64 * 4));
+    tw_batch_panels panels;   // the model packed once, for every part below
+    LESSON_TRY(tw_batch_panels_init(&panels, m));
     float *alone = lesson_alloc((long)STEPS * N4 * V);
     decode_alone(m, N4, STEPS, alone);
+    b.panels = &panels;
     same_bits_beside_others(&b, m, panels_demo(&b, m, alone));
+    b.panels = NULL;
 
     // Speed: aggregate tokens per second against N, with the decode's sums and on packed panels
     // (timings are this run's, best of three; they vary from run to run, and a busy machine
     // flattens them).
-    tw_batch_panels panels;
-    LESSON_TRY(tw_batch_panels_init(&panels, m));
     float rows[7][4];
     const double one = best_of_three(&b, 1);
     printf("  %-5s %12s %14s %20s\n", "N", "tokens/s", "x one sequence", "packed: tokens/s");
