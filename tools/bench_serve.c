@@ -117,24 +117,6 @@ static double time_batch(tw_batch *b, int N, int steps) {
     return dt;
 }
 
-// The batched Linear alone: seconds per call of tw_simd_linear_rows for T rows, with the level's
-// register-blocked rows kernel (matvec_rows) or, with it switched off in the dispatch table for
-// this measurement, the level's matvec on blocks of W's rows (what ran before). Best of `calls`.
-static double time_rows(float *y, const float *x, const float *W, int T, int C_in, int C_out,
-                        int blocked, int calls) {
-    const tw_matmul_fn keep = tw_simd.matvec_rows;
-    if (!blocked) tw_simd.matvec_rows = NULL;
-    double best = 1e30;
-    for (int i = 0; i < calls; i++) {
-        const double t0 = clock_s();
-        tw_simd_linear_rows(y, x, W, NULL, T, C_in, C_out);
-        const double dt = clock_s() - t0;
-        if (dt < best) best = dt;
-    }
-    tw_simd.matvec_rows = keep;
-    return best;
-}
-
 // "median [min - max]" of n ratios.
 static void ratio_range(char *out, size_t size, double *ratio, int n) {
     double lo = ratio[0], hi = ratio[0];
@@ -145,16 +127,25 @@ static void ratio_range(char *out, size_t size, double *ratio, int n) {
     snprintf(out, size, "%.2f [%.2f - %.2f]", median(ratio, n), lo, hi);
 }
 
-// Seconds per call of the packed kernel (tw_linear_packed) for T rows, best of `calls`.
-static double time_packed(float *y, const float *x, const float *Wp, int T, int C_in, int C_out,
-                          int calls) {
+// The batched Linear alone, one of three kernels for T rows, seconds per call, best of `calls`:
+// ROWS_KERNEL, tw_simd_linear_rows with the level's register-blocked rows kernel (matvec_rows);
+// MATVEC_BLOCKS, the same with that slot switched off in the dispatch table for this measurement
+// (the level's matvec on blocks of W's rows, what ran before it); PACKED_KERNEL,
+// tw_linear_packed on the panels Wp.
+enum kernel { ROWS_KERNEL, MATVEC_BLOCKS, PACKED_KERNEL };
+static double time_linear(enum kernel kind, float *y, const float *x, const float *W,
+                          const float *Wp, int T, int C_in, int C_out, int calls) {
+    const tw_matmul_fn keep = tw_simd.matvec_rows;
+    if (kind == MATVEC_BLOCKS) tw_simd.matvec_rows = NULL;
     double best = 1e30;
     for (int i = 0; i < calls; i++) {
         const double t0 = clock_s();
-        tw_linear_packed(y, x, Wp, NULL, T, C_out, C_in);
+        if (kind == PACKED_KERNEL) tw_linear_packed(y, x, Wp, NULL, T, C_out, C_in);
+        else                tw_simd_linear_rows(y, x, W, NULL, T, C_in, C_out);
         const double dt = clock_s() - t0;
         if (dt < best) best = dt;
     }
+    tw_simd.matvec_rows = keep;
     return best;
 }
 
@@ -186,9 +177,9 @@ static void linear_alone(const tw_model *m, const tw_batch_panels *p, int repeat
             double fast[MAX_REPEATS], slow[MAX_REPEATS], packed[MAX_REPEATS];
             double ratio[MAX_REPEATS], pratio[MAX_REPEATS];
             for (int r = 0; r < repeats; r++) {
-                fast[r] = flops / time_rows(y, x, mats[i].W, T, mats[i].C_in, mats[i].C_out, 1, 5) * 1e-9;
-                slow[r] = flops / time_rows(y, x, mats[i].W, T, mats[i].C_in, mats[i].C_out, 0, 5) * 1e-9;
-                packed[r] = flops / time_packed(y, x, mats[i].Wp, T, mats[i].C_in, mats[i].C_out, 5) * 1e-9;
+                fast[r] = flops / time_linear(ROWS_KERNEL, y, x, mats[i].W, mats[i].Wp, T, mats[i].C_in, mats[i].C_out, 5) * 1e-9;
+                slow[r] = flops / time_linear(MATVEC_BLOCKS, y, x, mats[i].W, mats[i].Wp, T, mats[i].C_in, mats[i].C_out, 5) * 1e-9;
+                packed[r] = flops / time_linear(PACKED_KERNEL, y, x, mats[i].W, mats[i].Wp, T, mats[i].C_in, mats[i].C_out, 5) * 1e-9;
                 ratio[r] = fast[r] / slow[r];
                 pratio[r] = packed[r] / fast[r];
             }

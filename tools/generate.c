@@ -504,9 +504,7 @@ static int generate_batch(batch_seq *seqs, int n, const tw_model *m, const tw_to
     if (packed) {
         const tw_status pst = tw_batch_panels_init(&panels, m);
         if (pst != TW_OK) {
-            fprintf(stderr, "generate: --packed: %s\n", pst == TW_ERR_SHAPE
-                    ? "the model's matrices are int8, which the packed panels do not take: drop --packed"
-                    : "cannot allocate the packed copy of the weights (the model's size again)");
+            fprintf(stderr, "generate: --packed: %s\n", tw_batch_panels_why(pst));
             goto done;
         }
         b.panels = &panels;

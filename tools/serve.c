@@ -153,9 +153,7 @@ int main(int argc, char **argv) {
     if (packed) {
         const tw_status pst = tw_batch_panels_init(&panels, &m);
         if (pst != TW_OK) {
-            fprintf(stderr, "serve: --packed: %s\n", pst == TW_ERR_SHAPE
-                    ? "the model's matrices are int8, which the packed panels do not take: drop --packed"
-                    : "cannot allocate the packed copy of the weights (the model's size again)");
+            fprintf(stderr, "serve: --packed: %s\n", tw_batch_panels_why(pst));
             goto done;
         }
         b.panels = &panels;

@@ -82,3 +82,11 @@ void tw_batch_panels_free(tw_batch_panels *p) {
     free(p->layers);
     memset(p, 0, sizeof *p);
 }
+
+const char *tw_batch_panels_why(tw_status st) {
+    switch (st) {
+    case TW_ERR_SHAPE: return "the model's matrices are int8, which the packed panels do not take: drop --packed";
+    case TW_ERR_NOMEM: return "cannot allocate the packed copy of the weights (the model's size again)";
+    default:           return "batched decoding does not run this model";
+    }
+}

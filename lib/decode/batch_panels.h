@@ -27,5 +27,7 @@ typedef struct {
 // matrix is plain fp32 (an int8 model: nothing to pack), TW_ERR_NOMEM if the memory cannot be had.
 tw_status tw_batch_panels_init(tw_batch_panels *p, const tw_model *m);
 void      tw_batch_panels_free(tw_batch_panels *p);   // safe on a zeroed struct
+// What a failed tw_batch_panels_init means, for a program's one line after "--packed: ".
+const char *tw_batch_panels_why(tw_status st);
 
 #endif
