@@ -85,13 +85,13 @@ void tw_rope_rotate(float *x, tw_rope_kind kind, const float *cos_t, const float
                     int n_head, int D) {
     assert(D % 2 == 0);
     if (kind == TW_ROPE_NONE) return;
-    const int halves = kind == TW_ROPE_HALVES;
+    if (kind != TW_ROPE_HALVES) {   // adjacent pairs: what tw_rope_pairs does
+        tw_rope_pairs(x, cos_t, sin_t, n_head, D);
+        return;
+    }
     for (int h = 0; h < n_head; h++) {
         float *xh = x + (size_t)h * D;                           // (D)
-        for (int i = 0; i < D / 2; i++) {
-            if (halves) rotate_pair(&xh[i], &xh[i + D / 2], cos_t[i], sin_t[i]);
-            else        rotate_pair(&xh[2 * i], &xh[2 * i + 1], cos_t[i], sin_t[i]);
-        }
+        for (int i = 0; i < D / 2; i++) rotate_pair(&xh[i], &xh[i + D / 2], cos_t[i], sin_t[i]);
     }
 }
 
