@@ -25,6 +25,8 @@
 //   (about 1.3 s of CPU at the best SIMD level, the default; the small model's 500 training
 //   steps are a third of it; about 5 s with TW_SIMD=naive)
 //   make induction-model   (= ./lesson18 --train-induction: about a minute, once; section 7 then runs)
+// Extra runs: ci (about 1.3 s of CPU: make test runs it once; make test-lessons-full also checks
+//   that a second run writes the same bytes and that --seed changes the output)
 // Plot:        gnuplot viz/18_ablation.gp        (reads out/lesson18/ablation.dat)
 //              gnuplot viz/18_ablation_spread.gp (reads out/lesson18/ablation_spread.dat)
 //              gnuplot viz/18_patching.gp        (reads out/lesson18/patching_positions.dat)
