@@ -5,7 +5,11 @@
 //   CK_RUN_SUITE=norm make test      one suite;  CK_FORK=no for gdb
 //   TW_SKIP_SUITES=lessons,corrupt   every suite but these (tools/run_suites.sh runs the slow
 //                                    suites in processes of their own and the rest with this)
+//   TW_SUITE_PART=1/2                of the suites left, every second one from the second on
+//                                    (part i of n: the suites whose place in the list is i mod n),
+//                                    so that the rest can run as n processes side by side
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,9 +26,20 @@ static int skipped(const char *name) {
 #include "suites.inc"
 #undef SUITE
 
+// Whether the suite at place `index` (counting only suites not skipped) is in the part that
+// $TW_SUITE_PART ("i/n", 0 <= i < n) names; every suite is when it is unset.
+static int in_part(int index) {
+    const char *part = getenv("TW_SUITE_PART");
+    int i, n;
+    if (!part || sscanf(part, "%d/%d", &i, &n) != 2 || n < 1 || i < 0 || i >= n) return 1;
+    return index % n == i;
+}
+
 int main(void) {
     SRunner *sr = srunner_create(NULL);
-#define SUITE(fn) if (!skipped(&(#fn)[sizeof "suite_" - 1])) srunner_add_suite(sr, fn());
+    int index = 0;   // place of the next suite not skipped
+#define SUITE(fn) \
+    if (!skipped(&(#fn)[sizeof "suite_" - 1]) && in_part(index++)) srunner_add_suite(sr, fn());
 #include "suites.inc"
 #undef SUITE
     srunner_run_all(sr, CK_ENV);
