@@ -5,15 +5,22 @@
 // A tile is up to 2 rows of X by one panel (32 outputs, four registers): 8 accumulators, the
 // panel's four and a broadcast, 13 of the 16 registers. Per k, four loads and two broadcasts feed
 // 8 multiply-adds. A panel that runs past N goes through a buffer, and only its first columns
-// are written.
+// are written. While the tiles work on one block of k, each asks for its share of the next block
+// into L2, one line per k, as the AVX-512 kernel does (linear_packed_avx512.c says why). At the
+// AVX2 level on an Intel Xeon (Emerald Rapids), against the same kernel without it: the 15M
+// classifier from memory 1.12x at T = 32 and 1.01x at T = 64; whole batched decode steps, 6
+// alternated runs each, 1.01 to 1.62x (median 1.27) at 32 sequences and 0.89 to 1.50x (median
+// 1.01) at 64.
 #include <immintrin.h>
+#include "simd/prefetch.h"
 #include "simd.h"
 
 #define TILE_ROWS 2
 
 static inline __attribute__((always_inline)) void tile(const int rows, float *Y, int N, int cols,
                                                       const float *X, int K, const float *w,
-                                                      int kb, int first) {
+                                                      int kb, int first, const float *pf,
+                                                      int pf_lines) {
     __m256 a[TILE_ROWS][4];
 #pragma GCC unroll 2
     for (int i = 0; i < rows; i++)
@@ -22,6 +29,7 @@ static inline __attribute__((always_inline)) void tile(const int rows, float *Y,
         const float *wk = w + (size_t)k * TW_PANEL;
         const __m256 w0 = _mm256_loadu_ps(wk), w1 = _mm256_loadu_ps(wk + 8);
         const __m256 w2 = _mm256_loadu_ps(wk + 16), w3 = _mm256_loadu_ps(wk + 24);
+        if (k < pf_lines) tw_prefetch_line_l2(pf + (size_t)k * 16);
 #pragma GCC unroll 2
         for (int i = 0; i < rows; i++) {
             const __m256 xi = _mm256_broadcast_ss(X + (size_t)i * K + k);
@@ -48,18 +56,23 @@ static inline __attribute__((always_inline)) void tile(const int rows, float *Y,
 }
 
 void tw_linear_packed_avx2(float *Y, const float *X, const float *Wp, int T, int N, int K) {
-    const int kc = tw_linear_packed_kc(K);
+    const int kc = tw_linear_packed_kc(K), n_tiles = (T + 1) / 2;
     for (int n0 = 0; n0 < N; n0 += TW_PANEL) {
         const float *panel = Wp + (size_t)n0 * K;
         const int cols = N - n0 < TW_PANEL ? N - n0 : TW_PANEL;
         for (int k0 = 0; k0 < K; k0 += kc) {
-            const int kb = K - k0 < kc ? K - k0 : kc;
+            const int kb = K - k0 < kc ? K - k0 : kc, first = k0 == 0;
             const float *w = panel + (size_t)k0 * TW_PANEL;
+            const float *next = w + (size_t)kb * TW_PANEL;   // the block after this one
+            const int lines = kb * TW_PANEL / 16, share = (lines + n_tiles - 1) / n_tiles;
             const float *x = X + k0;
             float *y = Y + n0;
-            int t = 0;
-            for (; t + 2 <= T; t += 2) tile(2, y + (size_t)t * N, N, cols, x + (size_t)t * K, K, w, kb, k0 == 0);
-            if (t < T) tile(1, y + (size_t)t * N, N, cols, x + (size_t)t * K, K, w, kb, k0 == 0);
+            for (int j = 0, t = 0; t < T; j++, t += 2) {
+                const float *pf = next + (size_t)j * share * 16;
+                const int pl = lines - j * share < share ? lines - j * share : share;
+                if (t + 2 <= T) tile(2, y + (size_t)t * N, N, cols, x + (size_t)t * K, K, w, kb, first, pf, pl);
+                else            tile(1, y + (size_t)t * N, N, cols, x + (size_t)t * K, K, w, kb, first, pf, pl);
+            }
         }
     }
 }
