@@ -19,6 +19,7 @@
 // ran 10 % (T = 64) to 13 % (T = 32) slower: it asked faster than one core keeps misses in flight.
 // (The two versions alternating in one process, 40 calls each, caches flushed before each.)
 #include <immintrin.h>
+#include <stdint.h>
 #include "simd/prefetch.h"
 #include "simd.h"
 
@@ -29,14 +30,14 @@
 static inline __attribute__((always_inline)) void tile(const int rows, float *Y, int N,
                                                       const float *X, int K, const float *w,
                                                       int kb, __mmask16 m0, __mmask16 m1,
-                                                      int first, const float *pf, int pf_lines) {
+                                                      int first, uintptr_t pf, int pf_lines) {
     __m512 a0[TILE_ROWS], a1[TILE_ROWS];
 #pragma GCC unroll 12
     for (int i = 0; i < rows; i++) a0[i] = a1[i] = _mm512_setzero_ps();
     for (int k = 0; k < kb; k++) {
         const __m512 w0 = _mm512_loadu_ps(w + (size_t)k * TW_PANEL);
         const __m512 w1 = _mm512_loadu_ps(w + (size_t)k * TW_PANEL + 16);
-        if (k < pf_lines) tw_prefetch_line_l2(pf + (size_t)k * 16);
+        if (k < pf_lines) tw_prefetch_line_l2((const void *)(pf + 64 * (uintptr_t)k));
 #pragma GCC unroll 12
         for (int i = 0; i < rows; i++) {
             const __m512 xi = _mm512_set1_ps(X[(size_t)i * K + k]);
@@ -63,7 +64,7 @@ static __mmask16 first_lanes(int n) {
 
 // The tile of `rows` rows (12, 8, 4, 2 or 1), each size its own unrolled copy.
 static void tile_of(int rows, float *Y, int N, const float *X, int K, const float *w, int kb,
-                    __mmask16 m0, __mmask16 m1, int first, const float *pf, int pf_lines) {
+                    __mmask16 m0, __mmask16 m1, int first, uintptr_t pf, int pf_lines) {
     switch (rows) {
     case 12: tile(12, Y, N, X, K, w, kb, m0, m1, first, pf, pf_lines); break;
     case 8: tile(8, Y, N, X, K, w, kb, m0, m1, first, pf, pf_lines); break;
@@ -90,12 +91,14 @@ void tw_linear_packed_avx512(float *Y, const float *X, const float *Wp, int T, i
         for (int k0 = 0; k0 < K; k0 += kc) {
             const int kb = K - k0 < kc ? K - k0 : kc, first = k0 == 0;
             const float *w = panel + (size_t)k0 * TW_PANEL;
-            const float *next = w + (size_t)kb * TW_PANEL;   // the block after this one
+            // The block after this one, as an address: the last block's lies past the end of
+            // Wp, where a prefetch never faults but a pointer may not point.
+            const uintptr_t next = (uintptr_t)(w + (size_t)kb * TW_PANEL);
             const int lines = kb * TW_PANEL / 16, share = (lines + n_tiles - 1) / n_tiles;
             for (int j = 0, t = 0; t < T; j++) {
                 const int rows = tile_rows(t, T), pl = lines - j * share;
                 tile_of(rows, Y + (size_t)t * N + n0, N, X + (size_t)t * K + k0, K, w, kb, m0, m1,
-                        first, next + (size_t)j * share * 16, pl < share ? pl : share);
+                        first, next + (uintptr_t)j * share * 64, pl < share ? pl : share);
                 t += rows;
             }
         }
