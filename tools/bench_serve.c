@@ -133,15 +133,18 @@ static void ratio_range(char *out, size_t size, double *ratio, int n) {
 // (the level's matvec on blocks of W's rows, what ran before it); PACKED_KERNEL,
 // tw_linear_packed on the panels Wp.
 enum kernel { ROWS_KERNEL, MATVEC_BLOCKS, PACKED_KERNEL };
-static double time_linear(enum kernel kind, float *y, const float *x, const float *W,
-                          const float *Wp, int T, int C_in, int C_out, int calls) {
+// One of the model's matrices: W (C_out, C_in) and its packed panels Wp.
+typedef struct { const char *name; const float *W, *Wp; int C_in, C_out; } matrix;
+static double time_linear(enum kernel kind, float *y, const float *x, const matrix *mt, int T,
+                          int calls) {
+    const int C_in = mt->C_in, C_out = mt->C_out;
     const tw_matmul_fn keep = tw_simd.matvec_rows;
     if (kind == MATVEC_BLOCKS) tw_simd.matvec_rows = NULL;
     double best = 1e30;
     for (int i = 0; i < calls; i++) {
         const double t0 = clock_s();
-        if (kind == PACKED_KERNEL) tw_linear_packed(y, x, Wp, NULL, T, C_out, C_in);
-        else                tw_simd_linear_rows(y, x, W, NULL, T, C_in, C_out);
+        if (kind == PACKED_KERNEL) tw_linear_packed(y, x, mt->Wp, NULL, T, C_out, C_in);
+        else                       tw_simd_linear_rows(y, x, mt->W, NULL, T, C_in, C_out);
         const double dt = clock_s() - t0;
         if (dt < best) best = dt;
     }
@@ -156,7 +159,7 @@ static void linear_alone(const tw_model *m, const tw_batch_panels *p, int repeat
     if (!tw_simd.matvec_rows) return;   // this level has no rows kernel
     const tw_model_config *c = &m->cfg;
     const int C = c->block.attn.d_model, F = c->block.ffn_hidden, V = c->vocab;
-    struct { const char *name; const float *W, *Wp; int C_in, C_out; } mats[] = {
+    const matrix mats[] = {
         { "FFN up (F x C)", m->layers[0].ffn_up.f32, p->layers[0].ffn_up, C, F },
         { "FFN down (C x F)", m->layers[0].ffn_down.f32, p->layers[0].ffn_down, F, C },
         { "head (V x C)", m->head.f32, p->head, C, V },
@@ -177,9 +180,9 @@ static void linear_alone(const tw_model *m, const tw_batch_panels *p, int repeat
             double fast[MAX_REPEATS], slow[MAX_REPEATS], packed[MAX_REPEATS];
             double ratio[MAX_REPEATS], pratio[MAX_REPEATS];
             for (int r = 0; r < repeats; r++) {
-                fast[r] = flops / time_linear(ROWS_KERNEL, y, x, mats[i].W, mats[i].Wp, T, mats[i].C_in, mats[i].C_out, 5) * 1e-9;
-                slow[r] = flops / time_linear(MATVEC_BLOCKS, y, x, mats[i].W, mats[i].Wp, T, mats[i].C_in, mats[i].C_out, 5) * 1e-9;
-                packed[r] = flops / time_linear(PACKED_KERNEL, y, x, mats[i].W, mats[i].Wp, T, mats[i].C_in, mats[i].C_out, 5) * 1e-9;
+                fast[r] = flops / time_linear(ROWS_KERNEL, y, x, &mats[i], T, 5) * 1e-9;
+                slow[r] = flops / time_linear(MATVEC_BLOCKS, y, x, &mats[i], T, 5) * 1e-9;
+                packed[r] = flops / time_linear(PACKED_KERNEL, y, x, &mats[i], T, 5) * 1e-9;
                 ratio[r] = fast[r] / slow[r];
                 pratio[r] = packed[r] / fast[r];
             }

@@ -34,7 +34,7 @@ status=0
 wait || status=1
 # wait with no operand returns 0; each group's own status is recovered from its summary line.
 checks=0 failures=0 errors=0 n=0
-for f in $(p=0; while [ $p -lt "$parts" ]; do echo "$tmp/rest$p.out"; p=$((p + 1)); done) $(j=1; while [ $j -le $i ]; do echo "$tmp/$j.out"; j=$((j + 1)); done); do
+for f in "$tmp"/rest*.out $(j=1; while [ $j -le $i ]; do echo "$tmp/$j.out"; j=$((j + 1)); done); do
   cat "$f"
   line=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$f" | tail -1)
   if [ -z "$line" ]; then echo "run_suites: a group ended without Check's summary line (crashed?)" >&2; status=1; continue; fi

@@ -67,14 +67,13 @@ void tw_linear_packed_avx2(float *Y, const float *X, const float *Wp, int T, int
             // The block after this one, as an address: the last block's lies past the end of
             // Wp, where a prefetch never faults but a pointer may not point.
             const uintptr_t next = (uintptr_t)(w + (size_t)kb * TW_PANEL);
-            const int lines = kb * TW_PANEL / 16, share = (lines + n_tiles - 1) / n_tiles;
-            const float *x = X + k0;
-            float *y = Y + n0;
+            const long lines = kb * TW_PANEL / 16, share = tw_share_size(lines, n_tiles);
             for (int j = 0, t = 0; t < T; j++, t += 2) {
-                const uintptr_t pf = next + (uintptr_t)j * share * 64;
-                const int pl = lines - j * share < share ? lines - j * share : share;
-                float *yt = y + (size_t)t * N;
-                const float *xt = x + (size_t)t * K;
+                long l0;   // tile j asks for its share of the next block
+                const int pl = (int)tw_share_lines(&l0, lines, share, j);
+                const uintptr_t pf = next + 64 * (uintptr_t)l0;
+                float *yt = Y + (size_t)t * N + n0;
+                const float *xt = X + (size_t)t * K + k0;
                 if (t + 2 <= T) tile(2, yt, N, cols, xt, K, w, kb, first, pf, pl);
                 else            tile(1, yt, N, cols, xt, K, w, kb, first, pf, pl);
             }

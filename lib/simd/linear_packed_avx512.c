@@ -94,11 +94,12 @@ void tw_linear_packed_avx512(float *Y, const float *X, const float *Wp, int T, i
             // The block after this one, as an address: the last block's lies past the end of
             // Wp, where a prefetch never faults but a pointer may not point.
             const uintptr_t next = (uintptr_t)(w + (size_t)kb * TW_PANEL);
-            const int lines = kb * TW_PANEL / 16, share = (lines + n_tiles - 1) / n_tiles;
+            const long lines = kb * TW_PANEL / 16, share = tw_share_size(lines, n_tiles);
             for (int j = 0, t = 0; t < T; j++) {
-                const int rows = tile_rows(t, T), pl = lines - j * share;
+                long l0;   // tile j asks for its share of the next block
+                const int pl = (int)tw_share_lines(&l0, lines, share, j), rows = tile_rows(t, T);
                 tile_of(rows, Y + (size_t)t * N + n0, N, X + (size_t)t * K + k0, K, w, kb, m0, m1,
-                        first, next + (uintptr_t)j * share * 64, pl < share ? pl : share);
+                        first, next + 64 * (uintptr_t)l0, pl);
                 t += rows;
             }
         }

@@ -1,4 +1,5 @@
-// prefetch.h: the software prefetch of the decode matvec kernels (matvec_avx512.c, matvec_avx2.c).
+// prefetch.h: the software prefetch of the decode matvec kernels (matvec_avx512.c, matvec_avx2.c)
+// and of the packed batch kernels (linear_packed_avx512.c, linear_packed_avx2.c).
 // Why and how far ahead: simd.h, TW_PREFETCH_AHEAD_FLOATS.
 #ifndef TW_PREFETCH_H
 #define TW_PREFETCH_H
@@ -37,9 +38,21 @@ static inline void tw_prefetch_ahead(const float *w, int lines) {
 // (32000 x 288) ran 1.3 to 1.4 times faster and an FFN matrix (768 x 288) 1.1 to 1.25 times
 // faster with this prefetch than without any (docs/serving.md). Only matrices under
 // TW_MATVEC_SMALL_FLOATS (256 KiB: all of stories260K, which stays in L2 whole) go without.
-// Lines share * part .. share * (part + 1) of p's `lines` lines, into L2 (none past the last).
+// The block's `lines` lines cut into `parts` equal shares (the last one shorter): lines per share.
+static inline long tw_share_size(long lines, long parts) { return (lines + parts - 1) / parts; }
+
+// Share `part` of `lines` lines in shares of `share`: its first line in *first, and how many lines
+// it has (0 for a part past the last).
+static inline long tw_share_lines(long *first, long lines, long share, long part) {
+    *first = share * part;
+    const long end = *first + share < lines ? *first + share : lines;
+    return end > *first ? end - *first : 0;
+}
+
+// Share `part` of p's `lines` lines, into L2, all at once.
 static inline void tw_prefetch_share(const float *p, long lines, long share, long part) {
-    const long l0 = share * part, l1 = l0 + share < lines ? l0 + share : lines;
-    for (long l = l0; l < l1; l++) tw_prefetch_line_l2((const char *)p + 64 * l);
+    long l0;
+    const long n = tw_share_lines(&l0, lines, share, part);
+    for (long l = l0; l < l0 + n; l++) tw_prefetch_line_l2((const char *)p + 64 * l);
 }
 #endif
