@@ -17,6 +17,8 @@
 //   - With packed panels (decode/batch_panels.h), at every level: within 1e-5 of decoding alone
 //     (the tolerance is justified at the test), the same greedy tokens, and a sequence's logits
 //     bit for bit the same beside other sequences or alone in the batch.
+//   - The greedy pass (tw_batch_forward_greedy), in every case above: each row's token is the
+//     argmax of the logits the plain pass gives it (exactly).
 //   - Bad calls: a position without a block, a post-norm model, too many rows.
 #include <check.h>
 #include <math.h>
@@ -133,6 +135,10 @@ static double compare_batched_with_alone(const char *style, float tol, int packe
             }
             ck_assert_int_eq(tw_block_table_reserve(&t[i], &b.pool, len[i]), TW_OK);
         }
+        // The greedy pass over the same rows first (it writes the same keys and values into the
+        // same places): its tokens must be the argmax of the logits pass's.
+        int next[16];
+        ck_assert_int_eq(tw_batch_forward_greedy(&b, tables, tokens, pos, want, R, next), TW_OK);
         ck_assert_int_eq(tw_batch_forward(&b, tables, tokens, pos, want, R), TW_OK);
         int j = 0;
         for (int r = 0; r < R; r++) {
@@ -141,6 +147,7 @@ static double compare_batched_with_alone(const char *style, float tol, int packe
             ck_assert_int_eq(tw_model_forward_next(&alone[i], &m, &tokens[r], 1, pos[r]), TW_OK);
             if (!want[r]) continue;
             const float *bl = b.logits + (size_t)j * V;
+            ck_assert_int_eq(next[j], tw_argmax(bl, V));
             j++;
             for (int v = 0; v < V; v++) {
                 const double d = fabs((double)bl[v] - alone[i].logits[v]);

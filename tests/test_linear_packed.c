@@ -10,6 +10,10 @@
 //     (u = 2^-24): the error bound of any order of summing K products whose additions are at most
 //     K deep (Higham, eq. 3.5); the products of a fused multiply-add are exact.
 //   - The bias is added after the sum.
+//   - The greedy head (tw_linear_packed_argmax) gives, at every level and with the naive level's
+//     panel-by-panel path, each row's tw_argmax_naive over the naive loop's Y: the same index
+//     exactly, also when outputs tie (the first wins), when output 0 is a NaN (nothing beats it)
+//     and when a later one is (it never wins).
 #include <math.h>
 #include <string.h>
 #include "testutil.h"
@@ -137,6 +141,71 @@ START_TEST(the_sums_are_within_the_bound_of_float64)
 }
 END_TEST
 
+// The hard cases of an argmax, in rows 1 and 2 of X and outputs 0, 5, N - 2 and N - 1 of W:
+//  - W's row N - 1 a copy of row 5, both scaled up: the two outputs tie, often as the largest,
+//    and the first must win;
+//  - row 1 of X has an infinite x[0], and W's rows 0 and N - 2 a zero there: outputs 0 and N - 2
+//    are NaN (0 times infinity), every other one is +inf or -inf: nothing beats the NaN at 0;
+//  - row 2 of X has an infinite x[K - 1], and W's row N - 2 a zero there: output N - 2 is a NaN
+//    among infinities, which never wins, and the first +inf (a tie of many) does.
+// (Rows 1 and 2 share their column when K = 1: then both are the first case.)
+static void hard_cases(float *W, float *X, int T, int N, int K) {
+    if (N < 8 || T < 3) return;
+    for (int k = 0; k < K; k++) {
+        W[(size_t)5 * K + k] *= 4.0f;
+        W[(size_t)(N - 1) * K + k] = W[(size_t)5 * K + k];
+    }
+    X[(size_t)1 * K] = INFINITY;
+    W[0] = W[(size_t)(N - 2) * K] = 0.0f;
+    X[(size_t)2 * K + K - 1] = INFINITY;
+    W[(size_t)(N - 2) * K + K - 1] = 0.0f;
+}
+
+// Each row's argmax of the naive loop's Y.   arg: (T)
+static void naive_argmax(int *arg, const float *X, const float *Wp, int T, int N, int K) {
+    float *Z = malloc((size_t)T * N * sizeof(float));
+    ck_assert_ptr_nonnull(Z);
+    tw_linear_packed_naive(Z, X, Wp, T, N, K);
+    for (int t = 0; t < T; t++) arg[t] = tw_argmax_naive(Z + (size_t)t * N, N);
+    free(Z);
+}
+
+START_TEST(the_greedy_head_picks_the_naive_argmax_at_every_level)
+{
+    char levels[64];
+    snprintf(levels, sizeof levels, "naive %s", tw_simd_available());
+    uint64_t seed = 2100;
+    int levels_checked = 0, ties = 0, nans = 0;   // rows where output 5 won; row 1 picked 0
+    for (char *lv = strtok(levels, " "); lv; lv = strtok(NULL, " ")) {
+        if (!tw_simd_init(lv)) continue;
+        levels_checked++;
+        for (int a = 0; a < COUNT(KS); a++)
+            for (int b = 0; b < COUNT(NS); b++) {
+                const int K = KS[a], N = NS[b], T = TS[(a * 5 + b) % COUNT(TS)] + 3;
+                float *W = sc_rand((long)N * K, -1, 1, seed++), *X = sc_rand((long)T * K, -1, 1, seed++);
+                int *arg = malloc((size_t)T * sizeof(int)), *want = malloc((size_t)T * sizeof(int));
+                float *scratch = malloc(tw_linear_packed_argmax_floats(T) * sizeof(float));
+                ck_assert(W && X && arg && want && scratch);
+                hard_cases(W, X, T, N, K);
+                float *Wp = packed(W, N, K);
+                ck_assert(tw_linear_packed_argmax(arg, scratch, X, Wp, T, N, K));
+                naive_argmax(want, X, Wp, T, N, K);
+                for (int t = 0; t < T; t++) {
+                    ck_assert_msg(arg[t] == want[t], "%s T %d N %d K %d: row %d picks %d, the naive argmax %d",
+                                  lv, T, N, K, t, arg[t], want[t]);
+                    ties += N >= 8 && want[t] == 5;
+                }
+                nans += N >= 8 && want[1] == 0;
+                free(W); free(X); free(arg); free(want); free(scratch); free(Wp);
+            }
+    }
+    ck_assert_str_eq(tw_simd_init("naive"), "naive");
+    ck_assert_int_ge(levels_checked, 1);
+    ck_assert_int_gt(nans, 0);   // the cases were met: not vacuous
+    ck_assert_int_gt(ties, 0);
+}
+END_TEST
+
 Suite *suite_linear_packed(void) {
     Suite *s = suite_create("linear_packed");
     TCase *tc = tcase_create("core");
@@ -145,6 +214,7 @@ Suite *suite_linear_packed(void) {
     tcase_add_test(tc, every_level_gives_the_naive_loops_bits);
     tcase_add_test(tc, a_row_gets_the_same_bits_among_any_rows);
     tcase_add_test(tc, the_sums_are_within_the_bound_of_float64);
+    tcase_add_test(tc, the_greedy_head_picks_the_naive_argmax_at_every_level);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,7 +9,10 @@
 // ./generate runs) measured in the same repeat, the GFLOP/s and their share of the FMA peak
 // measured in the same run (bench/peak.h). Every N runs twice: with the decode's own sums (each
 // row bit for bit its sequence decoded alone), and "packed", on the weights packed into panels
-// (decode/batch_panels.h: one chain of fused multiply-adds per output, other bits).
+// (decode/batch_panels.h: one chain of fused multiply-adds per output, other bits). Every
+// batch decodes greedily through tw_batch_forward_greedy: packed, the head's argmax is taken
+// inside its kernel and the N x 32000 logits never reach memory; with the decode's sums, the
+// logits are written and their argmax taken, as the single sequence's are.
 //
 //   bench_serve MODEL.bin [-d DECODE_STEPS] [-r REPEATS] [--cpu-time]
 //
@@ -96,16 +99,16 @@ static double time_batch(tw_batch *b, int N, int steps) {
         }
         unsigned char want[PROMPT] = { 0 };
         want[PROMPT - 1] = 1;
-        tw_batch_forward(b, pt, ptok, ppos, want, PROMPT);
-        tok[i] = tw_argmax(b->logits, V);
+        tw_batch_forward_greedy(b, pt, ptok, ppos, want, PROMPT, &tok[i]);
         rows[i] = &tables[i];
         pos[i] = PROMPT;
     }
     const double t0 = clock_s();
     for (int s = 0; s < steps; s++) {
-        tw_batch_forward(b, rows, tok, pos, NULL, N);
+        int next[MAX_N];
+        tw_batch_forward_greedy(b, rows, tok, pos, NULL, N, next);
         for (int i = 0; i < N; i++) {
-            tok[i] = tw_argmax(b->logits + (size_t)i * V, V);
+            tok[i] = next[i];
             pos[i]++;
         }
     }

@@ -491,8 +491,11 @@ static int generate_batch(batch_seq *seqs, int n, const tw_model *m, const tw_to
     tw_batch b = { 0 };
     tw_batch_panels panels = { 0 };
     tw_block_table **tables = NULL;
-    int *row_tok = NULL, *row_pos = NULL, *row_seq = NULL;
+    int *row_tok = NULL, *row_pos = NULL, *row_seq = NULL, *row_next = NULL;
     unsigned char *want = NULL;
+    // Greedy (-t 0, every sequence samples alike): the batch's greedy pass gives the tokens, and
+    // on packed panels the logits are never written (decode/batch.h).
+    const int greedy = n > 0 && seqs[0].sampler.temperature == 0.0f;
     const int blocks_each = (steps + BLOCK - 1) / BLOCK;
     tw_status st = tw_batch_init(&b, m, ROWS_MAX, steps, BLOCK, n * blocks_each);
     if (st != TW_OK) {
@@ -513,8 +516,9 @@ static int generate_batch(batch_seq *seqs, int n, const tw_model *m, const tw_to
     row_tok = malloc(ROWS_MAX * sizeof *row_tok);
     row_pos = malloc(ROWS_MAX * sizeof *row_pos);
     row_seq = malloc(ROWS_MAX * sizeof *row_seq);
+    row_next = malloc(ROWS_MAX * sizeof *row_next);
     want = malloc(ROWS_MAX);
-    if (!tables || !row_tok || !row_pos || !row_seq || !want) { fprintf(stderr, "generate: out of memory\n"); goto done; }
+    if (!tables || !row_tok || !row_pos || !row_seq || !row_next || !want) { fprintf(stderr, "generate: out of memory\n"); goto done; }
     for (int i = 0; i < n; i++) {
         batch_seq *q = &seqs[i];
         if (tw_block_table_init(&q->table, &b.pool, steps) != TW_OK) { fprintf(stderr, "generate: out of memory\n"); goto done; }
@@ -549,7 +553,8 @@ static int generate_batch(batch_seq *seqs, int n, const tw_model *m, const tw_to
         }
         if (R == 0) break;
         if (b.pool.n_blocks - b.pool.n_free > peak_blocks) peak_blocks = b.pool.n_blocks - b.pool.n_free;
-        st = tw_batch_forward(&b, tables, row_tok, row_pos, want, R);
+        st = greedy ? tw_batch_forward_greedy(&b, tables, row_tok, row_pos, want, R, row_next)
+                    : tw_batch_forward(&b, tables, row_tok, row_pos, want, R);
         calls++;
         if (st != TW_OK) { fprintf(stderr, "generate: batched forward pass failed: %s\n", tw_status_str(st)); goto done; }
         int j = 0;
@@ -557,7 +562,8 @@ static int generate_batch(batch_seq *seqs, int n, const tw_model *m, const tw_to
             batch_seq *q = &seqs[row_seq[r]];
             q->ran = row_pos[r] + 1;
             if (!want[r]) continue;
-            const int next = tw_sampler_sample(&q->sampler, b.logits + (size_t)j++ * V);
+            const int next = greedy ? row_next[j++]
+                                    : tw_sampler_sample(&q->sampler, b.logits + (size_t)j++ * V);
             generated++;
             if (next == TW_TOK_BOS) { q->done = 1; continue; }   // as llama2.c: BOS ends the text
             seq_append(q, tw_tokenizer_decode(tok, q->tokens[q->len - 1], next));
@@ -582,7 +588,7 @@ done:
     for (int i = 0; i < n; i++) tw_block_table_free(&seqs[i].table);
     tw_batch_free(&b);
     tw_batch_panels_free(&panels);
-    free(tables); free(row_tok); free(row_pos); free(row_seq); free(want);
+    free(tables); free(row_tok); free(row_pos); free(row_seq); free(row_next); free(want);
     return rc;
 }
 

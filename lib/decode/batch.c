@@ -17,6 +17,7 @@
 #include "nn/sdpa.h"
 #include "simd/simd.h"
 #include "decode/batch.h"
+#include "decode/sampler.h"
 
 int tw_batch_supports(const tw_model *m) {
     const tw_model_config *c = &m->cfg;
@@ -56,10 +57,10 @@ tw_status tw_batch_init(tw_batch *b, const tw_model *m, int R_max, int S_max, in
     const size_t D = (size_t)a->head_dim;
     float **bufs[] = { &b->x, &b->xn, &b->q, &b->k, &b->v, &b->z, &b->sub_out, &b->f1, &b->f2,
                        &b->f3, &b->kg, &b->vg, &b->scores, &b->pattern, &b->logits, &b->kh, &b->vh,
-                       &b->rope_cos, &b->rope_sin };
+                       &b->rope_cos, &b->rope_sin, &b->head_scratch };
     const size_t sizes[] = { R * C, R * C, R * HD, R * GD, R * GD, R * HD, R * C, R * F, R * F,
                              R * F, S * GD, S * GD, S, S, R * V, S * D, S * D, R * (D / 2),
-                             R * (D / 2) };
+                             R * (D / 2), tw_linear_packed_argmax_floats(R_max) };
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if ((*bufs[i] = malloc((sizes[i] ? sizes[i] : 1) * sizeof(float))) == NULL) {
             tw_batch_free(b);
@@ -89,7 +90,7 @@ void tw_batch_free(tw_batch *b) {
     tw_paged_pool_free(&b->pool);
     float *bufs[] = { b->x, b->xn, b->q, b->k, b->v, b->z, b->sub_out, b->f1, b->f2, b->f3,
                       b->kg, b->vg, b->scores, b->pattern, b->logits, b->kh, b->vh,
-                      b->rope_cos, b->rope_sin };
+                      b->rope_cos, b->rope_sin, b->head_scratch };
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) free(bufs[i]);
     free(b->rope_freq);
     free(b->k_rows);
@@ -203,8 +204,9 @@ static void attend_gathered(tw_batch *b, float *z, const float *q, int S) {
     }
 }
 
-tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const int *tokens,
-                           const int *pos, const unsigned char *want, int R) {
+// tw_batch_forward and tw_batch_forward_greedy: the head writes logits (next NULL) or tokens.
+static tw_status forward(tw_batch *b, tw_block_table *const tables[], const int *tokens,
+                         const int *pos, const unsigned char *want, int R, int *next) {
     const tw_model *m = b->m;
     const tw_model_config *c = &m->cfg;
     const tw_mha_config *a = &c->block.attn;
@@ -280,6 +282,22 @@ tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const in
         memcpy(b->xn, b->x, (size_t)n_want * C * sizeof(float));
     else
         norm_rows(b->xn, b->x, m->final_w, m->final_b, c, n_want);
+    if (next && b->panels) {   // the greedy head: no logits written
+        tw_linear_packed_argmax(next, b->head_scratch, b->xn, b->panels->head, n_want, V, C);
+        return TW_OK;
+    }
     linear_rows(b->logits, b->xn, m->head, b->panels ? b->panels->head : NULL, NULL, n_want, C, V);
+    if (next)
+        for (int j = 0; j < n_want; j++) next[j] = tw_argmax(b->logits + (size_t)j * V, V);
     return TW_OK;
+}
+
+tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const int *tokens,
+                           const int *pos, const unsigned char *want, int R) {
+    return forward(b, tables, tokens, pos, want, R, NULL);
+}
+
+tw_status tw_batch_forward_greedy(tw_batch *b, tw_block_table *const tables[], const int *tokens,
+                                  const int *pos, const unsigned char *want, int R, int *next) {
+    return forward(b, tables, tokens, pos, want, R, next);
 }

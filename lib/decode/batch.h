@@ -48,6 +48,7 @@ typedef struct {
     float *rope_cos, *rope_sin;  // (R_max, D/2) each row's angles at its position, this call
     const float **k_rows, **v_rows;  // (S_max) one sequence's key and value rows in the pool
                                      // (levels with tw_simd_attend_one_rows: no gather)
+    float *head_scratch;       // tw_linear_packed_argmax_floats(R_max): the greedy head's
     const tw_batch_panels *panels;   // NULL (tw_batch_init): the decode's bits, as above; the
                                      // caller's packed weights: the fast Linear (batch_panels.h)
 } tw_batch;
@@ -67,5 +68,14 @@ void      tw_batch_free(tw_batch *b);   // safe on a zeroed struct
 // TW_ERR_ARG for R or a position out of range.
 tw_status tw_batch_forward(tw_batch *b, tw_block_table *const tables[], const int *tokens,
                            const int *pos, const unsigned char *want, int R);
+
+// The same pass for greedy decoding: the j-th row that asked gets its next token, next[j] =
+// tw_argmax of the logits tw_batch_forward would give it. With panels the head's argmax runs
+// inside its kernel (tw_linear_packed_argmax): the logits, R x V floats, never reach memory, and
+// b->logits is not written. Without, the logits are computed into b->logits and their argmax
+// taken.
+//   next: (R) at least the number of rows that asked
+tw_status tw_batch_forward_greedy(tw_batch *b, tw_block_table *const tables[], const int *tokens,
+                                  const int *pos, const unsigned char *want, int R, int *next);
 
 #endif

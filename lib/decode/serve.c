@@ -177,8 +177,10 @@ tw_status tw_serve_run(tw_batch *b, const tw_request *req, int n, int slots, tw_
     tw_block_table **tables = malloc((size_t)b->R_max * sizeof *tables);
     int *row_tok = malloc((size_t)b->R_max * sizeof *row_tok), *row_pos = malloc((size_t)b->R_max * sizeof *row_pos);
     int *row_req = malloc((size_t)b->R_max * sizeof *row_req);
+    int *row_next = malloc((size_t)b->R_max * sizeof *row_next);
     unsigned char *want = malloc((size_t)b->R_max);
-    tw_status st = (f && tables && row_tok && row_pos && row_req && want) ? TW_OK : TW_ERR_NOMEM;
+    tw_status st = (f && tables && row_tok && row_pos && row_req && row_next && want) ? TW_OK
+                                                                                     : TW_ERR_NOMEM;
     for (int i = 0; st == TW_OK && i < n; i++) {
         f[i].tokens = malloc((size_t)(req[i].prompt_len + req[i].output_len) * sizeof *f[i].tokens);
         if (f[i].tokens == NULL || tw_block_table_init(&f[i].table, &b->pool, b->S_max) != TW_OK) st = TW_ERR_NOMEM;
@@ -228,7 +230,7 @@ tw_status tw_serve_run(tw_batch *b, const tw_request *req, int n, int slots, tw_
         const int held = b->pool.n_blocks - b->pool.n_free;
         if (held > stats->peak_blocks) stats->peak_blocks = held;
         const double t0 = seconds_now();
-        st = tw_batch_forward(b, tables, row_tok, row_pos, want, R);
+        st = tw_batch_forward_greedy(b, tables, row_tok, row_pos, want, R, row_next);
         now += seconds_now() - t0;
         if (st != TW_OK) break;
         stats->steps++;
@@ -239,7 +241,7 @@ tw_status tw_serve_run(tw_batch *b, const tw_request *req, int n, int slots, tw_
             flight *q = &f[i];
             q->ran = row_pos[r] + 1;
             if (!want[r]) continue;
-            q->tokens[q->len++] = tw_argmax(b->logits + (size_t)j++ * V, V);
+            q->tokens[q->len++] = row_next[j++];
             if (++q->made == 1) { timing[i].first_step = step; timing[i].first_s = now; }
             stats->tokens++;
             if (q->made == req[i].output_len) {
@@ -276,6 +278,7 @@ tw_status tw_serve_run(tw_batch *b, const tw_request *req, int n, int slots, tw_
     free(row_tok);
     free(row_pos);
     free(row_req);
+    free(row_next);
     free(want);
     return st;
 }

@@ -121,6 +121,7 @@ static const tw_q8_ops q8_neon_dot = { .level = "neon_dot", .quantize_x = tw_q8_
     .matmul = tw_matmul_avx512, .matmul_nt = tw_matmul_nt_avx512, \
     .matmul_mt = tw_matmul_mt_avx512, .matmul_nt_mt = tw_matmul_nt_mt_avx512, \
     .matvec_rows = tw_matvec_rows_avx512, .linear_packed = tw_linear_packed_avx512, \
+    .linear_packed_argmax = tw_linear_packed_argmax_avx512, \
     .softmax = tw_softmax_row_avx512, .rmsnorm = tw_rmsnorm_row_avx2, \
     .layernorm = tw_layernorm_row_avx2, .rope = tw_rope_pairs_avx2, .exp = tw_exp_avx512, \
     .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, .attend = tw_sdpa_one_avx2, \

@@ -67,3 +67,24 @@ int tw_linear_packed(float *Y, const float *X, const float *Wp, const float *b, 
             for (int o = 0; o < N; o++) Y[(size_t)t * N + o] += b[o];
     return 1;
 }
+
+size_t tw_linear_packed_argmax_floats(int T) { return (size_t)T * (TW_PANEL + 1); }
+
+int tw_linear_packed_argmax(int *arg, float *scratch, const float *X, const float *Wp, int T,
+                            int N, int K) {
+    if (T < 1 || N < 1 || K < 1) return 0;
+    float *part = scratch, *best = scratch + (size_t)T * TW_PANEL;   // (T, TW_PANEL), (T)
+    if (tw_simd.linear_packed_argmax) {
+        tw_simd.linear_packed_argmax(arg, best, part, X, Wp, T, N, K);
+        return 1;
+    }
+    // Panel by panel: its rows of Y, (T, cols), in the scratch, then into the running argmax. A
+    // run of panels of Wp is the packed copy of those rows of W, so the sums are the same.
+    for (int n0 = 0; n0 < N; n0 += TW_PANEL) {
+        const int cols = N - n0 < TW_PANEL ? N - n0 : TW_PANEL;
+        tw_linear_packed(part, X, Wp + (size_t)n0 * K, NULL, T, cols, K);
+        for (int t = 0; t < T; t++)
+            tw_argmax_continue(&best[t], &arg[t], part + (size_t)t * cols, cols, n0);
+    }
+    return 1;
+}

@@ -62,6 +62,8 @@ typedef void  (*tw_layernorm_fn)(float *out, const float *x, const float *gamma,
                                  const float *beta, int n, float eps);
 typedef void  (*tw_linear_packed_fn)(float *Y, const float *X, const float *Wp, int T, int N,
                                      int K);
+typedef void  (*tw_linear_packed_argmax_fn)(int *arg, float *best, float *part, const float *X,
+                                            const float *Wp, int T, int N, int K);
 typedef void  (*tw_rope_fn)(float *x, const float *cos_t, const float *sin_t, int n_head, int D);
 typedef void  (*tw_map_fn)(float *y, const float *x, long n);
 typedef void  (*tw_swiglu_fn)(float *y, const float *gate, const float *up, long n);
@@ -99,6 +101,9 @@ typedef struct {
                                     // on blocks of B's rows
     tw_linear_packed_fn linear_packed;  // Y = X W^T on W packed in panels (tw_linear_packed);
                                         // NULL: tw_linear_packed_naive, the same bits
+    tw_linear_packed_argmax_fn linear_packed_argmax;   // the greedy head: each row's argmax of
+                                        // linear_packed's Y, Y never written
+                                        // (tw_linear_packed_argmax); NULL: panel by panel
     tw_softmax_fn   softmax;    // one row: y = exp(x - max) / sum            y, x: (n), may alias
                                 // tw_softmax_rows, one row at temperature 1
     tw_rmsnorm_fn   rmsnorm;    // one row: out = x / rms * w, returns rms = sqrt(mean(x^2) + eps)
@@ -370,6 +375,35 @@ int  tw_linear_packed(float *Y, const float *X, const float *Wp, const float *b,
 void tw_linear_packed_naive(float *Y, const float *X, const float *Wp, int T, int N, int K);
 void tw_linear_packed_avx2(float *Y, const float *X, const float *Wp, int T, int N, int K);
 void tw_linear_packed_avx512(float *Y, const float *X, const float *Wp, int T, int N, int K);
+
+// The greedy head: arg[t] = tw_argmax_naive(row t of tw_linear_packed's Y, N), the same index
+// always, with Y never written. A greedy decode step wants one index per row, not the logits:
+// at the 15M model's 32000 words and 64 rows, Y is 8 MiB that the plain kernel writes to memory
+// and the argmax reads back (docs/serving.md measures the difference). The table's kernel sums
+// each panel in registers and keeps only each row's running maximum; without one, each panel
+// goes through tw_linear_packed into the scratch and on into the running argmax.
+//   arg: (T)   scratch: tw_linear_packed_argmax_floats(T) floats   X: (T, K)   Wp: as above
+//   Returns 0 (nothing done) for an empty shape.
+size_t tw_linear_packed_argmax_floats(int T);
+int  tw_linear_packed_argmax(int *arg, float *scratch, const float *X, const float *Wp, int T,
+                             int N, int K);
+void tw_linear_packed_argmax_avx512(int *arg, float *best, float *part, const float *X,
+                                    const float *Wp, int T, int N, int K);
+// tw_argmax_naive's loop continued over outputs n0 .. n0 + n - 1 of one row, y[0 .. n), from
+// (*best, *arg), the running maximum over outputs 0 .. n0 - 1 (at n0 = 0 it starts from y[0]).
+static inline void tw_argmax_continue(float *best, int *arg, const float *y, int n, int n0) {
+    int j = 0;
+    if (n0 == 0) {
+        *best = y[0];
+        *arg = 0;
+        j = 1;
+    }
+    for (; j < n; j++)
+        if (y[j] > *best) {   // '>' keeps the first index on ties; a NaN never wins
+            *best = y[j];
+            *arg = n0 + j;
+        }
+}
 
 // ---- the decode matvec: rows in memory order, and rows shared among threads ----
 // matvec_avx512.c / matvec_avx2.c: y = W x reading W as one ascending stream (what every
