@@ -111,6 +111,7 @@ static const tw_q8_ops q8_neon_dot = { .level = "neon_dot", .quantize_x = tw_q8_
     .matmul = tw_matmul_avx2, .matmul_nt = tw_matmul_nt_avx2, \
     .matmul_mt = tw_matmul_mt_avx2, .matmul_nt_mt = tw_matmul_nt_mt_avx2, \
     .matvec_rows = tw_matvec_rows_avx2, .linear_packed = tw_linear_packed_avx2, \
+    .linear_packed_argmax = tw_linear_packed_argmax_avx2, \
     .softmax = tw_softmax_row_avx2, .rmsnorm = tw_rmsnorm_row_avx2, \
     .layernorm = tw_layernorm_row_avx2, .rope = tw_rope_pairs_avx2, .exp = tw_exp_avx2, \
     .silu = tw_silu_avx2, .swiglu = tw_swiglu_avx2, .attend = tw_sdpa_one_avx2, \

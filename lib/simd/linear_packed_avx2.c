@@ -18,10 +18,32 @@
 
 #define TILE_ROWS 2
 
+// The greedy head's rows in a tile (tw_linear_packed_argmax): each row's running argmax so far,
+// over outputs 0 .. n0 - 1, and the panel's outputs n0 .. n0 + cols - 1.   best, arg: (rows)
+typedef struct { float *best; int *arg; int n0, cols; } greedy_rows;
+
+// One row's cols sums of the panel (its last block added) into its running argmax: four
+// comparisons with the best so far for a whole panel, and only when a lane beats it (or the panel
+// is partial, or the first), the loop of tw_argmax_naive over the panel.
+static inline void pick(float *best, int *arg, const __m256 v[4], int cols, int n0) {
+    if (n0 > 0 && cols == TW_PANEL) {
+        const __m256 b = _mm256_set1_ps(*best);
+        __m256 gt = _mm256_cmp_ps(v[0], b, _CMP_GT_OQ);   // false for a NaN, as '>' is
+        for (int j = 1; j < 4; j++) gt = _mm256_or_ps(gt, _mm256_cmp_ps(v[j], b, _CMP_GT_OQ));
+        if (!_mm256_movemask_ps(gt)) return;
+    }
+    float y[TW_PANEL];
+    for (int j = 0; j < 4; j++) _mm256_storeu_ps(y + 8 * j, v[j]);
+    tw_argmax_continue(best, arg, y, cols, n0);
+}
+
+// rows (a constant once inlined) rows of Y (N apart), one panel, one block of k: written when
+// first, else added to. With g (the greedy head's last block), the rows go into their running
+// argmax instead of Y. The tile asks for pf_lines lines from pf into L2, one per k.
 static inline __attribute__((always_inline)) void tile(const int rows, float *Y, int N, int cols,
                                                       const float *X, int K, const float *w,
-                                                      int kb, int first, uintptr_t pf,
-                                                      int pf_lines) {
+                                                      int kb, int first, const greedy_rows *g,
+                                                      uintptr_t pf, int pf_lines) {
     __m256 a[TILE_ROWS][4];
 #pragma GCC unroll 2
     for (int i = 0; i < rows; i++)
@@ -43,7 +65,11 @@ static inline __attribute__((always_inline)) void tile(const int rows, float *Y,
 #pragma GCC unroll 2
     for (int i = 0; i < rows; i++) {
         float *y = Y + (size_t)i * N;
-        if (cols == TW_PANEL) {
+        if (g) {   // Y is the scratch, whose rows the earlier blocks wrote whole (cols = 32)
+            for (int j = 0; j < 4; j++)
+                if (!first) a[i][j] = _mm256_add_ps(_mm256_loadu_ps(y + 8 * j), a[i][j]);
+            pick(g->best + i, g->arg + i, a[i], g->cols, g->n0);
+        } else if (cols == TW_PANEL) {
             for (int j = 0; j < 4; j++) {
                 __m256 v = first ? a[i][j] : _mm256_add_ps(_mm256_loadu_ps(y + 8 * j), a[i][j]);
                 _mm256_storeu_ps(y + 8 * j, v);
@@ -56,13 +82,20 @@ static inline __attribute__((always_inline)) void tile(const int rows, float *Y,
     }
 }
 
-void tw_linear_packed_avx2(float *Y, const float *X, const float *Wp, int T, int N, int K) {
+// The panels in address order, shared by the two kernels below. The plain kernel: Y is (T, N),
+// ldy = N, and panel n0's sums land at column n0. The greedy head (best and arg not NULL): Y is
+// the scratch part (T, TW_PANEL), which holds one panel's sums over its earlier blocks of k,
+// written whole (the columns past N are sums of the panel's zero rows); the last block's go into
+// the rows' running argmax.
+static void panels(float *Y, int ldy, const float *X, const float *Wp, int T, int N, int K,
+                   float *best, int *arg) {
     const int kc = tw_linear_packed_kc(K), n_tiles = (T + 1) / 2;
     for (int n0 = 0; n0 < N; n0 += TW_PANEL) {
         const float *panel = Wp + (size_t)n0 * K;
         const int cols = N - n0 < TW_PANEL ? N - n0 : TW_PANEL;
+        float *y = best ? Y : Y + n0;
         for (int k0 = 0; k0 < K; k0 += kc) {
-            const int kb = K - k0 < kc ? K - k0 : kc, first = k0 == 0;
+            const int kb = K - k0 < kc ? K - k0 : kc, first = k0 == 0, last = k0 + kb == K;
             const float *w = panel + (size_t)k0 * TW_PANEL;
             // The block after this one, as an address: the last block's lies past the end of
             // Wp, where a prefetch never faults but a pointer may not point.
@@ -72,11 +105,26 @@ void tw_linear_packed_avx2(float *Y, const float *X, const float *Wp, int T, int
                 long l0;   // tile j asks for its share of the next block
                 const int pl = (int)tw_share_lines(&l0, lines, share, j);
                 const uintptr_t pf = next + 64 * (uintptr_t)l0;
-                float *yt = Y + (size_t)t * N + n0;
+                float *yt = y + (size_t)t * ldy;
                 const float *xt = X + (size_t)t * K + k0;
-                if (t + 2 <= T) tile(2, yt, N, cols, xt, K, w, kb, first, pf, pl);
-                else            tile(1, yt, N, cols, xt, K, w, kb, first, pf, pl);
+                greedy_rows g, *to_pick = NULL;
+                if (best && last) {
+                    g = (greedy_rows){ best + t, arg + t, n0, cols };
+                    to_pick = &g;
+                }
+                const int cols_y = best ? TW_PANEL : cols;
+                if (t + 2 <= T) tile(2, yt, ldy, cols_y, xt, K, w, kb, first, to_pick, pf, pl);
+                else            tile(1, yt, ldy, cols_y, xt, K, w, kb, first, to_pick, pf, pl);
             }
         }
     }
+}
+
+void tw_linear_packed_avx2(float *Y, const float *X, const float *Wp, int T, int N, int K) {
+    panels(Y, N, X, Wp, T, N, K, NULL, NULL);
+}
+
+void tw_linear_packed_argmax_avx2(int *arg, float *best, float *part, const float *X,
+                                  const float *Wp, int T, int N, int K) {
+    panels(part, TW_PANEL, X, Wp, T, N, K, best, arg);
 }

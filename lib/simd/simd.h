@@ -381,12 +381,14 @@ void tw_linear_packed_avx512(float *Y, const float *X, const float *Wp, int T, i
 // at the 15M model's 32000 words and 64 rows, Y is 8 MiB that the plain kernel writes to memory
 // and the argmax reads back (docs/serving.md measures the difference). The table's kernel sums
 // each panel in registers and keeps only each row's running maximum; without one, each panel
-// goes through tw_linear_packed into the scratch and on into the running argmax.
+// goes through tw_linear_packed into the scratch and on into the running argmax (NEON, naive).
 //   arg: (T)   scratch: tw_linear_packed_argmax_floats(T) floats   X: (T, K)   Wp: as above
 //   Returns 0 (nothing done) for an empty shape.
 size_t tw_linear_packed_argmax_floats(int T);
 int  tw_linear_packed_argmax(int *arg, float *scratch, const float *X, const float *Wp, int T,
                              int N, int K);
+void tw_linear_packed_argmax_avx2(int *arg, float *best, float *part, const float *X,
+                                  const float *Wp, int T, int N, int K);
 void tw_linear_packed_argmax_avx512(int *arg, float *best, float *part, const float *X,
                                     const float *Wp, int T, int N, int K);
 // tw_argmax_naive's loop continued over outputs n0 .. n0 + n - 1 of one row, y[0 .. n), from
