@@ -372,6 +372,48 @@ static float mix_in_order(const float *att, const float *v, const float *const *
     return acc;
 }
 
+// Outputs d .. d + 7 of the weighted sum, o, stored; one that came out non-finite is recomputed
+// in the reference's order (mix_in_order).   out: (D)
+static inline void store_mixed(float *out, __m256 o, const float *att, const float *v,
+                               const float *const *v_rows, long off, int S, int kv_stride, int d) {
+    _mm256_storeu_ps(out + d, o);
+    if (finite_mask256(o) != 0xFF)
+        for (int j = 0; j < 8; j++)
+            if (!isfinite(out[d + j]))
+                out[d + j] = mix_in_order(att, v, v_rows, off, S, kv_stride, d + j);
+}
+
+// Outputs d .. d + 15 of the weighted sum of values: the 8-wide loop below for two blocks at
+// once, its four accumulators per block (keys t, t+1, t+2, t+3 in turn) now eight chains side
+// by side, each key's row found once for both. Each block's sums are that loop's, in its order.
+//   out: (D)   att: (S)
+static inline __attribute__((always_inline)) void
+mix_16(float *out, const float *att, const float *v, const float *const *v_rows, long off, int S,
+       int kv_stride, int d) {
+    __m256 a[4], b[4];   // unrolled, so that they live in registers, not on the stack
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) a[i] = b[i] = _mm256_setzero_ps();
+    int t = 0;
+    for (; t + 4 <= S; t += 4)
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++) {
+            const float *row = kv_row(v, v_rows, off, t + i, kv_stride) + d;
+            const __m256 w = _mm256_set1_ps(att[t + i]);
+            a[i] = _mm256_fmadd_ps(w, _mm256_loadu_ps(row), a[i]);
+            b[i] = _mm256_fmadd_ps(w, _mm256_loadu_ps(row + 8), b[i]);
+        }
+    for (; t < S; t++) {
+        const float *row = kv_row(v, v_rows, off, t, kv_stride) + d;
+        const __m256 w = _mm256_set1_ps(att[t]);
+        a[0] = _mm256_fmadd_ps(w, _mm256_loadu_ps(row), a[0]);
+        b[0] = _mm256_fmadd_ps(w, _mm256_loadu_ps(row + 8), b[0]);
+    }
+    store_mixed(out, _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3])), att, v,
+                v_rows, off, S, kv_stride, d);
+    store_mixed(out, _mm256_add_ps(_mm256_add_ps(b[0], b[1]), _mm256_add_ps(b[2], b[3])), att, v,
+                v_rows, off, S, kv_stride, d + 8);
+}
+
 // Small heads (stories260K has D = 8) make one dot product per key mostly reduction overhead,
 // so when D is a multiple of 8 the scores are computed eight keys at a time, and the weighted
 // sum of values runs four independent accumulators (one chain would wait on the FMA latency
@@ -392,15 +434,23 @@ sdpa_one_body(float *out, float *scores, float *att, const float *q, const float
             for (int j = 0; j < 16 && j < S; j++) prefetch_span(k_rows[j] + off, D, 1);
         for (; s + 8 <= S; s += 8) {
             __m256 acc[8];
+            const float *kj[8];
             for (int j = 0; j < 8; j++) {
                 if (k_rows) {   // rows anywhere: the hardware cannot guess the next one
                     if (s + 16 + j < S) prefetch_span(k_rows[s + 16 + j] + off, D, 1);
                     prefetch_span(v_rows[s + j] + off, D, 0);   // for the weighted sum
                 }
-                const float *kj = kv_row(k, k_rows, off, s + j, kv_stride);
-                acc[j] = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(kj));
-                for (int d = 8; d < D; d += 8)
-                    acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(kj + d), acc[j]);
+                kj[j] = kv_row(k, k_rows, off, s + j, kv_stride);
+                acc[j] = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(kj[j]));
+            }
+            // The eight keys' chains side by side, d outside: each multiply-add waits only on its
+            // own key's last one (key by key, each waited on the one before it, 4 cycles, and
+            // scoring ran at a quarter of the FMA units' pace). Each key's sum, in order of d.
+            for (int d = 8; d < D; d += 8) {
+                const __m256 qd = _mm256_loadu_ps(q + d);
+#pragma GCC unroll 8
+                for (int j = 0; j < 8; j++)
+                    acc[j] = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kj[j] + d), acc[j]);
             }
             __m256 sv = _mm256_mul_ps(hsum8x8(acc), vscale);
             _mm256_storeu_ps(sc + s, sv);
@@ -418,6 +468,8 @@ sdpa_one_body(float *out, float *scores, float *att, const float *q, const float
     }
     if (!overflowed || !softmax_special_row(att, sc, S)) tw_softmax_row_avx2(att, sc, S);
     int d = 0;
+    for (; d + 16 <= D; d += 16)   // two blocks of 8 outputs: eight chains side by side
+        mix_16(out, att, v, v_rows, off, S, kv_stride, d);
     for (; d + 8 <= D; d += 8) {
         __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         int t = 0;
@@ -429,12 +481,8 @@ sdpa_one_body(float *out, float *scores, float *att, const float *q, const float
         }
         for (; t < S; t++)
             a0 = _mm256_fmadd_ps(_mm256_set1_ps(att[t]), _mm256_loadu_ps(kv_row(v, v_rows, off, t, kv_stride) + d), a0);
-        __m256 o = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
-        _mm256_storeu_ps(out + d, o);
-        if (finite_mask256(o) != 0xFF)
-            for (int j = 0; j < 8; j++)
-                if (!isfinite(out[d + j]))
-                    out[d + j] = mix_in_order(att, v, v_rows, off, S, kv_stride, d + j);
+        store_mixed(out, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)), att, v,
+                    v_rows, off, S, kv_stride, d);
     }
     for (; d < D; d++) out[d] = mix_in_order(att, v, v_rows, off, S, kv_stride, d);
 }
