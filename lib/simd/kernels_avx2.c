@@ -415,9 +415,10 @@ mix_16(float *out, const float *att, const float *v, const float *const *v_rows,
 }
 
 // Small heads (stories260K has D = 8) make one dot product per key mostly reduction overhead,
-// so when D is a multiple of 8 the scores are computed eight keys at a time, and the weighted
-// sum of values runs four independent accumulators (one chain would wait on the FMA latency
-// at every key). A score or an output that comes out non-finite is recomputed in the order of
+// so when D is a multiple of 8 the scores are computed eight keys at a time (their eight chains
+// side by side), and the weighted sum of values runs four independent accumulators per block of 8
+// outputs, two blocks at once where D allows (mix_16): one chain would wait on the FMA latency at
+// every key. A score or an output that comes out non-finite is recomputed in the order of
 // the reference (lib/nn/sdpa.c), so extreme inputs give the reference's answer (docs/kernels.md).
 // Every operation depends on a key's index s, never on where its row lives: the contiguous and the
 // row-pointer kernels below give the same bits for the same rows.
