@@ -48,15 +48,38 @@ static void check(tw_status st, const char *what) {
 }
 
 // Single-core FMA peak in GFLOP/s of the widest ISA this build and CPU can probe (the same probe
-// as `make bench`: best of 5 runs of 50 ms), 0 if there is none.
-static double fma_peak_gflops(const char **which) {
+// as `make bench`), the best of `runs` runs of `seconds`; 0 if there is none.
+static double fma_peak_gflops(const char **which, int runs, double seconds) {
     tw_peak p;
     const char *isa = tw_peak_best_isa();
     *which = "none";
-    if (!isa || !tw_peak_fma(&p, isa, 0, 5, 0.05)) return 0;
+    if (!isa || !tw_peak_fma(&p, isa, 0, runs, seconds)) return 0;
     *which = p.isa;
     return p.gflops;
 }
+
+// The FMA peak probed beside the rounds: at the start (best of 5 runs of 50 ms) and after every
+// round (best of 3 of 30 ms). A share of the peak is taken over the fastest probe of the run: the
+// core's peak is at least that, and a probe that a busy moment slowed could make a share pass
+// 100 % (one probe at the start, before 2026-12-06, did: the 260K shape read 32 % of a 112 GFLOP/s
+// probe in one run, 16 % of a 172 one in the next).
+typedef struct { double first, fastest, slowest; int n; } probes;
+
+static void probe_add(probes *p, double gflops) {
+    if (gflops <= 0) return;
+    if (p->n == 0) p->first = p->slowest = gflops;
+    if (gflops > p->fastest) p->fastest = gflops;
+    if (gflops < p->slowest) p->slowest = gflops;
+    p->n++;
+}
+
+// One row of the table, kept until the run's fastest probe is known.
+typedef struct {
+    const char *level;
+    int threads, torch_ok, torch_failed;
+    double t_med, cpu_med, tps_med, gf, torch_tps;
+    spread vs_torch, vs_torch_cpu;
+} row;
 
 // ---- the two shapes ----
 
@@ -282,6 +305,39 @@ static void usage(void) {
     exit(2);
 }
 
+// The table, each row's share of the peak over the fastest probe of the run (x its threads). A
+// share that still passes 100 % is not printed: the probes, not the row, were wrong.
+static void print_rows(const row *rows, int n, const probes *peak) {
+    printf("FMA peak probed %d times: first %.1f, slowest %.1f, fastest %.1f GFLOP/s; %%peak is of "
+           "the fastest\n", peak->n, peak->first, peak->slowest, peak->fastest);
+    printf("%-8s %7s %8s %7s %9s %8s %12s %10s %21s %9s\n", "level", "threads", "s/step", "cpu s",
+           "tokens/s", "GFLOP/s", "%peak(x thr)", "torch tok/s", "ours/torch [lo - hi]",
+           "per CPU-s");
+    int probe_failed = 0;
+    for (int i = 0; i < n; i++) {
+        const row *w = &rows[i];
+        const double pct = peak->fastest > 0 ? 100 * w->gf / (peak->fastest * w->threads) : 0;
+        printf("%-8s %7d %8.3f %7.3f %9.0f %8.2f", w->level, w->threads, w->t_med, w->cpu_med,
+               w->tps_med, w->gf);
+        if (pct > 100) {
+            printf(" %12s", "n/a");
+            probe_failed = 1;
+        } else printf(" %11.1f%%", pct);
+        if (w->torch_ok) {
+            char r_buf[64];
+            snprintf(r_buf, sizeof r_buf, "%.2fx [%.2f - %.2f]", w->vs_torch.median, w->vs_torch.lo,
+                     w->vs_torch.hi);
+            printf(" %10.0f %21s %8.2fx", w->torch_tps, r_buf, w->vs_torch_cpu.median);
+        } else if (w->torch_failed) {
+            printf(" %10s %21s", "failed", "-");
+        }
+        printf("\n");
+    }
+    if (probe_failed)
+        printf("PROBE FAILURE: a row above ran faster than every probe of the FMA peak (the probes "
+               "ran at busier moments): its %%peak is not printed; run again on a quiet machine\n");
+}
+
 int main(int argc, char **argv) {
     const shape *sh = &SHAPES[0];
     int steps = 5, naive_steps = -1, rounds = -1;
@@ -340,14 +396,15 @@ int main(int argc, char **argv) {
     if (!best) { fprintf(stderr, "bench_train: no SIMD level usable\n"); return 1; }
     best = strcmp(best, "naive") == 0 ? NULL : best;
     const char *peak_isa;
-    const double peak = fma_peak_gflops(&peak_isa);
+    probes peak = { 0 };
+    probe_add(&peak, fma_peak_gflops(&peak_isa, 5, 0.05));
     const double flops = flops_per_step(sh);
     const double tokens = (double)sh->B * sh->T;
     printf("%s shape: dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d; B = %d, T = %d\n",
            sh->name, sh->dim, sh->n_layer, sh->n_head, sh->n_kv_head, sh->hidden, sh->vocab,
            sh->B, sh->T);
-    printf("one step = forward + backward + AdamW, %.2f GFLOP; FMA peak (%s, one core) %.1f GFLOP/s\n",
-           flops * 1e-9, peak_isa, peak);
+    printf("one step = forward + backward + AdamW, %.2f GFLOP; FMA peak (%s, one core): probed now, "
+           "%.1f GFLOP/s, and after every round\n", flops * 1e-9, peak_isa, peak.first);
     char naive_what[32] = "naive: skipped";
     if (naive_steps > 0) snprintf(naive_what, sizeof naive_what, "naive: 1 round of %d", naive_steps);
     printf("one warm-up step, then %d rounds of %d steps (%s); a round's figure is\n"
@@ -357,11 +414,9 @@ int main(int argc, char **argv) {
            "PyTorch process; %d steps a round), with its range [lo - hi]; per CPU-s the same for\n"
            "tokens per CPU-second of each process (fairer when the machine is shared);\n"
            "load average now: %s\n", rounds, steps, naive_what, torch_steps, load_average());
-    printf("%-8s %7s %8s %7s %9s %8s %12s %10s %21s %9s\n", "level", "threads", "s/step", "cpu s",
-           "tokens/s", "GFLOP/s", "%peak(x thr)", "torch tok/s", "ours/torch [lo - hi]",
-           "per CPU-s");
     double tps_best[8] = {0};
-    int probe_failed = 0;
+    row rows[16];
+    int n_rows = 0;
     for (int li = 0; li < 2; li++) {
         const char *level = li == 0 ? "naive" : best;
         if (!level) continue;
@@ -384,6 +439,7 @@ int main(int argc, char **argv) {
             int torch_ok = with_torch;
             for (int r = 0; r < n_rounds; r++) {
                 t[r] = time_round(&cpu[r], &tr, sh, li == 0 ? naive_steps : steps);
+                probe_add(&peak, fma_peak_gflops(&peak_isa, 3, 0.03));
                 tps[r] = tokens / t[r];
                 cps[r] = tokens / cpu[r];
                 if (torch_ok) {
@@ -393,40 +449,30 @@ int main(int argc, char **argv) {
             }
             trainer_free(&tr);
             if (with_torch) peer_close(&peer);
-            spread vs_torch = { 0 }, vs_torch_cpu = { 0 };
-            double torch_tps = 0;
+            row *w = &rows[n_rows++];
+            memset(w, 0, sizeof *w);
+            w->level = level;
+            w->threads = threads[ti];
+            w->torch_ok = torch_ok;
+            w->torch_failed = li == 1 && torch_cmd && !torch_ok;
             if (torch_ok) {
-                vs_torch = paired_ratio(tps, tt, n_rounds);
-                vs_torch_cpu = paired_ratio(cps, tc, n_rounds);
-                torch_tps = median(tt, n_rounds);
+                w->vs_torch = paired_ratio(tps, tt, n_rounds);
+                w->vs_torch_cpu = paired_ratio(cps, tc, n_rounds);
+                w->torch_tps = median(tt, n_rounds);
             }
-            const double t_med = median(t, n_rounds), cpu_med = median(cpu, n_rounds);
-            const double tps_med = median(tps, n_rounds), gf = flops / t_med * 1e-9;
-            if (li == 1) tps_best[ti] = tps_med;
-            const double pct = peak > 0 ? 100 * gf / (peak * threads[ti]) : 0;
-            printf("%-8s %7d %8.3f %7.3f %9.0f %8.2f", level, threads[ti], t_med, cpu_med, tps_med, gf);
-            if (pct > 100) {   // faster than the probe: the probe (run at a busier moment) is wrong
-                printf(" %12s", "n/a");
-                probe_failed = 1;
-            } else printf(" %11.1f%%", pct);
-            if (torch_ok) {
-                char r_buf[64];
-                snprintf(r_buf, sizeof r_buf, "%.2fx [%.2f - %.2f]", vs_torch.median, vs_torch.lo,
-                         vs_torch.hi);
-                printf(" %10.0f %21s %8.2fx", torch_tps, r_buf, vs_torch_cpu.median);
-            } else if (li == 1 && torch_cmd) {
-                printf(" %10s %21s", "failed", "-");
-            }
-            printf("\n");
-            fflush(stdout);
+            w->t_med = median(t, n_rounds);
+            w->cpu_med = median(cpu, n_rounds);
+            w->tps_med = median(tps, n_rounds);
+            w->gf = flops / w->t_med * 1e-9;
+            if (li == 1) tps_best[ti] = w->tps_med;
+            fprintf(stderr, "bench_train: %s, %d thread%s: done\n", level, threads[ti],
+                    threads[ti] == 1 ? "" : "s");
         }
     }
+    print_rows(rows, n_rows, &peak);
     if (best && n_threads > 1 && tps_best[0] > 0)
         for (int ti = 1; ti < n_threads; ti++)
             printf("%s: %d threads / 1 thread = %.2fx\n", best, threads[ti],
                    tps_best[ti] / tps_best[0]);
-    if (probe_failed)
-        printf("PROBE FAILURE: a row above ran faster than the FMA peak probed at the start (the probe "
-               "ran at a busier moment): its %%peak is not printed; run again on a quiet machine\n");
     return 0;
 }
