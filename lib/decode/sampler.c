@@ -46,13 +46,9 @@ float tw_sampler_next_f32(tw_sampler *s) {
 // instead makes every step wait for the load of x[best], which waits for the previous step's
 // choice of best: a chain of loads through every element (docs/performance.md has what it cost).
 int tw_argmax_naive(const float *x, int n) {
-    int best = 0;
-    float best_value = x[0];
-    for (int i = 1; i < n; i++)
-        if (x[i] > best_value) {   // '>' keeps the first index on ties; a NaN never wins
-            best_value = x[i];
-            best = i;
-        }
+    float best_value;
+    int best;
+    tw_argmax_continue(&best_value, &best, x, n, 0);   // simd.h: the loop, from x[0]
     return best;
 }
 

@@ -383,41 +383,46 @@ static inline void store_mixed(float *out, __m256 o, const float *att, const flo
                 out[d + j] = mix_in_order(att, v, v_rows, off, S, kv_stride, d + j);
 }
 
-// Outputs d .. d + 15 of the weighted sum of values: the 8-wide loop below for two blocks at
-// once, its four accumulators per block (keys t, t+1, t+2, t+3 in turn) now eight chains side
-// by side, each key's row found once for both. Each block's sums are that loop's, in its order.
-//   out: (D)   att: (S)
+// Outputs d .. d + 8 * blocks - 1 of the weighted sum of values (blocks is 1 or 2, a constant once
+// inlined): per block of 8 outputs, four accumulators take keys t, t+1, t+2, t+3 in turn, and with
+// two blocks their eight chains run side by side, each key's row found once for both. Unrolled, so
+// that the accumulators live in registers, not on the stack.   out: (D)   att: (S)
 static inline __attribute__((always_inline)) void
-mix_16(float *out, const float *att, const float *v, const float *const *v_rows, long off, int S,
-       int kv_stride, int d) {
-    __m256 a[4], b[4];   // unrolled, so that they live in registers, not on the stack
+mix_blocks(float *out, const float *att, const float *v, const float *const *v_rows, long off,
+           int S, int kv_stride, int d, const int blocks) {
+    __m256 a[2][4];
+#pragma GCC unroll 2
+    for (int bl = 0; bl < blocks; bl++)
 #pragma GCC unroll 4
-    for (int i = 0; i < 4; i++) a[i] = b[i] = _mm256_setzero_ps();
+        for (int i = 0; i < 4; i++) a[bl][i] = _mm256_setzero_ps();
     int t = 0;
     for (; t + 4 <= S; t += 4)
 #pragma GCC unroll 4
         for (int i = 0; i < 4; i++) {
             const float *row = kv_row(v, v_rows, off, t + i, kv_stride) + d;
             const __m256 w = _mm256_set1_ps(att[t + i]);
-            a[i] = _mm256_fmadd_ps(w, _mm256_loadu_ps(row), a[i]);
-            b[i] = _mm256_fmadd_ps(w, _mm256_loadu_ps(row + 8), b[i]);
+#pragma GCC unroll 2
+            for (int bl = 0; bl < blocks; bl++)
+                a[bl][i] = _mm256_fmadd_ps(w, _mm256_loadu_ps(row + 8 * bl), a[bl][i]);
         }
     for (; t < S; t++) {
         const float *row = kv_row(v, v_rows, off, t, kv_stride) + d;
         const __m256 w = _mm256_set1_ps(att[t]);
-        a[0] = _mm256_fmadd_ps(w, _mm256_loadu_ps(row), a[0]);
-        b[0] = _mm256_fmadd_ps(w, _mm256_loadu_ps(row + 8), b[0]);
+#pragma GCC unroll 2
+        for (int bl = 0; bl < blocks; bl++)
+            a[bl][0] = _mm256_fmadd_ps(w, _mm256_loadu_ps(row + 8 * bl), a[bl][0]);
     }
-    store_mixed(out, _mm256_add_ps(_mm256_add_ps(a[0], a[1]), _mm256_add_ps(a[2], a[3])), att, v,
-                v_rows, off, S, kv_stride, d);
-    store_mixed(out, _mm256_add_ps(_mm256_add_ps(b[0], b[1]), _mm256_add_ps(b[2], b[3])), att, v,
-                v_rows, off, S, kv_stride, d + 8);
+#pragma GCC unroll 2
+    for (int bl = 0; bl < blocks; bl++)
+        store_mixed(out, _mm256_add_ps(_mm256_add_ps(a[bl][0], a[bl][1]),
+                                       _mm256_add_ps(a[bl][2], a[bl][3])),
+                    att, v, v_rows, off, S, kv_stride, d + 8 * bl);
 }
 
 // Small heads (stories260K has D = 8) make one dot product per key mostly reduction overhead,
 // so when D is a multiple of 8 the scores are computed eight keys at a time (their eight chains
 // side by side), and the weighted sum of values runs four independent accumulators per block of 8
-// outputs, two blocks at once where D allows (mix_16): one chain would wait on the FMA latency at
+// outputs, two blocks at once where D allows (mix_blocks): one chain would wait on the FMA latency at
 // every key. A score or an output that comes out non-finite is recomputed in the order of
 // the reference (lib/nn/sdpa.c), so extreme inputs give the reference's answer (docs/kernels.md).
 // Every operation depends on a key's index s, never on where its row lives: the contiguous and the
@@ -470,21 +475,8 @@ sdpa_one_body(float *out, float *scores, float *att, const float *q, const float
     if (!overflowed || !softmax_special_row(att, sc, S)) tw_softmax_row_avx2(att, sc, S);
     int d = 0;
     for (; d + 16 <= D; d += 16)   // two blocks of 8 outputs: eight chains side by side
-        mix_16(out, att, v, v_rows, off, S, kv_stride, d);
-    for (; d + 8 <= D; d += 8) {
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-        int t = 0;
-        for (; t + 4 <= S; t += 4) {
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(att[t]), _mm256_loadu_ps(kv_row(v, v_rows, off, t, kv_stride) + d), a0);
-            a1 = _mm256_fmadd_ps(_mm256_set1_ps(att[t + 1]), _mm256_loadu_ps(kv_row(v, v_rows, off, t + 1, kv_stride) + d), a1);
-            a2 = _mm256_fmadd_ps(_mm256_set1_ps(att[t + 2]), _mm256_loadu_ps(kv_row(v, v_rows, off, t + 2, kv_stride) + d), a2);
-            a3 = _mm256_fmadd_ps(_mm256_set1_ps(att[t + 3]), _mm256_loadu_ps(kv_row(v, v_rows, off, t + 3, kv_stride) + d), a3);
-        }
-        for (; t < S; t++)
-            a0 = _mm256_fmadd_ps(_mm256_set1_ps(att[t]), _mm256_loadu_ps(kv_row(v, v_rows, off, t, kv_stride) + d), a0);
-        store_mixed(out, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)), att, v,
-                    v_rows, off, S, kv_stride, d);
-    }
+        mix_blocks(out, att, v, v_rows, off, S, kv_stride, d, 2);
+    for (; d + 8 <= D; d += 8) mix_blocks(out, att, v, v_rows, off, S, kv_stride, d, 1);
     for (; d < D; d++) out[d] = mix_in_order(att, v, v_rows, off, S, kv_stride, d);
 }
 

@@ -391,20 +391,25 @@ void tw_linear_packed_argmax_avx2(int *arg, float *best, float *part, const floa
                                   const float *Wp, int T, int N, int K);
 void tw_linear_packed_argmax_avx512(int *arg, float *best, float *part, const float *X,
                                     const float *Wp, int T, int N, int K);
-// tw_argmax_naive's loop continued over outputs n0 .. n0 + n - 1 of one row, y[0 .. n), from
-// (*best, *arg), the running maximum over outputs 0 .. n0 - 1 (at n0 = 0 it starts from y[0]).
+// The argmax loop (tw_argmax_naive is this from n0 = 0) continued over outputs n0 .. n0 + n - 1 of
+// one row, y[0 .. n), from (*best, *arg), the running maximum over outputs 0 .. n0 - 1 (at n0 = 0
+// it starts from y[0]). The running maximum is kept in a local, so in a register: through the
+// pointer, every comparison would wait on a reload after each update.
 static inline void tw_argmax_continue(float *best, int *arg, const float *y, int n, int n0) {
-    int j = 0;
-    if (n0 == 0) {
-        *best = y[0];
-        *arg = 0;
-        j = 1;
+    int j = 1, a = 0;   // from y[0] at n0 = 0 (*best and *arg are then not read)
+    float b = y[0];
+    if (n0 > 0) {
+        j = 0;
+        a = *arg;
+        b = *best;
     }
     for (; j < n; j++)
-        if (y[j] > *best) {   // '>' keeps the first index on ties; a NaN never wins
-            *best = y[j];
-            *arg = n0 + j;
+        if (y[j] > b) {   // '>' keeps the first index on ties; a NaN never wins
+            b = y[j];
+            a = n0 + j;
         }
+    *best = b;
+    *arg = a;
 }
 
 // ---- the decode matvec: rows in memory order, and rows shared among threads ----
