@@ -48,6 +48,36 @@ START_TEST(too_large_a_tile_declines_and_touches_nothing)
 }
 END_TEST
 
+START_TEST(a_hidden_key_adds_exactly_nothing_at_every_level)
+{
+    // Causal, T = S = 16 in one block: row 0 sees key 0 only, whose value row is 0, so its output
+    // is exactly 0 (the naive loop never visits the hidden keys). The kernels score all 16 keys of
+    // the block, the 15 hidden ones at -inf, and rely on their exp giving exactly 0 there: an exp
+    // of -inf that gave the smallest subnormal instead (1.4e-45) would add about 1e-15 of each of
+    // the other values (1e30 .. 2e30) to row 0.
+    const int T = 16, D = 8;
+    const tw_simd_tiling a = { T, T, D, D, D, T, 1, 0, 64 };
+    float *q = tt_rand((long)T * D, -1, 1, 11), *k = tt_rand((long)T * D, -1, 1, 12);
+    float *v = tt_rand((long)T * D, 1e30f, 2e30f, 13), *out = tt_zeros((long)T * D);
+    float *st = tt_zeros(2L * T);
+    for (int d = 0; d < D; d++) v[d] = 0.0f;
+    char levels[256];
+    snprintf(levels, sizeof levels, "%s", tw_simd_available());
+    int ran = 0;
+    for (char *save = NULL, *lv = strtok_r(levels, " ", &save); lv; lv = strtok_r(NULL, " ", &save)) {
+        if (strcmp(lv, "naive") == 0) continue;
+        ck_assert_str_eq(tw_simd_init(lv), lv);
+        ck_assert_int_eq(tw_simd_sdpa_tiled_forward(out, st, st + T, q, k, v, NULL, &a), 1);
+        for (int d = 0; d < D; d++)
+            ck_assert_msg(out[d] == 0.0f, "%s: row 0 out[%d] = %g, want exactly 0", lv, d, (double)out[d]);
+        ran++;
+    }
+    tw_simd_init("naive");
+    ck_assert_int_gt(ran, 0);
+    free(q); free(k); free(v); free(out); free(st);
+}
+END_TEST
+
 START_TEST(ten_flash_steps_at_every_level_match_pytorch)
 {
     // llama (D 6: narrower than any register) and stories260K (D 8, GQA): the heads the tiled
@@ -69,6 +99,7 @@ Suite *suite_sdpa_tiled_simd(void) {
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, every_level_matches_the_naive_tiled_loop);
     tcase_add_test(tc, too_large_a_tile_declines_and_touches_nothing);
+    tcase_add_test(tc, a_hidden_key_adds_exactly_nothing_at_every_level);
     tcase_add_test(tc, ten_flash_steps_at_every_level_match_pytorch);
     suite_add_tcase(s, tc);
     return s;

@@ -64,12 +64,15 @@ static float SUFFIX(max_of)(const float *x, int nbp) {
     return VHMAX(mx);
 }
 
-// e (nbp) = exp(x - shift), exactly 0 where x is -inf (a hidden key adds nothing).
+// e (nbp) = exp(x - shift), exactly 0 where x is -inf (a hidden key adds nothing): every level's
+// exp clamps its argument at -104, where expf rounds to 0, and so gives 0 for -inf
+// (tests/test_sdpa_tiled_simd.c checks it through a row that sees one key). e may be x.
+// (Until 2026-12-06 a scalar loop here also zeroed the -inf keys; both callers pass e = x, so it
+// read the exponentials, never fired, and was a tenth of a stories260K step under --attn flash.)
 static void SUFFIX(exp_shifted)(float *e, const float *x, int nbp, float shift) {
     const VF s = VSET1(shift);
     for (int j = 0; j < nbp; j += W) VSTORE(e + j, VSUB(VLOAD(x + j), s));
     VEXP(e, e, nbp);
-    for (int j = 0; j < nbp; j++) if (x[j] == -INFINITY) e[j] = 0.0f;
 }
 
 // sum_j x[j] over nbp floats (a multiple of W).
