@@ -26,7 +26,8 @@ ifeq ($(SIMD),1)
     SIMD_ISA_SRC += lib/simd/kernels_avx2.c lib/simd/matmul_5_avx2.c lib/simd/matvec_avx2.c \
                     lib/simd/kernels_avx512.c lib/simd/matmul_5_avx512.c lib/simd/matvec_avx512.c \
                     lib/simd/attn_avx512.c lib/simd/sdpa_tiled_avx2.c lib/simd/sdpa_tiled_avx512.c \
-                    lib/simd/linear_packed_avx2.c lib/simd/linear_packed_avx512.c
+                    lib/simd/sdpa_tiled_narrow_avx512.c lib/simd/linear_packed_avx2.c \
+                    lib/simd/linear_packed_avx512.c
     CPPFLAGS += -DTW_HAVE_AVX2 -DTW_HAVE_AVX512
     $(BUILD)/lib/simd/kernels_avx2.o $(BUILD)/lib/simd/matmul_5_avx2.o: ISAFLAGS := -mavx2 -mfma
     $(BUILD)/lib/simd/matvec_avx2.o $(BUILD)/lib/simd/linear_packed_avx2.o: ISAFLAGS := -mavx2 -mfma
@@ -34,7 +35,7 @@ ifeq ($(SIMD),1)
     $(BUILD)/lib/simd/matvec_avx512.o $(BUILD)/lib/simd/linear_packed_avx512.o: ISAFLAGS := -mavx512f -mfma
     $(BUILD)/lib/simd/attn_avx512.o: ISAFLAGS := -mavx512f -mfma
     $(BUILD)/lib/simd/sdpa_tiled_avx2.o: ISAFLAGS := -mavx2 -mfma
-    $(BUILD)/lib/simd/sdpa_tiled_avx512.o: ISAFLAGS := -mavx512f -mfma
+    $(BUILD)/lib/simd/sdpa_tiled_avx512.o $(BUILD)/lib/simd/sdpa_tiled_narrow_avx512.o: ISAFLAGS := -mavx512f -mfma
   endif
   ifneq ($(filter aarch64% arm64%,$(SIMD_TARGET)),)
     # Advanced SIMD is baseline on AArch64: no flag needed.

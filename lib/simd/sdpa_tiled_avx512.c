@@ -1,5 +1,6 @@
 // sdpa_tiled_avx512.c: the tiled attention's forward and backward (nn/sdpa_tiled.h) on AVX-512F,
-// 16 keys per register: sdpa_tiled_body.h over this ISA's vector layer. Compiled with
+// 16 keys per register: sdpa_tiled_body.h over this ISA's vector layer, after the kernel for narrow
+// heads (sdpa_tiled_narrow_avx512.c) where it takes the call. Compiled with
 // -mavx512f -mfma on this object only; sdpa_tiled_hook.c calls it at the avx512 level.
 #include <immintrin.h>
 #include <math.h>
@@ -27,12 +28,15 @@
 int tw_sdpa_tiled_forward_avx512(float *out, float *row_max, float *row_logsum, const float *q,
                                  const float *k, const float *v, const float *mask,
                                  const tw_simd_tiling *a) {
-    return tiled_forward_avx512(out, row_max, row_logsum, q, k, v, mask, a);
+    return tw_sdpa_tiled_forward_narrow_avx512(out, row_max, row_logsum, q, k, v, mask, a) ||
+           tiled_forward_avx512(out, row_max, row_logsum, q, k, v, mask, a);
 }
 
 int tw_sdpa_tiled_backward_avx512(float *dq, float *dk, float *dv, const float *dout,
                                   const float *out, const float *row_max, const float *row_logsum,
                                   const float *q, const float *k, const float *v, const float *mask,
                                   const tw_simd_tiling *a) {
-    return tiled_backward_avx512(dq, dk, dv, dout, out, row_max, row_logsum, q, k, v, mask, a);
+    return tw_sdpa_tiled_backward_narrow_avx512(dq, dk, dv, dout, out, row_max, row_logsum, q, k, v,
+                                                mask, a) ||
+           tiled_backward_avx512(dq, dk, dv, dout, out, row_max, row_logsum, q, k, v, mask, a);
 }

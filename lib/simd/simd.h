@@ -518,5 +518,8 @@ int tw_simd_sdpa_tiled_backward(float *dq, float *dk, float *dv, const float *do
 TW_SDPA_TILED_DECL(avx2)
 TW_SDPA_TILED_DECL(avx512)
 TW_SDPA_TILED_DECL(neon)
+// AVX-512's kernel for narrow heads (D <= 16, S <= 256, no mask; sdpa_tiled_narrow_avx512.c), which
+// the avx512 entries above try first: 0 declines.
+TW_SDPA_TILED_DECL(narrow_avx512)
 
 #endif
