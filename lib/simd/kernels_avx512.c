@@ -5,7 +5,7 @@
 #include <immintrin.h>
 #include <math.h>
 #include "simd.h"
-#include "exp_avx512.h"
+#include "simd/exp_avx512.h"
 
 static __mmask16 tail_mask(int n) { return (__mmask16)((1u << n) - 1u); }
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "simd.h"
-#include "exp_avx512.h"
+#include "simd/exp_avx512.h"
 
 enum { W = 16, MAX_D = 16, MAX_KEYS = 256, MAX_VECS = MAX_KEYS / W };
 
