@@ -3,7 +3,7 @@
 // _backward_naive, lib/nn/sdpa_tiled.c), without the Check framework, so that the same cases run
 // in the Check suite (tests/test_sdpa_tiled_simd.c: x86's avx2 and avx512) and in the AArch64
 // self-test under qemu (tests/arm/sdpa_tiled_selftest.c: neon; make test-arm-tiled).
-// Cases: T in {1, 7, 33, 40, 64, 257}, head sizes 4 .. 64 (below, equal to and above a
+// Cases: T in {1, 5, 7, 33, 40, 48, 64, 200, 257}, head sizes 4 .. 64 (below, equal to and above a
 // register's width), blocks that do not divide T, additive masks, a KV-cache offset, heads read
 // in place at a stride (GQA), scores near +-1e4, a row with every key masked (output 0, no
 // gradient, never NaN) and one with a single key. The kernel must run (return 1) for each of them.
@@ -43,6 +43,11 @@ static const st_case ST_CASES[] = {
     { 64,  64,  64, 1, 0,  1, 64,  1, 1 },     // D x block = 4096: the largest the kernels take
     { 3,   19,  8,  1, 16, 1, 4,   1, 1 },     // three new queries over a KV cache of 19 keys
     { 33,  33,  8,  1, 0,  0, 8,   1, 100 },   // near-one-hot rows that rescale block to block
+    // Unmasked, S <= 256, D <= 16: the calls AVX-512's narrow kernel takes (sdpa_tiled_narrow_avx512.c)
+    { 200, 200, 8,  1, 0,  0, 64,  8, 1 },     // rows ending inside a register; GQA
+    { 5,   21,  8,  1, 16, 0, 64,  1, 1 },     // five new queries over a KV cache, no mask
+    { 48,  48,  12, 0, 0,  0, 64,  1, 1 },     // not causal, D of no unrolled copy
+    { 64,  256, 16, 1, 192, 0, 64, 2, 1 },     // 256 keys, the most a row keeps in registers
 };
 enum { N_ST_CASES = sizeof ST_CASES / sizeof ST_CASES[0] };
 
