@@ -7,8 +7,8 @@
 // A benchmark, not a test: the numbers depend on the machine and its load; the gradients are
 // checked elsewhere (tests/test_model_backward.c, tests/test_train_simd.c).
 //
-//   bench_train [--shape 260k|15m] [--steps N] [--naive-steps N] [--rounds N] [--threads LIST]
-//               [--torch-cmd CMD]
+//   bench_train [--shape 260k|15m] [--attn default|flash] [--steps N] [--naive-steps N]
+//               [--rounds N] [--threads LIST] [--torch-cmd CMD]
 //
 // The model is seeded random (tw_model_randomize), the batch seeded random tokens; B = 8 for the
 // 260K shape and 4 for the 15M shape, T = 256 (the batches of the PyTorch figures).
@@ -22,6 +22,9 @@
 // taken minutes apart says little. The naive level runs one round of --naive-steps steps (the 15M
 // shape 1 by default), without PyTorch. With N threads the batch is split into N parts trained in
 // parallel (tw_model_forward_backward_split, lib/train/parallel.h); with one, tw_model_forward_backward runs it.
+// --attn flash trains with the tiled attention of ./train --attn flash (nn/sdpa_tiled.h) instead
+// of the default, which keeps every head's (T, S) scores and pattern for the backward; PyTorch's
+// model is the same either way (the two attentions compute the same function).
 #define _POSIX_C_SOURCE 200809L   // fork, pipe, fdopen, waitpid
 #include <math.h>
 #include <signal.h>
@@ -89,8 +92,9 @@ static const shape SHAPES[] = {
     { "stories15M", 288, 6, 6, 6, 768, 32000, 4, 256 },
 };
 
-// llama2.c's Llama: RMSNorm, RoPE (adjacent pairs, base 1e4), SwiGLU, tied head, no biases.
-static tw_model_config config_of(const shape *sh) {
+// llama2.c's Llama: RMSNorm, RoPE (adjacent pairs, base 1e4), SwiGLU, tied head, no biases;
+// flash: tiled attention (./train --attn flash), which keeps no (H, T, S) tables.
+static tw_model_config config_of(const shape *sh, int flash) {
     tw_model_config c;
     check(tw_model_config_preset(&c, "llama"), "preset");
     c.vocab = sh->vocab;
@@ -103,6 +107,7 @@ static tw_model_config config_of(const shape *sh) {
     c.block.attn.head_dim = sh->dim / sh->n_head;
     c.block.ffn_hidden = sh->hidden;
     c.block.norm_eps = 1e-5f;
+    c.block.attn.tiled = flash;
     return c;
 }
 
@@ -130,9 +135,9 @@ typedef struct {
     int step;
 } trainer;
 
-static void trainer_init(trainer *tr, const shape *sh, int parts) {
+static void trainer_init(trainer *tr, const shape *sh, int parts, int flash) {
     memset(tr, 0, sizeof *tr);
-    tw_model_config c = config_of(sh);
+    tw_model_config c = config_of(sh, flash);
     check(tw_model_init(&tr->m, &c), "model");
     tw_model_randomize(&tr->m, 1234);
     tr->parts = parts;
@@ -300,8 +305,8 @@ static const char *load_average(void) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: bench_train [--shape 260k|15m] [--steps N] [--naive-steps N] "
-                    "[--rounds N] [--threads LIST] [--torch-cmd CMD]\n");
+    fprintf(stderr, "usage: bench_train [--shape 260k|15m] [--attn default|flash] [--steps N] "
+                    "[--naive-steps N] [--rounds N] [--threads LIST] [--torch-cmd CMD]\n");
     exit(2);
 }
 
@@ -340,7 +345,7 @@ static void print_rows(const row *rows, int n, const probes *peak) {
 
 int main(int argc, char **argv) {
     const shape *sh = &SHAPES[0];
-    int steps = 5, naive_steps = -1, rounds = -1;
+    int steps = 5, naive_steps = -1, rounds = -1, flash = 0;
     const char *threads_list = "1,2", *torch_cmd = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -350,6 +355,10 @@ int main(int argc, char **argv) {
             if (strcmp(v, "260k") == 0) sh = &SHAPES[0];
             else if (strcmp(v, "15m") == 0) sh = &SHAPES[1];
             else { fprintf(stderr, "bench_train: --shape: '%s' is not 260k or 15m\n", v); return 2; }
+        } else if (strcmp(a, "--attn") == 0) {
+            if (strcmp(v, "default") == 0) flash = 0;
+            else if (strcmp(v, "flash") == 0) flash = 1;
+            else { fprintf(stderr, "bench_train: --attn: '%s' is not default or flash\n", v); return 2; }
         } else if (strcmp(a, "--steps") == 0) {
             steps = atoi(v);
             if (steps < 1 || steps > 64) { fprintf(stderr, "bench_train: --steps: 1 .. 64\n"); return 2; }
@@ -400,9 +409,10 @@ int main(int argc, char **argv) {
     probe_add(&peak, fma_peak_gflops(&peak_isa, 5, 0.05));
     const double flops = flops_per_step(sh);
     const double tokens = (double)sh->B * sh->T;
-    printf("%s shape: dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d; B = %d, T = %d\n",
-           sh->name, sh->dim, sh->n_layer, sh->n_head, sh->n_kv_head, sh->hidden, sh->vocab,
-           sh->B, sh->T);
+    printf("%s shape: dim %d, %d layers, %d heads (%d kv), hidden %d, vocab %d; B = %d, T = %d; "
+           "attention: %s\n", sh->name, sh->dim, sh->n_layer, sh->n_head, sh->n_kv_head, sh->hidden,
+           sh->vocab, sh->B, sh->T,
+           flash ? "flash (tiled, --attn flash)" : "default (materialised (T, S) tables)");
     printf("one step = forward + backward + AdamW, %.2f GFLOP; FMA peak (%s, one core): probed now, "
            "%.1f GFLOP/s, and after every round\n", flops * 1e-9, peak_isa, peak.first);
     char naive_what[32] = "naive: skipped";
@@ -431,7 +441,7 @@ int main(int argc, char **argv) {
             const int with_torch = li == 1 && torch_cmd &&
                                    peer_start(&peer, torch_cmd, sh, threads[ti], torch_steps);
             trainer tr;
-            trainer_init(&tr, sh, parts);   // a fresh model: every configuration trains the same
+            trainer_init(&tr, sh, parts, flash);   // a fresh model: every configuration trains the same
             train_step(&tr, sh);            // warm-up: first touch of every buffer
             // Per round: ours (s/step, CPU s/step, tokens/s, tokens per CPU-s) and PyTorch's.
             double t[BENCH_MAX_REPEATS], cpu[BENCH_MAX_REPEATS], tps[BENCH_MAX_REPEATS];
