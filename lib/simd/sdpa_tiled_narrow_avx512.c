@@ -102,21 +102,28 @@ int narrow_forward(float *out, float *row_max, float *row_logsum, const float *q
         __m512 sum = _mm512_setzero_ps();
         UNROLL_D
         for (int d = 0; d < MAX_D; d++) acc[d] = _mm512_setzero_ps();
-        // e = exp(score - m), all of the row's first: the exponentials are independent of each
-        // other, and a loop that used each one at once waited on it (a third of the kernel's time).
-        for (int j = 0; j < nv; j++) e[j] = exp512(_mm512_sub_ps(e[j], mv));
+        // e = exp(score - m), 0 for the keys the row does not see. Their exp is not taken: at
+        // -inf exp512 clamps to -104 and vscalefps then underflows to 0, which costs a microcode
+        // assist on Intel cores (the last register of every causal row: a third of the forward).
+        for (int j = 0; j < nv; j++) {
+            const __mmask16 seen = first(n - j * W);
+            e[j] = _mm512_maskz_mov_ps(seen, exp512(_mm512_maskz_sub_ps(seen, e[j], mv)));
+        }
         for (int j = 0; j < nv; j++) {   // summed, and weighting the values
             sum = _mm512_add_ps(sum, e[j]);
             UNROLL_D
             for (int d = 0; d < D; d++)
                 acc[d] = _mm512_fmadd_ps(e[j], _mm512_load_ps(vT + (size_t)d * Sp + (size_t)j * W), acc[d]);
         }
-        const double l = _mm512_reduce_add_ps(sum);   // >= 1: the largest term is exp(0)
+        const float l = _mm512_reduce_add_ps(sum);   // >= 1: the largest term is exp(0)
+        const double inv_l = 1.0 / l;
         UNROLL_D
-        for (int d = 0; d < D; d++) o[d] = (float)(_mm512_reduce_add_ps(acc[d]) / l);
+        for (int d = 0; d < D; d++) o[d] = (float)(_mm512_reduce_add_ps(acc[d]) * inv_l);
         row_max[t] = m;
-        row_logsum[t] = (float)log(l);
+        row_logsum[t] = l;   // log l below: a call here spilled the row's registers every row
     }
+    for (int t = 0; t < a->T; t++)
+        if (row_max[t] != -INFINITY) row_logsum[t] = (float)log(row_logsum[t]);
     free(kT);
     return 1;
 }
@@ -148,9 +155,12 @@ int narrow_backward(float *dq, float *dk, float *dv, const float *dout, const fl
         const __m512 dtv = _mm512_set1_ps((float)Dt);
         for (int j = 0; j < nv; j++) {
             const size_t c = (size_t)j * W;
-            // p = exp(score - m - log l), 0 for the keys the row does not see
-            const __m512 s = key_scores(qd, kT, j, Sp, D, first(n - j * W), inv);
-            const __m512 p = exp512(_mm512_sub_ps(_mm512_sub_ps(s, shift), log_l));
+            // p = exp(score - m - log l), 0 for the keys the row does not see (their exp not
+            // taken, as in the forward)
+            const __mmask16 seen = first(n - j * W);
+            const __m512 s = key_scores(qd, kT, j, Sp, D, seen, inv);
+            const __m512 p = _mm512_maskz_mov_ps(
+                seen, exp512(_mm512_maskz_sub_ps(seen, _mm512_sub_ps(s, shift), log_l)));
             // dp_s = dout_t . v_s, then ds = p (dp - D_t) / sqrt(D) (0 where p is)
             __m512 dp = _mm512_mul_ps(gd[0], _mm512_load_ps(vT + c));
             UNROLL_D
