@@ -104,12 +104,38 @@ int tw_simd_cross_entropy_row(double *lse, float *p, const float *z, int V) {
 // With e = exp(-g) and s = sigmoid(g) = 1 / (1 + e): silu(g) = g s and silu'(g) = s (1 + g (1 - s))
 // = s (1 + g e s), the last form exact where s rounds to 1 (1 - s would cancel). For very
 // negative g, e = inf and s = 0 (e s is then taken as its limit, 1): both are 0, their limits.
+#if defined(__SSE2__)
+// The loop below on four elements a register: the same IEEE operations in the same order (a
+// division, products and sums, no fused multiply-add), so the same bits (a NaN stays NaN, its
+// sign bit aside). The scalar loop's division, one element at a time, was 4 % of a stories260K
+// training step.
+static long swiglu_gating_sse2(float *dgate, float *dup, const float *gate, const float *up,
+                               long n) {
+    const __m128 one = _mm_set1_ps(1.0f), inf = _mm_set1_ps(INFINITY);
+    long i = 0;
+    for (; i + 4 <= n; i += 4) {
+        const __m128 g = _mm_loadu_ps(gate + i), e = _mm_loadu_ps(dup + i), da = _mm_loadu_ps(dgate + i);
+        const __m128 s = _mm_div_ps(one, _mm_add_ps(one, e));
+        const __m128 at_inf = _mm_cmpeq_ps(e, inf);
+        const __m128 es = _mm_or_ps(_mm_and_ps(at_inf, one), _mm_andnot_ps(at_inf, _mm_mul_ps(e, s)));
+        _mm_storeu_ps(dup + i, _mm_mul_ps(da, _mm_mul_ps(g, s)));
+        const __m128 ds = _mm_mul_ps(s, _mm_add_ps(one, _mm_mul_ps(g, es)));
+        _mm_storeu_ps(dgate + i, _mm_mul_ps(_mm_mul_ps(da, _mm_loadu_ps(up + i)), ds));
+    }
+    return i;
+}
+#endif
+
 int tw_simd_swiglu_backward_gating(float *dgate, float *dup, const float *gate, const float *up,
                                    long n) {
     if (!tw_simd.exp) return 0;
     for (long i = 0; i < n; i++) dup[i] = -gate[i];
     tw_simd.exp(dup, dup, n);   // dup holds e for now
-    for (long i = 0; i < n; i++) {
+    long i = 0;
+#if defined(__SSE2__)
+    i = swiglu_gating_sse2(dgate, dup, gate, up, n);
+#endif
+    for (; i < n; i++) {
         const float g = gate[i], e = dup[i], s = 1.0f / (1.0f + e), da = dgate[i];
         const float es = e == INFINITY ? 1.0f : e * s;   // 1 - s
         dup[i] = da * (g * s);
