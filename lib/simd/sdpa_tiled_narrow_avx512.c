@@ -153,27 +153,33 @@ int narrow_backward(float *dq, float *dk, float *dv, const float *dout, const fl
         for (int d = 0; d < MAX_D; d++) dqa[d] = _mm512_setzero_ps();
         const __m512 shift = _mm512_set1_ps(row_max[t]), log_l = _mm512_set1_ps(row_logsum[t]);
         const __m512 dtv = _mm512_set1_ps((float)Dt);
+        // Two passes over the row's keys: first p and ds (the exponentials want registers for
+        // their constants), then the three gradients' updates from them (the D accumulators of
+        // dq want registers). In one pass the compiler kept neither set in registers.
+        __m512 p[MAX_VECS], ds[MAX_VECS];
         for (int j = 0; j < nv; j++) {
             const size_t c = (size_t)j * W;
             // p = exp(score - m - log l), 0 for the keys the row does not see (their exp not
             // taken, as in the forward)
             const __mmask16 seen = first(n - j * W);
             const __m512 s = key_scores(qd, kT, j, Sp, D, seen, inv);
-            const __m512 p = _mm512_maskz_mov_ps(
+            p[j] = _mm512_maskz_mov_ps(
                 seen, exp512(_mm512_maskz_sub_ps(seen, _mm512_sub_ps(s, shift), log_l)));
             // dp_s = dout_t . v_s, then ds = p (dp - D_t) / sqrt(D) (0 where p is)
             __m512 dp = _mm512_mul_ps(gd[0], _mm512_load_ps(vT + c));
             UNROLL_D
             for (int d = 1; d < D; d++)
                 dp = _mm512_fmadd_ps(gd[d], _mm512_load_ps(vT + (size_t)d * Sp + c), dp);
-            const __m512 ds = _mm512_mul_ps(_mm512_mul_ps(p, _mm512_sub_ps(dp, dtv)), inv);
-            // dv_s += p dout_t, dk_s += ds q_t, dq_t += ds k_s
+            ds[j] = _mm512_mul_ps(_mm512_mul_ps(p[j], _mm512_sub_ps(dp, dtv)), inv);
+        }
+        for (int j = 0; j < nv; j++) {   // dv_s += p dout_t, dk_s += ds q_t, dq_t += ds k_s
+            const size_t c = (size_t)j * W;
             UNROLL_D
             for (int d = 0; d < D; d++) {
                 const size_t i = (size_t)d * Sp + c;
-                _mm512_store_ps(dvT + i, _mm512_fmadd_ps(p, gd[d], _mm512_load_ps(dvT + i)));
-                _mm512_store_ps(dkT + i, _mm512_fmadd_ps(ds, qd[d], _mm512_load_ps(dkT + i)));
-                dqa[d] = _mm512_fmadd_ps(ds, _mm512_load_ps(kT + i), dqa[d]);
+                _mm512_store_ps(dvT + i, _mm512_fmadd_ps(p[j], gd[d], _mm512_load_ps(dvT + i)));
+                _mm512_store_ps(dkT + i, _mm512_fmadd_ps(ds[j], qd[d], _mm512_load_ps(dkT + i)));
+                dqa[d] = _mm512_fmadd_ps(ds[j], _mm512_load_ps(kT + i), dqa[d]);
             }
         }
         if (dq)
