@@ -1,7 +1,8 @@
 # mk/train_bench.mk: the training benchmark (issue 12, section 6).
 #
 #   make bench-train      training tokens/s (forward + backward + AdamW) for the stories260K and
-#                         the stories15M shapes, naive and best SIMD level, 1 and 2 threads, the
+#                         the stories15M shapes (the 260K shape also with --attn flash, the tiled
+#                         attention, at the best level), naive and best SIMD level, 1 and 2 threads, the
 #                         FLOP/s against the FMA peak measured in the same run, and PyTorch's
 #                         tokens/s for the same model and batch with the ratio when Debian's
 #                         PyTorch is installed (/usr/bin/python3 -c 'import torch'): one warm
@@ -40,6 +41,7 @@ bench-train: model                             ## training tokens/s, naive vs SI
 	./$(BENCH_BUILD)/tools/bench_lora
 	@echo "PyTorch: $(if $(filter 1,$(HAVE_TORCH)),$(TORCH_PY) has torch: compared below,not installed ($(TORCH_PY) -c 'import torch' fails): our figures only)"
 	./$(BENCH_BUILD)/tools/bench_train --shape 260k $(TORCH_CMD) $(BENCH_TRAIN_ARGS)
+	./$(BENCH_BUILD)/tools/bench_train --shape 260k --attn flash --naive-steps 0 $(TORCH_CMD) $(BENCH_TRAIN_ARGS)
 	./$(BENCH_BUILD)/tools/bench_train --shape 15m $(TORCH_CMD) $(BENCH_TRAIN_ARGS)
 	@$(MAKE) --no-print-directory bench-train-mpi
 
