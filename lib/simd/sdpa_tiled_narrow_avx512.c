@@ -43,7 +43,7 @@ static void transpose_add(float *dst, const float *src, int S, int Sp, int D, in
 }
 
 // The scores of keys 16 j .. 16 j + 15 for one query: (q . k_s) / sqrt(D), -inf in the lanes
-// outside mask (keys the row does not see, or past S), whose exp is then exactly 0.
+// outside mask (keys the row does not see, or past S), so that they never are the row's maximum.
 //   qd: D registers, each one coordinate of q broadcast   kT: (D, Sp)
 static inline __attribute__((always_inline))
 __m512 key_scores(const __m512 *qd, const float *kT, int j, int Sp, int D, __mmask16 mask,
@@ -79,8 +79,9 @@ static inline __attribute__((always_inline))
 int narrow_forward(float *out, float *row_max, float *row_logsum, const float *q, const float *k,
                    const float *v, const tw_simd_tiling *a, int D) {
     const int S = a->S, Sp = (S + W - 1) / W * W;
-    float *kT = transposed(k, v, S, Sp, D, a->kv_stride, 0), *vT = kT + (size_t)D * Sp;
+    float *kT = transposed(k, v, S, Sp, D, a->kv_stride, 0);
     if (!kT) return 0;
+    const float *vT = kT + (size_t)D * Sp;
     const __m512 inv = _mm512_set1_ps(1.0f / sqrtf((float)D));   // the naive loop's factor
     for (int t = 0; t < a->T; t++) {
         float *o = out + (size_t)t * a->q_stride;
