@@ -25,24 +25,11 @@
 // Scratch lives on the stack: a call whose D x nbp exceeds TILE_FLOATS, or whose D exceeds D_MAX,
 // declines (returns 0) and the caller runs the naive loop (D = 128 at the library's block of 64).
 
+#include "simd/key_transpose.h"
+
 enum { QB = 16, TILE_FLOATS = 4096, D_MAX = 64 };
 
 static int round_up_w(int n) { return (n + W - 1) / W * W; }
-
-// dst (D, nbp) = src rows [0, nb) (nb, D at stride) transposed; columns nb .. nbp-1 zero.
-static void SUFFIX(transpose_block)(float *dst, const float *src, int nb, int nbp, int D, int stride) {
-    for (int d = 0; d < D; d++) {
-        float *row = dst + (size_t)d * nbp;
-        for (int j = 0; j < nb; j++) row[j] = src[(size_t)j * stride + d];
-        for (int j = nb; j < nbp; j++) row[j] = 0.0f;
-    }
-}
-
-// dst rows [0, nb) (at stride) += src (D, nbp) transposed.
-static void SUFFIX(transpose_add)(float *dst, const float *src, int nb, int nbp, int D, int stride) {
-    for (int j = 0; j < nb; j++)
-        for (int d = 0; d < D; d++) dst[(size_t)j * stride + d] += src[(size_t)d * nbp + j];
-}
 
 // sc (nbp) = (q_t . k_s) / sqrt(D) + mask for the nbt visible keys of the block, -inf for the rest.
 //   kT: (D, nbp)   mrow: the mask row at the block's first key, or NULL
@@ -109,8 +96,8 @@ static int SUFFIX(tiled_forward)(float *out, float *row_max, float *row_logsum, 
         const int n_all = tw_causal_keys(t1 - 1, a->S, a->causal, a->causal_offset);
         for (int s0 = 0; s0 < n_all; s0 += B) {
             const int nb = n_all - s0 < B ? n_all - s0 : B, nbp = round_up_w(nb);
-            SUFFIX(transpose_block)(kT, k + (size_t)s0 * a->kv_stride, nb, nbp, D, a->kv_stride);
-            SUFFIX(transpose_block)(vT, v + (size_t)s0 * a->kv_stride, nb, nbp, D, a->kv_stride);
+            tw_keys_transpose(kT, k + (size_t)s0 * a->kv_stride, nb, nbp, D, a->kv_stride);
+            tw_keys_transpose(vT, v + (size_t)s0 * a->kv_stride, nb, nbp, D, a->kv_stride);
             for (int t = t0; t < t1; t++) {
                 const int n_t = tw_causal_keys(t, a->S, a->causal, a->causal_offset);
                 if (s0 >= n_t) continue;
@@ -176,8 +163,8 @@ static int SUFFIX(tiled_backward)(float *dq, float *dk, float *dv, const float *
         const int n_all = tw_causal_keys(t1 - 1, a->S, a->causal, a->causal_offset);
         for (int s0 = 0; s0 < n_all; s0 += B) {
             const int nb = n_all - s0 < B ? n_all - s0 : B, nbp = round_up_w(nb);
-            SUFFIX(transpose_block)(kT, k + (size_t)s0 * a->kv_stride, nb, nbp, D, a->kv_stride);
-            SUFFIX(transpose_block)(vT, v + (size_t)s0 * a->kv_stride, nb, nbp, D, a->kv_stride);
+            tw_keys_transpose(kT, k + (size_t)s0 * a->kv_stride, nb, nbp, D, a->kv_stride);
+            tw_keys_transpose(vT, v + (size_t)s0 * a->kv_stride, nb, nbp, D, a->kv_stride);
             memset(dkT, 0, (size_t)D * nbp * sizeof(float));
             memset(dvT, 0, (size_t)D * nbp * sizeof(float));
             for (int t = t0; t < t1; t++) {
@@ -213,8 +200,8 @@ static int SUFFIX(tiled_backward)(float *dq, float *dk, float *dv, const float *
                     }
                 }
             }
-            if (dk) SUFFIX(transpose_add)(dk + (size_t)s0 * a->kv_stride, dkT, nb, nbp, D, a->kv_stride);
-            if (dv) SUFFIX(transpose_add)(dv + (size_t)s0 * a->kv_stride, dvT, nb, nbp, D, a->kv_stride);
+            if (dk) tw_keys_transpose_add(dk + (size_t)s0 * a->kv_stride, dkT, nb, nbp, D, a->kv_stride);
+            if (dv) tw_keys_transpose_add(dv + (size_t)s0 * a->kv_stride, dvT, nb, nbp, D, a->kv_stride);
         }
         if (dq)
             for (int t = t0; t < t1; t++) {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include "simd.h"
 #include "simd/exp_avx512.h"
+#include "simd/key_transpose.h"
 
 enum { W = 16, MAX_D = 16, MAX_KEYS = 256, MAX_VECS = MAX_KEYS / W };
 
@@ -26,21 +27,6 @@ enum { W = 16, MAX_D = 16, MAX_KEYS = 256, MAX_VECS = MAX_KEYS / W };
 
 // The first n (>= 1) lanes; all 16 from n = 16 up.
 static __mmask16 first(int n) { return n >= W ? (__mmask16)0xFFFF : (__mmask16)((1u << n) - 1u); }
-
-// dst (D, Sp) = src rows [0, S) (S, D at stride) transposed, zero from column S to Sp.
-static void transpose_in(float *dst, const float *src, int S, int Sp, int D, int stride) {
-    for (int d = 0; d < D; d++) {
-        float *row = dst + (size_t)d * Sp;
-        for (int s = 0; s < S; s++) row[s] = src[(size_t)s * stride + d];
-        for (int s = S; s < Sp; s++) row[s] = 0.0f;
-    }
-}
-
-// dst rows [0, S) (at stride) += src (D, Sp) transposed.
-static void transpose_add(float *dst, const float *src, int S, int Sp, int D, int stride) {
-    for (int s = 0; s < S; s++)
-        for (int d = 0; d < D; d++) dst[(size_t)s * stride + d] += src[(size_t)d * Sp + s];
-}
 
 // The scores of keys 16 j .. 16 j + 15 for one query: (q . k_s) / sqrt(D), -inf in the lanes
 // outside mask (keys the row does not see, or past S), so that they never are the row's maximum.
@@ -69,8 +55,8 @@ static float *transposed(const float *k, const float *v, int S, int Sp, int D, i
     const size_t one = (size_t)D * Sp, n = (grads ? 4 : 2) * one;   // Sp: a multiple of 16 floats
     float *buf = aligned_alloc(64, n * sizeof(float));
     if (!buf) return NULL;
-    transpose_in(buf, k, S, Sp, D, stride);
-    transpose_in(buf + one, v, S, Sp, D, stride);
+    tw_keys_transpose(buf, k, S, Sp, D, stride);
+    tw_keys_transpose(buf + one, v, S, Sp, D, stride);
     if (grads) memset(buf + 2 * one, 0, 2 * one * sizeof(float));
     return buf;
 }
@@ -187,8 +173,8 @@ int narrow_backward(float *dq, float *dk, float *dv, const float *dout, const fl
             UNROLL_D
             for (int d = 0; d < D; d++) dq[row + d] += _mm512_reduce_add_ps(dqa[d]);
     }
-    if (dk) transpose_add(dk, dkT, S, Sp, D, a->kv_stride);
-    if (dv) transpose_add(dv, dvT, S, Sp, D, a->kv_stride);
+    if (dk) tw_keys_transpose_add(dk, dkT, S, Sp, D, a->kv_stride);
+    if (dv) tw_keys_transpose_add(dv, dvT, S, Sp, D, a->kv_stride);
     free(kT);
     return 1;
 }
