@@ -25,6 +25,10 @@
 // --attn flash trains with the tiled attention of ./train --attn flash (nn/sdpa_tiled.h) instead
 // of the default, which keeps every head's (T, S) scores and pattern for the backward; PyTorch's
 // model is the same either way (the two attentions compute the same function).
+// After each of the best level's one-thread rounds, the step's weight products run alone (every
+// Linear's and the head's forward, d x and d W, the step's calls and shapes): their speed, and
+// the share of the step's time the rest takes, are printed under the table. They are the step's
+// ceiling: however fast the rest became, the step could not pass its FLOP in the products' time.
 #define _POSIX_C_SOURCE 200809L   // fork, pipe, fdopen, waitpid
 #include <math.h>
 #include <signal.h>
@@ -202,6 +206,72 @@ static double time_round(double *cpu_per_step, trainer *tr, const shape *sh, int
     }
     *cpu_per_step = (cpu_seconds() - c0) / steps;
     return median(t, steps);
+}
+
+// ---- the step's weight products alone: how fast the step could be if nothing else took time ----
+
+// The matrix products of one step that go through the weights: every Linear layer's forward,
+// d x and d W and the head's, for each of the B sequences of T rows, with the same calls the
+// step makes (tw_linear_forward, tw_linear_backward: the level's packed matmul) on buffers of
+// the same shapes. Their FLOP are the step's but for attention's scores and mix. Timed in the
+// same rounds as the step, their speed is the step's ceiling: with every other operation
+// (attention, norms, RoPE, SwiGLU, cross-entropy, AdamW, zeroing) taking no time, the step would
+// run at about the products' share of the peak, and no faster.
+typedef struct { float *x, *y, *W, *dx, *dW; int n_in, n_out; } products;
+
+enum { N_LINEAR = 7 };   // q, k, v, o; the FFN's gate, up and down
+
+// The (C_in, C_out) of each Linear of a block, the head last.
+static void linear_shapes(int in[N_LINEAR + 1], int out[N_LINEAR + 1], const shape *sh) {
+    const int C = sh->dim, KV = sh->n_kv_head * (sh->dim / sh->n_head), F = sh->hidden;
+    const int i[N_LINEAR + 1] = { C, C, C, C, C, C, F, C };
+    const int o[N_LINEAR + 1] = { C, KV, KV, C, F, F, C, sh->vocab };
+    memcpy(in, i, sizeof i);
+    memcpy(out, o, sizeof o);
+}
+
+static void products_init(products *p, const shape *sh) {
+    int in[N_LINEAR + 1], out[N_LINEAR + 1];
+    linear_shapes(in, out, sh);
+    p->n_in = p->n_out = 0;
+    for (int l = 0; l <= N_LINEAR; l++) {
+        if (in[l] > p->n_in) p->n_in = in[l];
+        if (out[l] > p->n_out) p->n_out = out[l];
+    }
+    const size_t T = (size_t)sh->T, w = (size_t)p->n_in * p->n_out;
+    p->x = malloc(T * p->n_in * sizeof(float));    // (T, n_in)
+    p->dx = malloc(T * p->n_in * sizeof(float));   // (T, n_in)
+    p->y = malloc(T * p->n_out * sizeof(float));   // (T, n_out), also d y
+    p->W = malloc(w * sizeof(float));              // (n_out, n_in)
+    p->dW = calloc(w, sizeof(float));              // (n_out, n_in)
+    if (!p->x || !p->dx || !p->y || !p->W || !p->dW) check(TW_ERR_NOMEM, "products");
+    tw_rng r;
+    tw_rng_init(&r, 7);
+    tw_rng_fill_normal(&r, p->x, (long)(T * p->n_in), 1.0f);
+    tw_rng_fill_normal(&r, p->y, (long)(T * p->n_out), 1e-3f);
+    tw_rng_fill_normal(&r, p->W, (long)w, 0.02f);
+    memset(p->dx, 0, T * p->n_in * sizeof(float));
+}
+
+static void products_free(products *p) {
+    free(p->x); free(p->y); free(p->W); free(p->dx); free(p->dW);
+}
+
+// Seconds for one step's weight products, and their FLOP in *flops.
+static double time_products(double *flops, products *p, const shape *sh) {
+    int in[N_LINEAR + 1], out[N_LINEAR + 1];
+    linear_shapes(in, out, sh);
+    double f = 0;
+    const double t0 = now_seconds();
+    for (int b = 0; b < sh->B; b++)
+        for (int l = 0; l <= sh->n_layer * N_LINEAR; l++) {
+            const int k = l == sh->n_layer * N_LINEAR ? N_LINEAR : l % N_LINEAR;   // the head last
+            tw_linear_forward(p->y, p->x, p->W, NULL, sh->T, in[k], out[k]);
+            tw_linear_backward(p->dx, p->dW, NULL, p->y, p->x, p->W, sh->T, in[k], out[k]);
+            f += 6.0 * sh->T * in[k] * out[k];
+        }
+    *flops = f;
+    return now_seconds() - t0;
 }
 
 // ---- PyTorch, one warm process driven round by round ----
@@ -426,6 +496,11 @@ int main(int argc, char **argv) {
            "load average now: %s\n", rounds, steps, naive_what, torch_steps, load_average());
     double tps_best[8] = {0};
     row rows[16];
+    // The weight products alone, beside the best level's one-thread rounds.
+    products prod = { 0 };
+    double prod_t[BENCH_MAX_REPEATS], prod_rest[BENCH_MAX_REPEATS], prod_flops = 0;
+    int prod_rounds = 0;
+    if (best) products_init(&prod, sh);
     int n_rows = 0;
     for (int li = 0; li < 2; li++) {
         const char *level = li == 0 ? "naive" : best;
@@ -449,6 +524,11 @@ int main(int argc, char **argv) {
             int torch_ok = with_torch;
             for (int r = 0; r < n_rounds; r++) {
                 t[r] = time_round(&cpu[r], &tr, sh, li == 0 ? naive_steps : steps);
+                if (li == 1 && threads[ti] == 1) {
+                    prod_t[r] = time_products(&prod_flops, &prod, sh);
+                    prod_rest[r] = 1 - prod_t[r] / t[r];   // the share of the step's time left over
+                    prod_rounds = r + 1;
+                }
                 probe_add(&peak, fma_peak_gflops(&peak_isa, 3, 0.03));
                 tps[r] = tokens / t[r];
                 cps[r] = tokens / cpu[r];
@@ -480,6 +560,22 @@ int main(int argc, char **argv) {
         }
     }
     print_rows(rows, n_rows, &peak);
+    if (prod_rounds > 0) {
+        const double tp = median(prod_t, prod_rounds), gf = prod_flops / tp * 1e-9;
+        printf("the step's weight products alone (%s, 1 thread; every Linear's and the head's "
+               "forward, d x and d W,\nwith the step's calls and shapes, timed after each round, "
+               "the medians of the rounds):\n", best);
+        printf("  %.3f s a step, %.2f of its %.2f GFLOP, at %.2f GFLOP/s", tp, prod_flops * 1e-9,
+               flops * 1e-9, gf);
+        if (peak.fastest > 0 && gf < peak.fastest) printf(" = %.1f%% of the peak", 100 * gf / peak.fastest);
+        printf("\n  the rest of the step (attention, norms, RoPE, SwiGLU, cross-entropy, AdamW, "
+               "zeroing): %.1f%% of its time\n", 100 * median(prod_rest, prod_rounds));
+        const double ceiling = flops / tp * 1e-9;
+        if (peak.fastest > 0 && ceiling < peak.fastest)
+            printf("  the step's ceiling, all its GFLOP in the products' time: %.1f%% of the peak\n",
+                   100 * ceiling / peak.fastest);
+    }
+    if (best) products_free(&prod);
     if (best && n_threads > 1 && tps_best[0] > 0)
         for (int ti = 1; ti < n_threads; ti++)
             printf("%s: %d threads / 1 thread = %.2fx\n", best, threads[ti],
