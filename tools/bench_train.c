@@ -12,8 +12,10 @@
 //
 // The model is seeded random (tw_model_randomize), the batch seeded random tokens; B = 8 for the
 // 260K shape and 4 for the 15M shape, T = 256 (the batches of the PyTorch figures).
-// At the best SIMD level each configuration takes one warm-up step and then --rounds rounds
-// (default 5, the 15M shape 3); a round's figure is the median over --steps timed steps. With a
+// At the best SIMD level each thread count takes one warm-up step and then --rounds rounds
+// (default 5, the 15M shape 3), the thread counts in turn within each round, so that the
+// scaling (2 threads / 1) is a median of paired ratios too; a round's figure is the median over
+// --steps timed steps. With a
 // PyTorch command, PyTorch runs in one process per thread count, started and warmed up (one step,
 // as ours) before our first round, and each of our rounds is followed by one of PyTorch's
 // (--steps steps; 2 for the 15M shape, whose PyTorch steps take seconds): the ratio ours/torch is
@@ -29,8 +31,9 @@
 // Linear's and the head's forward, d x and d W, the step's calls and shapes): their speed, and
 // the share of the step's time the rest takes, are printed under the table. They are the step's
 // ceiling: however fast the rest became, the step could not pass its FLOP in the products' time.
-#define _POSIX_C_SOURCE 200809L   // fork, pipe, fdopen, waitpid
+#define _POSIX_C_SOURCE 200809L   // fork, pipe, fdopen, waitpid, fcntl
 #include <math.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +129,9 @@ static double flops_per_step(const shape *sh) {
 }
 
 enum { MAX_PARTS = 8 };
+
+// The batch is split into one part a thread, at most MAX_PARTS.
+static int parts_of(int threads) { return threads < MAX_PARTS ? threads : MAX_PARTS; }
 
 // With n threads the batch is split into n parts run in parallel (tw_model_forward_backward_split),
 // each with its own states and, but for the first, its own gradient buffer.
@@ -319,6 +325,13 @@ static int peer_start(torch_peer *p, const char *cmd, const shape *sh, int threa
     int in[2], out[2];   // in: we write, it reads; out: it writes, we read
     if (pipe(in) != 0) return 0;
     if (pipe(out) != 0) { close(in[0]); close(in[1]); return 0; }
+    // Close-on-exec on all four: a PyTorch process started later must not hold this one's
+    // stdin open (it would then never see end-of-file at peer_close, which waits for it). dup2
+    // gives the child's 0, 1 and 2 without the flag.
+    for (int i = 0; i < 2; i++) {
+        fcntl(in[i], F_SETFD, FD_CLOEXEC);
+        fcntl(out[i], F_SETFD, FD_CLOEXEC);
+    }
     fflush(stdout);
     const pid_t pid = fork();
     if (pid < 0) { close(in[0]); close(in[1]); close(out[0]); close(out[1]); return 0; }
@@ -494,70 +507,94 @@ int main(int argc, char **argv) {
            "PyTorch process; %d steps a round), with its range [lo - hi]; per CPU-s the same for\n"
            "tokens per CPU-second of each process (fairer when the machine is shared);\n"
            "load average now: %s\n", rounds, steps, naive_what, torch_steps, load_average());
-    double tps_best[8] = {0};
     row rows[16];
+    int n_rows = 0;
     // The weight products alone, beside the best level's one-thread rounds.
     products prod = { 0 };
     double prod_t[BENCH_MAX_REPEATS], prod_rest[BENCH_MAX_REPEATS], prod_flops = 0;
     int prod_rounds = 0;
     if (best) products_init(&prod, sh);
-    int n_rows = 0;
-    for (int li = 0; li < 2; li++) {
-        const char *level = li == 0 ? "naive" : best;
-        if (!level) continue;
-        if (li == 0 && naive_steps == 0) continue;
-        if (!tw_simd_init(level)) { fprintf(stderr, "bench_train: level %s unavailable\n", level); return 1; }
-        const int n_rounds = li == 0 ? 1 : rounds;
+
+    // The naive level: one round for each thread count, without PyTorch.
+    if (naive_steps > 0) {
+        if (!tw_simd_init("naive")) { fprintf(stderr, "bench_train: level naive unavailable\n"); return 1; }
         for (int ti = 0; ti < n_threads; ti++) {
             tw_matmul_set_threads(threads[ti]);
-            const int parts = threads[ti] < MAX_PARTS ? threads[ti] : MAX_PARTS;
-            // PyTorch first (its start-up and warm-up step outside every timed region), then ours.
-            torch_peer peer = { 0 };
-            const int with_torch = li == 1 && torch_cmd &&
-                                   peer_start(&peer, torch_cmd, sh, threads[ti], torch_steps);
             trainer tr;
-            trainer_init(&tr, sh, parts, flash);   // a fresh model: every configuration trains the same
-            train_step(&tr, sh);            // warm-up: first touch of every buffer
-            // Per round: ours (s/step, CPU s/step, tokens/s, tokens per CPU-s) and PyTorch's.
-            double t[BENCH_MAX_REPEATS], cpu[BENCH_MAX_REPEATS], tps[BENCH_MAX_REPEATS];
-            double cps[BENCH_MAX_REPEATS], tt[BENCH_MAX_REPEATS], tc[BENCH_MAX_REPEATS];
-            int torch_ok = with_torch;
-            for (int r = 0; r < n_rounds; r++) {
-                t[r] = time_round(&cpu[r], &tr, sh, li == 0 ? naive_steps : steps);
-                if (li == 1 && threads[ti] == 1) {
+            trainer_init(&tr, sh, parts_of(threads[ti]), flash);
+            train_step(&tr, sh);   // warm-up: first touch of every buffer
+            double cpu;
+            const double t = time_round(&cpu, &tr, sh, naive_steps);
+            probe_add(&peak, fma_peak_gflops(&peak_isa, 3, 0.03));
+            trainer_free(&tr);
+            row *w = &rows[n_rows++];
+            memset(w, 0, sizeof *w);
+            *w = (row){ .level = "naive", .threads = threads[ti], .t_med = t, .cpu_med = cpu,
+                        .tps_med = tokens / t, .gf = flops / t * 1e-9 };
+            fprintf(stderr, "bench_train: naive, %d thread%s: done\n", threads[ti],
+                    threads[ti] == 1 ? "" : "s");
+        }
+    }
+
+    // The best level: every thread count's trainer, and its PyTorch process, made and warmed up
+    // first; then each round runs every thread count in turn, each followed by its PyTorch
+    // round. A round's figures for 1 and 2 threads are then seconds apart, and their ratio is
+    // paired, as ours/torch is: taken one thread count after another (before 2026-12-06), the
+    // rows were minutes apart, and a host that slowed in between made 2 threads read 2.7 times
+    // 1 thread.
+    static double t[8][BENCH_MAX_REPEATS], cpu[8][BENCH_MAX_REPEATS], tps[8][BENCH_MAX_REPEATS];
+    static double cps[8][BENCH_MAX_REPEATS], tt[8][BENCH_MAX_REPEATS], tc[8][BENCH_MAX_REPEATS];
+    if (best) {
+        if (!tw_simd_init(best)) { fprintf(stderr, "bench_train: level %s unavailable\n", best); return 1; }
+        static trainer tr[8];
+        torch_peer peer[8];
+        int with_torch[8], torch_ok[8];
+        for (int ti = 0; ti < n_threads; ti++) {
+            tw_matmul_set_threads(threads[ti]);
+            // PyTorch first (its start-up and warm-up step outside every timed region), then ours.
+            memset(&peer[ti], 0, sizeof peer[ti]);
+            with_torch[ti] = torch_cmd && peer_start(&peer[ti], torch_cmd, sh, threads[ti], torch_steps);
+            torch_ok[ti] = with_torch[ti];
+            trainer_init(&tr[ti], sh, parts_of(threads[ti]), flash);   // each trains the same
+            train_step(&tr[ti], sh);   // warm-up: first touch of every buffer
+        }
+        for (int r = 0; r < rounds; r++)
+            for (int ti = 0; ti < n_threads; ti++) {
+                tw_matmul_set_threads(threads[ti]);
+                t[ti][r] = time_round(&cpu[ti][r], &tr[ti], sh, steps);
+                if (threads[ti] == 1) {
                     prod_t[r] = time_products(&prod_flops, &prod, sh);
-                    prod_rest[r] = 1 - prod_t[r] / t[r];   // the share of the step's time left over
+                    prod_rest[r] = 1 - prod_t[r] / t[ti][r];   // the share of the step left over
                     prod_rounds = r + 1;
                 }
                 probe_add(&peak, fma_peak_gflops(&peak_isa, 3, 0.03));
-                tps[r] = tokens / t[r];
-                cps[r] = tokens / cpu[r];
-                if (torch_ok) {
-                    tt[r] = peer_round(&tc[r], &peer);
-                    if (tt[r] <= 0 || tc[r] <= 0) torch_ok = 0;
+                tps[ti][r] = tokens / t[ti][r];
+                cps[ti][r] = tokens / cpu[ti][r];
+                if (torch_ok[ti]) {
+                    tt[ti][r] = peer_round(&tc[ti][r], &peer[ti]);
+                    if (tt[ti][r] <= 0 || tc[ti][r] <= 0) torch_ok[ti] = 0;
                 }
             }
-            trainer_free(&tr);
-            if (with_torch) peer_close(&peer);
+        for (int ti = 0; ti < n_threads; ti++) {
+            trainer_free(&tr[ti]);
+            if (with_torch[ti]) peer_close(&peer[ti]);
             row *w = &rows[n_rows++];
             memset(w, 0, sizeof *w);
-            w->level = level;
+            w->level = best;
             w->threads = threads[ti];
-            w->torch_ok = torch_ok;
-            w->torch_failed = li == 1 && torch_cmd && !torch_ok;
-            if (torch_ok) {
-                w->vs_torch = paired_ratio(tps, tt, n_rounds);
-                w->vs_torch_cpu = paired_ratio(cps, tc, n_rounds);
-                w->torch_tps = median(tt, n_rounds);
+            w->torch_ok = torch_ok[ti];
+            w->torch_failed = torch_cmd && !torch_ok[ti];
+            if (torch_ok[ti]) {
+                w->vs_torch = paired_ratio(tps[ti], tt[ti], rounds);
+                w->vs_torch_cpu = paired_ratio(cps[ti], tc[ti], rounds);
+                w->torch_tps = median(tt[ti], rounds);
             }
-            w->t_med = median(t, n_rounds);
-            w->cpu_med = median(cpu, n_rounds);
-            w->tps_med = median(tps, n_rounds);
+            w->t_med = median(t[ti], rounds);
+            w->cpu_med = median(cpu[ti], rounds);
+            w->tps_med = median(tps[ti], rounds);
             w->gf = flops / w->t_med * 1e-9;
-            if (li == 1) tps_best[ti] = w->tps_med;
-            fprintf(stderr, "bench_train: %s, %d thread%s: done\n", level, threads[ti],
-                    threads[ti] == 1 ? "" : "s");
         }
+        fprintf(stderr, "bench_train: %s: done\n", best);
     }
     print_rows(rows, n_rows, &peak);
     if (prod_rounds > 0) {
@@ -576,9 +613,19 @@ int main(int argc, char **argv) {
                    100 * ceiling / peak.fastest);
     }
     if (best) products_free(&prod);
-    if (best && n_threads > 1 && tps_best[0] > 0)
-        for (int ti = 1; ti < n_threads; ti++)
-            printf("%s: %d threads / 1 thread = %.2fx\n", best, threads[ti],
-                   tps_best[ti] / tps_best[0]);
+    // Scaling, paired by round. More than the ratio of the thread counts cannot be true of one
+    // batch split into parts: the host's speed moved inside the rounds, and no figure is printed.
+    if (best && n_threads > 1)
+        for (int ti = 1; ti < n_threads; ti++) {
+            const spread sc = paired_ratio(tps[ti], tps[0], rounds);
+            printf("%s: %d threads / %d = ", best, threads[ti], threads[0]);
+            if (sc.median > (double)threads[ti] / threads[0])
+                printf("n/a (the rounds' median, %.2fx, is more than %d threads can give %d: the "
+                       "host's speed moved inside the rounds; run again)\n", sc.median,
+                       threads[ti], threads[0]);
+            else
+                printf("%.2fx [%.2f - %.2f] (the median of the rounds' ratios, and their range)\n",
+                       sc.median, sc.lo, sc.hi);
+        }
     return 0;
 }
