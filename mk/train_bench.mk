@@ -7,7 +7,9 @@
 #                         tokens/s for the same model and batch with the ratio when Debian's
 #                         PyTorch is installed (/usr/bin/python3 -c 'import torch'): one warm
 #                         PyTorch process per thread count, its rounds alternated with ours, the
-#                         ratio the median of the rounds' ratios with its range
+#                         ratio the median of the rounds' ratios with its range; the step's
+#                         weight products timed alone (the step's ceiling), and 2 threads / 1
+#                         as a median of paired rounds
 #   make bench-train BENCH_TRAIN_ARGS='--steps 3'   fewer steps a round (the default: 5, the naive
 #                         15M: 1); '--rounds N' rounds (default 5, the 15M shape 3)
 #
