@@ -528,7 +528,6 @@ int main(int argc, char **argv) {
             probe_add(&peak, fma_peak_gflops(&peak_isa, 3, 0.03));
             trainer_free(&tr);
             row *w = &rows[n_rows++];
-            memset(w, 0, sizeof *w);
             *w = (row){ .level = "naive", .threads = threads[ti], .t_med = t, .cpu_med = cpu,
                         .tps_med = tokens / t, .gf = flops / t * 1e-9 };
             fprintf(stderr, "bench_train: naive, %d thread%s: done\n", threads[ti],
@@ -620,9 +619,10 @@ int main(int argc, char **argv) {
             const spread sc = paired_ratio(tps[ti], tps[0], rounds);
             printf("%s: %d threads / %d = ", best, threads[ti], threads[0]);
             if (sc.median > (double)threads[ti] / threads[0])
-                printf("n/a (the rounds' median, %.2fx, is more than %d threads can give %d: the "
-                       "host's speed moved inside the rounds; run again)\n", sc.median,
-                       threads[ti], threads[0]);
+                printf("n/a (the median of the rounds' ratios, %.2fx, passes %.2fx, more than %d "
+                       "threads can give over %d: the host's speed moved inside the rounds; run "
+                       "again)\n", sc.median, (double)threads[ti] / threads[0], threads[ti],
+                       threads[0]);
             else
                 printf("%.2fx [%.2f - %.2f] (the median of the rounds' ratios, and their range)\n",
                        sc.median, sc.lo, sc.hi);
