@@ -223,60 +223,64 @@ static double time_round(double *cpu_per_step, trainer *tr, const shape *sh, int
 // same rounds as the step, their speed is the step's ceiling: with every other operation
 // (attention, norms, RoPE, SwiGLU, cross-entropy, AdamW, zeroing) taking no time, the step would
 // run at about the products' share of the peak, and no faster.
-typedef struct { float *x, *y, *W, *dx, *dW; int n_in, n_out; } products;
-
 enum { N_LINEAR = 7 };   // q, k, v, o; the FFN's gate, up and down
 
-// The (C_in, C_out) of each Linear of a block, the head last.
-static void linear_shapes(int in[N_LINEAR + 1], int out[N_LINEAR + 1], const shape *sh) {
-    const int C = sh->dim, KV = sh->n_kv_head * (sh->dim / sh->n_head), F = sh->hidden;
-    const int i[N_LINEAR + 1] = { C, C, C, C, C, C, F, C };
-    const int o[N_LINEAR + 1] = { C, KV, KV, C, F, F, C, sh->vocab };
-    memcpy(in, i, sizeof i);
-    memcpy(out, o, sizeof o);
-}
+// in, out: the (C_in, C_out) of each Linear of a block, the head's last.
+typedef struct {
+    float *x, *y, *W, *dx, *dW;   // (T, n_in), (T, n_out) also d y, (n_out, n_in), (T, n_in), (n_out, n_in)
+    int in[N_LINEAR + 1], out[N_LINEAR + 1];
+} products;
 
 static void products_init(products *p, const shape *sh) {
-    int in[N_LINEAR + 1], out[N_LINEAR + 1];
-    linear_shapes(in, out, sh);
-    p->n_in = p->n_out = 0;
+    const int C = sh->dim, KV = sh->n_kv_head * (sh->dim / sh->n_head), F = sh->hidden;
+    const int in[N_LINEAR + 1] = { C, C, C, C, C, C, F, C };
+    const int out[N_LINEAR + 1] = { C, KV, KV, C, F, F, C, sh->vocab };
+    memcpy(p->in, in, sizeof in);
+    memcpy(p->out, out, sizeof out);
+    size_t n_in = 0, n_out = 0;
     for (int l = 0; l <= N_LINEAR; l++) {
-        if (in[l] > p->n_in) p->n_in = in[l];
-        if (out[l] > p->n_out) p->n_out = out[l];
+        if ((size_t)in[l] > n_in) n_in = (size_t)in[l];
+        if ((size_t)out[l] > n_out) n_out = (size_t)out[l];
     }
-    const size_t T = (size_t)sh->T, w = (size_t)p->n_in * p->n_out;
-    p->x = malloc(T * p->n_in * sizeof(float));    // (T, n_in)
-    p->dx = malloc(T * p->n_in * sizeof(float));   // (T, n_in)
-    p->y = malloc(T * p->n_out * sizeof(float));   // (T, n_out), also d y
-    p->W = malloc(w * sizeof(float));              // (n_out, n_in)
-    p->dW = calloc(w, sizeof(float));              // (n_out, n_in)
+    const size_t T = (size_t)sh->T;
+    p->x = malloc(T * n_in * sizeof(float));
+    p->y = malloc(T * n_out * sizeof(float));
+    p->W = malloc(n_out * n_in * sizeof(float));
+    p->dx = calloc(T * n_in, sizeof(float));
+    p->dW = calloc(n_out * n_in, sizeof(float));
     if (!p->x || !p->dx || !p->y || !p->W || !p->dW) check(TW_ERR_NOMEM, "products");
     tw_rng r;
     tw_rng_init(&r, 7);
-    tw_rng_fill_normal(&r, p->x, (long)(T * p->n_in), 1.0f);
-    tw_rng_fill_normal(&r, p->y, (long)(T * p->n_out), 1e-3f);
-    tw_rng_fill_normal(&r, p->W, (long)w, 0.02f);
-    memset(p->dx, 0, T * p->n_in * sizeof(float));
+    tw_rng_fill_normal(&r, p->x, (long)(T * n_in), 1.0f);
+    tw_rng_fill_normal(&r, p->y, (long)(T * n_out), 1e-3f);
+    tw_rng_fill_normal(&r, p->W, (long)(n_out * n_in), 0.02f);
 }
 
 static void products_free(products *p) {
     free(p->x); free(p->y); free(p->W); free(p->dx); free(p->dW);
 }
 
-// Seconds for one step's weight products, and their FLOP in *flops.
-static double time_products(double *flops, products *p, const shape *sh) {
-    int in[N_LINEAR + 1], out[N_LINEAR + 1];
-    linear_shapes(in, out, sh);
-    double f = 0;
+// One Linear's three products on T rows: y = x W^T, d x += d y W, d W += d y^T x.
+static void linear_products(products *p, int k, int T) {
+    tw_linear_forward(p->y, p->x, p->W, NULL, T, p->in[k], p->out[k]);
+    tw_linear_backward(p->dx, p->dW, NULL, p->y, p->x, p->W, T, p->in[k], p->out[k]);
+}
+
+// FLOP of one step's weight products: the step's, but for attention's.
+static double products_flops(const products *p, const shape *sh) {
+    double per_row = p->in[N_LINEAR] * (double)p->out[N_LINEAR];   // the head
+    for (int k = 0; k < N_LINEAR; k++) per_row += sh->n_layer * (double)p->in[k] * p->out[k];
+    return 6.0 * sh->B * sh->T * per_row;
+}
+
+// Seconds for one step's weight products, sequence by sequence as the step runs them.
+static double time_products(products *p, const shape *sh) {
     const double t0 = now_seconds();
-    for (int b = 0; b < sh->B; b++)
-        for (int l = 0; l <= sh->n_layer * N_LINEAR; l++) {
-            const int k = l == sh->n_layer * N_LINEAR ? N_LINEAR : l % N_LINEAR;   // the head last
-            tw_linear_forward(p->y, p->x, p->W, NULL, sh->T, in[k], out[k]);
-            tw_linear_backward(p->dx, p->dW, NULL, p->y, p->x, p->W, sh->T, in[k], out[k]);
-            f += 6.0 * sh->T * in[k] * out[k];
-        }
-    *flops = f;
+    for (int b = 0; b < sh->B; b++) {
+        for (int l = 0; l < sh->n_layer; l++)
+            for (int k = 0; k < N_LINEAR; k++) linear_products(p, k, sh->T);
+        linear_products(p, N_LINEAR, sh->T);   // the head
+    }
     return now_seconds() - t0;
 }
 
@@ -385,6 +389,40 @@ static const char *load_average(void) {
         fclose(f);
     }
     return buf;
+}
+
+// One thread count at one level: its trainer, its PyTorch process, and each round's figures:
+// ours (s/step, CPU s/step, tokens/s, tokens per CPU-s) and PyTorch's (tokens/s, per CPU-s).
+typedef struct {
+    int threads, with_torch, torch_ok;
+    trainer tr;
+    torch_peer peer;
+    double t[BENCH_MAX_REPEATS], cpu[BENCH_MAX_REPEATS], tps[BENCH_MAX_REPEATS];
+    double cps[BENCH_MAX_REPEATS], tt[BENCH_MAX_REPEATS], tc[BENCH_MAX_REPEATS];
+} config;
+
+// The median of v[0 .. n), v left in round order (median() sorts what it is given, and the
+// rounds' figures are paired by index afterwards).
+static double median_of(const double *v, int n) {
+    double copy[BENCH_MAX_REPEATS];
+    memcpy(copy, v, (size_t)n * sizeof *v);
+    return median(copy, n);
+}
+
+// The table's row of a configuration's rounds. torch_cmd: whether PyTorch was asked for.
+static row row_of(const char *level, const config *c, int rounds, double flops, int torch_cmd) {
+    row w = { .level = level, .threads = c->threads, .torch_ok = c->torch_ok,
+              .torch_failed = torch_cmd && !c->torch_ok };
+    if (c->torch_ok) {
+        w.vs_torch = paired_ratio(c->tps, c->tt, rounds);
+        w.vs_torch_cpu = paired_ratio(c->cps, c->tc, rounds);
+        w.torch_tps = median_of(c->tt, rounds);
+    }
+    w.t_med = median_of(c->t, rounds);
+    w.cpu_med = median_of(c->cpu, rounds);
+    w.tps_med = median_of(c->tps, rounds);
+    w.gf = flops / w.t_med * 1e-9;
+    return w;
 }
 
 static void usage(void) {
@@ -511,27 +549,27 @@ int main(int argc, char **argv) {
     int n_rows = 0;
     // The weight products alone, beside the best level's one-thread rounds.
     products prod = { 0 };
-    double prod_t[BENCH_MAX_REPEATS], prod_rest[BENCH_MAX_REPEATS], prod_flops = 0;
+    double prod_t[BENCH_MAX_REPEATS], prod_rest[BENCH_MAX_REPEATS];
     int prod_rounds = 0;
     if (best) products_init(&prod, sh);
+    static config cf[8];   // one per thread count
+    for (int ti = 0; ti < n_threads; ti++) cf[ti].threads = threads[ti];
 
     // The naive level: one round for each thread count, without PyTorch.
     if (naive_steps > 0) {
         if (!tw_simd_init("naive")) { fprintf(stderr, "bench_train: level naive unavailable\n"); return 1; }
         for (int ti = 0; ti < n_threads; ti++) {
-            tw_matmul_set_threads(threads[ti]);
-            trainer tr;
-            trainer_init(&tr, sh, parts_of(threads[ti]), flash);
-            train_step(&tr, sh);   // warm-up: first touch of every buffer
-            double cpu;
-            const double t = time_round(&cpu, &tr, sh, naive_steps);
+            config *c = &cf[ti];
+            tw_matmul_set_threads(c->threads);
+            trainer_init(&c->tr, sh, parts_of(c->threads), flash);
+            train_step(&c->tr, sh);   // warm-up: first touch of every buffer
+            c->t[0] = time_round(&c->cpu[0], &c->tr, sh, naive_steps);
+            c->tps[0] = tokens / c->t[0];
             probe_add(&peak, fma_peak_gflops(&peak_isa, 3, 0.03));
-            trainer_free(&tr);
-            row *w = &rows[n_rows++];
-            *w = (row){ .level = "naive", .threads = threads[ti], .t_med = t, .cpu_med = cpu,
-                        .tps_med = tokens / t, .gf = flops / t * 1e-9 };
-            fprintf(stderr, "bench_train: naive, %d thread%s: done\n", threads[ti],
-                    threads[ti] == 1 ? "" : "s");
+            trainer_free(&c->tr);
+            rows[n_rows++] = row_of("naive", c, 1, flops, 0);
+            fprintf(stderr, "bench_train: naive, %d thread%s: done\n", c->threads,
+                    c->threads == 1 ? "" : "s");
         }
     }
 
@@ -539,64 +577,48 @@ int main(int argc, char **argv) {
     // first; then each round runs every thread count in turn, each followed by its PyTorch
     // round. A round's figures for 1 and 2 threads are then seconds apart, and their ratio is
     // paired, as ours/torch is: taken one thread count after another (before 2026-12-06), the
-    // rows were minutes apart, and a host that slowed in between made 2 threads read 2.7 times
+    // rows were minutes apart, and a host that slowed in between made 2 threads read 2.74 times
     // 1 thread.
-    static double t[8][BENCH_MAX_REPEATS], cpu[8][BENCH_MAX_REPEATS], tps[8][BENCH_MAX_REPEATS];
-    static double cps[8][BENCH_MAX_REPEATS], tt[8][BENCH_MAX_REPEATS], tc[8][BENCH_MAX_REPEATS];
     if (best) {
         if (!tw_simd_init(best)) { fprintf(stderr, "bench_train: level %s unavailable\n", best); return 1; }
-        static trainer tr[8];
-        torch_peer peer[8];
-        int with_torch[8], torch_ok[8];
         for (int ti = 0; ti < n_threads; ti++) {
-            tw_matmul_set_threads(threads[ti]);
+            config *c = &cf[ti];
+            tw_matmul_set_threads(c->threads);
             // PyTorch first (its start-up and warm-up step outside every timed region), then ours.
-            memset(&peer[ti], 0, sizeof peer[ti]);
-            with_torch[ti] = torch_cmd && peer_start(&peer[ti], torch_cmd, sh, threads[ti], torch_steps);
-            torch_ok[ti] = with_torch[ti];
-            trainer_init(&tr[ti], sh, parts_of(threads[ti]), flash);   // each trains the same
-            train_step(&tr[ti], sh);   // warm-up: first touch of every buffer
+            c->with_torch = torch_cmd && peer_start(&c->peer, torch_cmd, sh, c->threads, torch_steps);
+            c->torch_ok = c->with_torch;
+            trainer_init(&c->tr, sh, parts_of(c->threads), flash);   // each trains the same
+            train_step(&c->tr, sh);   // warm-up: first touch of every buffer
         }
         for (int r = 0; r < rounds; r++)
             for (int ti = 0; ti < n_threads; ti++) {
-                tw_matmul_set_threads(threads[ti]);
-                t[ti][r] = time_round(&cpu[ti][r], &tr[ti], sh, steps);
-                if (threads[ti] == 1) {
-                    prod_t[r] = time_products(&prod_flops, &prod, sh);
-                    prod_rest[r] = 1 - prod_t[r] / t[ti][r];   // the share of the step left over
+                config *c = &cf[ti];
+                tw_matmul_set_threads(c->threads);
+                c->t[r] = time_round(&c->cpu[r], &c->tr, sh, steps);
+                if (c->threads == 1) {
+                    prod_t[r] = time_products(&prod, sh);
+                    prod_rest[r] = 1 - prod_t[r] / c->t[r];   // the share of the step left over
                     prod_rounds = r + 1;
                 }
                 probe_add(&peak, fma_peak_gflops(&peak_isa, 3, 0.03));
-                tps[ti][r] = tokens / t[ti][r];
-                cps[ti][r] = tokens / cpu[ti][r];
-                if (torch_ok[ti]) {
-                    tt[ti][r] = peer_round(&tc[ti][r], &peer[ti]);
-                    if (tt[ti][r] <= 0 || tc[ti][r] <= 0) torch_ok[ti] = 0;
+                c->tps[r] = tokens / c->t[r];
+                c->cps[r] = tokens / c->cpu[r];
+                if (c->torch_ok) {
+                    c->tt[r] = peer_round(&c->tc[r], &c->peer);
+                    if (c->tt[r] <= 0 || c->tc[r] <= 0) c->torch_ok = 0;
                 }
             }
         for (int ti = 0; ti < n_threads; ti++) {
-            trainer_free(&tr[ti]);
-            if (with_torch[ti]) peer_close(&peer[ti]);
-            row *w = &rows[n_rows++];
-            memset(w, 0, sizeof *w);
-            w->level = best;
-            w->threads = threads[ti];
-            w->torch_ok = torch_ok[ti];
-            w->torch_failed = torch_cmd && !torch_ok[ti];
-            if (torch_ok[ti]) {
-                w->vs_torch = paired_ratio(tps[ti], tt[ti], rounds);
-                w->vs_torch_cpu = paired_ratio(cps[ti], tc[ti], rounds);
-                w->torch_tps = median(tt[ti], rounds);
-            }
-            w->t_med = median(t[ti], rounds);
-            w->cpu_med = median(cpu[ti], rounds);
-            w->tps_med = median(tps[ti], rounds);
-            w->gf = flops / w->t_med * 1e-9;
+            config *c = &cf[ti];
+            trainer_free(&c->tr);
+            if (c->with_torch) peer_close(&c->peer);
+            rows[n_rows++] = row_of(best, c, rounds, flops, torch_cmd != NULL);
         }
         fprintf(stderr, "bench_train: %s: done\n", best);
     }
     print_rows(rows, n_rows, &peak);
     if (prod_rounds > 0) {
+        const double prod_flops = products_flops(&prod, sh);
         const double tp = median(prod_t, prod_rounds), gf = prod_flops / tp * 1e-9;
         printf("the step's weight products alone (%s, 1 thread; every Linear's and the head's "
                "forward, d x and d W,\nwith the step's calls and shapes, timed after each round, "
@@ -616,7 +638,7 @@ int main(int argc, char **argv) {
     // batch split into parts: the host's speed moved inside the rounds, and no figure is printed.
     if (best && n_threads > 1)
         for (int ti = 1; ti < n_threads; ti++) {
-            const spread sc = paired_ratio(tps[ti], tps[0], rounds);
+            const spread sc = paired_ratio(cf[ti].tps, cf[0].tps, rounds);
             printf("%s: %d threads / %d = ", best, threads[ti], threads[0]);
             if (sc.median > (double)threads[ti] / threads[0])
                 printf("n/a (the median of the rounds' ratios, %.2fx, passes %.2fx, more than %d "
